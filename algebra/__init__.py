@@ -1,0 +1,23 @@
+"""Exact finite-dimensional algebras given by structure constants.
+
+>>> from algebra import clifford
+>>> A = clifford(0, 1)
+>>> z, w = A.symbols("z"), A.symbols("w")
+>>> z * w
+(-w_1*z_1 + w_0*z_0)*1 + (w_0*z_1 + w_1*z_0)*e1
+"""
+from .algebra import Algebra
+from .clifford import clifford, complex_numbers, quaternions
+from .diagonal import diagonal, position
+from .direct_sum import DirectSum, direct_sum
+from .element import Element
+from .matrix_algebra import matrix_algebra
+from .tensor_algebra import TensorAlgebra, tensor_algebra
+from .tensor_product import TensorProduct, tensor_product
+from .translation import translation
+
+__all__ = [
+    "Algebra", "Element", "DirectSum", "TensorAlgebra", "TensorProduct",
+    "clifford", "complex_numbers", "quaternions", "diagonal", "position", "direct_sum", "matrix_algebra",
+    "tensor_algebra", "tensor_product", "translation",
+]

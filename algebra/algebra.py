@@ -1,0 +1,404 @@
+"""`Algebra`: a finite-dimensional real algebra given by exact, sparse structure constants.
+
+``lam[i, j, k]`` is the coefficient of e_k in e_i e_j.  Coefficients are sympy numbers (integers, rationals,
+algebraic numbers) or expressions in sympy symbols; they are stored sparsely as ``{(i, j): {k: c}}``.
+
+>>> import sympy
+>>> C = Algebra.from_function(2, lambda i, j: {(i + j) % 2: -1 if i == j == 1 else 1}, basis=["1", "i"],
+...                           name="C")
+>>> C.is_commutative(), C.is_associative(), C.unit()
+(True, True, 1)
+>>> z = C.symbols("z"); w = C.symbols("w")
+>>> z * w
+(w_0*z_0 - w_1*z_1)*1 + (w_0*z_1 + w_1*z_0)*i
+"""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+
+import numpy as np
+import sympy
+
+from . import identities, linear
+from .element import Element
+from .exact import is_zero, to_exact
+
+#: Dense structure constants larger than this many bytes are refused (see `Algebra.structure_constants`).
+DENSE_LIMIT_BYTES = 2**30
+
+
+def _check_basis(basis, dim: int, argument: str = "basis") -> tuple:
+    if basis is None:
+        return tuple(f"e_{i}" for i in range(dim))
+    if isinstance(basis, (str, bytes)) or not hasattr(basis, "__iter__"):
+        raise TypeError(f"{argument}: expected a sequence of {dim} labels, got {type(basis).__name__}")
+    labels = tuple(tuple(b) if isinstance(b, list) else b for b in basis)
+    if len(labels) != dim:
+        raise ValueError(f"{argument}: expected {dim} labels (one per basis element), got {len(labels)}")
+    for label in labels:
+        if not isinstance(label, (str, tuple)) or isinstance(label, tuple) and not all(
+                isinstance(part, str) for part in label):
+            raise TypeError(f"{argument}: expected string labels, got {type(label).__name__} {label!r}")
+    seen = set()
+    for label in labels:
+        if label in seen:
+            raise ValueError(f"{argument}: labels must be distinct, {label!r} appears more than once")
+        seen.add(label)
+    return labels
+
+
+def _check_dim(dim, argument: str = "dim") -> int:
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{argument}: expected a positive int, got {type(dim).__name__} {dim!r}")
+    if dim < 1:
+        raise ValueError(f"{argument}: expected a positive int, got {dim}")
+    return int(dim)
+
+
+def _check_index(value, dim: int, argument: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{argument}: expected an int index, got {type(value).__name__} {value!r}")
+    if not 0 <= value < dim:
+        raise ValueError(f"{argument}: index {value} out of range for an algebra of dimension {dim}")
+    return int(value)
+
+
+def _add_entry(table, i, j, k, value, argument):
+    value = to_exact(value, argument)
+    if not is_zero(value):
+        row = table.setdefault((i, j), {})
+        row[k] = row.get(k, 0) + value
+        if is_zero(row[k]):
+            del row[k]
+            if not row:
+                del table[i, j]
+
+
+class Algebra:
+    """A finite-dimensional real algebra with exact structure constants (see the module docstring).
+
+    Build one with `from_structure_constants`, `from_function` or `from_left_multiplication`, or with a
+    builder (`tensor_algebra`, `clifford`, ...).  Instances are immutable.
+    """
+
+    def __init__(self, table, basis, name=None):
+        """Internal: `table` is an already validated ``{(i, j): {k: nonzero sympy value}}``."""
+        self._table = {key: dict(row) for key, row in table.items()}
+        self._basis = tuple(basis)
+        self._index = {label: i for i, label in enumerate(self._basis)}
+        self.name = name if name is not None else f"Algebra(dim={len(self._basis)})"
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_structure_constants(cls, lam, basis=None, name=None, dim=None):
+        """From a dense (d, d, d) array-like ``lam[i, j, k]`` or a sparse mapping ``{(i, j): {k: c}}``.
+
+        For a mapping, the dimension is ``dim``, else ``len(basis)``, else one more than the largest index.
+
+        >>> A = Algebra.from_structure_constants({(0, 0): {0: 1}, (0, 1): {1: 1}, (1, 0): {1: 1}}, dim=2)
+        >>> A.unit()
+        e_0
+        """
+        if isinstance(lam, Mapping):
+            return cls._from_mapping(lam, basis, name, dim)
+        if isinstance(lam, (str, bytes)):
+            raise TypeError(f"lam: expected a (d, d, d) array-like or a mapping {{(i, j): {{k: c}}}}, got str")
+        try:
+            array = np.array(lam, dtype=object)
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"lam: expected a (d, d, d) array-like, got a ragged or invalid input ({error})")
+        if array.ndim != 3 or not array.shape[0] == array.shape[1] == array.shape[2] or array.shape[0] == 0:
+            raise ValueError(f"lam: expected shape (d, d, d), got {array.shape}")
+        d = array.shape[0]
+        if dim is not None and _check_dim(dim) != d:
+            raise ValueError(f"dim: lam has shape {array.shape}, so dim must be {d}, got {dim}")
+        basis = _check_basis(basis, d)
+        table = {}
+        for (i, j, k), value in np.ndenumerate(array):
+            if isinstance(value, (int, np.integer)) and value == 0:
+                continue
+            _add_entry(table, i, j, k, value, f"lam[{i}, {j}, {k}]")
+        return cls(table, basis, name)
+
+    @classmethod
+    def _from_mapping(cls, lam, basis, name, dim):
+        for key, row in lam.items():
+            if not (isinstance(key, tuple) and len(key) == 2):
+                raise TypeError(f"lam: expected keys (i, j), got {key!r}")
+            if not isinstance(row, Mapping):
+                raise TypeError(f"lam[{key}]: expected a mapping {{k: coefficient}}, got {type(row).__name__}")
+        indices = [i for (i, j), row in lam.items() for i in (i, j, *row)]
+        if dim is None:
+            if basis is not None and not isinstance(basis, (str, bytes)) and hasattr(basis, "__len__"):
+                dim = len(basis)
+            elif indices and all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in indices):
+                dim = max(indices) + 1
+            else:
+                raise ValueError("lam: an empty or non-integer mapping needs dim= or basis= to fix the dimension")
+        dim = _check_dim(dim)
+        basis = _check_basis(basis, dim)
+        table = {}
+        for (i, j), row in lam.items():
+            i, j = _check_index(i, dim, f"lam key ({i!r}, {j!r})"), _check_index(j, dim, f"lam key ({i!r}, {j!r})")
+            for k, value in row.items():
+                k = _check_index(k, dim, f"lam[({i}, {j})] key {k!r}")
+                _add_entry(table, i, j, k, value, f"lam[({i}, {j})][{k}]")
+        return cls(table, basis, name)
+
+    @classmethod
+    def from_function(cls, dim, mul, basis=None, name=None):
+        """From ``mul(i, j) -> {k: c}`` on basis indices 0..dim-1.
+
+        >>> Z3 = Algebra.from_function(3, lambda i, j: {(i + j) % 3: 1})
+        >>> Z3.is_commutative()
+        True
+        """
+        dim = _check_dim(dim)
+        if not callable(mul):
+            raise TypeError(f"mul: expected a callable mul(i, j) -> {{k: c}}, got {type(mul).__name__}")
+        lam = {}
+        for i, j in itertools.product(range(dim), repeat=2):
+            row = mul(i, j)
+            if not isinstance(row, Mapping):
+                raise TypeError(f"mul({i}, {j}): expected a mapping {{k: c}}, got {type(row).__name__} {row!r}")
+            lam[i, j] = row
+        return cls._from_mapping(lam, basis, name, dim)
+
+    @classmethod
+    def from_left_multiplication(cls, matrices, basis=None, name=None):
+        """From the left-multiplication matrices: ``matrices[i][k][j]`` is the e_k coefficient of e_i e_j.
+
+        >>> A = Algebra.from_left_multiplication([[[1, 0], [0, 1]], [[0, -1], [1, 0]]])
+        >>> A.is_commutative()
+        True
+        """
+        try:
+            array = np.array(matrices, dtype=object)
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"matrices: expected d matrices of shape (d, d), got a ragged input ({error})")
+        if array.ndim != 3 or not array.shape[0] == array.shape[1] == array.shape[2]:
+            raise ValueError(f"matrices: expected d matrices of shape (d, d), i.e. shape (d, d, d), "
+                             f"got shape {array.shape}")
+        return cls.from_structure_constants(np.transpose(array, (0, 2, 1)), basis=basis, name=name)
+
+    # ------------------------------------------------------------------ basic data
+    @property
+    def dim(self) -> int:
+        """The dimension d."""
+        return len(self._basis)
+
+    @property
+    def shape(self) -> tuple:
+        """One entry per tensor factor: ``(d,)`` for a plain algebra."""
+        return (self.dim,)
+
+    @property
+    def factors(self) -> tuple:
+        """The tensor factors, ``(self,)`` for a plain algebra."""
+        return (self,)
+
+    @property
+    def basis(self) -> tuple:
+        """The basis labels, in index order."""
+        return self._basis
+
+    @property
+    def nnz(self) -> int:
+        """The number of nonzero structure constants."""
+        return sum(len(row) for row in self._table.values())
+
+    def index(self, label) -> int:
+        """The position of a basis label (an int index is checked and returned)."""
+        if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
+            return _check_index(label, self.dim, "index")
+        try:
+            return self._index[label]
+        except (KeyError, TypeError):
+            raise KeyError(f"label: {label!r} is not a basis label of {self.name} "
+                           f"(labels: {', '.join(map(str, self._basis[:8]))}{', ...' if self.dim > 8 else ''})")
+
+    def entries(self):
+        """The nonzero structure constants as a sorted list of ``(i, j, k, c)``."""
+        return sorted((i, j, k, c) for (i, j), row in self._table.items() for k, c in row.items())
+
+    def product_of_basis(self, i, j) -> dict:
+        """``{k: c}`` with e_i e_j = sum_k c e_k (labels or indices)."""
+        return dict(self._table.get((self.index(i), self.index(j)), {}))
+
+    def structure_constants(self, dtype=float, max_bytes=None) -> np.ndarray:
+        """The dense (d, d, d) numpy array of lam; ``dtype=object`` keeps the exact sympy values.
+
+        Refuses (ValueError) when the array would exceed `max_bytes` (default `DENSE_LIMIT_BYTES`).
+        """
+        size = self.dim**3
+        itemsize = np.dtype(dtype).itemsize
+        limit = DENSE_LIMIT_BYTES if max_bytes is None else max_bytes
+        if size * itemsize > limit:
+            raise ValueError(
+                f"structure_constants: the dense (d, d, d) array of {self.name} would take {size * itemsize:,} "
+                f"bytes (d = {self.dim}), more than max_bytes = {limit:,}; use sparse_structure_constants() or "
+                f"the per-factor constants of .factors")
+        lam = np.zeros((self.dim,) * 3, dtype=dtype)
+        for i, j, k, c in self.entries():
+            lam[i, j, k] = c if dtype is object else float(c)
+        return lam
+
+    def sparse_structure_constants(self, dtype=float):
+        """``(indices, values)``: an (nnz, 3) int array of (i, j, k) and the matching values."""
+        entries = self.entries()
+        indices = np.array([e[:3] for e in entries], dtype=np.int64).reshape(-1, 3)
+        values = [c for *_, c in entries]
+        return indices, np.array(values if dtype is object else [float(c) for c in values], dtype=dtype)
+
+    # ------------------------------------------------------------------ elements
+    def element(self, coefficients) -> Element:
+        """An element from coefficients of shape ``self.shape`` (or a flat sequence of length dim)."""
+        return Element(self, coefficients)
+
+    def basis_element(self, label) -> Element:
+        """The basis element e_label (a label or an index)."""
+        index = self.index(label)
+        return Element(self, [int(i == index) for i in range(self.dim)])
+
+    def zero(self) -> Element:
+        """The zero element."""
+        return Element(self, [0] * self.dim)
+
+    def symbols(self, name: str = "x", **assumptions) -> Element:
+        """A generic element with symbolic coefficients ``name_0 .. name_{d-1}`` (real by default).
+
+        >>> A = Algebra.from_function(2, lambda i, j: {0: 1} if i == j else {1: 1})
+        >>> A.symbols("x") * A.symbols("y")
+        (x_0*y_0 + x_1*y_1)*e_0 + (x_0*y_1 + x_1*y_0)*e_1
+        """
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"name: expected an identifier such as 'x', got {name!r}")
+        assumptions.setdefault("real", True)
+        return Element(self, [sympy.Symbol(f"{name}_{suffix}", **assumptions) for suffix in self._symbol_suffixes()])
+
+    def _symbol_suffixes(self):
+        return [str(i) for i in range(self.dim)]
+
+    def _multiply(self, x, y):
+        """Coefficients of x * y from coefficient lists (flat, index order)."""
+        result = [sympy.Integer(0)] * self.dim
+        for (i, j), row in self._table.items():
+            if x[i] != 0 and y[j] != 0:
+                xy = x[i] * y[j]
+                for k, c in row.items():
+                    result[k] += c * xy
+        return result
+
+    # ------------------------------------------------------------------ queries
+    def is_commutative(self) -> bool:
+        """True when x y = y x for all x, y (exact)."""
+        return identities.is_symmetric(self.entries(), +1)
+
+    def is_anticommutative(self) -> bool:
+        """True when x y = -y x for all x, y, so also x x = 0 (exact)."""
+        return identities.is_symmetric(self.entries(), -1)
+
+    def is_associative(self) -> bool:
+        """True when (x y) z = x (y z) for all x, y, z (exact)."""
+        return identities.is_associative(self.entries(), self.dim)
+
+    def unit(self):
+        """The two-sided unit as an Element, solved exactly, or None when there is none."""
+        equations = {(side, j, j): {} for side in "lr" for j in range(self.dim)}
+        for (i, j), row in self._table.items():
+            for k, c in row.items():
+                equations.setdefault(("l", j, k), {})[i] = c      # u e_j = e_j: sum_i u_i lam[i, j, k]
+                right = equations.setdefault(("r", i, k), {})     # e_i u = e_i: sum_j u_j lam[i, j, k]
+                right[j] = right.get(j, 0) + c
+        rows = list(equations.values())
+        rhs = [sympy.Integer(int(j == k)) for _, j, k in equations]
+        solution = linear.solve_affine(rows, rhs, self.dim)
+        return None if solution is None else Element(self, solution)
+
+    def _regular(self, x, side: str) -> sympy.Matrix:
+        x = self._as_element(x, "x")
+        matrix = sympy.zeros(self.dim, self.dim)
+        for (i, j), row in self._table.items():
+            coefficient, column = (x.flat[i], j) if side == "left" else (x.flat[j], i)
+            if coefficient != 0:
+                for k, c in row.items():
+                    matrix[k, column] += coefficient * c
+        return matrix
+
+    def left_regular(self, x) -> sympy.Matrix:
+        """The matrix of y -> x y (columns indexed by the basis of y), exact."""
+        return self._regular(x, "left")
+
+    def right_regular(self, x) -> sympy.Matrix:
+        """The matrix of y -> y x, exact."""
+        return self._regular(x, "right")
+
+    def center(self) -> list:
+        """A basis (list of Elements) of the commutant {z : z x = x z for all x}.
+
+        For an associative algebra this is the centre.
+        """
+        rows = {}
+        for (i, j), row in self._table.items():
+            for k, c in row.items():
+                equation = rows.setdefault((j, k), {})          # (e_i e_j - e_j e_i)_k z_i = 0
+                equation[i] = equation.get(i, 0) + c
+                mirrored = rows.setdefault((i, k), {})
+                mirrored[j] = mirrored.get(j, 0) - c
+        equations = [{i: v for i, v in eq.items() if not is_zero(v)} for eq in rows.values()]
+        return [Element(self, vector) for vector in linear.nullspace(equations, self.dim)]
+
+    def is_homomorphism(self, matrix, other: "Algebra") -> bool:
+        """True when the linear map with `matrix` (shape (other.dim, self.dim)) preserves products."""
+        if not isinstance(other, Algebra):
+            raise TypeError(f"other: expected an Algebra, got {type(other).__name__}")
+        try:
+            array = np.array(matrix.tolist() if isinstance(matrix, sympy.MatrixBase) else matrix, dtype=object)
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"matrix: expected shape ({other.dim}, {self.dim}), got a ragged input ({error})")
+        if array.shape != (other.dim, self.dim):
+            raise ValueError(f"matrix: expected shape ({other.dim}, {self.dim}) (other.dim, self.dim), "
+                             f"got {array.shape}")
+        columns = [[to_exact(v, f"matrix[{r}, {c}]") for r, v in enumerate(array[:, c])] for c in range(self.dim)]
+        for i, j in itertools.product(range(self.dim), repeat=2):
+            image = [sympy.Integer(0)] * other.dim
+            for k, c in self._table.get((i, j), {}).items():
+                image = [a + c * b for a, b in zip(image, columns[k])]
+            product = other._multiply(columns[i], columns[j])
+            if not all(is_zero(a - b) for a, b in zip(image, product)):
+                return False
+        return True
+
+    def _as_element(self, x, argument: str) -> Element:
+        if isinstance(x, Element):
+            if x.algebra != self:
+                raise ValueError(f"{argument}: expected an element of {self.name}, got one of {x.algebra.name}")
+            return x
+        return self.basis_element(x)
+
+    # ------------------------------------------------------------------ serialisation, comparison
+    def to_json(self) -> str:
+        """Exact JSON text; `Algebra.from_json` reads it back without evaluating any code."""
+        from .serialization import dumps
+        return dumps(self)
+
+    @staticmethod
+    def from_json(text: str) -> "Algebra":
+        """Read an algebra written by `to_json` (coefficients parsed by a whitelist, never evaluated)."""
+        from .serialization import loads
+        return loads(text)
+
+    def _structure_key(self):
+        return (self.shape, self._basis, self._table)
+
+    def __eq__(self, other):
+        if not isinstance(other, Algebra):
+            return NotImplemented
+        return self is other or self._structure_key() == other._structure_key()
+
+    def __hash__(self):
+        return hash((self.shape, self._basis, self.nnz))
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.name}: dim {self.dim}, nnz {self.nnz}>"

@@ -1,0 +1,45 @@
+"""Direct sums A (+) B (+) ...: block-diagonal products, summands multiply to zero across blocks.
+
+The direct sum is a plain algebra of dimension sum of the summands' (one array axis; multi-head features are
+concatenated), which remembers its `summands` and their `offsets`.  Labels are prefixed with the summand's
+position: "0:e_1", "1:e_1", ...
+
+>>> from algebra import complex_numbers, diagonal
+>>> A = direct_sum(complex_numbers(), diagonal(2))
+>>> A.dim, A.basis, A.offsets
+(4, ('0:1', '0:i', '1:e_0', '1:e_1'), (0, 2, 4))
+>>> A.unit()
+0:1 + 1:e_0 + 1:e_1
+"""
+from __future__ import annotations
+
+import itertools
+
+from .algebra import Algebra
+
+
+class DirectSum(Algebra):
+    """The direct sum of `summands`; block b occupies flat indices offsets[b]:offsets[b + 1]."""
+
+    def __init__(self, summands, name=None):
+        self.summands = tuple(summands)
+        self.offsets = tuple(itertools.accumulate((s.dim for s in self.summands), initial=0))
+        table, basis = {}, []
+        for position, (summand, offset) in enumerate(zip(self.summands, self.offsets)):
+            for i, j, k, c in summand.entries():
+                table.setdefault((i + offset, j + offset), {})[k + offset] = c
+            basis += [f"{position}:{label}" for label in summand.basis]
+        super().__init__(table, basis, name or " ⊕ ".join(s.name for s in self.summands))
+
+
+def direct_sum(*algebras, name=None) -> DirectSum:
+    """A (+) B (+) ... of plain algebras (tensor products must be flattened by the caller)."""
+    if not algebras:
+        raise ValueError("algebras: expected at least one algebra, got none")
+    for position, algebra in enumerate(algebras):
+        if not isinstance(algebra, Algebra):
+            raise TypeError(f"algebras[{position}]: expected an Algebra, got {type(algebra).__name__}")
+        if len(algebra.shape) != 1:
+            raise ValueError(f"algebras[{position}]: expected a plain algebra (one axis), got {algebra.name} "
+                             f"with shape {algebra.shape}")
+    return DirectSum(algebras, name=name)

@@ -1,0 +1,164 @@
+"""`Element`: exact coefficients over an algebra, with the algebra product as ``*``.
+
+>>> from algebra import clifford
+>>> H = clifford(0, 2)                      # the quaternions on the blades 1, e1, e2, e12
+>>> i, j = H.basis_element("e1"), H.basis_element("e2")
+>>> i * j, j * i
+(e12, -e12)
+>>> (i + 2 * j)["e2"]
+2
+"""
+from __future__ import annotations
+
+import numpy as np
+import sympy
+
+from .exact import is_zero, to_exact
+
+
+def _label_text(label) -> str:
+    return "⊗".join(label) if isinstance(label, tuple) else str(label)
+
+
+class Element:
+    """An element sum_i c_i e_i of an algebra; immutable, exact."""
+
+    __slots__ = ("algebra", "flat")
+
+    def __init__(self, algebra, coefficients):
+        if isinstance(coefficients, (str, bytes)):
+            raise TypeError(f"coefficients: expected {algebra.shape} numbers, got str")
+        try:
+            array = np.array(coefficients, dtype=object)
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"coefficients: expected shape {algebra.shape}, got a ragged input ({error})")
+        if array.shape not in (algebra.shape, (algebra.dim,)):
+            raise ValueError(f"coefficients: expected shape {algebra.shape} for {algebra.name}, got {array.shape}")
+        flat = array.reshape(-1)
+        self.algebra = algebra
+        self.flat = tuple(to_exact(v, f"coefficients[{i}]") for i, v in enumerate(flat))
+
+    # ------------------------------------------------------------------ access
+    @property
+    def coefficients(self) -> np.ndarray:
+        """The exact coefficients as an object array of shape ``algebra.shape``."""
+        array = np.empty(len(self.flat), dtype=object)
+        array[:] = self.flat
+        return array.reshape(self.algebra.shape)
+
+    def to_array(self, dtype=float) -> np.ndarray:
+        """The coefficients as a numeric numpy array of shape ``algebra.shape``."""
+        try:
+            return np.array([float(c) for c in self.flat], dtype=dtype).reshape(self.algebra.shape)
+        except TypeError:
+            free = sorted({str(s) for c in self.flat for s in c.free_symbols})
+            raise TypeError(f"to_array: the element has symbolic coefficients ({', '.join(free)}); substitute "
+                            f"values first with .subs()") from None
+
+    def __getitem__(self, label):
+        if isinstance(label, tuple) and label and all(isinstance(i, (int, np.integer)) for i in label):
+            shape = self.algebra.shape
+            if len(label) != len(shape):
+                raise IndexError(f"index: expected {len(shape)} indices for shape {shape}, got {len(label)}")
+            for axis, (i, n) in enumerate(zip(label, shape)):
+                if not 0 <= i < n:
+                    raise IndexError(f"index: {i} out of range for axis {axis} of size {n}")
+            return self.flat[int(np.ravel_multi_index(label, shape))]
+        return self.flat[self.algebra.index(label)]
+
+    def subs(self, *args, **kwargs) -> "Element":
+        """Substitute into every coefficient (sympy's ``subs``)."""
+        return Element(self.algebra, [c.subs(*args, **kwargs) for c in self.flat])
+
+    def expand(self) -> "Element":
+        """Expand every coefficient."""
+        return Element(self.algebra, [sympy.expand(c) for c in self.flat])
+
+    # ------------------------------------------------------------------ arithmetic
+    def _same_algebra(self, other, operation: str) -> "Element":
+        if not isinstance(other, Element):
+            raise TypeError(f"{operation}: expected an Element of {self.algebra.name}, got {type(other).__name__}")
+        if other.algebra is not self.algebra and other.algebra != self.algebra:
+            raise ValueError(f"{operation}: cannot combine an element of {self.algebra.name} with one of "
+                             f"{other.algebra.name}")
+        return other
+
+    def __add__(self, other):
+        if not isinstance(other, Element):
+            return NotImplemented
+        other = self._same_algebra(other, "+")
+        return Element(self.algebra, [a + b for a, b in zip(self.flat, other.flat)])
+
+    def __sub__(self, other):
+        if not isinstance(other, Element):
+            return NotImplemented
+        other = self._same_algebra(other, "-")
+        return Element(self.algebra, [a - b for a, b in zip(self.flat, other.flat)])
+
+    def __neg__(self):
+        return Element(self.algebra, [-a for a in self.flat])
+
+    def __mul__(self, other):
+        if isinstance(other, Element):
+            other = self._same_algebra(other, "*")
+            return Element(self.algebra, [sympy.expand(c) for c in self.algebra._multiply(self.flat, other.flat)])
+        scalar = to_exact(other, "scalar")
+        return Element(self.algebra, [scalar * a for a in self.flat])
+
+    def __rmul__(self, other):
+        scalar = to_exact(other, "scalar")
+        return Element(self.algebra, [scalar * a for a in self.flat])
+
+    def __truediv__(self, other):
+        scalar = to_exact(other, "divisor")
+        if is_zero(scalar):
+            raise ZeroDivisionError("divisor: cannot divide an element by zero")
+        return Element(self.algebra, [a / scalar for a in self.flat])
+
+    def __pow__(self, exponent):
+        if isinstance(exponent, bool) or not isinstance(exponent, (int, np.integer)) or exponent < 1:
+            raise ValueError(f"exponent: expected a positive int (left-to-right powers), got {exponent!r}")
+        result = self
+        for _ in range(int(exponent) - 1):
+            result = result * self
+        return result
+
+    def __eq__(self, other):
+        if not isinstance(other, Element):
+            return NotImplemented
+        return (self.algebra == other.algebra
+                and all(is_zero(a - b) for a, b in zip(self.flat, other.flat)))
+
+    __hash__ = None
+
+    # ------------------------------------------------------------------ display
+    def _terms(self):
+        return [(c, _label_text(label)) for c, label in zip(self.flat, self.algebra.basis) if not is_zero(c)]
+
+    def __repr__(self):
+        terms = self._terms()
+        if not terms:
+            return "0"
+        parts = []
+        for c, label in terms:
+            if c == 1:
+                parts.append(label)
+            elif c == -1:
+                parts.append(f"-{label}")
+            elif isinstance(c, (sympy.Symbol, sympy.Number)) or c.is_Pow or c.is_Mul and c.is_number:
+                parts.append(f"{c}*{label}")
+            else:
+                parts.append(f"({c})*{label}")
+        return " + ".join(parts).replace("+ -", "- ")
+
+    def _repr_latex_(self):
+        terms = self._terms()
+        if not terms:
+            return "$0$"
+        parts = [f"\\left({sympy.latex(c)}\\right) {_label_latex(label)}" if c.is_Add else
+                 f"{sympy.latex(c) if c != 1 else ''} {_label_latex(label)}".strip() for c, label in terms]
+        return "$" + " + ".join(parts) + "$"
+
+
+def _label_latex(label: str) -> str:
+    return " \\otimes ".join(f"\\mathrm{{{part}}}" for part in label.split("⊗"))

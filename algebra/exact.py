@@ -1,0 +1,91 @@
+"""Exact coefficients: turning user input into sympy numbers, and exact arithmetic domains.
+
+Every structure constant and element coefficient in `algebra` is a real sympy expression: an integer, a
+rational, an algebraic number such as ``sqrt(3)/2``, or an expression in sympy symbols.  Python floats are
+accepted only when they are exactly a rational with a small denominator (``0.5``, ``-2.0``), so a rounded
+decimal never slips in.  Strings are never parsed here: text is read only by `algebra.serialization`, through a
+whitelist parser.
+
+>>> to_exact(0.25, "c")
+1/4
+>>> to_exact(0.1, "c")
+Traceback (most recent call last):
+...
+TypeError: c: expected an exact number (int, fractions.Fraction, sympy expression) or a float with a small binary denominator, got float 0.1
+"""
+from __future__ import annotations
+
+import numbers
+from fractions import Fraction
+
+import numpy as np
+import sympy
+from sympy.polys.constructor import construct_domain
+
+#: Largest denominator a float may have to be taken as exact (0.5, 0.125, ... but not 0.1).
+FLOAT_DENOMINATOR_LIMIT = 2**16
+
+
+def to_exact(value, argument: str) -> sympy.Expr:
+    """Return `value` as a real sympy expression, or raise naming `argument`."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{argument}: expected an exact number, got bool {value!r}")
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return sympy.Integer(int(value))
+    if isinstance(value, Fraction):
+        return sympy.Rational(value.numerator, value.denominator)
+    if isinstance(value, (float, np.floating)):
+        exact = Fraction(float(value)) if np.isfinite(value) else None
+        if exact is None or exact.denominator > FLOAT_DENOMINATOR_LIMIT:
+            raise TypeError(
+                f"{argument}: expected an exact number (int, fractions.Fraction, sympy expression) or a float "
+                f"with a small binary denominator, got float {value!r}")
+        return sympy.Rational(exact.numerator, exact.denominator)
+    if isinstance(value, sympy.Basic):
+        if not isinstance(value, sympy.Expr):
+            raise TypeError(f"{argument}: expected a sympy expression, got {type(value).__name__} {value!r}")
+        if value.has(sympy.zoo, sympy.oo, -sympy.oo, sympy.nan):
+            raise ValueError(f"{argument}: expected a finite coefficient, got {value}")
+        if value.is_real is False or value.has(sympy.I):
+            raise ValueError(f"{argument}: expected a real coefficient, got {value}")
+        if value.atoms(sympy.Float):
+            raise TypeError(f"{argument}: expected an exact expression, got one containing a float: {value}")
+        return value
+    raise TypeError(
+        f"{argument}: expected an exact number (int, fractions.Fraction, sympy expression), "
+        f"got {type(value).__name__} {value!r}")
+
+
+def is_zero(value: sympy.Expr) -> bool:
+    """Exact zero test for the coefficients used here (numbers, algebraic numbers, polynomials)."""
+    if value.is_Number:
+        return value == 0
+    expanded = sympy.expand(value)
+    if expanded == 0:
+        return True
+    return bool(expanded.is_number and expanded.equals(0))
+
+
+def exact_domain(values):
+    """The smallest sympy domain holding all `values` (QQ, an algebraic field QQ<...>, or a polynomial ring).
+
+    Returns ``(domain, converted)``.  Arithmetic in the domain is exact and canonical, so equality of domain
+    elements is equality of numbers.
+    """
+    values = list(values)
+    if not values:
+        return sympy.QQ, []
+    return construct_domain(values, extension=True)
+
+
+def common_integer_scaling(values):
+    """If all `values` are rational, return ``(integers, denominator)`` with value = integer / denominator.
+
+    Returns None when some value is irrational or symbolic.
+    """
+    if not all(isinstance(v, sympy.Rational) for v in values):
+        return None
+    denominator = 1
+    for q in {v.q for v in values}:
+        denominator = sympy.ilcm(denominator, q)
+    return [int(v * denominator) for v in values], int(denominator)

@@ -1,0 +1,97 @@
+"""Exact checks of algebra identities on sparse structure constants.
+
+`entries` is a list of ``(i, j, k, c)`` with c a nonzero sympy value: the coefficient of e_k in e_i e_j.
+All checks are exact.  Rational tables are checked with integer sparse matrix products (common denominator
+cleared, overflow ruled out beforehand); algebraic or symbolic ones in an exact sympy domain.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import scipy.sparse as sp
+
+from .exact import common_integer_scaling, exact_domain
+
+_CHUNK_ENTRIES = 2**22  # bound on the associator entries held at once by the integer path
+
+
+def _in_domain(entries):
+    domain, values = exact_domain(c for *_, c in entries)
+    return domain, [(i, j, k, v) for (i, j, k, _), v in zip(entries, values)]
+
+
+def is_symmetric(entries, sign: int) -> bool:
+    """True when lam[i, j, k] == sign * lam[j, i, k] for all i, j, k (sign +1: commutative, -1: anticommutative)."""
+    _, converted = _in_domain(entries)
+    table = {(i, j, k): v for i, j, k, v in converted}
+    return all(table.get((j, i, k), 0) == sign * v for (i, j, k), v in table.items())
+
+
+def associator_tensors(entries):
+    """The two sides of associativity as sparse tensors over one exact domain.
+
+    Returns ``(left, right, domain)`` with left[(i, j, k, m)] the e_m coefficient of (e_i e_j) e_k and
+    right[(i, j, k, m)] that of e_i (e_j e_k); zero entries are dropped.
+    """
+    domain, converted = _in_domain(entries)
+    by_first = defaultdict(list)   # p -> [(k, m, c)] from entries e_p e_k = c e_m
+    by_second = defaultdict(list)  # p -> [(i, m, c)] from entries e_i e_p = c e_m
+    for i, j, k, c in converted:
+        by_first[i].append((j, k, c))
+        by_second[j].append((i, k, c))
+    left, right = defaultdict(lambda: domain.zero), defaultdict(lambda: domain.zero)
+    for i, j, p, c1 in converted:            # (e_i e_j) e_k = sum_p c1 e_p e_k
+        for k, m, c2 in by_first[p]:
+            left[i, j, k, m] += c1 * c2
+    for j, k, p, c1 in converted:            # e_i (e_j e_k) = sum_p c1 e_i e_p
+        for i, m, c2 in by_second[p]:
+            right[i, j, k, m] += c1 * c2
+    nonzero = lambda t: {key: v for key, v in t.items() if v}  # noqa: E731
+    return nonzero(left), nonzero(right), domain
+
+
+def _integer_associative(i, j, k, values, dim) -> bool:
+    d = dim
+    pair_rows = sp.csr_matrix((values, (i * d + j, k)), shape=(d * d, d))      # [(i, j), p]
+    first = sp.csr_matrix((values, (i, j * d + k)), shape=(d, d * d))          # [p, (k, m)]
+    second = sp.csc_matrix((values, (j, i * d + k)), shape=(d, d * d))         # [p, (i, m)]
+    fan_out = int(np.diff(first.indptr).max())   # entries sharing a first index bound the associator size
+    chunk = max(1, d * _CHUNK_ENTRIES // max(1, len(values) * fan_out))
+    for start in range(0, d, chunk):
+        stop = min(d, start + chunk)
+        left = pair_rows[start * d:stop * d] @ first                           # [(i, j), (k, m)], i in chunk
+        right = (pair_rows @ second[:, start * d:stop * d]).tocoo()            # [(j, k), (i, m)], i in chunk
+        rj, rk = np.divmod(right.row.astype(np.int64), d)
+        ri, rm = np.divmod(right.col.astype(np.int64), d)
+        right = sp.csr_matrix((right.data, (ri * d + rj, rk * d + rm)), shape=left.shape)
+        if (left - right).count_nonzero():
+            return False
+    return True
+
+
+def is_associative(entries, dim: int) -> bool:
+    """True when (e_i e_j) e_k == e_i (e_j e_k) for all basis triples, decided exactly."""
+    if not entries:
+        return True
+    scaled = common_integer_scaling([c for *_, c in entries])
+    if scaled is not None:
+        integers, _ = scaled
+        bound = max(abs(v) for v in integers)
+        if bound * bound * dim < 2**62:
+            i, j, k = (np.array(column, dtype=np.int64) for column in zip(*[e[:3] for e in entries]))
+            return _integer_associative(i, j, k, np.array(integers, dtype=np.int64), dim)
+    left, right, _ = associator_tensors(entries)
+    return left == right
+
+
+def proportionality(left, right, domain):
+    """The scalar c with left == c * right (both nonzero sparse tensors over `domain`), or None."""
+    if left.keys() != right.keys() or not left:
+        return None
+    key = next(iter(left))
+    field = domain.get_field()
+    ratio = field.convert_from(left[key], domain) / field.convert_from(right[key], domain)
+    if all(field.convert_from(v, domain) == ratio * field.convert_from(right[k], domain) for k, v in left.items()):
+        return field.to_sympy(ratio)
+    return None

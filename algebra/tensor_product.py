@@ -1,0 +1,166 @@
+"""Tensor products of algebras, kept as their factors.
+
+(a (x) b)(a' (x) b') = a a' (x) b b'.  A `TensorProduct` has one axis per factor (``shape`` is the tuple of the
+factors' dimensions) and never builds the Kronecker product of structure constants unless asked for
+``entries()`` or ``structure_constants()``, which refuse beyond a size limit.  Its queries are decided from the
+factors: associativity, commutativity, the unit and the centre are inherited exactly.
+
+>>> from algebra import position, diagonal
+>>> A = tensor_product(position(2), diagonal(3))
+>>> A.shape, A.basis[0], A.is_associative(), A.unit() == A.element([[1, 1, 1], [1, 1, 1]])
+((2, 3), ('g_1', 'e_0'), True, True)
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import sympy
+
+from . import identities
+from .algebra import Algebra
+from .element import Element
+
+#: Largest number of nonzero structure constants a tensor product materialises (see `TensorProduct.entries`).
+KRONECKER_LIMIT = 2_000_000
+
+
+class TensorProduct(Algebra):
+    """The tensor product of `factors` (each a plain algebra); see the module docstring."""
+
+    def __init__(self, factors, name=None):
+        self._factors = tuple(factors)
+        self._basis = tuple(itertools.product(*(f.basis for f in self._factors)))
+        self._index = {label: i for i, label in enumerate(self._basis)}
+        self.name = name or " ⊗ ".join(f.name for f in self._factors)
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(f.dim for f in self._factors)
+
+    @property
+    def factors(self) -> tuple:
+        return self._factors
+
+    @property
+    def nnz(self) -> int:
+        return math.prod(f.nnz for f in self._factors)
+
+    def index(self, label) -> int:
+        if isinstance(label, tuple) and label and all(isinstance(i, (int, np.integer)) for i in label):
+            if len(label) != len(self.shape) or not all(0 <= i < n for i, n in zip(label, self.shape)):
+                raise KeyError(f"label: {label!r} is not a multi-index for shape {self.shape}")
+            return int(np.ravel_multi_index(label, self.shape))
+        return super().index(label)
+
+    @property
+    def _table(self):
+        table = {}
+        for i, j, k, c in self.entries():
+            table.setdefault((i, j), {})[k] = c
+        return table
+
+    def entries(self):
+        """The Kronecker structure constants as (i, j, k, c) on flat indices; refuses beyond KRONECKER_LIMIT."""
+        if self.nnz > KRONECKER_LIMIT:
+            raise ValueError(
+                f"entries: the tensor product {self.name} has {self.nnz:,} nonzero structure constants, more than "
+                f"algebra.tensor_product.KRONECKER_LIMIT = {KRONECKER_LIMIT:,}; work factor by factor (.factors)")
+        flat = lambda parts: int(np.ravel_multi_index(parts, self.shape))  # noqa: E731
+        result = []
+        for combo in itertools.product(*(f.entries() for f in self._factors)):
+            i, j, k = (flat([e[axis] for e in combo]) for axis in range(3))
+            result.append((i, j, k, sympy.Mul(*(e[3] for e in combo))))
+        return sorted(result)
+
+    def _multiply(self, x, y):
+        x = np.array(x, dtype=object).reshape(self.shape)
+        y = np.array(y, dtype=object).reshape(self.shape)
+        result = np.full(self.shape, sympy.Integer(0), dtype=object)
+        for combo in itertools.product(*(f.entries() for f in self._factors)):
+            i, j, k = (tuple(e[axis] for e in combo) for axis in range(3))
+            if x[i] != 0 and y[j] != 0:
+                result[k] += sympy.Mul(*(e[3] for e in combo)) * x[i] * y[j]
+        return list(result.reshape(-1))
+
+    def _symbol_suffixes(self):
+        return ["_".join(map(str, index)) for index in np.ndindex(*self.shape)]
+
+    # ------------------------------------------------------------------ inherited queries
+    def _symmetric(self, sign: int) -> bool:
+        # lam = (x)_f (S_f + N_f) with S_f, N_f the parts symmetric / antisymmetric in (i, j).  lam - sign*swap(lam)
+        # is twice the sum of the terms with an odd (sign +1) or even (sign -1) number of N's; the terms lie in
+        # independent symmetry sectors, so each must vanish: some factor's chosen part must be zero.
+        no_antisymmetric = [f.is_commutative() for f in self._factors]
+        no_symmetric = [f.is_anticommutative() for f in self._factors]
+        for choice in itertools.product((False, True), repeat=len(self._factors)):
+            if sum(choice) % 2 == (1 if sign > 0 else 0) and not any(
+                    no_antisymmetric[f] if anti else no_symmetric[f] for f, anti in enumerate(choice)):
+                return False
+        return True
+
+    def is_commutative(self) -> bool:
+        return self._symmetric(+1)
+
+    def is_anticommutative(self) -> bool:
+        return self._symmetric(-1)
+
+    def is_associative(self) -> bool:
+        # (xy)z and x(yz) are the tensor products of the factors' sides L_f and R_f.  Both are zero when some L_f
+        # and some R_g vanish; otherwise they agree exactly when L_f = c_f R_f for every factor with prod c_f = 1.
+        sides = []
+        for factor in self._factors:
+            if factor.is_associative() and factor.unit() is not None:
+                sides.append((False, False, sympy.Integer(1)))
+                continue
+            left, right, domain = identities.associator_tensors(factor.entries())
+            sides.append((not left, not right, identities.proportionality(left, right, domain)))
+        left_zero = any(s[0] for s in sides)
+        right_zero = any(s[1] for s in sides)
+        if left_zero or right_zero:
+            return left_zero and right_zero
+        ratios = [s[2] for s in sides]
+        return None not in ratios and sympy.simplify(sympy.Mul(*ratios) - 1) == 0
+
+    def unit(self):
+        units = [f.unit() for f in self._factors]
+        if None in units:
+            return None
+        return Element(self, _outer([u.flat for u in units]))
+
+    def center(self) -> list:
+        units = [f.unit() for f in self._factors]
+        if None in units:
+            return super().center()
+        bases = [[z.flat for z in f.center()] for f in self._factors]
+        return [Element(self, _outer(vectors)) for vectors in itertools.product(*bases)]
+
+    def _structure_key(self):
+        return (self.shape, tuple(f._structure_key() for f in self._factors))
+
+
+def _outer(vectors):
+    result = np.array([sympy.Integer(1)], dtype=object)
+    for vector in vectors:
+        result = np.multiply.outer(result, np.array(vector, dtype=object)).reshape(-1)
+    return list(result)
+
+
+def tensor_product(*algebras, name=None) -> Algebra:
+    """A (x) B (x) ...; nested tensor products are flattened into one factor list.
+
+    >>> from algebra import translation
+    >>> tensor_product(translation(4), translation(5)).shape   # a 2-D lattice
+    (4, 5)
+    """
+    if not algebras:
+        raise ValueError("algebras: expected at least one algebra, got none")
+    factors = []
+    for position, algebra in enumerate(algebras):
+        if not isinstance(algebra, Algebra):
+            raise TypeError(f"algebras[{position}]: expected an Algebra, got {type(algebra).__name__}")
+        factors.extend(algebra.factors)
+    if len(factors) == 1:
+        return factors[0]
+    return TensorProduct(factors, name=name)

@@ -1,0 +1,1 @@
+"""Product interactions: the expression language, architectures and experiments (built on `algebra`, `kernels`)."""
