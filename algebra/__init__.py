@@ -4,7 +4,7 @@
 >>> A = clifford(0, 1)
 >>> z, w = A.symbols("z"), A.symbols("w")
 >>> z * w
-(-w_1*z_1 + w_0*z_0)*1 + (w_0*z_1 + w_1*z_0)*e1
+(w_0*z_0 - w_1*z_1)*1 + (w_0*z_1 + w_1*z_0)*e1
 """
 from .algebra import Algebra
 from .clifford import clifford, complex_numbers, quaternions

@@ -65,7 +65,7 @@ class _Parser:
     def take(self, token=None):
         current = self.peek()
         if current is None or token is not None and current != token:
-            self.fail(repr(token) if token else "more input")
+            self.fail(repr(token) if token else "a number, a name, 'sqrt' or '('")
         self.at += 1
         return current
 
@@ -142,7 +142,11 @@ def parse_coefficient(text: str, symbols: dict) -> sympy.Expr:
 def format_coefficient(value: sympy.Expr, symbols: dict) -> str:
     """Text for `value` that `parse_coefficient` reads back to the same expression (checked)."""
     text = sympy.sstr(value, order="lex")
-    if parse_coefficient(text, symbols) != value:
+    try:
+        readable = parse_coefficient(text, symbols) == value
+    except ValueError:
+        readable = False
+    if not readable:
         raise ValueError(f"to_json: the coefficient {value} cannot be written exactly (only integers, rationals, "
                          f"square roots of rationals and polynomials in symbols are supported)")
     return text
