@@ -1,1 +1,19 @@
-"""Product interactions: the expression language, architectures and experiments (built on `algebra`, `kernels`)."""
+"""Product interactions: the expression language, formulas, orders, architectures and experiments.
+
+>>> from algebra import position, diagonal, tensor_product
+>>> A = tensor_product(position(3), position(3), diagonal(2))
+>>> X = Signal("x", A, units=[1])
+>>> quadratic = X * Flip(X)                      # X T(X): every (query k, key l) pair
+>>> order(Reduce(quadratic * Flip(X)), X)
+3
+"""
+from .expression import Expr, Linear, Mul, Parameter, Scale, Signal, multiplication_operator
+from .formula import formula
+from .order import order
+from .pointwise import Pointwise
+from .structural import (CausalReduce, Flip, NeighbourhoodReduce, RankProjection, Reduce, ScalarProjection)
+
+__all__ = [
+    "Expr", "Signal", "Parameter", "Mul", "Linear", "Scale", "Pointwise", "Flip", "Reduce", "CausalReduce",
+    "NeighbourhoodReduce", "ScalarProjection", "RankProjection", "multiplication_operator", "formula", "order",
+]

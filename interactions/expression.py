@@ -1,0 +1,366 @@
+"""The expression language: signals and parameters in algebras, products, linear maps, nonlinearities.
+
+An expression is a small DAG whose every node has a value in a tensor product of algebras (`node.algebra`,
+its factors `node.factors`).  A value may be *constant along* a position-like factor: there it is the unit
+g_0 = sum_a g_a (the paper's X = sum_k x^(k) g_k (x) g_0 (x) e); `node.units` lists those factors, and arrays
+carry no axis for them.  Every node knows three semantics, kept side by side in its class:
+
+* ``_symbolic``: exact sympy elements (`interactions.formula`),
+* ``_order``: the self-interaction order (`interactions.order`),
+* ``_lower``: the numeric lowering to a fused contraction (`kernels.compile`).
+
+>>> from algebra import position, diagonal, tensor_product
+>>> A = tensor_product(position(3), diagonal(2))
+>>> X = Signal("x", A)
+>>> W = Parameter("w", A)
+>>> (W * X).algebra.shape
+(3, 2)
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import sympy
+
+from algebra import Algebra, Element, tensor_product
+from algebra.exact import to_exact
+
+
+# ---------------------------------------------------------------------- factor facts used by several nodes
+@functools.lru_cache(maxsize=None)
+def _is_diagonal(factor: Algebra) -> bool:
+    return factor.entries() == [(i, i, i, 1) for i in range(factor.dim)]
+
+
+@functools.lru_cache(maxsize=None)
+def unit_is_all_ones(factor: Algebra) -> bool:
+    """True for position-like factors, whose unit g_0 has every coefficient 1 (so it can be broadcast)."""
+    unit = factor.unit()
+    return unit is not None and all(c == 1 for c in unit.flat)
+
+
+@functools.lru_cache(maxsize=None)
+def dense_product(factor: Algebra):
+    """"diagonal" for e_i e_j = delta_ij e_i, else the dense float64 structure constants."""
+    return "diagonal" if _is_diagonal(factor) else factor.structure_constants()
+
+
+def _as_algebra(algebra, argument: str) -> Algebra:
+    if not isinstance(algebra, Algebra):
+        raise TypeError(f"{argument}: expected an Algebra, got {type(algebra).__name__}")
+    return algebra
+
+
+def _check_units(algebra: Algebra, units, argument: str) -> frozenset:
+    units = frozenset(int(u) % len(algebra.factors) if isinstance(u, (int, np.integer)) else u for u in units)
+    for u in units:
+        if not isinstance(u, int) or not 0 <= u < len(algebra.factors):
+            raise ValueError(f"{argument}: expected factor indices in 0..{len(algebra.factors) - 1}, got {u!r}")
+        if not unit_is_all_ones(algebra.factors[u]):
+            raise ValueError(f"{argument}: factor {u} ({algebra.factors[u].name}) has no unit g_0 = sum of its "
+                             f"basis; only position-like factors can be constant")
+    return units
+
+
+def _check_factor(node, factor, argument: str = "factor") -> int:
+    n = len(node.factors)
+    if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or not -n <= factor < n:
+        raise ValueError(f"{argument}: expected a factor index in {-n}..{n - 1} of {node.algebra.name}, "
+                         f"got {factor!r}")
+    return int(factor) % n
+
+
+# ---------------------------------------------------------------------- base
+class Expr:
+    """A node of an expression DAG (see the module docstring)."""
+
+    children: tuple = ()
+
+    def __init__(self, algebra: Algebra, units=frozenset()):
+        self.algebra = algebra
+        self.units = frozenset(units)
+        self.support = {}          # factor -> component indices a leaf's array enumerates (default: all)
+
+    @property
+    def factors(self) -> tuple:
+        return self.algebra.factors
+
+    @property
+    def shape(self) -> tuple:
+        """The array shape of a value (without batch axes): one axis per factor that is not constant."""
+        return tuple(f.dim for i, f in enumerate(self.factors) if i not in self.units)
+
+    def __mul__(self, other):
+        return Mul(self, other)
+
+    def compile(self, **options):
+        """Numeric kernel of this expression (see `kernels.compile`)."""
+        from kernels.compile import compile as compile_expression
+        return compile_expression(self, **options)
+
+    def formula(self, **options):
+        """Exact component formula (see `interactions.formula.formula`)."""
+        from .formula import formula
+        return formula(self, **options)
+
+    def walk(self):
+        """Every node once, children before parents."""
+        seen, order = set(), []
+
+        def visit(node):
+            if id(node) in seen:
+                return
+            seen.add(id(node))
+            for child in node.children:
+                visit(child)
+            order.append(node)
+        visit(self)
+        return order
+
+    def _describe(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self):
+        inner = ", ".join(repr(c) for c in self.children)
+        return f"{self._describe()}({inner})"
+
+
+class Signal(Expr):
+    """A named input in `algebra`; constant (the unit g_0) along the factors listed in `units`.
+
+    Its array has batch axes, then one axis per factor not in `units`.
+    """
+
+    def __init__(self, name: str, algebra: Algebra, units=()):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"name: expected an identifier, got {name!r}")
+        algebra = _as_algebra(algebra, "algebra")
+        super().__init__(algebra, _check_units(algebra, units, "units"))
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+    def _order(self, signal):
+        return 1 if self is signal else 0
+
+    def _symbolic(self, context):
+        return context.signal_element(self)
+
+    def _lower(self, context):
+        return context.leaf(self, context.signal_array(self), batched=True)
+
+
+class Parameter(Expr):
+    """A learnable element of `algebra` (constant along `units`), or a learnable array of a given shape.
+
+    `support` restricts the element to some components of some factors, e.g. a convolution filter with
+    three taps: ``support={0: (0, 1, 2)}``; the array then has one entry per supported component.
+
+    >>> Parameter("W_Q", (4, 8)).shape
+    (4, 8)
+    >>> from algebra import translation
+    >>> Parameter("k", translation(16), support={0: (0, 1, 2)}).shape
+    (3,)
+    """
+
+    def __init__(self, name: str, algebra_or_shape, units=(), support=None):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"name: expected an identifier, got {name!r}")
+        self.name = name
+        if isinstance(algebra_or_shape, Algebra):
+            super().__init__(algebra_or_shape, _check_units(algebra_or_shape, units, "units"))
+            self.array_shape = None
+            self.support = self._check_support(support or {})
+        else:
+            shape = tuple(algebra_or_shape) if hasattr(algebra_or_shape, "__iter__") else None
+            if not shape or not all(isinstance(n, (int, np.integer)) and n > 0 for n in shape):
+                raise ValueError(f"algebra_or_shape: expected an Algebra or a shape of positive ints, "
+                                 f"got {algebra_or_shape!r}")
+            if support or units:
+                raise ValueError("support, units: only for parameters that are elements of an algebra")
+            super().__init__(None)
+            self.array_shape = tuple(int(n) for n in shape)
+
+    def _check_support(self, support) -> dict:
+        checked = {}
+        for factor, components in dict(support).items():
+            factor = _check_factor(self, factor, "support")
+            dim = self.factors[factor].dim
+            components = tuple(int(c) for c in components)
+            if factor in self.units or not components or len(set(components)) != len(components) or not all(
+                    0 <= c < dim for c in components):
+                raise ValueError(f"support[{factor}]: expected distinct component indices in 0..{dim - 1} of a "
+                                 f"factor the parameter varies along, got {components}")
+            checked[factor] = tuple(sorted(components))
+        return checked
+
+    @property
+    def shape(self):
+        if self.algebra is None:
+            return self.array_shape
+        return tuple(len(self.support.get(i, range(f.dim))) for i, f in enumerate(self.factors)
+                     if i not in self.units)
+
+    @property
+    def factors(self):
+        if self.algebra is None:
+            raise TypeError(f"{self.name}: a shape parameter is an array, not an element of an algebra")
+        return super().factors
+
+    def __repr__(self):
+        return self.name
+
+    def _order(self, signal):
+        return 0
+
+    def _symbolic(self, context):
+        return context.parameter_value(self)
+
+    def _lower(self, context):
+        return context.leaf(self, context.parameter_array(self), batched=False)
+
+
+class Mul(Expr):
+    """The algebra product K X, factor by factor on a tensor product.
+
+    Where one side is constant (g_0) along a factor the product there is the other side (g_0 is the unit).
+    """
+
+    def __init__(self, K: Expr, X: Expr):
+        for argument, node in (("K", K), ("X", X)):
+            if not isinstance(node, Expr) or node.algebra is None:
+                raise TypeError(f"{argument}: expected an expression with a value in an algebra, got {node!r}")
+        if K.algebra != X.algebra:
+            raise ValueError(f"K, X: cannot multiply an element of {K.algebra.name} by one of {X.algebra.name}")
+        super().__init__(K.algebra, K.units & X.units)
+        self.children = (K, X)
+
+    def _order(self, signal):
+        return sum(child._order(signal) for child in self.children)
+
+    def _symbolic(self, context):
+        K, X = (context.value(child) for child in self.children)
+        return K * X
+
+    def _lower(self, context):
+        K, X = (context.lowered(child) for child in self.children)
+        return context.multiply(K, X, [dense_product(f) for f in self.factors])
+
+
+class Linear(Expr):
+    """A linear map W on one factor, or on several adjacent factors taken together.
+
+    `factor` is an index or a tuple of adjacent indices; they are replaced by the factors of `into` (an algebra
+    or a tensor product; default: the same factor, for a square map).  W is a matrix Parameter of shape
+    (dim of into, product of the source dims), read row-major as (into dims..., source dims...).
+
+    >>> from algebra import position, diagonal, tensor_product
+    >>> X = Signal("x", tensor_product(position(5), diagonal(8)))
+    >>> heads = tensor_product(diagonal(2), diagonal(4))
+    >>> Linear(Parameter("W_Q", (8, 8)), X, into=heads).algebra.shape
+    (5, 2, 4)
+    """
+
+    def __init__(self, W, X: Expr, factor=-1, into: Algebra | None = None):
+        if not isinstance(X, Expr) or X.algebra is None:
+            raise TypeError(f"X: expected an expression with a value in an algebra, got {X!r}")
+        sources = tuple(sorted(_check_factor(X, f) for f in (factor if isinstance(factor, tuple) else (factor,))))
+        if not sources or sources != tuple(range(sources[0], sources[0] + len(sources))):
+            raise ValueError(f"factor: expected one factor index or a tuple of adjacent ones, got {factor!r}")
+        if not isinstance(W, Parameter) or W.array_shape is None or len(W.array_shape) != 2:
+            raise TypeError(f"W: expected a matrix Parameter(name, (d_out, d_in)), got {W!r}")
+        source_factors = [X.factors[f] for f in sources]
+        if into is None and len(sources) > 1:
+            raise ValueError("into: a map on several factors needs the algebra it maps into")
+        targets = list(_as_algebra(into, "into").factors) if into is not None else source_factors
+        self.source_dims = tuple(f.dim for f in source_factors)
+        self.target_dims = tuple(f.dim for f in targets)
+        expected = (int(np.prod(self.target_dims)), int(np.prod(self.source_dims)))
+        if W.array_shape != expected:
+            raise ValueError(f"W: expected shape {expected} to map factor(s) {list(sources)} "
+                             f"({' ⊗ '.join(f.name for f in source_factors)}) into "
+                             f"{' ⊗ '.join(f.name for f in targets)}, got {W.array_shape}")
+        first, last, grow = sources[0], sources[-1], len(targets) - len(sources)
+        factors = list(X.factors[:first]) + targets + list(X.factors[last + 1:])
+        units = {u if u < first else u + grow for u in X.units if u not in sources}
+        super().__init__(tensor_product(*factors), units)
+        self.children, self.sources = (W, X), sources
+
+    def _describe(self):
+        return f"Linear[factors {list(self.sources)}]"
+
+    def _order(self, signal):
+        return sum(child._order(signal) for child in self.children)
+
+    def _symbolic(self, context):
+        W, X = (context.value(child) for child in self.children)
+        W = np.asarray(W, dtype=object).reshape(self.target_dims + self.source_dims)
+        first, k = self.sources[0], len(self.sources)
+        moved = np.moveaxis(X.coefficients, self.sources, range(X.coefficients.ndim - k, X.coefficients.ndim))
+        mapped = np.tensordot(moved, W, axes=(list(range(moved.ndim - k, moved.ndim)),
+                                                list(range(len(self.target_dims), W.ndim))))
+        targets = range(mapped.ndim - len(self.target_dims), mapped.ndim)
+        return Element(self.algebra, np.moveaxis(mapped, targets, range(first, first + len(self.target_dims))))
+
+    def _lower(self, context):
+        W, X = (context.lowered(child) for child in self.children)
+        return context.linear(W, X, self.sources, self.source_dims, self.target_dims)
+
+
+class Scale(Expr):
+    """c X for an exact constant c (e.g. 1/sqrt(d) in attention scores).
+
+    >>> from algebra import position
+    >>> Scale(Signal("x", position(2)), 3).formula()
+    array([3*x_{0}, 3*x_{1}], dtype=object)
+    """
+
+    def __init__(self, X: Expr, c):
+        if not isinstance(X, Expr) or X.algebra is None:
+            raise TypeError(f"X: expected an expression with a value in an algebra, got {X!r}")
+        self.c = to_exact(c, "c")
+        if self.c.free_symbols:
+            raise ValueError(f"c: expected a number, got {self.c}")
+        super().__init__(X.algebra, X.units)
+        self.children = (X,)
+
+    def _describe(self):
+        return f"Scale[{self.c}]"
+
+    def _order(self, signal):
+        return self.children[0]._order(signal)
+
+    def _symbolic(self, context):
+        return self.c * context.value(self.children[0])
+
+    def _lower(self, context):
+        return context.lowered(self.children[0]).scaled(float(self.c))
+
+
+def multiplication_operator(K: Expr, L1=None, L2=None):
+    """O_K = L1(K L2(.)) as a function of X; L1 and L2 are callables on expressions (default: identity).
+
+    >>> from algebra import position
+    >>> X, K = Signal("x", position(3)), Parameter("k", position(3))
+    >>> multiplication_operator(K)(X)
+    Mul(k, x)
+    """
+    L1 = L1 or (lambda e: e)
+    L2 = L2 or (lambda e: e)
+    for argument, value in (("L1", L1), ("L2", L2)):
+        if not callable(value):
+            raise TypeError(f"{argument}: expected a callable on expressions, got {type(value).__name__}")
+
+    def operator(X: Expr) -> Expr:
+        return L1(Mul(K, L2(X)))
+    return operator
+
+
+def symbol_array(name: str, shape) -> np.ndarray:
+    """An object array of real sympy symbols name_{i_j...} (used for generic signals and parameters)."""
+    array = np.empty(shape, dtype=object)
+    for index in np.ndindex(*shape):
+        array[index] = sympy.Symbol(f"{name}_{{{','.join(map(str, index))}}}", real=True)
+    return array

@@ -1,0 +1,74 @@
+"""Exact component formulas of expressions over generic signals and parameters (small dimensions).
+
+Signals become elements with symbolic coefficients x_{k,a} (one index per factor they vary along; along a
+constant factor the coefficients repeat), parameters W_{i,j}; every node then computes its exact value.
+
+>>> from algebra import complex_numbers
+>>> from interactions import Signal, Parameter
+>>> C = complex_numbers()
+>>> X, K = Signal("x", C), Parameter("k", C)
+>>> formula(K * X)
+array([k_{0}*x_{0} - k_{1}*x_{1}, k_{0}*x_{1} + k_{1}*x_{0}], dtype=object)
+"""
+from __future__ import annotations
+
+import numpy as np
+import sympy
+
+from algebra import Element
+
+from .expression import Expr, Parameter, Signal, symbol_array
+
+
+class SymbolicContext:
+    """Exact values of the nodes of one expression, computed once each."""
+
+    def __init__(self):
+        self._values = {}
+
+    def value(self, node: Expr):
+        if id(node) not in self._values:
+            self._values[id(node)] = node._symbolic(self)
+        return self._values[id(node)]
+
+    @staticmethod
+    def _element(node, name):
+        coefficients = symbol_array(name, node.shape)
+        for axis, factor in enumerate(node.factors):
+            if axis in node.units:
+                coefficients = np.expand_dims(coefficients, axis)
+            elif axis in node.support:
+                full = np.zeros(coefficients.shape[:axis] + (factor.dim,) + coefficients.shape[axis + 1:], object)
+                full[(slice(None),) * axis + (list(node.support[axis]),)] = coefficients
+                coefficients = full
+        coefficients = np.broadcast_to(coefficients, node.algebra.shape)
+        return Element(node.algebra, coefficients)
+
+    def signal_element(self, signal: Signal) -> Element:
+        return self._element(signal, signal.name)
+
+    def parameter_value(self, parameter: Parameter):
+        if parameter.algebra is None:
+            return symbol_array(parameter.name, parameter.array_shape)
+        return self._element(parameter, parameter.name)
+
+
+def formula(expr: Expr, latex: bool = False):
+    """The exact coefficients of `expr` as an object array of shape ``expr.algebra.shape`` (constant factors
+    included); with ``latex=True`` a LaTeX string of the nonzero components instead."""
+    if not isinstance(expr, Expr) or expr.algebra is None:
+        raise TypeError(f"expr: expected an expression with a value in an algebra, got {expr!r}")
+    size = expr.algebra.dim
+    if size > 4096:
+        raise ValueError(f"expr: its algebra {expr.algebra.name} has {size} components; formulas are for small "
+                         f"dimensions (at most 4096)")
+    coefficients = SymbolicContext().value(expr).coefficients
+    if not latex:
+        return coefficients
+    lines = [f"{_component_latex(expr, index)} &= {sympy.latex(c)}"
+             for index, c in np.ndenumerate(coefficients) if c != 0]
+    return "\\begin{aligned}" + " \\\\ ".join(lines) + "\\end{aligned}"
+
+
+def _component_latex(expr, index) -> str:
+    return "z_{" + ",".join(str(i) for axis, i in enumerate(index) if axis not in expr.units) + "}"

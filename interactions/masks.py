@@ -1,0 +1,57 @@
+"""Masks over (query, key) position pairs, used by the reductions P, P^c, P^N and the masked softmax.
+
+A mask is a constant 0/1 array of shape (n, n): mask[k, l] = 1 keeps the pair (query k, key l).
+
+>>> causal(3)
+array([[1., 0., 0.],
+       [1., 1., 0.],
+       [1., 1., 1.]])
+>>> radius(4, 1)[0]
+array([1., 1., 0., 0.])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _check_size(n, argument: str = "n") -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"{argument}: expected a positive int, got {n!r}")
+    return int(n)
+
+
+def full(n: int) -> np.ndarray:
+    """Every pair: the plain reduction P."""
+    n = _check_size(n)
+    return np.ones((n, n))
+
+
+def causal(n: int) -> np.ndarray:
+    """Pairs with l <= k: the causal reduction P^c."""
+    n = _check_size(n)
+    return np.tril(np.ones((n, n)))
+
+
+def radius(n: int, r, points=None) -> np.ndarray:
+    """Pairs within distance r: |k - l| <= r on a 1-D lattice, or |points[k] - points[l]| <= r for given points."""
+    n = _check_size(n)
+    if not np.isscalar(r) or not r >= 0:
+        raise ValueError(f"r: expected a non-negative number, got {r!r}")
+    if points is None:
+        distance = np.abs(np.subtract.outer(np.arange(n), np.arange(n)))
+    else:
+        points = np.asarray(points, dtype=float)
+        if points.ndim != 2 or points.shape[0] != n:
+            raise ValueError(f"points: expected shape ({n}, dims), got {points.shape}")
+        distance = np.linalg.norm(points[:, None, :] - points[None, :, :], axis=-1)
+    return (distance <= r).astype(float)
+
+
+def as_mask(mask, rows: int, columns: int, argument: str = "mask") -> np.ndarray:
+    """Check a user mask: a 0/1 array of shape (rows, columns) = (query, key)."""
+    array = np.asarray(mask, dtype=float)
+    if array.shape != (rows, columns):
+        raise ValueError(f"{argument}: expected shape ({rows}, {columns}) (query, key), got {array.shape}")
+    if not np.all((array == 0) | (array == 1)):
+        raise ValueError(f"{argument}: expected only zeros and ones")
+    return array

@@ -1,0 +1,118 @@
+"""F: nonlinearities applied coefficient by coefficient, F(X) = sum_J F(X_J) e_J.
+
+F acts on the structurally nonzero components (a projection's dropped components stay zero).  ``softmax``
+normalises over one factor (the keys), optionally within a mask over (query, key) pairs: the masked softmax of
+causal attention.
+
+>>> from algebra import position
+>>> from interactions import Signal
+>>> X = Signal("x", position(2))
+>>> Pointwise("sigmoid", X).formula()[0]
+1/(1 + exp(-x_{0}))
+"""
+from __future__ import annotations
+
+import autograd.numpy as anp
+from autograd.tracer import getval
+import numpy as np
+import sympy
+
+from algebra import Element
+
+from . import masks
+from .expression import Expr, _check_factor
+
+
+def _sigmoid(x):
+    return 0.5 * (anp.tanh(0.5 * x) + 1.0)
+
+
+NUMERIC = {
+    "sigmoid": _sigmoid,
+    "softplus": lambda x: anp.logaddexp(0.0, x),
+    "silu": lambda x: x * _sigmoid(x),
+    "exp": anp.exp,
+    "relu": lambda x: anp.maximum(x, 0.0),
+    "tanh": anp.tanh,
+}
+SYMBOLIC = {
+    "sigmoid": lambda x: 1 / (1 + sympy.exp(-x)),
+    "softplus": lambda x: sympy.log(1 + sympy.exp(x)),
+    "silu": lambda x: x / (1 + sympy.exp(-x)),
+    "exp": sympy.exp,
+    "relu": lambda x: sympy.Max(0, x),
+    "tanh": sympy.tanh,
+}
+FUNCTIONS = tuple(sorted(NUMERIC)) + ("softmax",)
+
+
+class Pointwise(Expr):
+    """F(X) for F in FUNCTIONS; ``softmax`` needs `factor` (normalised over it) and takes an optional `mask`
+    over (query factor `query`, factor)."""
+
+    def __init__(self, function: str, X: Expr, factor: int | None = None, mask=None, query: int = 0):
+        if function not in FUNCTIONS:
+            raise ValueError(f"function: expected one of {', '.join(FUNCTIONS)}, got {function!r}")
+        if not isinstance(X, Expr) or X.algebra is None:
+            raise TypeError(f"X: expected an expression with a value in an algebra, got {X!r}")
+        if function == "softmax":
+            if factor is None:
+                raise ValueError("factor: softmax needs the factor to normalise over")
+            factor = _check_factor(X, factor)
+            if mask is not None:
+                query = _check_factor(X, query, "query")
+                mask = masks.as_mask(mask, X.factors[query].dim, X.factors[factor].dim)
+        elif factor is not None or mask is not None:
+            raise ValueError(f"factor, mask: only softmax takes them, not {function}")
+        super().__init__(X.algebra, X.units - ({factor} if mask is None and factor is not None else {factor, query}))
+        self.children, self.function, self.factor, self.mask, self.query = (X,), function, factor, mask, query
+
+    def _describe(self):
+        return f"Pointwise[{self.function}]"
+
+    def _order(self, signal):
+        return self.children[0]._order(signal)
+
+    def _symbolic(self, context):
+        coefficients = context.value(self.children[0]).coefficients
+        if self.function != "softmax":
+            apply = SYMBOLIC[self.function]
+            return Element(self.algebra, np.vectorize(lambda c: c if c == 0 else apply(c), otypes=[object])(
+                coefficients))
+        moved = np.moveaxis(coefficients, (self.query, self.factor), (-2, -1))
+        weights = np.ones(moved.shape[-2:], dtype=int) if self.mask is None else self.mask.astype(int)
+        exps = np.vectorize(sympy.exp, otypes=[object])(moved) * weights
+        result = exps / np.sum(exps, axis=-1, keepdims=True)
+        return Element(self.algebra, np.moveaxis(result, (-2, -1), (self.query, self.factor)))
+
+    def _lower(self, context):
+        value = context.lowered(self.children[0])
+        if self.function != "softmax":
+            return context.apply(value, NUMERIC[self.function])
+        dims = [f.dim for f in self.factors]
+        value = value.labelled(self.factor, dims[self.factor], context.labels)
+        if self.mask is not None:
+            value = value.labelled(self.query, dims[self.query], context.labels)
+        return context.apply(value, lambda array: _softmax(array, value, self))
+
+
+def _softmax(array, value, node):
+    """Softmax of the evaluated `value` over the axis of `node.factor`, within `node.mask` if given.
+
+    The shift by the row maximum is taken as a constant (softmax does not depend on it), so autograd
+    differentiates only the exact formula.
+    """
+    labelled = [f for f, label in enumerate(value.out) if label is not None]
+    axis_of = lambda factor: array.ndim - len(labelled) + labelled.index(factor)  # noqa: E731
+    axis = axis_of(node.factor)
+    weights = 1.0
+    if node.mask is not None:
+        block = node.mask[np.ix_(value.support[node.query], value.support[node.factor])]
+        query_axis = axis_of(node.query)
+        shape = [1] * array.ndim
+        shape[query_axis], shape[axis] = block.shape
+        weights = (block if query_axis < axis else block.T).reshape(shape)
+    raw = getval(array)
+    peak = np.max(np.where(np.broadcast_to(weights, raw.shape) > 0, raw, -np.inf), axis=axis, keepdims=True)
+    exps = anp.exp(array - np.where(np.isfinite(peak), peak, 0.0)) * weights
+    return exps / anp.maximum(anp.sum(exps, axis=axis, keepdims=True), np.finfo(float).tiny)

@@ -1,0 +1,164 @@
+"""Structural operators: the flip T, the reductions P, P^c, P^N, and the projections P^0, P^R.
+
+On a relation algebra B (x) B (query factor, key factor):
+
+* ``Flip``:  x (x) g_0  ->  g_0 (x) x  (moves a signal from the query slot to the key slot);
+* ``Reduce``: g_k (x) g_l -> mask[k, l] g_k (x) g_0 (sum over keys); ``CausalReduce`` keeps l <= k,
+  ``NeighbourhoodReduce`` a neighbourhood given by a mask, a radius on the lattice, or a radius around points;
+* ``ScalarProjection`` keeps the e_0 component of a factor, ``RankProjection`` the first R components.
+
+>>> from algebra import position, diagonal, tensor_product
+>>> from interactions import Signal
+>>> A = tensor_product(position(4), position(4), diagonal(2))
+>>> X = Signal("x", A, units=[1])
+>>> CausalReduce(X * Flip(X)).units
+frozenset({1})
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from algebra import Element
+
+from . import masks
+from .expression import Expr, _check_factor, unit_is_all_ones
+
+
+def _check_expression(X, argument: str = "X") -> Expr:
+    if not isinstance(X, Expr) or X.algebra is None:
+        raise TypeError(f"{argument}: expected an expression with a value in an algebra, got {X!r}")
+    return X
+
+
+class Flip(Expr):
+    """T: moves the content of factor `source` to factor `target`, where the value must be constant (g_0)."""
+
+    def __init__(self, X: Expr, source: int = 0, target: int = 1):
+        X = _check_expression(X)
+        source, target = _check_factor(X, source, "source"), _check_factor(X, target, "target")
+        if source == target or X.factors[source] != X.factors[target]:
+            raise ValueError(f"source, target: expected two distinct factors holding the same algebra, got "
+                             f"{source} ({X.factors[source].name}) and {target} ({X.factors[target].name})")
+        if target not in X.units or source in X.units:
+            raise ValueError(f"X: Flip moves factor {source} into factor {target}, so X must vary along {source} "
+                             f"and be constant (g_0) along {target}; its constant factors are {sorted(X.units)}")
+        super().__init__(X.algebra, X.units - {target} | {source})
+        self.children, self.source, self.target = (X,), source, target
+
+    def _describe(self):
+        return "Flip"
+
+    def _order(self, signal):
+        return self.children[0]._order(signal)
+
+    def _symbolic(self, context):
+        X = context.value(self.children[0])
+        return Element(self.algebra, np.swapaxes(X.coefficients, self.source, self.target))
+
+    def _lower(self, context):
+        return context.lowered(self.children[0]).swap(self.source, self.target)
+
+
+class Reduce(Expr):
+    """P: sums factor `factor` (keys) into g_0, weighting the pair (query component, key component) by `mask`.
+
+    `mask` is an (n_query, n_key) 0/1 array over factors (`query`, `factor`); None sums everything.
+    """
+
+    def __init__(self, X: Expr, factor: int = 1, mask=None, query: int = 0):
+        X = _check_expression(X)
+        factor, query = _check_factor(X, factor), _check_factor(X, query, "query")
+        if not unit_is_all_ones(X.factors[factor]):
+            raise ValueError(f"factor: reduction needs a position-like factor (unit g_0 = sum of the basis), "
+                             f"factor {factor} is {X.factors[factor].name}")
+        if mask is not None:
+            if query == factor:
+                raise ValueError(f"query: expected a factor other than the reduced one ({factor})")
+            mask = masks.as_mask(mask, X.factors[query].dim, X.factors[factor].dim)
+        super().__init__(X.algebra, X.units | {factor})
+        self.children, self.factor, self.query, self.mask = (X,), factor, query, mask
+
+    def _describe(self):
+        return f"{type(self).__name__}[factor {self.factor}]"
+
+    def _order(self, signal):
+        return self.children[0]._order(signal)
+
+    def _symbolic(self, context):
+        coefficients = np.moveaxis(context.value(self.children[0]).coefficients, (self.query, self.factor), (-2, -1))
+        weights = np.ones(coefficients.shape[-2:], dtype=int) if self.mask is None else self.mask.astype(int)
+        summed = np.sum(coefficients * weights, axis=-1, keepdims=True)
+        result = np.broadcast_to(summed, coefficients.shape)
+        return Element(self.algebra, np.moveaxis(result, (-2, -1), (self.query, self.factor)))
+
+    def _lower(self, context):
+        return context.lowered(self.children[0]).reduce_sum(self.factor, self.mask, self.query, context.labels)
+
+
+class CausalReduce(Reduce):
+    """P^c: g_k (x) g_l -> g_k (x) g_0 for l <= k, 0 for l > k."""
+
+    def __init__(self, X: Expr, factor: int = 1, query: int = 0):
+        X = _check_expression(X)
+        n = X.factors[_check_factor(X, factor)].dim
+        super().__init__(X, factor, masks.causal(n), query)
+
+
+class NeighbourhoodReduce(Reduce):
+    """P^N: keeps the keys in a neighbourhood of each query: a `mask`, or a `radius` (on the lattice, or around
+    `points` of shape (n, dims))."""
+
+    def __init__(self, X: Expr, mask=None, radius=None, points=None, factor: int = 1, query: int = 0):
+        X = _check_expression(X)
+        n = X.factors[_check_factor(X, factor)].dim
+        if (mask is None) == (radius is None):
+            raise ValueError("mask, radius: give exactly one of them")
+        if radius is not None:
+            mask = masks.radius(n, radius, points)
+        elif points is not None:
+            raise ValueError("points: only used with radius=")
+        super().__init__(X, factor, mask, query)
+
+
+class _Projection(Expr):
+    def __init__(self, X: Expr, components, factor: int):
+        X = _check_expression(X)
+        factor = _check_factor(X, factor)
+        if factor in X.units:
+            raise ValueError(f"factor: X is constant (g_0) along factor {factor}; project a factor it varies along")
+        super().__init__(X.algebra, X.units)
+        self.children, self.factor, self.components = (X,), factor, tuple(components)
+
+    def _describe(self):
+        return f"{type(self).__name__}[factor {self.factor}]"
+
+    def _order(self, signal):
+        return self.children[0]._order(signal)
+
+    def _symbolic(self, context):
+        coefficients = np.moveaxis(context.value(self.children[0]).coefficients, self.factor, -1).copy()
+        dropped = [i for i in range(coefficients.shape[-1]) if i not in self.components]
+        coefficients[..., dropped] = 0
+        return Element(self.algebra, np.moveaxis(coefficients, -1, self.factor))
+
+    def _lower(self, context):
+        return context.lowered(self.children[0]).select(self.factor, self.components, context.labels)
+
+
+class ScalarProjection(_Projection):
+    """P^0: keeps the e_0 component of factor `factor` (default: the last, the feature algebra)."""
+
+    def __init__(self, X: Expr, factor: int = -1):
+        super().__init__(X, (0,), factor)
+
+
+class RankProjection(_Projection):
+    """P^R: keeps the first `rank` components of factor `factor` (R score channels)."""
+
+    def __init__(self, X: Expr, rank: int, factor: int = -1):
+        X = _check_expression(X)
+        dim = X.factors[_check_factor(X, factor)].dim
+        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 1 <= rank <= dim:
+            raise ValueError(f"rank: expected an int in 1..{dim} (the factor's dimension), got {rank!r}")
+        super().__init__(X, range(int(rank)), factor)
+        self.rank = int(rank)
