@@ -8,7 +8,7 @@ causal attention.
 >>> from interactions import Signal
 >>> X = Signal("x", position(2))
 >>> Pointwise("sigmoid", X).formula()[0]
-1/(1 + exp(-x_{0}))
+sigmoid(x_{0})
 """
 from __future__ import annotations
 
@@ -35,14 +35,44 @@ NUMERIC = {
     "relu": lambda x: anp.maximum(x, 0.0),
     "tanh": anp.tanh,
 }
-SYMBOLIC = {
-    "sigmoid": lambda x: 1 / (1 + sympy.exp(-x)),
-    "softplus": lambda x: sympy.log(1 + sympy.exp(x)),
-    "silu": lambda x: x / (1 + sympy.exp(-x)),
-    "exp": sympy.exp,
-    "relu": lambda x: sympy.Max(0, x),
-    "tanh": sympy.tanh,
-}
+class _Named(sympy.Function):
+    """A nonlinearity kept by name in formulas (so its argument's degree stays readable); evaluates and rewrites
+    through its closed form."""
+
+    nargs = 1
+
+    @classmethod
+    def closed_form(cls, x):
+        raise NotImplementedError
+
+    def _eval_rewrite_as_exp(self, x, **hints):
+        return self.closed_form(x)
+
+    def _eval_evalf(self, precision):
+        return self.closed_form(self.args[0])._eval_evalf(precision)
+
+    def _eval_is_real(self):
+        return self.args[0].is_real
+
+
+class sigmoid(_Named):  # noqa: N801  (sympy function names are lower case)
+    closed_form = classmethod(lambda cls, x: 1 / (1 + sympy.exp(-x)))
+
+
+class softplus(_Named):  # noqa: N801
+    closed_form = classmethod(lambda cls, x: sympy.log(1 + sympy.exp(x)))
+
+
+class silu(_Named):  # noqa: N801
+    closed_form = classmethod(lambda cls, x: x / (1 + sympy.exp(-x)))
+
+
+class relu(_Named):  # noqa: N801
+    closed_form = classmethod(lambda cls, x: sympy.Max(0, x))
+
+
+SYMBOLIC = {"sigmoid": sigmoid, "softplus": softplus, "silu": silu, "exp": sympy.exp, "relu": relu,
+            "tanh": sympy.tanh}
 FUNCTIONS = tuple(sorted(NUMERIC)) + ("softmax",)
 
 
@@ -82,7 +112,8 @@ class Pointwise(Expr):
         moved = np.moveaxis(coefficients, (self.query, self.factor), (-2, -1))
         weights = np.ones(moved.shape[-2:], dtype=int) if self.mask is None else self.mask.astype(int)
         exps = np.vectorize(sympy.exp, otypes=[object])(moved) * weights
-        result = exps / np.sum(exps, axis=-1, keepdims=True)
+        present = np.any(moved != 0, axis=-1, keepdims=True)        # fibres a projection left nonzero
+        result = np.where(present, exps / np.sum(exps, axis=-1, keepdims=True), 0)
         return Element(self.algebra, np.moveaxis(result, (-2, -1), (self.query, self.factor)))
 
     def _lower(self, context):
@@ -113,6 +144,7 @@ def _softmax(array, value, node):
         shape[query_axis], shape[axis] = block.shape
         weights = (block if query_axis < axis else block.T).reshape(shape)
     raw = getval(array)
+    weights = np.asarray(weights, dtype=raw.dtype)
     peak = np.max(np.where(np.broadcast_to(weights, raw.shape) > 0, raw, -np.inf), axis=axis, keepdims=True)
-    exps = anp.exp(array - np.where(np.isfinite(peak), peak, 0.0)) * weights
-    return exps / anp.maximum(anp.sum(exps, axis=axis, keepdims=True), np.finfo(float).tiny)
+    exps = anp.exp(array - np.where(np.isfinite(peak), peak, 0).astype(raw.dtype)) * weights
+    return exps / anp.maximum(anp.sum(exps, axis=axis, keepdims=True), np.finfo(raw.dtype).tiny)

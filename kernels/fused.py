@@ -138,7 +138,9 @@ class Fused:
 
     def evaluate(self):
         """Run the contraction: an array with batch axes, then one axis per labelled factor (its support)."""
-        arrays = [a for a, _, _, _ in self.operands]
+        variable = [a for a, _, _, constant in self.operands if not constant]
+        dtype = np.result_type(*[a.dtype for a in variable]) if variable else np.float64
+        arrays = [np.asarray(a, dtype=dtype) if constant else a for a, _, _, constant in self.operands]
         inputs, output = self.equation().split("->")
         if inputs == output:
             return arrays[0]

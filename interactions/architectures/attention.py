@@ -55,8 +55,9 @@ class Attention(Model):
             raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
         self.causal, self.geometry = causal, (_positive(length, "length"),)
 
-    def build(self, geometry):
-        (n,) = geometry
+    def stages(self, length: int) -> dict:
+        """The named sub-expressions at a sequence length: signal, scores, weights, output."""
+        n = length
         channels, width = self.heads * self.rank, self.heads * self.rank * self.d_head
         features = diagonal(self.d_model)
         heads = tensor_product(diagonal(channels), diagonal(self.d_head))
@@ -67,12 +68,15 @@ class Attention(Model):
 
         Q, K, V = project("W_Q"), project("W_K"), project("W_V")
         scores = Scale(Reduce(Q * Flip(K), factor=3), 1 / sympy.sqrt(self.d_head))     # (k, l, channel)
-        mask = masks.causal(n) if self.causal else None
-        A = Pointwise("softmax", scores, factor=1, mask=mask)
-        values = A * Flip(V)
+        weights = Pointwise("softmax", scores, factor=1, mask=masks.causal(n) if self.causal else None)
+        values = weights * Flip(V)
         attended = CausalReduce(values) if self.causal else Reduce(values)
-        out = Linear(Parameter("W_O", (self.d_model, width)), attended, factor=(2, 3), into=features)
-        return out, X
+        output = Linear(Parameter("W_O", (self.d_model, width)), attended, factor=(2, 3), into=features)
+        return {"signal": X, "scores": scores, "weights": weights, "output": output}
+
+    def build(self, geometry):
+        stages = self.stages(*geometry)
+        return stages["output"], stages["signal"]
 
     def geometry_of(self, x):
         if np.ndim(x) < 2 or np.shape(x)[-1] != self.d_model:

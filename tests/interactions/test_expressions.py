@@ -1,0 +1,187 @@
+"""The expression language: symbolic == numeric, orders == polynomial degrees, structural operators, bad input."""
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+import sympy
+
+from algebra import (clifford, complex_numbers, diagonal, position, quaternions, tensor_algebra, tensor_product,
+                     translation)
+from interactions import (CausalReduce, Flip, Linear, Mul, NeighbourhoodReduce, Parameter, Pointwise,
+                          RankProjection, Reduce, Scale, ScalarProjection, Signal, formula, masks,
+                          multiplication_operator, order)
+from interactions.order import polynomial_degree
+
+N, D = 3, 2
+RELATION = tensor_product(position(N), position(N), quaternions())
+
+
+def relation_signal():
+    return Signal("x", RELATION, units=[1])
+
+
+def cases():
+    """(name, expression, signal, expected order)."""
+    X = relation_signal()
+    quadratic = X * Flip(X)
+    score = ScalarProjection(quadratic)
+    attention = CausalReduce(Pointwise("softmax", score, factor=1, mask=masks.causal(N)) * Flip(X))
+    C = Signal("z", tensor_product(translation(4), complex_numbers()))
+    K = Parameter("k", C.algebra, support={0: (0, 1)})
+    T = Signal("t", tensor_algebra(2, 2))
+    G = Signal("g", tensor_product(position(2), diagonal(3)))
+    W = Parameter("W", (3, 3))
+    P3 = Signal("p", clifford(3, 0, 1))
+    return [
+        ("convolution", K * C, C, 1),
+        ("quadratic", quadratic, X, 2),
+        ("score", score, X, 2),
+        ("rank projection", RankProjection(quadratic, 2), X, 2),
+        ("attention", attention, X, 3),
+        ("plain reduce", Reduce(quadratic), X, 2),
+        ("neighbourhood", NeighbourhoodReduce(quadratic, radius=1), X, 2),
+        ("tensor algebra cube", T * T * T, T, 3),
+        ("gating", Pointwise("sigmoid", Linear(W, G)) * G, G, 2),
+        ("tanh of square", Pointwise("tanh", G * G), G, 2),
+        ("scaled flip product", Scale(Flip(X) * X, sympy.Rational(1, 3)), X, 2),
+        ("operator", multiplication_operator(Parameter("q", P3.algebra), L2=lambda e: e * e)(P3), P3, 2),
+    ]
+
+
+def _numeric_inputs(expr, rng):
+    signals, params = {}, {}
+    for node in expr.walk():
+        if isinstance(node, Signal):
+            signals[node.name] = rng.standard_normal((2,) + node.shape)
+        elif isinstance(node, Parameter):
+            params[node.name] = rng.standard_normal(node.shape)
+    return signals, params
+
+
+def _substitute(value, expr, signals, params, batch):
+    """The formula's value at the given arrays (one batch entry)."""
+    mapping = {}
+    for node in expr.walk():
+        if isinstance(node, (Signal, Parameter)):
+            array = signals[node.name][batch] if isinstance(node, Signal) else params[node.name]
+            for index in np.ndindex(*array.shape):
+                mapping[sympy.Symbol(f"{node.name}_{{{','.join(map(str, index))}}}", real=True)] = array[index]
+    return np.array([float(sympy.N(c.subs(mapping))) if c != 0 else 0.0 for c in value.reshape(-1)]).reshape(
+        value.shape)
+
+
+def _full(expr, array):
+    """Expand a compiled output to the algebra's full shape (repeat along constant factors)."""
+    for axis in sorted(expr.units):
+        array = np.repeat(np.expand_dims(array, axis + 1), expr.factors[axis].dim, axis=axis + 1)
+    return array
+
+
+@pytest.mark.parametrize("name, expr, signal, expected", cases(), ids=[c[0] for c in cases()])
+def test_symbolic_equals_numeric(name, expr, signal, expected):
+    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    signals, params = _numeric_inputs(expr, rng)
+    numeric = _full(expr, expr.compile()(signals, params))
+    symbolic = formula(expr)
+    for batch in range(2):
+        np.testing.assert_allclose(numeric[batch], _substitute(symbolic, expr, signals, params, batch),
+                                   rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, expr, signal, expected", cases(), ids=[c[0] for c in cases()])
+def test_order_matches_the_formula(name, expr, signal, expected):
+    assert order(expr, signal) == expected
+    symbols = {s for c in formula(expr).reshape(-1) if c != 0 for s in c.free_symbols
+               if s.name.startswith(signal.name + "_")}
+    assert max(polynomial_degree(c, symbols) for c in formula(expr).reshape(-1)) == expected
+
+
+def test_flip_and_reduce_formulas():
+    X = relation_signal()
+    flipped = formula(Flip(X))
+    x = lambda k, a: sympy.Symbol(f"x_{{{k},{a}}}", real=True)  # noqa: E731
+    assert flipped[0, 2, 1] == x(2, 1) and flipped[1, 2, 1] == x(2, 1)
+    causal = formula(CausalReduce(X * Flip(X)))
+    # component e_0 of sum_{l <= 1} x^(1) x^(l) in the quaternions, stored on every key slot
+    expected = sum(x(1, 0) * x(l, 0) - sum(x(1, a) * x(l, a) for a in (1, 2, 3)) for l in (0, 1))
+    assert sympy.expand(causal[1, 2, 0] - expected) == 0
+
+
+def test_attention_score_formula_is_a_dot_product():
+    from interactions.architectures import attention
+    model = attention(d_model=2, heads=1, causal=False, length=2)
+    score = model.stages(2)["scores"]
+    value = formula(score)[0, 1, 0, 0]
+    x = lambda k, a: sympy.Symbol(f"x_{{{k},{a}}}", real=True)  # noqa: E731
+    W = lambda name, i, a: sympy.Symbol(f"{name}_{{{i},{a}}}", real=True)  # noqa: E731
+    q = [sum(W("W_Q", i, a) * x(0, a) for a in range(2)) for i in range(2)]
+    k = [sum(W("W_K", i, a) * x(1, a) for a in range(2)) for i in range(2)]
+    assert sympy.expand(value - (q[0] * k[0] + q[1] * k[1]) / sympy.sqrt(2)) == 0
+
+
+def test_gradients_flow_through_compiled_expressions():
+    X = relation_signal()
+    expr = CausalReduce(Pointwise("softmax", ScalarProjection(X * Flip(X)), factor=1, mask=masks.causal(N))
+                        * Flip(X))
+    compiled = expr.compile()
+    x = np.random.default_rng(3).standard_normal((2, N, 4))
+    loss = lambda x: anp.sum(anp.sin(compiled(x)))  # noqa: E731
+    gradient = autograd.grad(loss)(x)
+    direction = np.random.default_rng(4).standard_normal(x.shape)
+    eps = 1e-6
+    numeric = (loss(x + eps * direction) - loss(x - eps * direction)) / (2 * eps)
+    assert np.sum(gradient * direction) == pytest.approx(numeric, rel=1e-6)
+
+
+def test_fused_score_never_builds_the_full_product():
+    X = relation_signal()
+    from kernels.compile import NumericContext
+    context = NumericContext({"x": np.ones((1, N, 4))}, {})
+    lowered = context.lowered(ScalarProjection(X * Flip(X)))
+    constants = [a for a, _, _, c in lowered.operands if c]
+    assert len(lowered.operands) == 3 and constants[0].shape == (4, 4, 1)   # x, x and the e_0 slice of lam
+
+
+# ---------------------------------------------------------------------- bad input
+def test_bad_expressions():
+    X = relation_signal()
+    Y = Signal("y", tensor_product(position(N), position(N), complex_numbers()), units=[1])
+    with pytest.raises(ValueError, match="K, X: cannot multiply an element of .*quaternions by one of"):
+        X * Y
+    with pytest.raises(TypeError, match="K: expected an expression"):
+        Mul(3, X)
+    with pytest.raises(ValueError, match=r"rank: expected an int in 1..4 \(the factor's dimension\), got 5"):
+        RankProjection(X, 5)
+    with pytest.raises(ValueError, match="X: Flip moves factor 0 into factor 1, so X must vary along 0"):
+        Flip(X * Flip(X))
+    with pytest.raises(ValueError, match="factor: reduction needs a position-like factor"):
+        Reduce(X, factor=2)
+    with pytest.raises(ValueError, match="function: expected one of"):
+        Pointwise("gelu", X)
+    with pytest.raises(ValueError, match="factor: softmax needs the factor"):
+        Pointwise("softmax", X)
+    with pytest.raises(ValueError, match=r"mask: expected shape \(3, 3\)"):
+        Reduce(X * Flip(X), mask=np.ones((2, 3)))
+    with pytest.raises(ValueError, match="units: factor 2 .*quaternions.* has no unit g_0"):
+        Signal("z", RELATION, units=[2])
+    with pytest.raises(ValueError, match=r"W: expected shape \(4, 4\)"):
+        Linear(Parameter("W", (3, 4)), X)
+    with pytest.raises(ValueError, match=r"support\[0\]: expected distinct component indices in 0..3"):
+        Parameter("k", translation(4), support={0: (0, 7)})
+
+
+def test_bad_compiled_inputs():
+    X = relation_signal()
+    K = Parameter("k", RELATION, units=[1])
+    compiled = (K * X).compile()
+    good = {"k": np.ones((N, 4))}
+    with pytest.raises(ValueError, match=r"inputs\['x'\]: expected shape \(\.\.\., 3, 4\).*got \(2, 3, 5\)"):
+        compiled(np.ones((2, N, 5)), good)
+    with pytest.raises(ValueError, match=r"parameters: missing \['k'\]"):
+        compiled(np.ones((2, N, 4)), {})
+    with pytest.raises(ValueError, match=r"parameters\['k'\]: expected shape \(3, 4\), got \(4, 3\)"):
+        compiled(np.ones((2, N, 4)), {"k": np.ones((4, 3))})
+    with pytest.raises(TypeError, match=r"inputs\['x'\]: expected a real floating-point array, got dtype int64"):
+        compiled(np.ones((2, N, 4), dtype=np.int64), good)
+    with pytest.raises(TypeError, match="parameters: expected a dict"):
+        compiled(np.ones((2, N, 4)), [1])
