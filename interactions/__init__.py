@@ -11,9 +11,10 @@ from .expression import Expr, Linear, Mul, Parameter, Scale, Signal, multiplicat
 from .formula import formula
 from .order import order
 from .pointwise import Pointwise
+from .scan import Add, Placeholder, Scan
 from .structural import (CausalReduce, Flip, NeighbourhoodReduce, RankProjection, Reduce, ScalarProjection)
 
 __all__ = [
-    "Expr", "Signal", "Parameter", "Mul", "Linear", "Scale", "Pointwise", "Flip", "Reduce", "CausalReduce",
+    "Expr", "Signal", "Parameter", "Placeholder", "Mul", "Add", "Scan", "Linear", "Scale", "Pointwise", "Flip", "Reduce", "CausalReduce",
     "NeighbourhoodReduce", "ScalarProjection", "RankProjection", "multiplication_operator", "formula", "order",
 ]

@@ -94,6 +94,10 @@ class Expr:
     def __mul__(self, other):
         return Mul(self, other)
 
+    def __add__(self, other):
+        from .scan import Add
+        return Add(self, other)
+
     def compile(self, **options):
         """Numeric kernel of this expression (see `kernels.compile`)."""
         from kernels.compile import compile as compile_expression

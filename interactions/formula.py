@@ -23,8 +23,12 @@ from .expression import Expr, Parameter, Signal, symbol_array
 class SymbolicContext:
     """Exact values of the nodes of one expression, computed once each."""
 
-    def __init__(self):
-        self._values = {}
+    def __init__(self, bindings=None):
+        self._values = {id(node): value for node, value in (bindings or {}).items()}
+
+    def child(self, bindings: dict) -> "SymbolicContext":
+        """A context for an enclosed body (a Scan step) with placeholders bound to elements."""
+        return SymbolicContext(bindings)
 
     def value(self, node: Expr):
         if id(node) not in self._values:

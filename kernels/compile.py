@@ -31,9 +31,24 @@ def _is_array(value) -> bool:
 class NumericContext:
     """The lowered value of every node of one evaluation (each node lowered once)."""
 
-    def __init__(self, signals: dict, parameters: dict):
-        self.labels = Labels()
+    def __init__(self, signals: dict, parameters: dict, labels: Labels | None = None, bindings=None):
+        self.labels = labels or Labels()
         self._signals, self._parameters, self._lowered = signals, parameters, {}
+        self._bindings = bindings or {}
+
+    def child(self, bindings: dict) -> "NumericContext":
+        """A context for an enclosed body (a Scan step) with placeholders bound to arrays."""
+        return NumericContext(self._signals, self._parameters, self.labels, {id(k): v for k, v in bindings.items()})
+
+    def bound(self, placeholder):
+        try:
+            return self._bindings[id(placeholder)]
+        except KeyError:
+            raise ValueError(f"{placeholder.name}: a placeholder used outside the node that binds it") from None
+
+    def full_array(self, node, units=frozenset()):
+        """The node's value as an array with batch axes and one full axis per factor not in `units`."""
+        return _scatter(self.lowered(node), node, units)
 
     def lowered(self, node) -> Fused:
         if id(node) not in self._lowered:
@@ -87,13 +102,16 @@ class Compiled:
     def __init__(self, expr):
         self.expr = expr
         from interactions.expression import Expr, Parameter, Signal
+        from interactions.scan import Placeholder
         if not isinstance(expr, Expr) or expr.algebra is None:
             raise TypeError(f"expr: expected an expression with a value in an algebra, got {expr!r}")
         nodes = expr.walk()
         self.signals, self.parameters = {}, {}
         for kind, table in ((Signal, self.signals), (Parameter, self.parameters)):
             for node in nodes:
-                if isinstance(node, kind) and table.setdefault(node.name, node) is not node:
+                if isinstance(node, Placeholder) or not isinstance(node, kind):
+                    continue
+                if table.setdefault(node.name, node) is not node:
                     raise ValueError(f"expr: two different {kind.__name__.lower()}s are named {node.name!r}")
 
     def _check_inputs(self, inputs) -> dict:
@@ -146,18 +164,26 @@ def _check_real(array, argument: str):
         raise TypeError(f"{argument}: expected a real floating-point array, got dtype {dtype}")
 
 
-def _scatter(value: Fused, expr):
-    """Evaluate and place the supported components into full factor axes (zeros elsewhere)."""
+def _scatter(value: Fused, expr, units=None):
+    """Evaluate; place supported components into full factor axes (zeros elsewhere) and repeat the value along
+    constant factors that are not in `units` (default: the expression's own constant factors)."""
+    units = expr.units if units is None else units
     array = value.evaluate()
-    labelled = [f for f in range(len(expr.factors)) if f not in expr.units]
-    batch = np.ndim(array) - len(labelled)
-    for position, factor in enumerate(labelled):
-        support, dim = list(value.support[factor]), expr.factors[factor].dim
+    present = [f for f in range(len(expr.factors)) if value.out[f] is not None]
+    batch = np.ndim(array) - len(present)
+    for factor in range(len(expr.factors)):
+        if factor in units:
+            continue
+        dim, axis = expr.factors[factor].dim, batch + sum(1 for f in present if f < factor)
+        if value.out[factor] is None:
+            array = anp.repeat(anp.expand_dims(array, axis), dim, axis=axis)
+            present = sorted(present + [factor])
+            continue
+        support = list(value.support[factor])
         if support != list(range(dim)):
-            scatter = np.zeros((len(support), dim))
-            scatter[np.arange(len(support)), support] = 1.0
-            array = anp.moveaxis(anp.tensordot(array, scatter, axes=([batch + position], [0])), -1,
-                                 batch + position)
+            scatter = np.zeros((len(support), dim), dtype=array.dtype)
+            scatter[np.arange(len(support)), support] = 1
+            array = anp.moveaxis(anp.tensordot(array, scatter, axes=([axis], [0])), -1, axis)
     return array
 
 

@@ -7,7 +7,7 @@ import sympy
 
 from algebra import (clifford, complex_numbers, diagonal, position, quaternions, tensor_algebra, tensor_product,
                      translation)
-from interactions import (CausalReduce, Flip, Linear, Mul, NeighbourhoodReduce, Parameter, Pointwise,
+from interactions import (Add, CausalReduce, Scan, Flip, Linear, Mul, NeighbourhoodReduce, Parameter, Pointwise,
                           RankProjection, Reduce, Scale, ScalarProjection, Signal, formula, masks,
                           multiplication_operator, order)
 from interactions.order import polynomial_degree
@@ -32,6 +32,10 @@ def cases():
     G = Signal("g", tensor_product(position(2), diagonal(3)))
     W = Parameter("W", (3, 3))
     P3 = Signal("p", clifford(3, 0, 1))
+    S = Signal("s", tensor_product(position(3), complex_numbers()))
+    rotation = Parameter("r", complex_numbers())
+    ssm = Scan(lambda h, x_t: rotation * h + x_t * x_t, S, state=complex_numbers(),
+               initial=Parameter("h0", complex_numbers()))
     return [
         ("convolution", K * C, C, 1),
         ("quadratic", quadratic, X, 2),
@@ -45,6 +49,10 @@ def cases():
         ("tanh of square", Pointwise("tanh", G * G), G, 2),
         ("scaled flip product", Scale(Flip(X) * X, sympy.Rational(1, 3)), X, 2),
         ("operator", multiplication_operator(Parameter("q", P3.algebra), L2=lambda e: e * e)(P3), P3, 2),
+        ("add", G * G + Pointwise("exp", G), G, 2),
+        ("scan", ssm, S, 2),
+        ("scan last state", Scan(lambda h, x_t: rotation * h + x_t, S, state=complex_numbers(),
+                                 return_sequences=False), S, 1),
     ]
 
 
@@ -131,6 +139,28 @@ def test_gradients_flow_through_compiled_expressions():
     eps = 1e-6
     numeric = (loss(x + eps * direction) - loss(x - eps * direction)) / (2 * eps)
     assert np.sum(gradient * direction) == pytest.approx(numeric, rel=1e-6)
+
+
+def test_scan_gradient_and_bad_steps():
+    S = Signal("s", tensor_product(position(4), complex_numbers()))
+    r = Parameter("r", complex_numbers())
+    compiled = Scan(lambda h, x_t: r * h + x_t, S, state=complex_numbers()).compile()
+    x = np.random.default_rng(0).standard_normal((2, 4, 2))
+    params = {"r": np.array([0.6, 0.3])}
+    # h_t = r h_{t-1} + x_t with complex numbers, checked against Python's complex arithmetic
+    h, expected = 0, []
+    for t in range(4):
+        h = complex(*params["r"]) * h + complex(*x[1, t])
+        expected.append([h.real, h.imag])
+    np.testing.assert_allclose(compiled(x, params)[1], expected, rtol=1e-13)
+    loss = lambda p: anp.sum(compiled(x, {"r": p}) ** 2)  # noqa: E731
+    direction, eps = np.array([0.3, -0.7]), 1e-6
+    numeric = (loss(params["r"] + eps * direction) - loss(params["r"] - eps * direction)) / (2 * eps)
+    assert np.dot(autograd.grad(loss)(params["r"]), direction) == pytest.approx(numeric, rel=1e-6)
+    with pytest.raises(ValueError, match="step: expected an expression in complex_numbers"):
+        Scan(lambda h, x_t: 3, S, state=complex_numbers())
+    with pytest.raises(ValueError, match="K, X: cannot add"):
+        Add(S, Signal("u", complex_numbers()))
 
 
 def test_fused_score_never_builds_the_full_product():

@@ -1,0 +1,140 @@
+"""Scan: a recurrence over a position (time) factor, H(t) = step(H(t-1), X(t)).
+
+`step` is a function of two placeholder expressions, the previous state ``h`` (in `state`) and the input at one
+time ``x_t`` (X without its time factor), returning the new state: SSMs, Mamba and Seq2Tens are scans.  The scan's
+value is the sequence of states (the time factor followed by the state's factors), or only the last state.
+
+Its self-interaction order is the step's order in x_t with the state counted as order 0: the order of what one
+step adds (the paper's convention: an SSM is order 1, Mamba order 3).
+
+>>> import numpy as np
+>>> from algebra import position, diagonal, tensor_product
+>>> from interactions import Signal, Parameter, Scan
+>>> X = Signal("x", tensor_product(position(4), diagonal(2)))
+>>> decay = Parameter("a", diagonal(2))
+>>> H = Scan(lambda h, x_t: decay * h + x_t, X, state=diagonal(2))     # h_t = a h_{t-1} + x_t
+>>> H.compile()(np.ones((1, 4, 2)), {"a": np.array([0.5, 1.0])})[0, :, 0]
+array([1.   , 1.5  , 1.75 , 1.875])
+"""
+from __future__ import annotations
+
+import autograd.numpy as anp
+import numpy as np
+
+from algebra import Algebra, Element, tensor_product
+
+from .expression import Expr, Signal, _check_factor
+
+
+class Placeholder(Signal):
+    """A signal bound by an enclosing node (a Scan's state or current input), not a user input."""
+
+    def _lower(self, context):
+        return context.leaf(self, context.bound(self), batched=True)
+
+    def _symbolic(self, context):
+        return context.signal_element(self)          # only reached when unbound: a generic element
+
+
+class Add(Expr):
+    """K + X (same algebra; a factor where only one side is constant is expanded)."""
+
+    def __init__(self, K: Expr, X: Expr):
+        for argument, node in (("K", K), ("X", X)):
+            if not isinstance(node, Expr) or node.algebra is None:
+                raise TypeError(f"{argument}: expected an expression with a value in an algebra, got {node!r}")
+        if K.algebra != X.algebra:
+            raise ValueError(f"K, X: cannot add an element of {K.algebra.name} to one of {X.algebra.name}")
+        super().__init__(K.algebra, K.units & X.units)
+        self.children = (K, X)
+
+    def _order(self, signal):
+        return max(child._order(signal) for child in self.children)
+
+    def _symbolic(self, context):
+        K, X = (context.value(child) for child in self.children)
+        return K + X
+
+    def _lower(self, context):
+        K, X = (context.full_array(child, self.units) for child in self.children)
+        return context.leaf(self, K + X, batched=np.ndim(K) > len(self.shape) or np.ndim(X) > len(self.shape))
+
+
+class Scan(Expr):
+    """H(t) = step(H(t-1), X(t)) along factor `time` of X; H(-1) = `initial` (default 0).
+
+    `state` is the state's algebra; `initial` an expression in it without signals (e.g. a Parameter).
+    """
+
+    def __init__(self, step, X: Expr, state: Algebra, time: int = 0, initial: Expr | None = None,
+                 return_sequences: bool = True):
+        if not isinstance(X, Expr) or X.algebra is None:
+            raise TypeError(f"X: expected an expression with a value in an algebra, got {X!r}")
+        if not isinstance(state, Algebra):
+            raise TypeError(f"state: expected an Algebra, got {type(state).__name__}")
+        time = _check_factor(X, time, "time")
+        if time in X.units:
+            raise ValueError(f"time: X is constant along factor {time}; scan a factor it varies along")
+        if not callable(step):
+            raise TypeError(f"step: expected a callable step(h, x_t) -> expression, got {type(step).__name__}")
+        rest = [f for i, f in enumerate(X.factors) if i != time]
+        self.h = Placeholder("h", state)
+        self.x_t = Placeholder("x_t", tensor_product(*rest),
+                               units=[u - (u > time) for u in X.units])
+        body = step(self.h, self.x_t)
+        if not isinstance(body, Expr) or body.algebra != state or body.units:
+            raise ValueError(f"step: expected an expression in {state.name} varying along every factor, got "
+                             f"{body!r}")
+        if initial is not None and (not isinstance(initial, Expr) or initial.algebra != state or any(
+                isinstance(n, Signal) for n in initial.walk())):
+            raise ValueError(f"initial: expected an expression in {state.name} without signals, got {initial!r}")
+        self.time, self.length, self.return_sequences = time, X.factors[time].dim, bool(return_sequences)
+        algebra = tensor_product(X.factors[time], *state.factors) if self.return_sequences else state
+        super().__init__(algebra)
+        self.body, self.initial = body, initial
+        self.children = (X, body) + ((initial,) if initial is not None else ())
+
+    def _describe(self):
+        return f"Scan[time {self.time}]"
+
+    def _order(self, signal):
+        X = self.children[0]
+        return X._order(signal) * self.body._order(self.x_t) if X._order(signal) else 0
+
+    def _symbolic(self, context):
+        X = context.value(self.children[0]).coefficients
+        h = context.value(self.initial) if self.initial is not None else self.h.algebra.zero()
+        states = []
+        for t in range(self.length):
+            inner = context.child({self.h: h, self.x_t: Element(self.x_t.algebra, np.take(X, t, axis=self.time))})
+            h = inner.value(self.body)
+            states.append(h.coefficients)
+        return Element(self.algebra, np.stack(states) if self.return_sequences else states[-1])
+
+    def _lower(self, context):
+        X = context.full_array(self.children[0], frozenset())
+        axis = np.ndim(X) - len(self.children[0].algebra.shape) + self.time
+        batch = np.shape(X)[:np.ndim(X) - len(self.children[0].algebra.shape)]
+        h = context.full_array(self.initial, frozenset()) if self.initial is not None else \
+            np.zeros(batch + self.h.algebra.shape)
+        h = h + np.zeros(batch + self.h.algebra.shape, dtype=X.dtype)     # give h the batch axes
+        states = []
+        for t in range(self.length):
+            inner = context.child({self.h: h, self.x_t: _take(X, t, axis, self.x_t)})
+            h = inner.full_array(self.body, frozenset())
+            states.append(h)
+        value = _stack(states, len(batch)) if self.return_sequences else states[-1]
+        return context.leaf(self, value, batched=True)
+
+
+def _take(X, t, axis, placeholder):
+    """x_t as the placeholder's array: drop the axes of its constant factors."""
+    sliced = X[(slice(None),) * axis + (t,)]
+    batch = np.ndim(sliced) - len(placeholder.algebra.shape)
+    for u in sorted(placeholder.units, reverse=True):
+        sliced = sliced[(slice(None),) * (batch + u) + (0,)]
+    return sliced
+
+
+def _stack(states, batch_axes):
+    return anp.stack(states, axis=batch_axes)
