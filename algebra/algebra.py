@@ -48,12 +48,29 @@ def _check_basis(basis, dim: int, argument: str = "basis") -> tuple:
     return labels
 
 
+def check_count(value, argument: str, minimum: int = 1) -> int:
+    """An int (numpy ints too, not bool) >= minimum, or a TypeError / ValueError naming `argument`."""
+    kind = "a positive int" if minimum == 1 else f"an int >= {minimum}"
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{argument}: expected {kind}, got {type(value).__name__} {value!r}")
+    if value < minimum:
+        raise ValueError(f"{argument}: expected {kind}, got {value}")
+    return int(value)
+
+
 def _check_dim(dim, argument: str = "dim") -> int:
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
-        raise TypeError(f"{argument}: expected a positive int, got {type(dim).__name__} {dim!r}")
-    if dim < 1:
-        raise ValueError(f"{argument}: expected a positive int, got {dim}")
-    return int(dim)
+    return check_count(dim, argument)
+
+
+#: Builders refuse algebras with more nonzero structure constants than this (they are stored exactly).
+MAX_ENTRIES = 10**7
+
+
+def check_entries(count: int, argument: str, algebra: str) -> None:
+    """Refuse (ValueError naming `argument`) a builder call that would store more than MAX_ENTRIES constants."""
+    if count > MAX_ENTRIES:
+        raise ValueError(f"{argument}: {algebra} would store {count:,} exact structure constants, more than "
+                         f"algebra.algebra.MAX_ENTRIES = {MAX_ENTRIES:,}")
 
 
 def _check_index(value, dim: int, argument: str) -> int:
@@ -111,7 +128,7 @@ class Algebra:
         if array.ndim != 3 or not array.shape[0] == array.shape[1] == array.shape[2] or array.shape[0] == 0:
             raise ValueError(f"lam: expected shape (d, d, d), got {array.shape}")
         d = array.shape[0]
-        if dim is not None and _check_dim(dim) != d:
+        if dim is not None and check_count(dim, "dim") != d:
             raise ValueError(f"dim: lam has shape {array.shape}, so dim must be {d}, got {dim}")
         basis = _check_basis(basis, d)
         table = {}
@@ -136,7 +153,7 @@ class Algebra:
                 dim = max(indices) + 1
             else:
                 raise ValueError("lam: an empty or non-integer mapping needs dim= or basis= to fix the dimension")
-        dim = _check_dim(dim)
+        dim = check_count(dim, "dim")
         basis = _check_basis(basis, dim)
         table = {}
         for (i, j), row in lam.items():
@@ -154,7 +171,7 @@ class Algebra:
         >>> Z3.is_commutative()
         True
         """
-        dim = _check_dim(dim)
+        dim = check_count(dim, "dim")
         if not callable(mul):
             raise TypeError(f"mul: expected a callable mul(i, j) -> {{k: c}}, got {type(mul).__name__}")
         lam = {}

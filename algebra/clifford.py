@@ -17,16 +17,8 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from .algebra import Algebra
+from .algebra import Algebra, check_count
 from .labels import word_label
-
-
-def _check_count(value, argument: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{argument}: expected a non-negative int, got {type(value).__name__} {value!r}")
-    if value < 0:
-        raise ValueError(f"{argument}: expected a non-negative int, got {value}")
-    return value
 
 
 def _reordering_sign(a: int, b: int) -> int:
@@ -40,7 +32,7 @@ def _reordering_sign(a: int, b: int) -> int:
 
 def clifford(p: int, q: int = 0, r: int = 0, basis=None, name=None) -> Algebra:
     """Cl(p, q, r), dimension 2^(p+q+r); see the module docstring for the generator order."""
-    p, q, r = _check_count(p, "p"), _check_count(q, "q"), _check_count(r, "r")
+    p, q, r = (check_count(v, name, minimum=0) for v, name in ((p, "p"), (q, "q"), (r, "r")))
     n = p + q + r
     if n > 10:
         raise ValueError(f"p + q + r: at most 10 generators (dimension 1024) are supported, got {n}")
@@ -58,7 +50,7 @@ def clifford(p: int, q: int = 0, r: int = 0, basis=None, name=None) -> Algebra:
                 table[position[a], position[b]] = {position[a ^ b]: coefficient}
     if basis is None:
         basis = [word_label("e", [g + 1 for g in range(n) if blade >> g & 1], largest=n) for blade in blades]
-    return Algebra.from_structure_constants(table, basis=basis, name=name or f"clifford({p}, {q}, {r})")
+    return Algebra.from_structure_constants(table, basis=basis, name=name or f"clifford({p}, {q}, {r})", dim=2**n)
 
 
 def complex_numbers() -> Algebra:

@@ -9,11 +9,12 @@ g_0 = sum_a g_a (not itself a basis vector).  Both are commutative, associative 
 """
 from __future__ import annotations
 
-from .algebra import Algebra, _check_dim
+from .algebra import Algebra, check_count, check_entries
 
 
 def _idempotents(n: int, prefix: str, start: int, name: str) -> Algebra:
-    n = _check_dim(n, "n")
+    n = check_count(n, "n")
+    check_entries(n, "n", name)
     table = {(i, i): {i: 1} for i in range(n)}
     return Algebra.from_structure_constants(table, basis=[f"{prefix}_{i + start}" for i in range(n)], name=name)
 

@@ -8,13 +8,14 @@ E11
 """
 from __future__ import annotations
 
-from .algebra import Algebra, _check_dim
+from .algebra import Algebra, check_count, check_entries
 from .labels import word_label
 
 
 def matrix_algebra(n: int) -> Algebra:
     """M_n over the reals; element coefficients of E_ij are the matrix entries in row-major order."""
-    n = _check_dim(n, "n")
+    n = check_count(n, "n")
+    check_entries(n**3, "n", f"matrix_algebra({n})")
     index = lambda i, j: i * n + j  # noqa: E731
     table = {(index(i, j), index(j, l)): {index(i, l): 1} for i in range(n) for j in range(n) for l in range(n)}
     basis = [word_label("E", (i + 1, j + 1), largest=n) for i in range(n) for j in range(n)]

@@ -18,7 +18,7 @@ from itertools import product
 
 import sympy
 
-from .algebra import Algebra, _check_dim
+from .algebra import Algebra, check_count
 from .element import Element
 from .exact import to_exact
 from .labels import word_label
@@ -38,7 +38,8 @@ class TensorAlgebra(Algebra):
 
     def level(self, m: int) -> slice:
         """The slice of the flat coefficients holding level m (d^m entries, row-major)."""
-        if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= self.degree:
+        m = check_count(m, "m", minimum=0)
+        if m > self.degree:
             raise ValueError(f"m: expected a level in 0..{self.degree}, got {m!r}")
         start = sum(self.width**k for k in range(m))
         return slice(start, start + self.width**m)
@@ -51,8 +52,7 @@ class TensorAlgebra(Algebra):
 
     def embed(self, x, order: int) -> Element:
         """The lift sum_{k <= order} x^{(x)k} / k!: order 1 is (1, x, 0, ...), order = degree is exp(x)."""
-        if isinstance(order, bool) or not isinstance(order, int) or order < 1:
-            raise ValueError(f"order: expected a positive int, got {order!r}")
+        order = check_count(order, "order")
         x = self._vector(x, "x")
         coefficients, power = [sympy.Integer(1)], [sympy.Integer(1)]
         for m in range(1, self.degree + 1):
@@ -75,9 +75,7 @@ class TensorAlgebra(Algebra):
 
 def tensor_algebra(dim: int, degree: int) -> TensorAlgebra:
     """T(R^dim) truncated at `degree` (dimension 1 + dim + ... + dim^degree)."""
-    dim = _check_dim(dim, "dim")
-    if isinstance(degree, bool) or not isinstance(degree, int) or degree < 0:
-        raise ValueError(f"degree: expected a non-negative int, got {degree!r}")
+    dim, degree = check_count(dim, "dim"), check_count(degree, "degree", minimum=0)
     size = sum(dim**m for m in range(degree + 1))
     if size > 4096:
         raise ValueError(f"dim, degree: T(R^{dim}) truncated at degree {degree} has dimension {size}; at most "

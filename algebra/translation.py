@@ -11,12 +11,13 @@ e_1
 """
 from __future__ import annotations
 
-from .algebra import Algebra, _check_dim
+from .algebra import Algebra, check_count, check_entries
 
 
 def translation(n: int, cyclic: bool = True) -> Algebra:
     """The group algebra of Z_n (``cyclic=True``) or of Z truncated to 0..n-1 (``cyclic=False``)."""
-    n = _check_dim(n, "n")
+    n = check_count(n, "n")
+    check_entries(n**2, "n", f"translation({n})")
     if not isinstance(cyclic, bool):
         raise TypeError(f"cyclic: expected a bool, got {type(cyclic).__name__} {cyclic!r}")
     table = {(i, j): {(i + j) % n: 1} for i in range(n) for j in range(n) if cyclic or i + j < n}

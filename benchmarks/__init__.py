@@ -1,0 +1,1 @@
+"""Benchmark scripts: ratios against references measured in one run (not part of the test suite)."""

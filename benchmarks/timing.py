@@ -1,0 +1,29 @@
+"""Shared timing helper for the benchmark scripts: medians of repeated runs, compared in one process."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+
+def median_time(function, repeats: int = 7, warmup: int = 1) -> float:
+    """Median wall time of `function()` over `repeats` runs after `warmup` runs."""
+    for _ in range(warmup):
+        function()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def ratio_row(case: str, ours, reference, target: float, repeats: int = 7) -> str:
+    """One table row: our median / the reference's median, interleaved so load affects both alike."""
+    mine, theirs = [], []
+    for _ in range(repeats):
+        mine.append(median_time(ours, repeats=1))
+        theirs.append(median_time(reference, repeats=1))
+    ratio = float(np.median(mine) / np.median(theirs))
+    verdict = "ok" if ratio <= target else "MISSED"
+    return f"| {case} | {ratio:.3f} | <= {target} | {verdict} |"
