@@ -31,7 +31,7 @@ def cases():
     T = Signal("t", tensor_algebra(2, 2))
     G = Signal("g", tensor_product(position(2), diagonal(3)))
     W = Parameter("W", (3, 3))
-    P3 = Signal("p", clifford(3, 0, 1))
+    P3 = Signal("p", clifford(1, 0, 1))
     S = Signal("s", tensor_product(position(3), complex_numbers()))
     rotation = Parameter("r", complex_numbers())
     ssm = Scan(lambda h, x_t: rotation * h + x_t * x_t, S, state=complex_numbers(),
