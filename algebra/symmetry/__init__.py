@@ -1,0 +1,30 @@
+"""Symmetry: the linear constraints O T_g = T_g O puts on structure constants and filters, solved exactly.
+
+From how a group acts on each factor (an `Action`), derive the linear system on the unknowns of a target
+(`equivariant_constraints`), solve it (`solve`: a basis and a parametrisation), or keep it soft
+(`regulariser`), and check any operator numerically (`is_equivariant`).
+
+Translation equivariance of O_K(x) = K x for every filter K, with lam unknown, gives convolution:
+
+>>> from algebra.symmetry import bilinear_map, equivariant_constraints, solve, translations
+>>> T = translations(4)
+>>> solution = solve(equivariant_constraints((T.trivial_on(4), T, T), bilinear_map(4)))
+>>> solution.method, solution.dim          # one circulant 4 x 4 matrix per filter component
+('exact', 16)
+"""
+from .action import Action
+from .check import is_equivariant
+from .constraints import Constraints, equivariant_constraints
+from .finite import finite_group
+from .permutations import permutations
+from .product import diagonal_action, product_action
+from .regulariser import regulariser
+from .solve import Solution, solve
+from .targets import bilinear_map, filter_of, linear_map
+from .translations import translations
+
+__all__ = [
+    "Action", "Constraints", "Solution",
+    "translations", "permutations", "finite_group", "product_action", "diagonal_action",
+    "linear_map", "bilinear_map", "filter_of", "equivariant_constraints", "solve", "regulariser", "is_equivariant",
+]

@@ -1,0 +1,147 @@
+"""`Action`: a group acting on a space of one or more tensor factors, given by exact generators.
+
+Each generator has a kind and one exact matrix per factor:
+
+- ``"discrete"``: a group element T acting as T_1 (x) T_2 (x) ... .  An operator O is equivariant when
+  T O = O T for every generator; products of generators, hence the whole (finite or discrete) group, follow.
+  Truncated translations are the one partial case: their shift is not invertible (see `translations`).
+- ``"lie"``: a Lie-algebra element J acting as J_1 (x) 1 (x) ... + 1 (x) J_2 (x) ... + ... .  Equivariance under
+  the connected group exp(t J) is the infinitesimal constraint: J O = O J for a linear O, and the derivation
+  rule J B(x, y) = B(J x, y) + B(x, J y) for a bilinear B.
+
+An action may be bound to an algebra per factor (`Action.on`); targets in another algebra are then refused.
+
+>>> from algebra.symmetry import translations
+>>> T = translations(3)
+>>> T.kind, T.shape, T.matrices()[0]
+('discrete', (3,), array([[0., 0., 1.],
+       [1., 0., 0.],
+       [0., 1., 0.]]))
+>>> T.trivial_on(2).matrices()[0]
+array([[1., 0.],
+       [0., 1.]])
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+from .space import Space, as_space
+from .sparse import Sparse
+
+DISCRETE, LIE = "discrete", "lie"
+
+
+def trivial_matrix(kind: str, n: int) -> Sparse:
+    """How a generator of `kind` acts on a factor it leaves alone: the identity, or 0 for a Lie generator."""
+    return Sparse.identity(n) if kind == DISCRETE else Sparse.zeros(n)
+
+
+def same_group(actions, names) -> None:
+    """Raise unless `actions` (described by `names`) are Actions listing generators of the same kinds."""
+    for name, action in zip(names, actions):
+        if not isinstance(action, Action):
+            raise TypeError(f"{name}: expected an Action, got {type(action).__name__}")
+        if action.kinds != actions[0].kinds:
+            raise ValueError(f"{name}: expected generators of kinds {actions[0].kinds} like {names[0]} (one "
+                             f"group acting on every space), got {action.kinds}")
+
+
+class Action:
+    """A group action by generators (see the module docstring); build one with `translations`, `permutations`,
+    `rotations_so3`, `finite_group`, `product_action` or `diagonal_action`.  Instances are immutable.
+
+    `generators` is a tuple of ``(kind, matrices)`` with one exact `Sparse` matrix per factor.
+    """
+
+    def __init__(self, generators, name: str, algebras=None):
+        self.generators = tuple((kind, tuple(matrices)) for kind, matrices in generators)
+        self.name = name
+        self._shape = tuple(m.shape[0] for m in self.generators[0][1])
+        self._algebras = tuple(algebras) if algebras is not None else (None,) * len(self._shape)
+
+    @property
+    def shape(self) -> tuple:
+        """The dimension of each factor acted on."""
+        return self._shape
+
+    @property
+    def dim(self) -> int:
+        """The dimension of the whole space (the product of `shape`)."""
+        return math.prod(self._shape)
+
+    @property
+    def algebras(self) -> tuple:
+        """Per factor, the algebra the action is bound to, or None."""
+        return self._algebras
+
+    @property
+    def kinds(self) -> tuple:
+        """The kind of each generator, ``"discrete"`` or ``"lie"``."""
+        return tuple(kind for kind, _ in self.generators)
+
+    @property
+    def kind(self) -> str:
+        """``"discrete"``, ``"lie"``, or ``"mixed"`` for a product of both."""
+        kinds = set(self.kinds)
+        return kinds.pop() if len(kinds) == 1 else "mixed"
+
+    def __len__(self) -> int:
+        return len(self.generators)
+
+    # ------------------------------------------------------------------ matrices
+    def sparse(self, index: int) -> Sparse:
+        """The exact matrix of generator `index` on the whole space (Kronecker product over the factors)."""
+        return self._full[index]
+
+    @functools.cached_property
+    def _full(self) -> tuple:
+        full = []
+        for kind, matrices in self.generators:
+            if kind == DISCRETE:
+                full.append(functools.reduce(Sparse.kron, matrices))
+                continue
+            lifts = [functools.reduce(Sparse.kron, [m if g == f else Sparse.identity(m.shape[0])
+                                                    for g, m in enumerate(matrices)])
+                     for f, matrix in enumerate(matrices) if matrix.entries]
+            full.append(functools.reduce(Sparse.__add__, lifts, Sparse.zeros(self.dim)))
+        return tuple(full)
+
+    def matrices(self, dtype=float) -> list:
+        """The generators as dense (dim, dim) numpy arrays (``dtype=object`` keeps them exact)."""
+        return [self.sparse(index).to_dense(dtype) for index in range(len(self))]
+
+    # ------------------------------------------------------------------ derived actions
+    def on(self, algebra) -> "Action":
+        """The same action bound to `algebra` (its factors must have this action's dimensions)."""
+        space = as_space(algebra, "algebra")
+        self.check_fits(space, "the algebra", "algebra", "algebra")
+        return Action(self.generators, self.name, space.algebras)
+
+    def trivial_on(self, space) -> "Action":
+        """The same group acting trivially on `space` (an int, a shape or an algebra).
+
+        Use it for a slot a group leaves alone, such as the filter of a convolution.
+        """
+        space = as_space(space, "space")
+        return Action([(kind, [trivial_matrix(kind, n) for n in space.shape]) for kind in self.kinds],
+                      f"trivial({space.name})", space.algebras)
+
+    # ------------------------------------------------------------------ checks
+    def check_fits(self, space: Space, where: str, action_argument: str, space_argument: str) -> None:
+        """Raise ValueError unless this action can act on `space` (described as `where`): a wrong dimension
+        names `action_argument`, a factor in another algebra than the action's names `space_argument`."""
+        if len(space.shape) != len(self._shape):
+            raise ValueError(f"{action_argument}: the action {self.name} acts on {len(self._shape)} tensor "
+                             f"factor(s) of shape {self._shape}, but {where} ({space.name}) has shape {space.shape}")
+        for f, (n, mine, theirs) in enumerate(zip(space.shape, self._algebras, space.algebras)):
+            if n != self._shape[f]:
+                raise ValueError(f"{action_argument}: the action {self.name} has {self._shape[f]} x "
+                                 f"{self._shape[f]} matrices on factor {f}, but {where} ({space.name}) has "
+                                 f"dimension {n} there")
+            if mine is not None and theirs is not None and mine != theirs:
+                raise ValueError(f"{space_argument}: {where} is {theirs.name} at factor {f}, but the action "
+                                 f"{self.name} acts on {mine.name} there")
+
+    def __repr__(self):
+        return f"<Action {self.name}: {len(self)} {self.kind} generator(s) on shape {self._shape}>"
