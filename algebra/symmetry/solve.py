@@ -4,7 +4,8 @@ Two paths, reported in ``Solution.method``:
 
 - ``"exact"``: exact elimination (`algebra.linear.nullspace`, sparse, over the smallest exact sympy domain).  The
   basis is the reduced one: vector b has a 1 at its own free unknown and 0 at the other free unknowns.
-- ``"numeric"``: ``scipy.linalg.null_space`` of the float system, an orthonormal basis (float64).
+- ``"numeric"``: ``scipy.linalg.null_space`` of the float system (of its R factor when it has more equations
+  than unknowns), an orthonormal basis (float64).
 
 ``method="auto"`` takes the exact path when it is cheap: at most `EXACT_RATIONAL_LIMIT` unknowns when every
 coefficient is rational (translations, permutations), at most `EXACT_ALGEBRAIC_LIMIT` when some are irrational
@@ -77,10 +78,19 @@ class Solution:
         return f"<Solution ({self.method}) of dimension {self.dim} for {self.target}>"
 
 
+def _reduced(vector: list) -> list:
+    """`vector` scaled to end in 1.  A nullspace vector from a reduced row echelon form ends at its own free
+    unknown, so this is the reduced basis (`algebra.linear.nullspace` leaves the scale open)."""
+    last = next(v for v in reversed(vector) if v != 0)
+    if last == 1:
+        return vector
+    return [v if v == 0 else sympy.radsimp(v / last) for v in vector]
+
+
 def _exact(constraints: Constraints) -> Solution:
-    vectors = linear.nullspace(constraints.rows, constraints.size)
+    vectors = [_reduced(v) for v in linear.nullspace(constraints.rows, constraints.size)]
     exact = tuple(np.array(v, dtype=object).reshape(constraints.target.shape) for v in vectors)
-    basis = np.array([[float(c) for c in v] for v in vectors], dtype=float).reshape(len(vectors), -1)
+    basis = np.array([[float(c) for c in v] for v in vectors], dtype=float).reshape(len(vectors), constraints.size)
     return Solution(constraints, "exact", basis, exact)
 
 
@@ -88,7 +98,11 @@ def _numeric(constraints: Constraints) -> Solution:
     matrix = constraints.matrix()
     if matrix.nnz == 0:
         return Solution(constraints, "numeric", np.eye(constraints.size))
-    return Solution(constraints, "numeric", scipy.linalg.null_space(matrix.toarray()).T)
+    dense = matrix.toarray()
+    if dense.shape[0] > dense.shape[1]:
+        # A = QR with orthonormal Q: R has A's null space and singular values, and is square.
+        dense = scipy.linalg.qr(dense, mode="r")[0][:dense.shape[1]]
+    return Solution(constraints, "numeric", scipy.linalg.null_space(dense).T)
 
 
 def solve(constraints: Constraints, method: str = "auto") -> Solution:
