@@ -1,0 +1,131 @@
+"""Real spherical harmonics Y_l^m: numeric and batched for any lmax, exact sympy formulas for small l.
+
+Conventions (pinned by the tests):
+
+- **axes**: points are (x, y, z) with **z the polar axis**: theta is the angle from +z, phi the azimuth from +x
+  towards +y.
+- **order**: degree l ascending, then m = -l, ..., l (component ``l*l + l + m``; see `basis`).
+- **real basis, no Condon-Shortley phase**: with P_l^m the associated Legendre function *without* the
+  (-1)^m factor, N_l^m = sqrt((2l + 1) / (4 pi) * (l - m)! / (l + m)!) and m > 0,
+
+      Y_l^m  = sqrt(2) N_l^m P_l^m(cos theta) cos(m phi),
+      Y_l^0  = N_l^0 P_l(cos theta),
+      Y_l^-m = sqrt(2) N_l^m P_l^m(cos theta) sin(m phi),
+
+  so Y_1 = sqrt(3 / (4 pi)) (y, z, x) on the unit sphere: the table of real spherical harmonics on Wikipedia.
+- **normalisation**: orthonormal on the sphere, integral of Y_l^m Y_l'^m' dOmega = delta_ll' delta_mm'.
+
+``spherical_harmonics(lmax, points, normalize=False)`` gives the *solid* harmonics r^l Y_l^m(x / r), homogeneous
+polynomials of degree l in (x, y, z), which is what `spherical_harmonic_formula` writes out.
+
+>>> import numpy as np
+>>> Y = spherical_harmonics(1, [0.0, 0.0, 2.0])
+>>> np.round(Y * np.sqrt(4 * np.pi), 12) + 0.0
+array([1.        , 0.        , 1.73205081, 0.        ])
+>>> spherical_harmonic_formula(1, -1)
+sqrt(3)*y/(2*sqrt(pi))
+>>> spherical_harmonic_formula(2, 2)
+sqrt(15)*(x**2 - y**2)/(4*sqrt(pi))
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy
+
+from .basis import check_lmax, check_order, feature_dim
+
+
+def check_points(points, argument: str = "points") -> np.ndarray:
+    """`points` as a floating array of shape ``(..., 3)`` (float32 and float64 kept, integers to float64)."""
+    try:
+        array = np.asarray(points)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{argument}: expected a real array of shape (..., 3), got {type(points).__name__} "
+                        f"({error})") from None
+    if array.dtype.kind not in "fiub":
+        raise TypeError(f"{argument}: expected a real array of shape (..., 3), got dtype {array.dtype}")
+    if array.ndim == 0 or array.shape[-1] != 3:
+        raise ValueError(f"{argument}: expected an array of shape (..., 3) (x, y, z last), got shape {array.shape}")
+    return array if array.dtype.kind == "f" else array.astype(np.float64)
+
+
+def _recurrence_constants(lmax: int):
+    """Start values sqrt(2) N_m^m P_m^m (N_0^0 for m = 0) and the coefficients (a, b) of the l-recurrence.
+
+    With Q_l^m the normalised solid Legendre parts, Q_l^m = a z Q_{l-1}^m - b r^2 Q_{l-2}^m.
+    """
+    start = [1 / math.sqrt(4 * math.pi)]
+    for m in range(1, lmax + 1):
+        start.append(start[-1] * math.sqrt((2 * m + 1) / (2 * m)) * (math.sqrt(2) if m == 1 else 1.0))
+    a = {(l, m): math.sqrt((4 * l * l - 1) / (l * l - m * m)) for m in range(lmax + 1) for l in range(m + 1, lmax + 1)}
+    b = {(l, m): math.sqrt((2 * l + 1) * ((l - 1) ** 2 - m * m) / ((2 * l - 3) * (l * l - m * m)))
+         for m in range(lmax + 1) for l in range(m + 2, lmax + 1)}
+    return start, a, b
+
+
+def spherical_harmonics(lmax: int, points, normalize: bool = True) -> np.ndarray:
+    """All real spherical harmonics up to degree `lmax` at `points`, shape ``(..., (lmax + 1)**2)``.
+
+    `points` has shape ``(..., 3)``.  With ``normalize=True`` (default) they are first scaled to unit length
+    (a zero vector stays zero, so it gets Y_0^0 = 1 / sqrt(4 pi) and 0 for l > 0); with ``normalize=False`` the
+    result is the solid harmonic r^l Y_l^m.  Computed by the three-term recurrence in l of the normalised
+    associated Legendre functions and the recurrence of (x + i y)^m; float32 input stays float32.
+    """
+    lmax = check_lmax(lmax)
+    array = check_points(points)
+    if not isinstance(normalize, (bool, np.bool_)):
+        raise TypeError(f"normalize: expected a bool, got {type(normalize).__name__} {normalize!r}")
+    batch = array.shape[:-1]
+    flat = array.reshape(-1, 3)
+    if normalize:
+        radius = np.linalg.norm(flat, axis=-1, keepdims=True)
+        flat = flat / np.where(radius > 0, radius, 1).astype(flat.dtype)
+    x, y, z = np.ascontiguousarray(flat.T)
+    r2 = x * x + y * y + z * z
+    start, a, b = _recurrence_constants(lmax)
+    out = np.empty((feature_dim(lmax), len(flat)), dtype=flat.dtype)
+    cos_m, sin_m = np.ones_like(x), np.zeros_like(x)          # Re and Im of (x + i y)^m
+    for m in range(lmax + 1):
+        if m:
+            cos_m, sin_m = x * cos_m - y * sin_m, x * sin_m + y * cos_m
+        previous, current = None, np.full_like(x, start[m])
+        for l in range(m, lmax + 1):
+            if l > m:
+                following = z * current
+                following *= a[l, m]
+                if l > m + 1:                                  # previous is no longer needed: reuse it
+                    np.multiply(r2, previous, out=previous)
+                    previous *= b[l, m]
+                    following -= previous
+                previous, current = current, following
+            centre = l * l + l
+            if m == 0:
+                out[centre] = current
+            else:
+                np.multiply(current, cos_m, out=out[centre + m])
+                np.multiply(current, sin_m, out=out[centre - m])
+    return out.T.reshape(batch + (out.shape[0],))
+
+
+def spherical_harmonic_formula(l: int, m: int, x=None, y=None, z=None) -> sympy.Expr:
+    """The exact Y_l^m as a homogeneous polynomial of degree l in x, y, z (real sympy symbols by default).
+
+    On the unit sphere it is Y_l^m; elsewhere r^l Y_l^m(x / r).  Built independently of the numeric
+    recurrence, from the m-th derivative of the Legendre polynomial P_l and Re / Im of (x + i y)^|m|.
+    Meant for small l (the cost grows quickly with l).
+    """
+    l = check_lmax(l, "l")
+    m = check_order(l, m)
+    x, y, z = (sympy.Symbol(name, real=True) if s is None else s for name, s in zip("xyz", (x, y, z)))
+    k = abs(m)
+    t = sympy.Symbol("t")
+    derivative = sympy.Poly(sympy.diff(sympy.legendre(l, t), t, k), t)
+    r2 = x**2 + y**2 + z**2
+    # r^(l-k) P_l^(k)(z / r): only powers t^j with l - k - j even occur, so r^(l-k-j) is a power of r^2
+    legendre_part = sum(c * z**j * r2 ** ((l - k - j) // 2) for (j,), c in derivative.terms())
+    azimuthal = sympy.expand((x + sympy.I * y) ** k)
+    azimuthal = sympy.im(azimuthal) if m < 0 else sympy.re(azimuthal)
+    norm = sympy.sqrt(sympy.Rational((2 * l + 1) * sympy.factorial(l - k), sympy.factorial(l + k)) / (4 * sympy.pi))
+    return sympy.factor_terms(norm * (sympy.sqrt(2) if m else 1) * sympy.expand(legendre_part * azimuthal))
