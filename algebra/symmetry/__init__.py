@@ -19,12 +19,13 @@ from .finite import finite_group
 from .permutations import permutations
 from .product import diagonal_action, product_action
 from .regulariser import regulariser
+from .rotations import rotations_so3
 from .solve import Solution, solve
 from .targets import bilinear_map, filter_of, linear_map
 from .translations import translations
 
 __all__ = [
     "Action", "Constraints", "Solution",
-    "translations", "permutations", "finite_group", "product_action", "diagonal_action",
+    "translations", "permutations", "rotations_so3", "finite_group", "product_action", "diagonal_action",
     "linear_map", "bilinear_map", "filter_of", "equivariant_constraints", "solve", "regulariser", "is_equivariant",
 ]

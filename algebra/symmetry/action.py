@@ -57,23 +57,23 @@ class Action:
     def __init__(self, generators, name: str, algebras=None):
         self.generators = tuple((kind, tuple(matrices)) for kind, matrices in generators)
         self.name = name
-        self._shape = tuple(m.shape[0] for m in self.generators[0][1])
-        self._algebras = tuple(algebras) if algebras is not None else (None,) * len(self._shape)
+        #: The space acted on: one dimension per factor, and the algebra each factor is bound to (or None).
+        self.space = Space([m.shape[0] for m in self.generators[0][1]], algebras)
 
     @property
     def shape(self) -> tuple:
         """The dimension of each factor acted on."""
-        return self._shape
+        return self.space.shape
 
     @property
     def dim(self) -> int:
         """The dimension of the whole space (the product of `shape`)."""
-        return math.prod(self._shape)
+        return self.space.dim
 
     @property
     def algebras(self) -> tuple:
         """Per factor, the algebra the action is bound to, or None."""
-        return self._algebras
+        return self.space.algebras
 
     @property
     def kinds(self) -> tuple:
@@ -131,17 +131,17 @@ class Action:
     def check_fits(self, space: Space, where: str, action_argument: str, space_argument: str) -> None:
         """Raise ValueError unless this action can act on `space` (described as `where`): a wrong dimension
         names `action_argument`, a factor in another algebra than the action's names `space_argument`."""
-        if len(space.shape) != len(self._shape):
-            raise ValueError(f"{action_argument}: the action {self.name} acts on {len(self._shape)} tensor "
-                             f"factor(s) of shape {self._shape}, but {where} ({space.name}) has shape {space.shape}")
-        for f, (n, mine, theirs) in enumerate(zip(space.shape, self._algebras, space.algebras)):
-            if n != self._shape[f]:
-                raise ValueError(f"{action_argument}: the action {self.name} has {self._shape[f]} x "
-                                 f"{self._shape[f]} matrices on factor {f}, but {where} ({space.name}) has "
-                                 f"dimension {n} there")
-            if mine is not None and theirs is not None and mine != theirs:
+        mine = self.space
+        if len(space.shape) != len(mine.shape):
+            raise ValueError(f"{action_argument}: the action {self.name} acts on {len(mine.shape)} tensor "
+                             f"factor(s) of shape {mine.shape}, but {where} ({space.name}) has shape {space.shape}")
+        for f, (n, m, theirs, bound) in enumerate(zip(space.shape, mine.shape, space.algebras, mine.algebras)):
+            if n != m:
+                raise ValueError(f"{action_argument}: the action {self.name} has {m} x {m} matrices on factor {f}, "
+                                 f"but {where} ({space.name}) has dimension {n} there")
+            if bound is not None and theirs is not None and bound != theirs:
                 raise ValueError(f"{space_argument}: {where} is {theirs.name} at factor {f}, but the action "
-                                 f"{self.name} acts on {mine.name} there")
+                                 f"{self.name} acts on {bound.name} there")
 
     def __repr__(self):
-        return f"<Action {self.name}: {len(self)} {self.kind} generator(s) on shape {self._shape}>"
+        return f"<Action {self.name}: {len(self)} {self.kind} generator(s) on {self.space.name}>"

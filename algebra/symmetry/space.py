@@ -1,4 +1,4 @@
-"""`Space`: the vector space one slot of a target (or one action) lives in.
+"""`Space`: the vector space an action acts on, or one slot of a target lives in.
 
 A space has a shape, one axis per tensor factor, and remembers per factor the algebra it belongs to (None for
 a bare R^d).  Wherever a space is expected, an int d, a shape tuple or an `Algebra` is accepted.
@@ -40,9 +40,7 @@ class Space:
 
 
 def as_space(value, argument: str) -> Space:
-    """An int, a shape tuple, an `Algebra` or a `Space` as a `Space`; raises naming `argument`."""
-    if isinstance(value, Space):
-        return value
+    """An int, a shape tuple or an `Algebra` as a `Space`; raises naming `argument`."""
     if isinstance(value, Algebra):
         return Space(value.shape, value.factors)
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
