@@ -1,0 +1,191 @@
+"""The Seq2Tens feature map: a sequence to the ordered product of its lifts in the truncated tensor algebra T(R^d).
+
+Phi(x_1 .. x_L) = phi(x_1) . phi(x_2) ... phi(x_L) in T(R^d) truncated at `degree`, with the lift
+phi(x) = (1, x, 0, ...) (``lift="linear"``): level m is the sum over increasing index tuples
+i_1 < ... < i_m of x_{i_1} (x) ... (x) x_{i_m}.  ``lift="exp"`` lifts to exp(x) = (1, x, x^{(x)2}/2!, ...), and on
+increments that is the path signature (`signature`); ``embedding_order=p`` lifts to sum_{k<=p} x^{(x)k}/k!.
+
+The map is a Scan of the T(V) product: `seq2tens_expression` builds it from the nodes of `interactions`
+(for `order` and `formula` on small cases); `seq2tens` computes it with the level-wise kernels of
+`kernels.seq2tens` ("levelwise": one cumulative sum over time per level; "sequential": a loop over time;
+"parallel": an associative prefix scan; "auto" takes "levelwise" unless its working memory would pass
+`LEVELWISE_BYTES`).  All three give the same numbers and let autograd through.
+
+Sequences are arrays (batch, length, d).  ``mask`` (batch, length) marks the points kept with 1 and the padding
+with 0 (each row ones, then zeros); padding contributes the unit, so it changes no result.  Bad input raises
+ValueError naming the argument; a NaN or infinity at a kept point of x is bad input, at padding it is ignored.
+
+>>> import numpy as np
+>>> x = np.array([[[1., 0.], [0., 2.], [1., 1.]]])
+>>> levels = seq2tens(x, degree=2)
+>>> levels[1][0], levels[2][0]                   # the sum of the points; sum_{i<j} x_i (x) x_j
+(array([2., 3.]), array([[1., 3.],
+       [2., 2.]]))
+>>> flatten(levels).shape                        # levels 1 and 2, row-major
+(1, 6)
+>>> signature(np.array([[[0., 0.], [1., 2.]]]), depth=2)[0]     # exp of one increment: (x, x (x) x / 2)
+array([1. , 2. , 0.5, 1. , 1. , 2. ])
+"""
+from __future__ import annotations
+
+import math
+
+import autograd.numpy as anp
+import numpy as np
+import sympy
+from autograd.tracer import getval
+
+from algebra import position, tensor_algebra, tensor_product
+from kernels.seq2tens import METHODS, scan
+
+from .expression import Scale, Signal
+from .scan import Scan
+
+#: Working memory (bytes) up to which method "auto" runs the level-wise kernel; past it, the sequential one.
+LEVELWISE_BYTES = 2 ** 28
+
+
+def check_count(value, argument: str, minimum: int = 1) -> int:
+    """An int >= `minimum` (bools refused), or a ValueError naming `argument`."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{argument}: expected an int >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_sequences(x, mask=None, dim: int | None = None):
+    """x as a real array (batch, length, d) (autograd arrays pass through), and the mask as a bool array or None.
+
+    The mask must have shape (batch, length), hold only 0 and 1 (or bools), and be ones then zeros in each row.
+    x must be finite wherever the mask keeps a point.
+    """
+    if not hasattr(x, "shape") or not hasattr(x, "dtype"):
+        x = np.asarray(x)
+    if np.issubdtype(x.dtype, np.integer) or x.dtype == bool:
+        x = np.asarray(x, dtype=np.float64)
+    if not np.issubdtype(x.dtype, np.floating):
+        raise TypeError(f"x: expected a real array, got dtype {x.dtype}")
+    expected = "d" if dim is None else str(dim)
+    if np.ndim(x) != 3 or 0 in np.shape(x) or (dim is not None and np.shape(x)[2] != dim):
+        raise ValueError(f"x: expected shape (batch, length, {expected}) with positive sizes, got {np.shape(x)}")
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.shape != np.shape(x)[:2]:
+            raise ValueError(f"mask: expected shape (batch, length) = {np.shape(x)[:2]}, got {mask.shape}")
+        if mask.dtype != bool and not np.all((mask == 0) | (mask == 1)):
+            raise ValueError("mask: expected only zeros and ones (or bools)")
+        mask = mask.astype(bool)
+        if np.any(mask[:, 1:] & ~mask[:, :-1]):
+            raise ValueError("mask: expected each row to be ones then zeros (padding at the end)")
+    bad = ~np.isfinite(getval(x))
+    if mask is not None:
+        bad &= mask[:, :, None]
+    if np.any(bad):
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"x: expected finite values at the kept points, got {getval(x)[where]} at "
+                         f"(batch, time, coordinate) = {where}")
+    return x, mask
+
+
+def zero_padding(x, mask):
+    """x with the padded points set to 0 (NaN padding included), so that they lift to the unit."""
+    return x if mask is None else anp.where(mask[:, :, None], x, anp.zeros((), x.dtype))
+
+
+def increments(x, mask=None, basepoint: bool = False):
+    """x_t - x_{t-1} at every point, 0 on padding; the first is 0, or x_0 with ``basepoint=True`` (x_{-1} = 0)."""
+    x = zero_padding(x, mask)
+    start = x[:, :1] if basepoint else anp.zeros_like(x[:, :1])
+    return zero_padding(anp.concatenate([start, x[:, 1:] - x[:, :-1]], axis=1), mask)
+
+
+def _lift_order(lift: str, embedding_order, degree: int) -> int:
+    if lift not in ("linear", "exp"):
+        raise ValueError(f"lift: expected 'linear' or 'exp', got {lift!r}")
+    if embedding_order is not None:
+        return min(check_count(embedding_order, "embedding_order"), degree)
+    return 1 if lift == "linear" else degree
+
+
+def choose_method(shape, degree: int, return_sequences: bool, itemsize: int = 8) -> str:
+    """"levelwise" if its arrays over all times fit in `LEVELWISE_BYTES`, else "sequential" (constant memory)."""
+    batch, length, d = shape
+    stored = sum(d ** m for m in range(1, degree + int(return_sequences)))
+    return "levelwise" if 3 * batch * length * stored * itemsize <= LEVELWISE_BYTES else "sequential"
+
+
+def seq2tens(x, degree: int, lift: str = "linear", embedding_order=None, return_sequences: bool = False,
+             mask=None, method: str = "auto") -> tuple:
+    """The levels (Phi_0, Phi_1, ..., Phi_degree) of each sequence of x (batch, length, d): Phi_0 of shape
+    (batch,) (all ones), Phi_m of shape (batch, d, ..., d) with m axes of size d.  With `return_sequences`, every
+    prefix: a time axis after the batch axis.  See the module docstring for lift, embedding_order, mask, method.
+    """
+    degree = check_count(degree, "degree")
+    order = _lift_order(lift, embedding_order, degree)
+    x, mask = check_sequences(x, mask)
+    if method == "auto":
+        method = choose_method(np.shape(x), degree, return_sequences, x.dtype.itemsize)
+    if method not in METHODS:
+        raise ValueError(f"method: expected 'auto' or one of {METHODS}, got {method!r}")
+    levels = scan(zero_padding(x, mask), degree, order, method, bool(return_sequences))
+    lead, d = np.shape(levels[0])[:-1], np.shape(x)[2]
+    return (anp.ones(lead, x.dtype),) + tuple(anp.reshape(level, lead + (d,) * m)
+                                              for m, level in enumerate(levels, start=1))
+
+
+def flatten(levels) -> np.ndarray:
+    """Levels 1..M of a `seq2tens` result concatenated, each row-major: (..., d + d^2 + ... + d^M)."""
+    if not isinstance(levels, (tuple, list)) or len(levels) < 2:
+        raise ValueError(f"levels: expected the tuple (level 0, level 1, ...) of seq2tens, got {type(levels).__name__}")
+    lead = np.shape(levels[0])
+    d = np.shape(levels[1])[-1] if np.ndim(levels[1]) else 0
+    for m, level in enumerate(levels):
+        if np.shape(level) != lead + (d,) * m:
+            raise ValueError(f"levels[{m}]: expected shape {lead + (d,) * m}, got {np.shape(level)}")
+    return anp.concatenate([anp.reshape(level, lead + (-1,)) for level in levels[1:]], axis=-1)
+
+
+def signature(x, depth: int, mask=None, return_sequences: bool = False, method: str = "auto"):
+    """The truncated signature of the paths x (batch, length, d) in the layout of `flatten`: the exp lift of the
+    increments, levels 1..depth.  With `return_sequences` the signature of every prefix x_0 .. x_t."""
+    x, mask = check_sequences(x, mask)
+    return flatten(seq2tens(increments(x, mask), depth, lift="exp", return_sequences=return_sequences,
+                            method=method))
+
+
+class _Vectors(Signal):
+    """A sequence of vectors of V = R^d as a signal in position(L) (x) T(V) supported on the level-1 words."""
+
+    def __init__(self, name: str, length: int, algebra):
+        super().__init__(name, tensor_product(position(length), algebra))
+        self.support = {1: tuple(range(algebra.level(1).start, algebra.level(1).stop))}
+
+    @property
+    def shape(self):
+        return (self.factors[0].dim, len(self.support[1]))
+
+
+def seq2tens_expression(length: int, dim: int, degree: int, lift: str = "linear", embedding_order=None,
+                        return_sequences: bool = False, name: str = "x"):
+    """The feature map as an expression: ``(Scan, signal)``.  The signal x (arrays (batch, length, dim)) is a
+    sequence of vectors in level 1 of T(R^dim); the Scan multiplies group-like elements in the form
+    h + e + h e = (1 + h)(1 + e) - 1, so its value is Phi - 1 (level 0 is 0).  Its `order` is the lift's
+    (the Scan's convention: what one step adds); `formula` shows level m as a polynomial of degree m.
+
+    >>> from interactions import formula, order
+    >>> expr, x = seq2tens_expression(length=3, dim=1, degree=2)
+    >>> formula(expr), order(expr, x)
+    (array([0, x_{0,0} + x_{1,0} + x_{2,0},
+           x_{0,0}*x_{1,0} + x_{0,0}*x_{2,0} + x_{1,0}*x_{2,0}], dtype=object), 1)
+    """
+    length, dim, degree = (check_count(v, a) for v, a in ((length, "length"), (dim, "dim"), (degree, "degree")))
+    order = _lift_order(lift, embedding_order, degree)
+    algebra = tensor_algebra(dim, degree)
+    signal = _Vectors(name, length, algebra)
+
+    def step(h, x_t):
+        lifted, power = x_t, x_t
+        for k in range(2, order + 1):
+            power = power * x_t
+            lifted = lifted + Scale(power, sympy.Rational(1, math.factorial(k)))
+        return h + lifted + h * lifted
+    return Scan(step, signal, state=algebra, return_sequences=return_sequences), signal
