@@ -6,7 +6,8 @@ import pytest
 
 from algebra import position, translation
 from algebra.symmetry import (bilinear_map, equivariant_constraints, filter_of, finite_group, is_equivariant,
-                              linear_map, permutations, product_action, regulariser, solve, translations)
+                              linear_map, permutations, product_action, regulariser, rotations_so3, solve,
+                              translations)
 
 
 def test_matrices_that_do_not_match_the_factor_dimension():
@@ -46,6 +47,10 @@ def test_a_target_in_another_algebra_than_the_actions():
         regulariser(bound, bilinear_map(position(4)))
     assert solve(equivariant_constraints(bound, filter_of(translation(4)))).dim == 4
     assert solve(equivariant_constraints(bound, linear_map(4))).dim == 4            # a bare R^4 is fine
+    # rotations_so3(lmax) acts on the Clebsch-Gordan factor of that lmax, dimension (lmax + 1)^2 = 9.
+    with pytest.raises(ValueError, match=r"target: the algebra slot of the target is translation\(9\) at factor 0, "
+                                         r"but the action rotations_so3\(2\) acts on clebsch_gordan\(2\) there"):
+        equivariant_constraints(rotations_so3(2), filter_of(translation(9)))
 
 
 def test_wrong_types_and_options():
@@ -90,3 +95,11 @@ def test_wrong_types_and_options():
         is_equivariant(lambda x: x[:2], T)
     with pytest.raises(ValueError, match=r"samples: expected a positive int, got 0"):
         is_equivariant(lambda x: x, T, samples=0)
+    with pytest.raises(ValueError, match=r"over: a Lie group has infinitely many elements"):
+        regulariser(rotations_so3(1), linear_map(4), over="elements")
+    with pytest.raises(ValueError, match=r"lmax: expected a non-negative int, got -1"):
+        rotations_so3(-1)
+    with pytest.raises(ValueError, match=r"lmax\[1\]: expected a non-negative int, got -2"):
+        rotations_so3([1, -2])
+    with pytest.raises(ValueError, match=r"lmax: expected an int or a non-empty sequence of degrees"):
+        rotations_so3([])

@@ -9,8 +9,8 @@ import scipy.linalg
 import sympy
 
 from algebra.so3 import clebsch_gordan, wigner_D
-from algebra.symmetry import (bilinear_map, equivariant_constraints, filter_of, is_equivariant, regulariser,
-                              rotations_so3, solve)
+from algebra.symmetry import (bilinear_map, equivariant_constraints, filter_of, is_equivariant, linear_map,
+                              product_action, regulariser, rotations_so3, solve, translations)
 
 LMAX = 3
 CG = clebsch_gordan(LMAX).structure_constants(dtype=object)
@@ -92,3 +92,15 @@ def test_derived_and_random_bilinear_maps():
     as_operator = lambda lam: lambda x, y: np.einsum("i,j,ijk->k", x, y, lam)  # noqa: E731
     assert is_equivariant(as_operator(derived), actions, seed=3)
     assert not is_equivariant(as_operator(unconstrained), actions, seed=3)
+
+
+def test_rotations_times_translations():
+    # SO(3) on V_1 (Lie) times Z_3 shifting 3 points (discrete), on R^3 (x) V_1: a mixed product action.  The
+    # linear maps commuting with both are circulant (x) c I (3 values): V_1 is absolutely irreducible.
+    action = product_action(translations(3), rotations_so3([1]))
+    assert action.kind == "mixed" and action.shape == (3, 3)
+    solution = solve(equivariant_constraints(action, linear_map((3, 3))))
+    assert solution.dim == 3
+    W = solution(np.array([1.0, -2.0, 0.5])).reshape(9, 9)
+    assert is_equivariant(lambda x: (W @ x.reshape(-1)).reshape(3, 3), action, seed=7)
+    assert not is_equivariant(lambda x: (W @ x.reshape(-1)).reshape(3, 3) + x ** 2, action, seed=7)
