@@ -73,8 +73,7 @@ def kernel_rows(repeats: int) -> list:
             error = np.abs(kernel(x, y) - dense()).max()
             assert error < (1e-10 if dtype == np.float64 else 1e-3), f"kernel disagrees by {error} at lmax {lmax}"
             rows.append(ratio_row(f"CG product lmax {lmax}, batch 1000, {np.dtype(dtype).name}",
-                                  lambda kernel=kernel, x=x, y=y: kernel(x, y), dense,
-                                  target, repeats))
+                                  lambda kernel=kernel, x=x, y=y: kernel(x, y), dense, target, repeats))
     return rows
 
 

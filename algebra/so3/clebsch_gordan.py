@@ -20,9 +20,9 @@ for l = 1 features in the order (y, z, x) of the basis.  For even l1 + l2 + l th
 C_{l2 l1}[m2, m1, m] = (-1)^(l1 + l2 - l) C_{l1 l2}[m1, m2, m]; the selection rule of the real basis: nonzero
 only where |m| = |m1| + |m2| or ||m1| - |m2||, with m >= 0 exactly when m1 and m2 have the same sign type
 (both >= 0 or both < 0) on even paths (l1 + l2 + l even) and different types on odd ones (cos x cos and
-sin x sin give cosines, cos x sin gives sines; odd paths swap the two).  The entries are exact sympy numbers (each is a rational multiple
-of a square root here, but nothing relies on that); every product e^{l1}_{m1} e^{l2}_{m2} is equivariant,
-D(R) x * D(R) y = D(R) (x * y).
+sin x sin give cosines, cos x sin gives sines; odd paths swap the two).  The entries are exact real sympy
+numbers (each a rational multiple of one square root here, but nothing relies on that); every product is
+equivariant, D(R) x * D(R) y = D(R) (x * y).
 
 The coefficients are computed once per path from ``sympy.physics.wigner.wigner_3j`` (one call per class of the
 3j symbol under its 12 column permutation and sign symmetries), cached in memory and, per lmax, on disk (see

@@ -63,7 +63,10 @@ def gaunt_tensor(lmax: int, dtype=np.float64) -> np.ndarray:
 
 
 def gaunt(lmax: int) -> Algebra:
-    """The Gaunt algebra on ``basis_labels(lmax)``: e^{l1}_{m1} e^{l2}_{m2} = sum_{l <= lmax, m} G^{lm}_{l1m1,l2m2} e^l_m."""
+    """The Gaunt algebra on ``basis_labels(lmax)``: e^{l1}_{m1} e^{l2}_{m2} = sum_{l <= lmax, m} G e^l_m.
+
+    G = G^{l m}_{l1 m1, l2 m2} as in the module docstring; cached.
+    """
     return _gaunt(check_lmax(lmax))
 
 
