@@ -58,10 +58,6 @@ def check_count(value, argument: str, minimum: int = 1) -> int:
     return int(value)
 
 
-def _check_dim(dim, argument: str = "dim") -> int:
-    return check_count(dim, argument)
-
-
 #: Builders refuse algebras with more nonzero structure constants than this (they are stored exactly).
 MAX_ENTRIES = 10**7
 

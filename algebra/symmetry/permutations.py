@@ -9,14 +9,14 @@ commuting with it are a I + b 11^T.
 """
 from __future__ import annotations
 
-from ..algebra import _check_dim
+from ..algebra import check_count
 from .action import DISCRETE, Action
 from .sparse import Sparse
 
 
 def permutations(n: int) -> Action:
     """S_n acting on R^n by permutation matrices (generators: the n-cycle, and the swap of points 0 and 1)."""
-    n = _check_dim(n, "n")
+    n = check_count(n, "n")
     cycles = [[(i + 1) % n for i in range(n)]]
     if n > 2:
         cycles.append([1, 0, *range(2, n)])

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..algebra import Algebra, _check_dim
+from ..algebra import Algebra, check_count
 
 
 class Space:
@@ -44,8 +44,8 @@ def as_space(value, argument: str) -> Space:
     if isinstance(value, Algebra):
         return Space(value.shape, value.factors)
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return Space((_check_dim(value, argument),))
+        return Space((check_count(value, argument),))
     if isinstance(value, tuple) and value:
-        return Space(tuple(_check_dim(n, f"{argument}[{i}]") for i, n in enumerate(value)))
+        return Space(tuple(check_count(n, f"{argument}[{i}]") for i, n in enumerate(value)))
     raise TypeError(f"{argument}: expected an Algebra, a dimension (int) or a shape (tuple of ints), "
                     f"got {type(value).__name__} {value!r}")

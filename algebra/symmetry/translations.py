@@ -23,14 +23,14 @@ array([[0., 0., 0., 0.],
 """
 from __future__ import annotations
 
-from ..algebra import _check_dim
+from ..algebra import check_count
 from .action import DISCRETE, Action
 from .sparse import Sparse
 
 
 def translations(n: int, cyclic: bool = True) -> Action:
     """The shift of n lattice points: cyclic (Z_n) or truncated (forward shifts of a window, see the module)."""
-    n = _check_dim(n, "n")
+    n = check_count(n, "n")
     if not isinstance(cyclic, bool):
         raise TypeError(f"cyclic: expected a bool, got {type(cyclic).__name__} {cyclic!r}")
     shift = {((i + 1) % n, i): 1 for i in range(n) if cyclic or i + 1 < n}
