@@ -16,20 +16,18 @@ block again ordered m = -l..l, so the dimension doubles.
 >>> check_lmax(-1)
 Traceback (most recent call last):
 ...
-ValueError: lmax: expected a non-negative int, got -1
+ValueError: lmax: expected an int >= 0, got -1
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..algebra import check_count
+
 
 def check_lmax(value, argument: str = "lmax") -> int:
-    """Return `value` as a non-negative int, or raise TypeError / ValueError naming `argument`."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{argument}: expected a non-negative int, got {type(value).__name__} {value!r}")
-    if value < 0:
-        raise ValueError(f"{argument}: expected a non-negative int, got {value}")
-    return int(value)
+    """Return `value` as an int >= 0, or raise TypeError / ValueError naming `argument`."""
+    return check_count(value, argument, minimum=0)
 
 
 def check_order(l: int, m, argument: str = "m") -> int:

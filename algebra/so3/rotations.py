@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..algebra import check_count
+
 #: Tolerance on max|R^T R - I| and |det R - 1| for a matrix to be accepted as a rotation.
 ROTATION_ATOL = 1e-6
 
@@ -72,9 +74,7 @@ def random_rotation(seed=None, size: int | None = None) -> np.ndarray:
     or a ``numpy.random.Generator``.
     """
     rng = _check_seed(seed)
-    if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0):
-        raise TypeError(f"size: expected None or a non-negative int, got {type(size).__name__} {size!r}")
-    q = rng.standard_normal((1 if size is None else int(size), 4))
+    q = rng.standard_normal((1 if size is None else check_count(size, "size", minimum=0), 4))
     w, x, y, z = (q / np.linalg.norm(q, axis=-1, keepdims=True)).T
     matrices = np.stack([
         np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),

@@ -53,6 +53,13 @@ def test_bad_seed(seed, error):
         random_rotation(seed)
 
 
+def test_bad_size():
+    with pytest.raises(ValueError, match="size"):
+        random_rotation(0, size=-1)
+    with pytest.raises(TypeError, match="size"):
+        random_rotation(0, size=2.0)
+
+
 def test_euler_convention_is_zyz_active():
     a, b, c = 0.3, -1.1, 2.0
     Rz = lambda t: np.array([[np.cos(t), -np.sin(t), 0], [np.sin(t), np.cos(t), 0], [0, 0, 1]])  # noqa: E731
