@@ -1,0 +1,238 @@
+"""LS2T: low-rank Seq2Tens layers <l_m, Phi(phi(x))> for N rank-1 functionals per level m = 1..M, and deep LS2T.
+
+One layer runs, in order (each optional):
+
+1. ``time``: append t / (n - 1) as a last coordinate, n the sequence's own length (mask);
+2. ``difference``: x_t - x_{t-1}, with x_{-1} = 0;
+3. ``static``: a time-distributed feature map phi: ``"dense"`` (linear, or an MLP through ``hidden`` widths and
+   ``activation``) or ``"convolution"`` (causal, ``kernel_size`` taps: the zero-padded convolution of
+   `interactions.architectures.convolution`, evaluated by time lags), to ``features`` coordinates;
+4. the functionals by the recursion of `kernels.seq2tens.low_rank`, O(M L N d): ``weights="recursive"``
+   (l_m = v^1 (x) ... (x) v^m, levels share prefixes) or ``"independent"`` (l_m = v^1_m (x) ... (x) v^m_m,
+   O(M^2 L N d)); forward over the windows [0, t]; ``reverse`` over [t, L-1] (the forward recursion on the
+   reversed sequence, so there l_m = v^m (x) ... (x) v^1); ``bidirectional``: both, concatenated;
+5. ``normalise``: each level's N outputs standardised (per sequence and time step).
+
+The output is (batch, M N), level m in columns (m-1) N .. m N - 1, or (batch, length, M N) over expanding windows
+with ``return_sequences``; bidirectional doubles the last axis (forward, then reverse).  Padding (mask 0, at the
+end of each row) changes no output at a kept point; padded points take the value of the last window.
+
+Initialisation.  For features x_t independent over time with E x_t x_t^T = I (h coordinates) and v^k ~ N(0, s_k^2 I)
+independent, the cross terms of distinct index tuples vanish and E <l_m, Phi_m(x)>^2 = C(L, m) prod_{k<=m} h s_k^2.
+So "recursive" takes h s_1^2 = 1 / L and h s_k^2 = k / (L - k + 1) (the product is 1 / C(L, m)), "independent"
+h s_{m,k}^2 = C(L, m)^(-1/m): every level has variance 1 at L = ``typical_length``.  Static maps start at weights
+N(0, 1 / fan-in) and zero biases, which keeps unit-variance inputs at unit variance.
+
+>>> import numpy as np
+>>> layer = ls2t(d_in=2, width=3, order=2, static=None)
+>>> sorted(layer.parameters.items())
+[('V', (2, 2, 3))]
+>>> params = {"V": np.ones((2, 2, 3))}
+>>> x = np.array([[[1., 0.], [0., 1.], [1., 1.]]])
+>>> layer.apply(params, x)[0]                    # level 1: sum of <1, x_t>; level 2: sum_{s<t} <1, x_s><1, x_t>
+array([4., 4., 4., 5., 5., 5.])
+"""
+from __future__ import annotations
+
+import math
+
+import autograd.numpy as anp
+import numpy as np
+
+from kernels.seq2tens import low_rank
+
+from ..pointwise import NUMERIC
+from ..seq2tens import check_count, check_sequences, increments, zero_padding
+
+NORMALISE_EPSILON = 1e-5
+
+
+def _flag(value, argument: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{argument}: expected a bool, got {type(value).__name__}")
+    return value
+
+
+class LS2T:
+    """One LS2T layer (see the module docstring); `parameters`, `init(seed)`, `apply(params, x, mask=None)`."""
+
+    def __init__(self, d_in, width, order, weights="recursive", static="dense", features=None, hidden=(),
+                 activation="tanh", kernel_size=3, difference=False, time=False, normalise=False,
+                 return_sequences=False, reverse=False, bidirectional=False, typical_length=64):
+        self.d_in, self.width, self.order = (check_count(v, a) for v, a in
+                                             ((d_in, "d_in"), (width, "width"), (order, "order")))
+        if weights not in ("recursive", "independent"):
+            raise ValueError(f"weights: expected 'recursive' or 'independent', got {weights!r}")
+        if static not in (None, "dense", "convolution"):
+            raise ValueError(f"static: expected None, 'dense' or 'convolution', got {static!r}")
+        if activation not in NUMERIC:
+            raise ValueError(f"activation: expected one of {sorted(NUMERIC)}, got {activation!r}")
+        self.weights, self.static, self.activation = weights, static, activation
+        self.difference, self.time, self.normalise = (_flag(v, a) for v, a in (
+            (difference, "difference"), (time, "time"), (normalise, "normalise")))
+        self.return_sequences, self.reverse, self.bidirectional = (_flag(v, a) for v, a in (
+            (return_sequences, "return_sequences"), (reverse, "reverse"), (bidirectional, "bidirectional")))
+        self.hidden = tuple(check_count(h, "hidden") for h in hidden)
+        self.kernel_size = check_count(kernel_size, "kernel_size")
+        self.typical_length = check_count(typical_length, "typical_length", minimum=self.order)
+        self.d_static = self.d_in + int(self.time)
+        if static is None and features not in (None, self.d_static):
+            raise ValueError(f"features: without a static map the features are the {self.d_static} input "
+                             f"coordinates, got {features!r}")
+        self.features = self.d_static if features is None else check_count(features, "features")
+        self.slots = self.order * (self.order + 1) // 2 if weights == "independent" else self.order
+
+    # ------------------------------------------------------------------ parameters
+    @property
+    def parameters(self) -> dict:
+        """Parameter name -> shape: static map (W0, b0, W1, ... or K, b), functionals V (features, slots,
+        width) and V_reverse when bidirectional (slots: see `kernels.seq2tens.low_rank`)."""
+        shapes = {}
+        if self.static == "dense":
+            sizes = (self.d_static,) + self.hidden + (self.features,)
+            for i, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
+                shapes[f"W{i}"], shapes[f"b{i}"] = (n_out, n_in), (n_out,)
+        elif self.static == "convolution":
+            shapes["K"], shapes["b"] = (self.kernel_size, self.features, self.d_static), (self.features,)
+        for name, _ in self._directions():
+            shapes[name] = (self.features, self.slots, self.width)
+        return shapes
+
+    def slot_scales(self) -> np.ndarray:
+        """The standard deviation of each slot's vectors (see "Initialisation" in the module docstring)."""
+        L, h, M = self.typical_length, self.features, self.order
+        if self.weights == "recursive":
+            variances = [1 / L] + [k / (L - k + 1) for k in range(2, M + 1)]
+        else:
+            variances = [math.comb(L, m) ** (-1 / m) for k in range(1, M + 1) for m in range(k, M + 1)]
+        return np.sqrt(np.array(variances) / h)
+
+    def init(self, seed=0, dtype=np.float64) -> dict:
+        """Seeded parameters: static weights N(0, 1 / fan-in), zero biases, functionals by `slot_scales`."""
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        params = {}
+        for name, shape in self.parameters.items():
+            if name.startswith("b"):
+                params[name] = np.zeros(shape)
+            elif name.startswith("V"):
+                params[name] = self.slot_scales()[:, None] * rng.standard_normal(shape)
+            else:
+                fan_in = self.kernel_size * self.d_static if name == "K" else shape[1]
+                params[name] = rng.standard_normal(shape) / np.sqrt(fan_in)
+        return {name: value.astype(dtype) for name, value in params.items()}
+
+    def _check_params(self, params) -> dict:
+        if not (hasattr(params, "keys") and hasattr(params, "__getitem__")):
+            raise TypeError(f"params: expected a dict name -> array, got {type(params).__name__}")
+        missing = sorted(set(self.parameters) - set(params.keys()))
+        if missing:
+            raise ValueError(f"params: missing {missing} (expected shapes {self.parameters})")
+        for name, shape in self.parameters.items():
+            if tuple(np.shape(params[name])) != shape:
+                raise ValueError(f"params[{name!r}]: expected shape {shape}, got {np.shape(params[name])}")
+        return params
+
+    # ------------------------------------------------------------------ numerics
+    def _directions(self):
+        return [("V", False), ("V_reverse", True)] if self.bidirectional else [("V", self.reverse)]
+
+    def _time(self, x, mask):
+        batch, length, _ = np.shape(x)
+        n = np.full(batch, length) if mask is None else mask.sum(axis=1)
+        t = np.arange(length)[None, :] / np.maximum(n - 1, 1)[:, None]
+        return anp.concatenate([x, t[:, :, None].astype(x.dtype)], axis=2)
+
+    def _static_map(self, params, x):
+        if self.static == "dense":
+            layers = len(self.hidden) + 1
+            for i in range(layers):
+                x = x @ anp.swapaxes(params[f"W{i}"], 0, 1) + params[f"b{i}"]
+                x = NUMERIC[self.activation](x) if i < layers - 1 else x
+        elif self.static == "convolution":
+            K, length = params["K"], np.shape(x)[1]
+            lags = anp.concatenate([anp.zeros((np.shape(x)[0], self.kernel_size - 1, np.shape(x)[2]), x.dtype), x],
+                                   axis=1)
+            x = sum(lags[:, self.kernel_size - 1 - k:self.kernel_size - 1 - k + length] @ anp.swapaxes(K[k], 0, 1)
+                    for k in range(self.kernel_size)) + params["b"]
+        return x
+
+    def _functionals(self, features, V, reverse: bool):
+        batch, length, h = np.shape(features)
+        z = anp.reshape(features @ anp.reshape(V, (h, -1)), (batch, length, self.slots, self.width))
+        y = low_rank(z[:, ::-1] if reverse else z, self.order, self.weights == "independent", self.return_sequences)
+        y = y[:, ::-1] if reverse and self.return_sequences else y
+        if self.normalise:
+            centred = y - anp.mean(y, axis=-1, keepdims=True)
+            y = centred / anp.sqrt(anp.mean(centred ** 2, axis=-1, keepdims=True) + NORMALISE_EPSILON)
+        return anp.reshape(y, np.shape(y)[:-2] + (-1,))
+
+    def apply(self, params, x, mask=None):
+        """The layer on x (batch, length, d_in); mask (batch, length) marks kept points (ones, then padding)."""
+        x, mask = check_sequences(x, mask, self.d_in)
+        params = self._check_params(params)
+        x = zero_padding(self._time(x, mask) if self.time else x, mask)
+        x = increments(x, mask, basepoint=True) if self.difference else x
+        features = zero_padding(self._static_map(params, x), mask)
+        return anp.concatenate([self._functionals(features, params[name], reverse)
+                                for name, reverse in self._directions()], axis=-1)
+
+    @property
+    def out_width(self) -> int:
+        """The size of the output's last axis."""
+        return self.order * self.width * (2 if self.bidirectional else 1)
+
+
+def ls2t(d_in: int, width: int = 64, order: int = 4, **options) -> LS2T:
+    """An LS2T layer on (batch, length, d_in) sequences; options as `LS2T` (see the module docstring)."""
+    return LS2T(d_in, width, order, **options)
+
+
+class DeepLS2T:
+    """Stacked sequence-to-sequence LS2T layers; layer i's parameters are named ``"layer{i}/<name>"``."""
+
+    def __init__(self, d_in, widths=(64, 64), order=4, difference_between=False, return_sequences=False, **options):
+        if not isinstance(widths, (tuple, list)) or not widths:
+            raise ValueError(f"widths: expected a non-empty tuple of layer widths, got {widths!r}")
+        return_sequences = _flag(return_sequences, "return_sequences")
+        difference_between = _flag(difference_between, "difference_between")
+        self.layers = []
+        for i, width in enumerate(widths):
+            last = i == len(widths) - 1
+            if i:
+                options = {**options, "static": "dense", "hidden": (), "features": None, "time": False,
+                           "difference": difference_between}
+            layer = LS2T(d_in if i == 0 else self.layers[-1].out_width, width, order,
+                         return_sequences=return_sequences if last else True, **options)
+            self.layers.append(layer)
+
+    @property
+    def parameters(self) -> dict:
+        return {f"layer{i}/{name}": shape for i, layer in enumerate(self.layers)
+                for name, shape in layer.parameters.items()}
+
+    def init(self, seed=0, dtype=np.float64) -> dict:
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        return {f"layer{i}/{name}": value for i, layer in enumerate(self.layers)
+                for name, value in layer.init(rng, dtype).items()}
+
+    def apply(self, params, x, mask=None):
+        for i, layer in enumerate(self.layers):
+            prefix = f"layer{i}/"
+            x = layer.apply({name[len(prefix):]: params[name] for name in params.keys() if name.startswith(prefix)},
+                            x, mask)
+        return x
+
+
+def deep_ls2t(d_in: int, widths=(64, 64), order: int = 4, difference_between: bool = False,
+              return_sequences: bool = False, **options) -> DeepLS2T:
+    """Deep LS2T: the first layer takes `options` (static map, time, difference, weights, normalise, ...); later
+    layers get a square linear static map and, with `difference_between`, differenced inputs; every layer but the
+    last returns sequences.
+
+    >>> import numpy as np
+    >>> model = deep_ls2t(d_in=3, widths=(4, 2), order=2, normalise=True, difference_between=True)
+    >>> params = model.init(seed=0)
+    >>> model.apply(params, np.random.default_rng(0).standard_normal((5, 7, 3))).shape
+    (5, 4)
+    """
+    return DeepLS2T(d_in, widths, order, difference_between, return_sequences, **options)
