@@ -147,6 +147,7 @@ def flatten(levels) -> np.ndarray:
 def signature(x, depth: int, mask=None, return_sequences: bool = False, method: str = "auto"):
     """The truncated signature of the paths x (batch, length, d) in the layout of `flatten`: the exp lift of the
     increments, levels 1..depth.  With `return_sequences` the signature of every prefix x_0 .. x_t."""
+    depth = check_count(depth, "depth")
     x, mask = check_sequences(x, mask)
     return flatten(seq2tens(increments(x, mask), depth, lift="exp", return_sequences=return_sequences,
                             method=method))

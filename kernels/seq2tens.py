@@ -28,7 +28,8 @@ METHODS = ("sequential", "levelwise", "parallel")
 
 
 def _merge_last(a):
-    return anp.reshape(a, anp.shape(a)[:-2] + (-1,))
+    shape = anp.shape(a)
+    return anp.reshape(a, shape[:-2] + (shape[-2] * shape[-1],))
 
 
 def outer(a, b):
