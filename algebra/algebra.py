@@ -17,7 +17,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 
+from fractions import Fraction
+
 import numpy as np
+import scipy.sparse
+import scipy.sparse.linalg
 import sympy
 
 from . import identities, linear
@@ -326,8 +330,37 @@ class Algebra:
                 right[j] = right.get(j, 0) + c
         rows = list(equations.values())
         rhs = [sympy.Integer(int(j == k)) for _, j, k in equations]
+        guess = self._numeric_unit_guess(rows, rhs)
+        if guess is False:
+            return None
+        if guess is not None and self._is_unit(guess):
+            return Element(self, guess)
         solution = linear.solve_affine(rows, rhs, self.dim)
         return None if solution is None else Element(self, solution)
+
+    def _numeric_unit_guess(self, rows, rhs):
+        """Least squares in floating point: False when clearly no unit exists, else rational candidates (to be
+        verified exactly), or None when the coefficients are symbolic."""
+        if any(c.free_symbols for row in self._table.values() for c in row.values()):
+            return None
+        r, c, v = zip(*[(n, col, float(value)) for n, row in enumerate(rows) for col, value in row.items()]) \
+            if any(rows) else ((), (), ())
+        matrix = scipy.sparse.csr_matrix((v, (r, c)), shape=(len(rows), self.dim))
+        target = np.array([float(b) for b in rhs])
+        solution = scipy.sparse.linalg.lsqr(matrix, target, atol=1e-14, btol=1e-14)[0]
+        if np.linalg.norm(matrix @ solution - target) > 1e-6:
+            return False
+        return [sympy.Rational(Fraction(float(u)).limit_denominator(10**6)) for u in solution]
+
+    def _is_unit(self, coefficients) -> bool:
+        """Exact check that u e_j = e_j = e_j u for every basis element."""
+        u = [sympy.Integer(0) if c == 0 else c for c in coefficients]
+        for j in range(self.dim):
+            e = [sympy.Integer(int(i == j)) for i in range(self.dim)]
+            for product in (self._multiply(u, e), self._multiply(e, u)):
+                if not all(is_zero(p - q) for p, q in zip(product, e)):
+                    return False
+        return True
 
     def _regular(self, x, side: str) -> sympy.Matrix:
         x = self._as_element(x, "x")

@@ -57,13 +57,24 @@ def to_exact(value, argument: str) -> sympy.Expr:
 
 
 def is_zero(value: sympy.Expr) -> bool:
-    """Exact zero test for the coefficients used here (numbers, algebraic numbers, polynomials)."""
+    """Exact zero test for the coefficients used here (numbers, algebraic numbers, polynomials).
+
+    Cheap answers first: numbers, sympy's own assumptions, a 30-digit evaluation that is clearly nonzero; only a
+    number that evaluates to (nearly) zero is proved zero by ``equals``.
+    """
     if value.is_Number:
         return value == 0
+    known = value.is_zero
+    if known is not None:
+        return bool(known)
     expanded = sympy.expand(value)
     if expanded == 0:
         return True
-    return bool(expanded.is_number and expanded.equals(0))
+    if not expanded.is_number:
+        return False
+    if abs(expanded.evalf(30)) > 1e-20:
+        return False
+    return bool(expanded.equals(0))
 
 
 def exact_domain(values):

@@ -2,7 +2,8 @@
 
 `entries` is a list of ``(i, j, k, c)`` with c a nonzero sympy value: the coefficient of e_k in e_i e_j.
 All checks are exact.  Rational tables are checked with integer sparse matrix products (common denominator
-cleared, overflow ruled out beforehand); algebraic or symbolic ones in an exact sympy domain.
+cleared, overflow ruled out beforehand); algebraic ones are screened in floating point (which may only answer
+"no") and proved in an exact sympy domain; symbolic ones go to the exact domain directly.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections import defaultdict
 import numpy as np
 import scipy.sparse as sp
 
-from .exact import common_integer_scaling, exact_domain
+from .exact import common_integer_scaling, exact_domain, is_zero
 
 _CHUNK_ENTRIES = 2**22  # bound on the associator entries held at once by the integer path
 
@@ -21,11 +22,27 @@ def _in_domain(entries):
     return domain, [(i, j, k, v) for (i, j, k, _), v in zip(entries, values)]
 
 
+def _numeric(entries):
+    """Float values of the entries, or None when some coefficient has symbols."""
+    if any(c.free_symbols for *_, c in entries):
+        return None
+    return np.array([float(c) for *_, c in entries])
+
+
 def is_symmetric(entries, sign: int) -> bool:
-    """True when lam[i, j, k] == sign * lam[j, i, k] for all i, j, k (sign +1: commutative, -1: anticommutative)."""
-    _, converted = _in_domain(entries)
-    table = {(i, j, k): v for i, j, k, v in converted}
-    return all(table.get((j, i, k), 0) == sign * v for (i, j, k), v in table.items())
+    """True when lam[i, j, k] == sign * lam[j, i, k] for all i, j, k (sign +1: commutative, -1: anticommutative).
+
+    Canonical sympy forms that agree settle most pairs; the rest are compared by value, then proved exactly.
+    """
+    table = {(i, j, k): c for i, j, k, c in entries}
+    differences = [v - sign * table.get((j, i, k), 0) for (i, j, k), v in table.items()
+                   if v != sign * table.get((j, i, k), 0)]
+    if not differences:
+        return True
+    numeric = _numeric([(0, 0, 0, d) for d in differences])
+    if numeric is not None and np.max(np.abs(numeric)) > 1e-9:
+        return False
+    return all(is_zero(d) for d in differences)
 
 
 def associator_tensors(entries):
@@ -51,8 +68,9 @@ def associator_tensors(entries):
     return nonzero(left), nonzero(right), domain
 
 
-def _integer_associative(i, j, k, values, dim) -> bool:
-    d = dim
+def _associator_gap(i, j, k, values, dim):
+    """max |(e_i e_j) e_k - e_i (e_j e_k)| over all basis triples, by sparse matrix products (ints or floats)."""
+    d, gap = dim, 0
     pair_rows = sp.csr_matrix((values, (i * d + j, k)), shape=(d * d, d))      # [(i, j), p]
     first = sp.csr_matrix((values, (i, j * d + k)), shape=(d, d * d))          # [p, (k, m)]
     second = sp.csc_matrix((values, (j, i * d + k)), shape=(d, d * d))         # [p, (i, m)]
@@ -65,22 +83,30 @@ def _integer_associative(i, j, k, values, dim) -> bool:
         rj, rk = np.divmod(right.row.astype(np.int64), d)
         ri, rm = np.divmod(right.col.astype(np.int64), d)
         right = sp.csr_matrix((right.data, (ri * d + rj, rk * d + rm)), shape=left.shape)
-        if (left - right).count_nonzero():
-            return False
-    return True
+        difference = (left - right).tocoo()
+        if difference.nnz:
+            gap = max(gap, np.max(np.abs(difference.data)))
+    return gap
 
 
 def is_associative(entries, dim: int) -> bool:
-    """True when (e_i e_j) e_k == e_i (e_j e_k) for all basis triples, decided exactly."""
+    """True when (e_i e_j) e_k == e_i (e_j e_k) for all basis triples, decided exactly.
+
+    Rational tables: integer arithmetic after clearing denominators.  Other numbers: a float check settles
+    "not associative"; "associative" is then proved in an exact domain.  Symbols: the exact domain directly.
+    """
     if not entries:
         return True
+    i, j, k = (np.array(column, dtype=np.int64) for column in zip(*[e[:3] for e in entries]))
     scaled = common_integer_scaling([c for *_, c in entries])
     if scaled is not None:
         integers, _ = scaled
         bound = max(abs(v) for v in integers)
         if bound * bound * dim < 2**62:
-            i, j, k = (np.array(column, dtype=np.int64) for column in zip(*[e[:3] for e in entries]))
-            return _integer_associative(i, j, k, np.array(integers, dtype=np.int64), dim)
+            return bool(_associator_gap(i, j, k, np.array(integers, dtype=np.int64), dim) == 0)
+    numeric = _numeric(entries)
+    if numeric is not None and _associator_gap(i, j, k, numeric, dim) > 1e-9 * max(1.0, np.max(np.abs(numeric))) ** 2:
+        return False
     left, right, _ = associator_tensors(entries)
     return left == right
 
