@@ -26,7 +26,7 @@ import sympy
 
 from . import identities, linear
 from .element import Element
-from .exact import is_zero, to_exact
+from .exact import is_zero, object_array, to_exact
 
 #: Dense structure constants larger than this many bytes are refused (see `Algebra.structure_constants`).
 DENSE_LIMIT_BYTES = 2**30
@@ -119,12 +119,7 @@ class Algebra:
         """
         if isinstance(lam, Mapping):
             return cls._from_mapping(lam, basis, name, dim)
-        if isinstance(lam, (str, bytes)):
-            raise TypeError(f"lam: expected a (d, d, d) array-like or a mapping {{(i, j): {{k: c}}}}, got str")
-        try:
-            array = np.array(lam, dtype=object)
-        except (ValueError, TypeError) as error:
-            raise ValueError(f"lam: expected a (d, d, d) array-like, got a ragged or invalid input ({error})")
+        array = object_array(lam, "lam", "a (d, d, d) array-like or a mapping {(i, j): {k: c}}")
         if array.ndim != 3 or not array.shape[0] == array.shape[1] == array.shape[2] or array.shape[0] == 0:
             raise ValueError(f"lam: expected shape (d, d, d), got {array.shape}")
         d = array.shape[0]
@@ -190,10 +185,7 @@ class Algebra:
         >>> A.is_commutative()
         True
         """
-        try:
-            array = np.array(matrices, dtype=object)
-        except (ValueError, TypeError) as error:
-            raise ValueError(f"matrices: expected d matrices of shape (d, d), got a ragged input ({error})")
+        array = object_array(matrices, "matrices", "d matrices of shape (d, d)")
         if array.ndim != 3 or not array.shape[0] == array.shape[1] == array.shape[2]:
             raise ValueError(f"matrices: expected d matrices of shape (d, d), i.e. shape (d, d, d), "
                              f"got shape {array.shape}")
@@ -399,10 +391,7 @@ class Algebra:
         """True when the linear map with `matrix` (shape (other.dim, self.dim)) preserves products."""
         if not isinstance(other, Algebra):
             raise TypeError(f"other: expected an Algebra, got {type(other).__name__}")
-        try:
-            array = np.array(matrix.tolist() if isinstance(matrix, sympy.MatrixBase) else matrix, dtype=object)
-        except (ValueError, TypeError) as error:
-            raise ValueError(f"matrix: expected shape ({other.dim}, {self.dim}), got a ragged input ({error})")
+        array = object_array(matrix, "matrix", f"shape ({other.dim}, {self.dim})")
         if array.shape != (other.dim, self.dim):
             raise ValueError(f"matrix: expected shape ({other.dim}, {self.dim}) (other.dim, self.dim), "
                              f"got {array.shape}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from .exact import is_zero, to_exact
+from .exact import is_zero, object_array, to_exact
 
 
 def _label_text(label) -> str:
@@ -26,12 +26,7 @@ class Element:
     __slots__ = ("algebra", "flat")
 
     def __init__(self, algebra, coefficients):
-        if isinstance(coefficients, (str, bytes)):
-            raise TypeError(f"coefficients: expected {algebra.shape} numbers, got str")
-        try:
-            array = np.array(coefficients, dtype=object)
-        except (ValueError, TypeError) as error:
-            raise ValueError(f"coefficients: expected shape {algebra.shape}, got a ragged input ({error})")
+        array = object_array(coefficients, "coefficients", f"numbers of shape {algebra.shape}")
         if array.shape not in (algebra.shape, (algebra.dim,)):
             raise ValueError(f"coefficients: expected shape {algebra.shape} for {algebra.name}, got {array.shape}")
         flat = array.reshape(-1)

@@ -56,6 +56,18 @@ def to_exact(value, argument: str) -> sympy.Expr:
         f"got {type(value).__name__} {value!r}")
 
 
+def object_array(value, argument: str, expected: str) -> np.ndarray:
+    """`value` as a numpy object array (exact entries kept), or an error naming `argument` and `expected`."""
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{argument}: expected {expected}, got str")
+    if isinstance(value, sympy.MatrixBase):
+        value = value.tolist()
+    try:
+        return np.array(value, dtype=object)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"{argument}: expected {expected}, got a ragged or invalid input ({error})") from None
+
+
 def is_zero(value: sympy.Expr) -> bool:
     """Exact zero test for the coefficients used here (numbers, algebraic numbers, polynomials).
 

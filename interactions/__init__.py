@@ -7,11 +7,11 @@
 >>> order(Reduce(quadratic * Flip(X)), X)
 3
 """
-from .expression import Expr, Linear, Mul, Parameter, Scale, Signal, multiplication_operator
+from .expression import Add, Expr, Linear, Mul, Parameter, Scale, Signal, multiplication_operator
 from .formula import formula
 from .order import order
 from .pointwise import Pointwise
-from .scan import Add, Placeholder, Scan
+from .scan import Placeholder, Scan
 from .structural import (CausalReduce, Flip, NeighbourhoodReduce, RankProjection, Reduce, ScalarProjection)
 
 __all__ = [

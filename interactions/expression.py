@@ -95,7 +95,6 @@ class Expr:
         return Mul(self, other)
 
     def __add__(self, other):
-        from .scan import Add
         return Add(self, other)
 
     def compile(self, **options):
@@ -226,20 +225,33 @@ class Parameter(Expr):
         return context.leaf(self, context.parameter_array(self), batched=False)
 
 
-class Mul(Expr):
+def check_expression(node, argument: str) -> "Expr":
+    """`node` if it is an expression with a value in an algebra, else a TypeError naming `argument`."""
+    if not isinstance(node, Expr) or node.algebra is None:
+        raise TypeError(f"{argument}: expected an expression with a value in an algebra, got {node!r}")
+    return node
+
+
+class _Binary(Expr):
+    """Two expressions in the same algebra; constant along the factors where both are."""
+
+    mismatch = "cannot combine an element of {} with one of {}"
+
+    def __init__(self, K: Expr, X: Expr):
+        K, X = check_expression(K, "K"), check_expression(X, "X")
+        if K.algebra != X.algebra:
+            raise ValueError("K, X: " + self.mismatch.format(K.algebra.name, X.algebra.name))
+        super().__init__(K.algebra, K.units & X.units)
+        self.children = (K, X)
+
+
+class Mul(_Binary):
     """The algebra product K X, factor by factor on a tensor product.
 
     Where one side is constant (g_0) along a factor the product there is the other side (g_0 is the unit).
     """
 
-    def __init__(self, K: Expr, X: Expr):
-        for argument, node in (("K", K), ("X", X)):
-            if not isinstance(node, Expr) or node.algebra is None:
-                raise TypeError(f"{argument}: expected an expression with a value in an algebra, got {node!r}")
-        if K.algebra != X.algebra:
-            raise ValueError(f"K, X: cannot multiply an element of {K.algebra.name} by one of {X.algebra.name}")
-        super().__init__(K.algebra, K.units & X.units)
-        self.children = (K, X)
+    mismatch = "cannot multiply an element of {} by one of {}"
 
     def _order(self, signal):
         return sum(child._order(signal) for child in self.children)
@@ -251,6 +263,23 @@ class Mul(Expr):
     def _lower(self, context):
         K, X = (context.lowered(child) for child in self.children)
         return context.multiply(K, X, [dense_product(f) for f in self.factors])
+
+
+class Add(_Binary):
+    """K + X (a factor where only one side is constant is expanded)."""
+
+    mismatch = "cannot add an element of {} to one of {}"
+
+    def _order(self, signal):
+        return max(child._order(signal) for child in self.children)
+
+    def _symbolic(self, context):
+        K, X = (context.value(child) for child in self.children)
+        return K + X
+
+    def _lower(self, context):
+        K, X = (context.full_array(child, self.units) for child in self.children)
+        return context.leaf(self, K + X, batched=np.ndim(K) > len(self.shape) or np.ndim(X) > len(self.shape))
 
 
 class Linear(Expr):
@@ -268,8 +297,7 @@ class Linear(Expr):
     """
 
     def __init__(self, W, X: Expr, factor=-1, into: Algebra | None = None):
-        if not isinstance(X, Expr) or X.algebra is None:
-            raise TypeError(f"X: expected an expression with a value in an algebra, got {X!r}")
+        X = check_expression(X, "X")
         sources = tuple(sorted(_check_factor(X, f) for f in (factor if isinstance(factor, tuple) else (factor,))))
         if not sources or sources != tuple(range(sources[0], sources[0] + len(sources))):
             raise ValueError(f"factor: expected one factor index or a tuple of adjacent ones, got {factor!r}")
@@ -322,8 +350,7 @@ class Scale(Expr):
     """
 
     def __init__(self, X: Expr, c):
-        if not isinstance(X, Expr) or X.algebra is None:
-            raise TypeError(f"X: expected an expression with a value in an algebra, got {X!r}")
+        X = check_expression(X, "X")
         self.c = to_exact(c, "c")
         if self.c.free_symbols:
             raise ValueError(f"c: expected a number, got {self.c}")

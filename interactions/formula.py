@@ -17,7 +17,7 @@ import sympy
 
 from algebra import Element
 
-from .expression import Expr, Parameter, Signal, symbol_array
+from .expression import Expr, Parameter, Signal, check_expression, symbol_array
 
 
 class SymbolicContext:
@@ -60,8 +60,7 @@ class SymbolicContext:
 def formula(expr: Expr, latex: bool = False):
     """The exact coefficients of `expr` as an object array of shape ``expr.algebra.shape`` (constant factors
     included); with ``latex=True`` a LaTeX string of the nonzero components instead."""
-    if not isinstance(expr, Expr) or expr.algebra is None:
-        raise TypeError(f"expr: expected an expression with a value in an algebra, got {expr!r}")
+    check_expression(expr, "expr")
     size = expr.algebra.dim
     if size > 4096:
         raise ValueError(f"expr: its algebra {expr.algebra.name} has {size} components; formulas are for small "

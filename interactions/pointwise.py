@@ -20,7 +20,7 @@ import sympy
 from algebra import Element
 
 from . import masks
-from .expression import Expr, _check_factor
+from .expression import Expr, _check_factor, check_expression
 
 
 def _sigmoid(x):
@@ -83,8 +83,7 @@ class Pointwise(Expr):
     def __init__(self, function: str, X: Expr, factor: int | None = None, mask=None, query: int = 0):
         if function not in FUNCTIONS:
             raise ValueError(f"function: expected one of {', '.join(FUNCTIONS)}, got {function!r}")
-        if not isinstance(X, Expr) or X.algebra is None:
-            raise TypeError(f"X: expected an expression with a value in an algebra, got {X!r}")
+        X = check_expression(X, "X")
         if function == "softmax":
             if factor is None:
                 raise ValueError("factor: softmax needs the factor to normalise over")

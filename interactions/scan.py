@@ -23,7 +23,7 @@ import numpy as np
 
 from algebra import Algebra, Element, tensor_product
 
-from .expression import Expr, Signal, _check_factor
+from .expression import Expr, Signal, _check_factor, check_expression
 
 
 class Placeholder(Signal):
@@ -36,30 +36,6 @@ class Placeholder(Signal):
         return context.signal_element(self)          # only reached when unbound: a generic element
 
 
-class Add(Expr):
-    """K + X (same algebra; a factor where only one side is constant is expanded)."""
-
-    def __init__(self, K: Expr, X: Expr):
-        for argument, node in (("K", K), ("X", X)):
-            if not isinstance(node, Expr) or node.algebra is None:
-                raise TypeError(f"{argument}: expected an expression with a value in an algebra, got {node!r}")
-        if K.algebra != X.algebra:
-            raise ValueError(f"K, X: cannot add an element of {K.algebra.name} to one of {X.algebra.name}")
-        super().__init__(K.algebra, K.units & X.units)
-        self.children = (K, X)
-
-    def _order(self, signal):
-        return max(child._order(signal) for child in self.children)
-
-    def _symbolic(self, context):
-        K, X = (context.value(child) for child in self.children)
-        return K + X
-
-    def _lower(self, context):
-        K, X = (context.full_array(child, self.units) for child in self.children)
-        return context.leaf(self, K + X, batched=np.ndim(K) > len(self.shape) or np.ndim(X) > len(self.shape))
-
-
 class Scan(Expr):
     """H(t) = step(H(t-1), X(t)) along factor `time` of X; H(-1) = `initial` (default 0).
 
@@ -68,8 +44,7 @@ class Scan(Expr):
 
     def __init__(self, step, X: Expr, state: Algebra, time: int = 0, initial: Expr | None = None,
                  return_sequences: bool = True):
-        if not isinstance(X, Expr) or X.algebra is None:
-            raise TypeError(f"X: expected an expression with a value in an algebra, got {X!r}")
+        X = check_expression(X, "X")
         if not isinstance(state, Algebra):
             raise TypeError(f"state: expected an Algebra, got {type(state).__name__}")
         time = _check_factor(X, time, "time")

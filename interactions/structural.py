@@ -21,20 +21,14 @@ import numpy as np
 from algebra import Element
 
 from . import masks
-from .expression import Expr, _check_factor, unit_is_all_ones
-
-
-def _check_expression(X, argument: str = "X") -> Expr:
-    if not isinstance(X, Expr) or X.algebra is None:
-        raise TypeError(f"{argument}: expected an expression with a value in an algebra, got {X!r}")
-    return X
+from .expression import Expr, _check_factor, check_expression, unit_is_all_ones
 
 
 class Flip(Expr):
     """T: moves the content of factor `source` to factor `target`, where the value must be constant (g_0)."""
 
     def __init__(self, X: Expr, source: int = 0, target: int = 1):
-        X = _check_expression(X)
+        X = check_expression(X, "X")
         source, target = _check_factor(X, source, "source"), _check_factor(X, target, "target")
         if source == target or X.factors[source] != X.factors[target]:
             raise ValueError(f"source, target: expected two distinct factors holding the same algebra, got "
@@ -66,7 +60,7 @@ class Reduce(Expr):
     """
 
     def __init__(self, X: Expr, factor: int = 1, mask=None, query: int = 0):
-        X = _check_expression(X)
+        X = check_expression(X, "X")
         factor, query = _check_factor(X, factor), _check_factor(X, query, "query")
         if not unit_is_all_ones(X.factors[factor]):
             raise ValueError(f"factor: reduction needs a position-like factor (unit g_0 = sum of the basis), "
@@ -99,7 +93,7 @@ class CausalReduce(Reduce):
     """P^c: g_k (x) g_l -> g_k (x) g_0 for l <= k, 0 for l > k."""
 
     def __init__(self, X: Expr, factor: int = 1, query: int = 0):
-        X = _check_expression(X)
+        X = check_expression(X, "X")
         n = X.factors[_check_factor(X, factor)].dim
         super().__init__(X, factor, masks.causal(n), query)
 
@@ -109,7 +103,7 @@ class NeighbourhoodReduce(Reduce):
     `points` of shape (n, dims))."""
 
     def __init__(self, X: Expr, mask=None, radius=None, points=None, factor: int = 1, query: int = 0):
-        X = _check_expression(X)
+        X = check_expression(X, "X")
         n = X.factors[_check_factor(X, factor)].dim
         if (mask is None) == (radius is None):
             raise ValueError("mask, radius: give exactly one of them")
@@ -122,7 +116,7 @@ class NeighbourhoodReduce(Reduce):
 
 class _Projection(Expr):
     def __init__(self, X: Expr, components, factor: int):
-        X = _check_expression(X)
+        X = check_expression(X, "X")
         factor = _check_factor(X, factor)
         if factor in X.units:
             raise ValueError(f"factor: X is constant (g_0) along factor {factor}; project a factor it varies along")
@@ -156,7 +150,7 @@ class RankProjection(_Projection):
     """P^R: keeps the first `rank` components of factor `factor` (R score channels)."""
 
     def __init__(self, X: Expr, rank: int, factor: int = -1):
-        X = _check_expression(X)
+        X = check_expression(X, "X")
         dim = X.factors[_check_factor(X, factor)].dim
         if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 1 <= rank <= dim:
             raise ValueError(f"rank: expected an int in 1..{dim} (the factor's dimension), got {rank!r}")

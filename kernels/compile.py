@@ -124,7 +124,7 @@ class Compiled:
         missing = sorted(set(self.signals) - set(inputs))
         if missing:
             raise ValueError(f"inputs: missing signal(s) {missing}")
-        checked, batch = {}, None
+        checked = {}
         for name, signal in self.signals.items():
             array = inputs[name] if _is_array(inputs[name]) else np.asarray(inputs[name], dtype=float)
             shape, expected = tuple(np.shape(array)), signal.shape

@@ -1,0 +1,195 @@
+"""State-space models: a Scan read out at every step; the diagonal linear SSM (S4D).
+
+`StateSpaceModel` is the frame shared with `mamba` and `dynamical`.  Its expression holds one Scan whose step is
+a *hidden term* (everything that involves H(t-1)) plus an *input term* I(t).  `order` reports per-step orders in
+the layer's input with H(t-1) counted as order 0 (the paper's convention: an SSM is order 1, Mamba order 3) and the
+order of the whole layer.  `apply` evaluates the expression (``method="expression"``) or a fast numeric path built
+on `kernels.linear_scan` (``"sequential"``, ``"parallel"`` or ``"auto"``, which picks the faster).
+
+The diagonal SSM: per channel c and mode n a complex A = -exp(log_A_real) + i A_imag, a learnable step
+Delta_c = exp(log_step_c) and the zero-order hold Abar = exp(Delta A), Bbar = (Abar - 1) / A * B, so
+h_t = Abar h_{t-1} + Bbar x_t and y_t = Re(sum_n C_n h_tn) + D x_t.  In position(L) (x) diagonal(channels) (x)
+diagonal(modes) (x) complex_numbers() the input is x (x) f_0 (the unit of the modes; real: x + 0i), the step
+the order-1 multiplication operators Abar H + Bbar X, and the readout P^0(P(C H) + D X) (P sums the modes, P^0
+keeps the real part).  Unrolled, y is x convolved causally with K_k = Re(sum_n C_n Abar_n^k Bbar_n): the FFT
+path ``method="convolution"``.
+
+>>> import numpy as np
+>>> model = ssm(channels=2, d_state=3)
+>>> model.order()
+Orders(input=1, hidden=0, output=1)
+>>> params = model.init(seed=0)
+>>> x = np.random.default_rng(1).standard_normal((2, 7, 2))
+>>> bool(np.allclose(model.apply(params, x, method="convolution"), model.apply(params, x, method="sequential")))
+True
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import autograd.numpy as anp
+import numpy as np
+
+from algebra import complex_numbers, diagonal, position, tensor_product
+from algebra.algebra import check_count
+from kernels.linear_scan import linear_scan
+
+from ..expression import Parameter, Signal
+from ..order import order
+from ..scan import Scan
+from ..structural import Reduce, ScalarProjection
+from .model import Model
+
+
+class Orders(NamedTuple):
+    """Self-interaction orders in the layer's input: of the step's input term and hidden term (H(t-1) counted as
+    order 0), and of the layer's output."""
+
+    input: int
+    hidden: int
+    output: int
+
+
+class StateSpaceModel(Model):
+    """A `Model` whose expression contains one Scan built by `recurrence`; inputs (batch, length, `width`).
+
+    Subclasses define ``build``, ``width`` and ``fast(params, x, method)`` (x already checked).
+    """
+
+    methods = ("auto", "expression", "sequential", "parallel")
+    width: int
+
+    @staticmethod
+    def recurrence(step, X, state):
+        """Scan(X) with H(t) = hidden + input for ``step(h, x_t) -> (hidden, input)``."""
+        def body(h, x_t):
+            hidden, term = step(h, x_t)
+            return hidden + term
+        return Scan(body, X, state=state)
+
+    def order(self) -> Orders:
+        """The orders of the input term, the hidden term and the output (see `Orders`)."""
+        scan = next(node for node in self.expr.walk() if isinstance(node, Scan))
+        hidden, term = scan.body.children
+        outer = order(scan.children[0], self.signal)
+        return Orders(order(term, scan.x_t) * outer, order(hidden, scan.x_t) * outer, order(self.expr, self.signal))
+
+    def geometry_of(self, x):
+        if np.ndim(x) != 3 or np.shape(x)[-1] != self.width:
+            raise ValueError(f"x: expected shape (batch, length, {self.width}), got {np.shape(x)}")
+        return (np.shape(x)[1],)
+
+    def checked(self, params) -> dict:
+        """`params` with every parameter present in its shape, or a ValueError naming the parameter."""
+        if not (hasattr(params, "keys") and hasattr(params, "__getitem__")):
+            raise TypeError(f"params: expected a dict name -> array, got {type(params).__name__}")
+        for name, shape in self.parameters.items():
+            if name not in params.keys():
+                raise ValueError(f"params: missing {name!r} (expected shape {shape})")
+            if np.shape(params[name]) != shape:
+                raise ValueError(f"params[{name!r}]: expected shape {shape}, got {np.shape(params[name])}")
+        return params
+
+    def apply(self, params, x, method: str = "auto"):
+        """The layer on x of shape (batch, length, width): the compiled expression or a fast path (`methods`)."""
+        if method not in self.methods:
+            raise ValueError(f"method: expected one of {', '.join(self.methods)}, got {method!r}")
+        self.geometry_of(x)
+        if method == "expression":
+            return self.expression_apply(params, x)
+        return self.fast(self.checked(params), x, method)
+
+    def expression_apply(self, params, x):
+        return super().apply(params, x)
+
+    def fast(self, params, x, method):
+        raise NotImplementedError
+
+
+def _complex(pairs):
+    return pairs[..., 0] + 1j * pairs[..., 1]
+
+
+def _pairs(z):
+    return anp.stack([anp.real(z), anp.imag(z)], axis=-1)
+
+
+class DiagonalSSM(StateSpaceModel):
+    """The S4D layer of the module docstring.  Parameters ``log_step`` (channels,), ``log_A_real`` and ``A_imag``
+    (channels, d_state), ``B`` and ``C`` (channels, d_state, 2) (complex numbers as (real, imaginary)), ``D``
+    (channels,)."""
+
+    methods = StateSpaceModel.methods + ("convolution",)
+
+    def __init__(self, channels, d_state, step_min, step_max, length):
+        super().__init__()
+        self.width, self.d_state = check_count(channels, "channels"), check_count(d_state, "d_state")
+        if not (isinstance(step_min, (int, float)) and isinstance(step_max, (int, float))
+                and 0 < step_min <= step_max):
+            raise ValueError(f"step_min, step_max: expected steps 0 < step_min <= step_max, got {step_min!r}, "
+                             f"{step_max!r}")
+        self.step_min, self.step_max = float(step_min), float(step_max)
+        self.geometry = (check_count(length, "length"),)
+
+    @property
+    def parameters(self) -> dict:
+        H, N = self.width, self.d_state
+        return {"log_step": (H,), "log_A_real": (H, N), "A_imag": (H, N), "B": (H, N, 2), "C": (H, N, 2),
+                "D": (H,)}
+
+    def init(self, seed=0, dtype=np.float64) -> dict:
+        """S4D-Lin: A_n = -1/2 + i pi n, B = 1, C and D standard normal (C with variance 1/2 per part), steps
+        log-uniform in [step_min, step_max]."""
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        H, N = self.width, self.d_state
+        values = {"log_step": rng.uniform(np.log(self.step_min), np.log(self.step_max), H),
+                  "log_A_real": np.full((H, N), np.log(0.5)), "A_imag": np.tile(np.pi * np.arange(N), (H, 1)),
+                  "B": np.stack([np.ones((H, N)), np.zeros((H, N))], axis=-1),
+                  "C": np.sqrt(0.5) * rng.standard_normal((H, N, 2)), "D": rng.standard_normal(H)}
+        return {name: np.asarray(value, dtype=dtype) for name, value in values.items()}
+
+    def build(self, geometry):
+        (length,) = geometry
+        state = tensor_product(diagonal(self.width), diagonal(self.d_state), complex_numbers())
+        X = Signal("x", tensor_product(position(length), *state.factors), units=[2])
+        Abar, Bbar = Parameter("Abar", state), Parameter("Bbar", state)
+        H = self.recurrence(lambda h, x_t: (Abar * h, Bbar * x_t), X, state)
+        C = Parameter("C", X.algebra, units=[0])
+        D = Parameter("D", X.algebra, units=[0, 2], support={3: (0,)})
+        return ScalarProjection(Reduce(C * H, factor=2) + D * X, factor=3), X
+
+    def discretise(self, params):
+        """Zero-order hold: (Delta A, Abar, Bbar, C) as complex arrays (channels, d_state)."""
+        step = anp.exp(params["log_step"])[:, None]
+        A = -anp.exp(params["log_A_real"]) + 1j * params["A_imag"]
+        Abar = anp.exp(step * A)
+        return step * A, Abar, (Abar - 1) / A * _complex(params["B"]), _complex(params["C"])
+
+    def expression_apply(self, params, x):
+        _, Abar, Bbar, C = self.discretise(self.checked(params))
+        values = {"Abar": _pairs(Abar), "Bbar": _pairs(Bbar), "C": _pairs(C), "D": params["D"][:, None]}
+        _, _, compiled = self._get(self.geometry_of(x))
+        return compiled(anp.stack([x, anp.zeros_like(x)], axis=-1), values)[..., 0]
+
+    def fast(self, params, x, method):
+        step_A, Abar, Bbar, C = self.discretise(params)
+        skip = params["D"] * x
+        if method == "auto":
+            method = "convolution"
+        if method == "convolution":
+            length = np.shape(x)[1]
+            powers = anp.exp(step_A[..., None] * np.arange(length))                  # Abar^k, (H, N, L)
+            kernel = anp.real(anp.einsum("hn,hnl->lh", C * Bbar, powers))
+            size = 2 * length
+            spectrum = anp.fft.rfft(x, n=size, axis=1) * anp.fft.rfft(kernel, n=size, axis=0)
+            return anp.fft.irfft(spectrum, n=size, axis=1)[:, :length] + skip
+        xt = anp.swapaxes(x, 0, 1)                                                       # (L, batch, H)
+        inputs = xt[..., None] * Bbar
+        states = linear_scan(anp.broadcast_to(Abar, np.shape(inputs)), inputs, method=method)
+        return anp.swapaxes(anp.real(anp.einsum("lbhn,hn->lbh", states, C)), 0, 1) + skip
+
+
+def ssm(channels: int = 64, d_state: int = 64, step_min: float = 1e-3, step_max: float = 1e-1,
+        length: int = 3) -> DiagonalSSM:
+    """A diagonal SSM (S4D) on (batch, length, channels); `length` only sets the inspected expression."""
+    return DiagonalSSM(channels, d_state, step_min, step_max, length)
