@@ -15,10 +15,14 @@ array([[ 3., 10.],
 >>> tree_reduce(matmul, (shears,))[0]
 array([[ 3., 10.],
        [ 2.,  7.]])
+>>> cumulative_sum(np.array([1., 2., 3.]), axis=0)      # [:-1] exclusive, [1:] inclusive prefixes
+array([0., 1., 3., 6.])
 """
 from __future__ import annotations
 
 import autograd.numpy as anp
+import numpy as np
+from autograd.extend import defvjp, primitive
 
 
 def _take(element: tuple, index, axis: int) -> tuple:
@@ -66,3 +70,24 @@ def tree_reduce(combine, element, axis: int = 0) -> tuple:
                                                                                            axis)))
         element, n = pairs, (n + 1) // 2
     return _take(element, 0, axis)
+
+
+@primitive
+def cumulative_sum(a, axis: int):
+    """Sums of a along `axis` of every prefix, the empty one first: n + 1 entries (0, a_0, a_0 + a_1, ...)."""
+    shape = list(np.shape(a))
+    shape[axis] += 1
+    out = np.zeros(shape, dtype=a.dtype)
+    np.cumsum(a, axis=axis, out=out[(slice(None),) * axis + (slice(1, None),)])
+    return out
+
+
+def _cumulative_sum_vjp(result, a, axis):
+    """Entry s of a reaches the outputs s + 1 .. n: its gradient sums those, a reversed cumulative sum."""
+    def vjp(gradient):
+        later = anp.flip(gradient, axis)[(slice(None),) * axis + (slice(0, -1),)]
+        return anp.flip(anp.cumsum(later, axis=axis), axis)
+    return vjp
+
+
+defvjp(cumulative_sum, _cumulative_sum_vjp)
