@@ -107,10 +107,11 @@ def _lift_order(lift: str, embedding_order, degree: int) -> int:
 
 
 def choose_method(shape, degree: int, return_sequences: bool, itemsize: int = 8) -> str:
-    """"levelwise" if its arrays over all times fit in `LEVELWISE_BYTES`, else "sequential" (constant memory)."""
+    """"levelwise" if its arrays over all times fit in `LEVELWISE_BYTES`, else "sequential" (memory independent of
+    the length).  "parallel" does more work than "levelwise" and holds as much, so "auto" never takes it."""
     batch, length, d = shape
-    stored = sum(d ** m for m in range(1, degree + int(return_sequences)))
-    return "levelwise" if 3 * batch * length * stored * itemsize <= LEVELWISE_BYTES else "sequential"
+    largest = degree if return_sequences else max(degree - 2, 2)      # per time step, see kernels.seq2tens
+    return "levelwise" if 4 * batch * length * d ** largest * itemsize <= LEVELWISE_BYTES else "sequential"
 
 
 def seq2tens(x, degree: int, lift: str = "linear", embedding_order=None, return_sequences: bool = False,

@@ -9,6 +9,8 @@ Seq2Tens lift (1, x, 0, ...), p >= M the exponential) and `scan` returns the pro
 * ``"sequential"``: a loop over time multiplying the state by each lift (Horner's rule per level);
 * ``"levelwise"``: the same recursion solved one level at a time for all times at once,
   Phi_m(t) = sum_{s<=t} sum_{k=1..p} Phi_{m-k}(s-1) (x) x_s^{(x)k} / k!, a cumulative sum over time per level;
+  when only the whole product is wanted the top two levels are contractions over time (matrix products), so no
+  array holds more than d^{M-2} numbers per time step;
 * ``"parallel"``: an associative prefix scan of the lifts (`kernels.prefix_scan`), log depth in L.
 
 `low_rank` evaluates rank-1 functionals <v^1 (x) ... (x) v^m, Phi(x)> without forming tensors (the LS2T layer).
@@ -20,11 +22,16 @@ Seq2Tens lift (1, x, 0, ...), p >= M the exponential) and `scan` returns the pro
 """
 from __future__ import annotations
 
+import math
+
 import autograd.numpy as anp
 
-from .prefix_scan import prefix_scan, tree_reduce
+from .prefix_scan import cumulative_sum, prefix_scan, tree_reduce
 
 METHODS = ("sequential", "levelwise", "parallel")
+
+#: `low_rank` runs through time in blocks whose projections hold about this many numbers (4 MB in float64).
+BLOCK_NUMBERS = 2 ** 19
 
 
 def _merge_last(a):
@@ -37,19 +44,18 @@ def outer(a, b):
     return _merge_last(a[..., :, None] * b[..., None, :])
 
 
-def _times(acc, x):
-    """acc (x) x, where acc None stands for the scalar 1."""
-    return x if acc is None else outer(acc, x)
-
-
-def _horner(lower, x, m: int, order: int):
-    """sum_{k=1..min(m, order)} lower[m-k] (x) x^{(x)(k-1)} / k!, so that (lower . lift(x))_m - lower_m is this
-    (x) x.  `lower[j]` holds level j (lower[0] is None, the 1); the result is None when it is the scalar 1."""
+def _series(lower, x, m: int, order: int, skip: int = 0):
+    """sum_{k=skip+1..min(m, order)} lower[m-k] (x) x^{(x)(k-1-skip)} / k! by Horner's rule; `lower[j]` holds level j
+    (lower[0] the unit: ones (..., 1)).  With skip = 0, (lower . lift(x))_m = lower_m + this (x) x."""
     q = min(m, order)
     acc = lower[m - q]
-    for k in range(q, 1, -1):
-        acc = _times(acc, x) / k + lower[m - k + 1]
-    return acc
+    for k in range(q, skip + 1, -1):
+        acc = outer(acc, x / k) + lower[m - k + 1]
+    return acc / math.factorial(skip + 1) if skip else acc
+
+
+def _unit(x):
+    return anp.ones(anp.shape(x)[:-1] + (1,), x.dtype)
 
 
 def lift(x, degree: int, order: int) -> tuple:
@@ -68,30 +74,45 @@ def multiply(s: tuple, t: tuple) -> tuple:
 
 
 def _sequential(x, degree, order, return_sequences):
-    state = [None] + [anp.zeros(anp.shape(x)[:-2] + (anp.shape(x)[-1] ** m,), x.dtype) for m in range(1, degree + 1)]
+    d = anp.shape(x)[-1]
+    state = [_unit(x[..., 0, :])] + [anp.zeros(anp.shape(x)[:-2] + (d ** m,), x.dtype) for m in range(1, degree + 1)]
     states = []
     for t in range(anp.shape(x)[-2]):
         step = x[..., t, :]
-        state = [None] + [state[m] + _times(_horner(state, step, m, order), step) for m in range(1, degree + 1)]
+        state = state[:1] + [state[m] + outer(_series(state, step, m, order), step) for m in range(1, degree + 1)]
         states.append(tuple(state[1:]))
     if not return_sequences:
         return states[-1]
     return tuple(anp.stack(level, axis=-2) for level in zip(*states))
 
 
+def _sum_outer(a, b):
+    """sum over time (axis -2) of a_t (x) b_t."""
+    return _merge_last(anp.matmul(anp.swapaxes(a, -1, -2), b))
+
+
+def _top_levels(exclusive, x, degree, order, time):
+    """Levels M-1 and M summed over time without arrays of d^{M-1} entries per time step.  With I the series of
+    level M-1, Phi_{M-1} = sum_s I(s) (x) x_s; Phi_M = sum_t (E_{M-1}(t) + G(t) (x) x_t) (x) x_t with
+    E_{M-1}(t) = sum_{s<t} I(s) (x) x_s, so its first part is sum_s I(s) (x) x_s (x) (sum_{t>s} x_t)."""
+    if degree == 1:
+        return [anp.sum(x, axis=-2)]
+    inner = _series(exclusive, x, degree - 1, order)
+    sums = cumulative_sum(x, time)
+    top = _sum_outer(inner, outer(x, sums[..., -1:, :] - sums[..., 1:, :]))
+    if min(degree, order) > 1:
+        top = top + _sum_outer(_series(exclusive, x, degree, order, skip=1), outer(x, x))
+    return [_sum_outer(inner, x), top]
+
+
 def _levelwise(x, degree, order, return_sequences):
-    exclusive, levels = [None], []                  # exclusive[j]: level j of the product over times < t
-    for m in range(1, degree + 1):
-        inner = _horner(exclusive, x, m, order)
-        if m == degree and not return_sequences:    # the top level is only summed: contract over time
-            levels.append(anp.sum(x, axis=-2) if inner is None else
-                          _merge_last(anp.matmul(anp.swapaxes(inner, -1, -2), x)))
-            break
-        increment = _times(inner, x)
-        prefix = anp.cumsum(increment, axis=-2)
-        levels.append(prefix if return_sequences else prefix[..., -1, :])
-        exclusive.append(prefix - increment)
-    return tuple(levels)
+    exclusive, levels = [_unit(x)], []              # exclusive[j]: level j of the product over times < t
+    time = anp.ndim(x) - 2
+    for m in range(1, degree + 1 if return_sequences else degree - 1):
+        prefixes = cumulative_sum(outer(_series(exclusive, x, m, order), x), time)
+        levels.append(prefixes[..., 1:, :] if return_sequences else prefixes[..., -1, :])
+        exclusive.append(prefixes[..., :-1, :])
+    return tuple(levels) if return_sequences else tuple(levels + _top_levels(exclusive, x, degree, order, time))
 
 
 def _parallel(x, degree, order, return_sequences):
@@ -109,30 +130,47 @@ def scan(x, degree: int, order: int, method: str = "levelwise", return_sequences
     return _SCANS[method](x, degree, order, return_sequences)
 
 
-def low_rank(z, degree: int, independent: bool, return_sequences: bool = False):
-    """<l_m, Phi(x)> for rank-1 functionals l_m = v^1_m (x) ... (x) v^m_m, from the projections z_t = <v, x_t>.
+def low_rank(x, V, degree: int, independent: bool, return_sequences: bool = False):
+    """<l_m, Phi(x)> for N rank-1 functionals per level, l_m = v^1_m (x) ... (x) v^m_m, without forming tensors.
 
-    z is (..., L, K, N): N functionals; with ``independent=False`` K = degree and slot k-1 holds <v^k, x_t>,
-    shared by all levels (l_m = v^1 (x) ... (x) v^m); with ``independent=True`` K = degree (degree + 1) / 2 and
-    the slots come in groups k = 1..degree, group k holding <v^k_m, x_t> for m = k..degree.  The recursion
-    R_1 = z^1, R_k(t) = z^k_t sum_{s<t} R_{k-1}(s), level k = sum_t R_k(t), costs O(K L N).  Returns
-    (..., degree, N), or (..., L, degree, N) over the expanding windows [0, t] with `return_sequences`.
+    x is (batch, L, h), V (h, K, N).  With ``independent=False`` K = degree and slot k-1 holds v^k, shared by all
+    levels (l_m = v^1 (x) ... (x) v^m); with ``independent=True`` K = degree (degree + 1) / 2 and the slots come in
+    groups k = 1..degree, group k holding v^k_m for m = k..degree.  With z^k_t = <v^k, x_t>, the recursion
+    R_1 = z^1, R_k(t) = z^k_t sum_{s<t} R_{k-1}(s), level k = sum_t R_k(t) costs O(K L N h).  Time runs in blocks
+    of about `BLOCK_NUMBERS` projections, carrying the sums, so the working set stays small at any L.  Returns
+    (batch, degree, N), or (batch, L, degree, N) over the expanding windows [0, t] with `return_sequences`.
 
     >>> import numpy as np
-    >>> z = np.array([[[1.], [2.]], [[3.], [4.]], [[5.], [6.]]])  # L = 3, v^1 and v^2 of one functional
-    >>> low_rank(z, 2, independent=False)[:, 0]                   # 1 + 3 + 5, 1*4 + 1*6 + 3*6
-    array([ 9., 28.])
+    >>> x = np.array([[[1.], [3.], [5.]]])          # L = 3, h = 1; v^1 = 1, v^2 = 2 for one functional
+    >>> low_rank(x, np.array([[[1.], [2.]]]), 2, independent=False)[0, :, 0]    # 1 + 3 + 5, 2 (1*3 + 1*5 + 3*5)
+    array([ 9., 46.])
     """
-    running, levels, start = None, [], 0
-    for k in range(1, degree + 1):
-        width = degree - k + 1 if independent else 1
-        slots = z[..., start:start + width, :]
+    batch, length, h = anp.shape(x)
+    slots, width = anp.shape(V)[1:]
+    projection = anp.reshape(V, (h, slots * width))
+    block = max(1, BLOCK_NUMBERS // (batch * slots * width))
+    totals, outputs = [None] * degree, []
+    for start in range(0, length, block):
+        z = anp.reshape(x[:, start:start + block] @ projection, (batch, -1, slots, width))
+        levels, totals = _low_rank_block(z, totals, independent)
+        if return_sequences:
+            outputs.append(anp.stack(levels, axis=-2))
+    if return_sequences:
+        return anp.concatenate(outputs, axis=1)
+    return anp.stack([total[:, 0] for total in totals], axis=-2)
+
+
+def _low_rank_block(z, totals, independent):
+    """The recursion on one block of time steps z (batch, C, K, N), starting from the running sums `totals`
+    (one (batch, slots, N) per k, or None at the start); returns the levels (batch, C, N) and the new totals."""
+    running, levels, carried, start = None, [], [], 0
+    for k, total in enumerate(totals):
+        width = len(totals) - k if independent else 1
+        step = z[:, :, start:start + width]
         start += width
-        step = slots if running is None else slots * running
-        if k == degree and not return_sequences:
-            levels.append(anp.sum(step[..., 0, :], axis=-2))
-            break
-        prefix = anp.cumsum(step, axis=-3)
-        levels.append(prefix[..., 0, :] if return_sequences else prefix[..., -1, 0, :])
-        running = (prefix - step)[..., 1:, :] if independent else prefix - step
-    return anp.stack(levels, axis=-2)
+        step = step if running is None else step * running
+        prefixes = cumulative_sum(step, 1) if total is None else cumulative_sum(step, 1) + total[:, None]
+        levels.append(prefixes[:, 1:, 0])
+        carried.append(prefixes[:, -1])
+        running = prefixes[:, :-1, int(independent):]
+    return levels, carried

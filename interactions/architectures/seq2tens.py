@@ -157,9 +157,8 @@ class LS2T:
         return x
 
     def _functionals(self, features, V, reverse: bool):
-        batch, length, h = np.shape(features)
-        z = anp.reshape(features @ anp.reshape(V, (h, -1)), (batch, length, self.slots, self.width))
-        y = low_rank(z[:, ::-1] if reverse else z, self.order, self.weights == "independent", self.return_sequences)
+        y = low_rank(features[:, ::-1] if reverse else features, V, self.order, self.weights == "independent",
+                     self.return_sequences)
         y = y[:, ::-1] if reverse and self.return_sequences else y
         if self.normalise:
             centred = y - anp.mean(y, axis=-1, keepdims=True)

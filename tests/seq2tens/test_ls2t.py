@@ -5,6 +5,8 @@ import autograd
 import numpy as np
 import pytest
 
+import kernels.seq2tens
+
 from interactions.architectures import convolution
 from interactions.architectures.seq2tens import deep_ls2t, ls2t
 from interactions.seq2tens import seq2tens
@@ -38,8 +40,12 @@ def reference(V, weights, order, features, reverse, return_sequences):
 @pytest.mark.parametrize("weights", ["recursive", "independent"])
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("return_sequences", [False, True])
+@pytest.mark.parametrize("one_step_blocks", [False, True])
 def test_ls2t_equals_functionals_of_the_full_tensors_with_masked_variable_lengths(weights, reverse,
-                                                                                return_sequences):
+                                                                                return_sequences, one_step_blocks,
+                                                                                monkeypatch):
+    if one_step_blocks:                                         # the recursion carried across blocks of time
+        monkeypatch.setattr(kernels.seq2tens, "BLOCK_NUMBERS", 1)
     layer = ls2t(d_in=2, width=3, order=3, weights=weights, static=None, reverse=reverse,
                  return_sequences=return_sequences)
     params = layer.init(seed=1)
