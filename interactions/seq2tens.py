@@ -36,6 +36,7 @@ import sympy
 from autograd.tracer import getval
 
 from algebra import position, tensor_algebra, tensor_product
+from algebra.algebra import check_count
 from kernels.seq2tens import METHODS, scan
 
 from .expression import Scale, Signal
@@ -43,13 +44,6 @@ from .scan import Scan
 
 #: Working memory (bytes) up to which method "auto" runs the level-wise kernel; past it, the sequential one.
 LEVELWISE_BYTES = 2 ** 28
-
-
-def check_count(value, argument: str, minimum: int = 1) -> int:
-    """An int >= `minimum` (bools refused), or a ValueError naming `argument`."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{argument}: expected an int >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def check_sequences(x, mask=None, dim: int | None = None):
