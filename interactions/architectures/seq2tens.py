@@ -207,15 +207,18 @@ class DeepLS2T:
 
     @property
     def parameters(self) -> dict:
+        """Parameter name ("layer{i}/<name of LS2T.parameters>") -> shape."""
         return {f"layer{i}/{name}": shape for i, layer in enumerate(self.layers)
                 for name, shape in layer.parameters.items()}
 
     def init(self, seed=0, dtype=np.float64) -> dict:
+        """Every layer's `LS2T.init`, drawn from one seeded generator."""
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         return {f"layer{i}/{name}": value for i, layer in enumerate(self.layers)
                 for name, value in layer.init(rng, dtype).items()}
 
     def apply(self, params, x, mask=None):
+        """The layers in turn on x (batch, length, d_in), each with the same mask."""
         for i, layer in enumerate(self.layers):
             prefix = f"layer{i}/"
             x = layer.apply({name[len(prefix):]: params[name] for name in params.keys() if name.startswith(prefix)},
