@@ -1,0 +1,88 @@
+"""kernels.linear_scan: both scans against a Python loop, the adjoint, gradients (real and complex), the choice."""
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+from kernels.linear_scan import PARALLEL_WIDTH, choose, linear_scan, parallel, reverse, sequential
+from ssm_support import check_gradient
+
+
+def loop(a, b, initial=None):
+    h, states = (0 if initial is None else initial), []
+    for t in range(len(b)):
+        h = a[t] * h + b[t]
+        states.append(h)
+    return np.array(states)
+
+
+def draw(rng, shape, dtype):
+    values = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if np.dtype(dtype).kind == "c" else 0)
+    return (0.8 * values).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("initial", [False, True])
+def test_scans_equal_the_loop(dtype, initial):
+    rng = np.random.default_rng(0)
+    tolerance = 1e-5 if dtype == np.float32 else 1e-12
+    for length in range(1, 18):
+        a, b = draw(rng, (length, 3, 2), dtype), draw(rng, (length, 3, 2), dtype)
+        h0 = draw(rng, (3, 2), dtype) if initial else None
+        expected = loop(a, b, h0)
+        for method in ("sequential", "parallel", "auto"):
+            states = linear_scan(a, b, h0, method=method)
+            assert states.dtype == dtype
+            np.testing.assert_allclose(states, expected, rtol=tolerance, atol=tolerance)
+        for scan in (sequential, parallel):                       # in place, into b
+            inplace = b.copy()
+            scan(a, inplace, h0, out=inplace)
+            np.testing.assert_allclose(inplace, expected, rtol=tolerance, atol=tolerance)
+
+
+def test_reverse_is_the_adjoint_recurrence():
+    rng = np.random.default_rng(1)
+    a, b, final = rng.standard_normal((6, 2)), rng.standard_normal((6, 2)), rng.standard_normal(2)
+    expected, l = [], final
+    for t in reversed(range(6)):
+        l = b[t] + (a[t + 1] * l if t + 1 < 6 else l)
+        expected.append(l)
+    for method in ("sequential", "parallel"):
+        np.testing.assert_allclose(reverse(a, b, final, method), expected[::-1], rtol=1e-13)
+
+
+@pytest.mark.parametrize("method", ["sequential", "parallel"])
+def test_gradients_equal_finite_differences(method):
+    rng = np.random.default_rng(2)
+    weights = rng.standard_normal((9, 4))
+    params = {"a": rng.uniform(-1, 1, (9, 4)), "b": rng.standard_normal((9, 4)), "h0": rng.standard_normal(4)}
+    check_gradient(lambda p: anp.sum(weights * linear_scan(p["a"], p["b"], p["h0"], method) ** 2), params)
+
+    def complex_loss(p):                                          # a real loss of a complex recurrence
+        states = linear_scan(p["ar"] + 1j * p["ai"], p["br"] + 1j * p["bi"], method=method)
+        return anp.sum(weights * anp.abs(states) ** 2)
+    check_gradient(complex_loss, {name: 0.7 * rng.standard_normal((9, 4)) for name in ("ar", "ai", "br", "bi")})
+
+
+def test_gradients_by_hand():
+    a, b = np.full((3, 1), 0.5), np.ones((3, 1))
+    ga, gb = autograd.grad(lambda a, b: anp.sum(linear_scan(a, b)), (0, 1))(a, b)
+    np.testing.assert_allclose(gb[:, 0], [1.75, 1.5, 1.0])          # d sum h / d b_t = sum_s>=t prod a
+    np.testing.assert_allclose(ga[:, 0], [0.0, 1.5 * 1.0, 1.5])     # adjoint_t * h_{t-1}
+
+
+def test_auto_takes_the_parallel_scan_only_for_narrow_steps():
+    assert choose(1024, 1) == "parallel" and choose(1024, PARALLEL_WIDTH) == "sequential"
+    assert choose(8, 1) == "sequential"
+
+
+def test_bad_input():
+    a = np.ones((3, 2))
+    with pytest.raises(ValueError, match="method: expected one of auto, sequential, parallel"):
+        linear_scan(a, a, method="fast")
+    with pytest.raises(ValueError, match=r"a: expected the shape of b \(3, 2\)"):
+        linear_scan(np.ones((3, 1)), a)
+    with pytest.raises(ValueError, match="b: expected shape .* at least one step"):
+        linear_scan(np.ones((0, 2)), np.ones((0, 2)))
+    with pytest.raises(ValueError, match=r"initial: expected shape \(2,\)"):
+        linear_scan(a, a, initial=np.ones(3))
