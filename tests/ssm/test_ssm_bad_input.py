@@ -1,0 +1,66 @@
+"""Bad input to the ssm, mamba and dynamical layers and to selective_scan: errors that name the argument."""
+import numpy as np
+import pytest
+
+from interactions.architectures.dynamical import dynamical
+from interactions.architectures.mamba import mamba, selective_scan
+from interactions.architectures.ssm import ssm
+
+MODELS = [ssm(channels=3, d_state=2), mamba(d_model=3, d_state=2), dynamical(d_model=3)]
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: type(m).__name__)
+def test_input_rank_width_method_and_parameters(model):
+    params, x = model.init(seed=0), np.ones((2, 5, 3))
+    for bad in (np.ones((5, 3)), np.ones((2, 5, 4)), np.ones((1, 2, 5, 3))):
+        with pytest.raises(ValueError, match=r"x: expected shape \(batch, length, 3\)"):
+            model.apply(params, bad)
+    with pytest.raises(ValueError, match="method: expected one of auto, expression, .*got 'fast'"):
+        model.apply(params, x, method="fast")
+    name = sorted(params)[0]
+    with pytest.raises(ValueError, match=f"params: missing '{name}'"):
+        model.apply({k: v for k, v in params.items() if k != name}, x)
+    with pytest.raises(ValueError, match=rf"params\['{name}'\]: expected shape"):
+        model.apply({**params, name: np.ones(7)}, x)
+
+
+def test_sizes_and_steps():
+    for build, argument in ((lambda: ssm(d_state=0), "d_state"), (lambda: mamba(d_state=0), "d_state"),
+                            (lambda: ssm(channels=-1), "channels"), (lambda: mamba(d_model=0), "d_model"),
+                            (lambda: dynamical(d_model=0), "d_model"), (lambda: mamba(d_conv=0), "d_conv")):
+        with pytest.raises(ValueError, match=f"{argument}: expected a positive int"):
+            build()
+    with pytest.raises(TypeError, match="d_state: expected a positive int, got float"):
+        mamba(d_state=2.5)
+    for build, argument in ((lambda: ssm(step_min=0.0), "step_min, step_max"),
+                            (lambda: ssm(step_min=0.2, step_max=0.1), "step_min, step_max"),
+                            (lambda: mamba(dt_min=-1e-3), "dt_min, dt_max")):
+        with pytest.raises(ValueError, match=f"{argument}: expected steps 0 <"):
+            build()
+
+
+def test_orders_outside_the_grid():
+    for input_order in (0, 4, True, "3"):
+        with pytest.raises(ValueError, match=r"input_order: expected one of \(1, 2, 3\)"):
+            dynamical(input_order=input_order)
+    for hidden_order in (0, 3):
+        with pytest.raises(ValueError, match=r"hidden_order: expected one of \(1, 2\)"):
+            dynamical(hidden_order=hidden_order)
+
+
+def test_selective_scan():
+    u, A, BC = np.ones((2, 5, 3)), -np.ones((3, 4)), np.ones((2, 5, 4))
+    with pytest.raises(ValueError, match=r"u: expected shape \(batch, length, channels\)"):
+        selective_scan(u[0], u[0], A, BC[0], BC[0])
+    with pytest.raises(ValueError, match="delta: expected positive steps, got a minimum of 0.0"):
+        selective_scan(u, np.zeros_like(u), A, BC, BC)
+    with pytest.raises(ValueError, match=r"A: expected shape \(channels, d_state\) = \(3, d_state >= 1\), got"):
+        selective_scan(u, u, np.ones((3, 0)), BC[..., :0], BC[..., :0])
+    with pytest.raises(ValueError, match=r"delta: expected shape \(2, 5, 3\)"):
+        selective_scan(u, u[:, :4], A, BC, BC)
+    with pytest.raises(ValueError, match=r"C: expected shape \(2, 5, 4\)"):
+        selective_scan(u, u, A, BC, BC[..., :3])
+    with pytest.raises(ValueError, match=r"D: expected shape \(3,\)"):
+        selective_scan(u, u, A, BC, BC, D=np.ones(4))
+    with pytest.raises(ValueError, match="method: expected one of auto, sequential, parallel"):
+        selective_scan(u, u, A, BC, BC, method="expression")
