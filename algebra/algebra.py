@@ -54,7 +54,7 @@ def _check_basis(basis, dim: int, argument: str = "basis") -> tuple:
 
 def check_count(value, argument: str, minimum: int = 1) -> int:
     """An int (numpy ints too, not bool) >= minimum, or a TypeError / ValueError naming `argument`."""
-    kind = "a positive int" if minimum == 1 else f"an int >= {minimum}"
+    kind = {0: "a non-negative int", 1: "a positive int"}.get(minimum, f"an int >= {minimum}")
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{argument}: expected {kind}, got {type(value).__name__} {value!r}")
     if value < minimum:

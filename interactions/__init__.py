@@ -12,9 +12,11 @@ from .formula import formula
 from .order import order
 from .pointwise import Pointwise
 from .scan import Placeholder, Scan
+from .seq2tens import flatten, seq2tens, seq2tens_expression, signature
 from .structural import (CausalReduce, Flip, NeighbourhoodReduce, RankProjection, Reduce, ScalarProjection)
 
 __all__ = [
     "Expr", "Signal", "Parameter", "Placeholder", "Mul", "Add", "Scan", "Linear", "Scale", "Pointwise", "Flip", "Reduce", "CausalReduce",
     "NeighbourhoodReduce", "ScalarProjection", "RankProjection", "multiplication_operator", "formula", "order",
+    "seq2tens", "seq2tens_expression", "signature", "flatten",
 ]

@@ -16,7 +16,7 @@ block again ordered m = -l..l, so the dimension doubles.
 >>> check_lmax(-1)
 Traceback (most recent call last):
 ...
-ValueError: lmax: expected an int >= 0, got -1
+ValueError: lmax: expected a non-negative int, got -1
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from ..algebra import check_count
 
 
 def check_lmax(value, argument: str = "lmax") -> int:
-    """Return `value` as an int >= 0, or raise TypeError / ValueError naming `argument`."""
+    """Return `value` as a non-negative int, or raise TypeError / ValueError naming `argument`."""
     return check_count(value, argument, minimum=0)
 
 
