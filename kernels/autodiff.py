@@ -1,0 +1,44 @@
+"""Gradients with autograd: each kernel is one autograd primitive whose vector-Jacobian products are kernels.
+
+For z_k = sum lam[i, j, k] x_i y_j the VJP with respect to x is g -> sum_jk lam[i, j, k] y_j g_k, the bilinear
+product of (y, g) with the roles of lam permuted (1, 2, 0); with respect to y it is (x, g) with (0, 2, 1).
+Batch axes that were broadcast are summed back.  The VJP kernels are kernels too, so higher derivatives work.
+
+>>> import autograd, autograd.numpy as anp, numpy as np
+>>> import kernels
+>>> from algebra import complex_numbers
+>>> K = kernels.product(complex_numbers())
+>>> autograd.grad(lambda x: anp.sum(K(x, np.array([0.0, 1.0]))))(np.array([1.0, 2.0]))   # sum(i x) = x0 - x1
+array([ 1., -1.])
+"""
+from __future__ import annotations
+
+import autograd.numpy as anp
+from autograd.extend import defvjp, primitive
+
+#: For the VJP with respect to argument 0 (x) and 1 (y): the role order of the transposed kernel.
+VJP_ROLES = ((1, 2, 0), (0, 2, 1))
+
+
+def unbroadcast(gradient, shape):
+    """Sum `gradient` over the axes that broadcasting added to or stretched in an operand of `shape`."""
+    extra = anp.ndim(gradient) - len(shape)
+    if extra:
+        gradient = anp.sum(gradient, axis=tuple(range(extra)))
+    stretched = tuple(a for a, n in enumerate(shape) if n == 1 and anp.shape(gradient)[a] != 1)
+    return anp.sum(gradient, axis=stretched, keepdims=True) if stretched else gradient
+
+
+def differentiable(kernel):
+    """`kernel.evaluate` (numpy, batch-first) as an autograd primitive with kernel VJPs."""
+    product = primitive(kernel.evaluate)
+
+    def vjp(argument):
+        def make(result, x, y):
+            operand, other = (x, y) if argument == 0 else (y, x)
+            transposed = kernel.transposed(argument)
+            return lambda gradient: unbroadcast(transposed(other, gradient), anp.shape(operand))
+        return make
+
+    defvjp(product, vjp(0), vjp(1))
+    return product

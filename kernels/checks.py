@@ -1,0 +1,83 @@
+"""Checking kernel operands: array library, dtype and algebra axes, with errors that name the argument.
+
+>>> import numpy as np
+>>> operand(np.ones((2, 4)), "x", (3,), np.float64, "batch-first", "diagonal(3)")
+Traceback (most recent call last):
+...
+ValueError: x: axis -1 has size 4, but diagonal(3) needs 3 there (expected shape (..., 3)), got shape (2, 4)
+>>> operand(np.ones(3, dtype=int), "y", (3,), np.float64, "batch-first", "diagonal(3)")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+TypeError: y: expected real floating-point values (the kernel computes in float64), got int64; ...
+"""
+from __future__ import annotations
+
+import numpy as np
+from autograd.tracer import getval
+from opt_einsum.contract import infer_backend
+
+LAYOUTS = ("batch-first", "component-major")
+
+
+def backend(value) -> str:
+    """The array library of `value` as opt_einsum names it ('numpy', 'autograd', 'torch', ...)."""
+    name = infer_backend(value)
+    return "numpy" if name == "builtins" else name
+
+
+def _kind(dtype) -> str:
+    try:
+        return np.dtype(dtype).kind
+    except TypeError:                      # another library's dtype object, e.g. torch.float32
+        name = str(dtype)
+        return "c" if "complex" in name else "f" if "float" in name else "i" if "int" in name else "O"
+
+
+def expected_shape(dims, layout: str) -> str:
+    inner = ", ".join(map(str, dims))
+    return f"(..., {inner})" if layout == LAYOUTS[0] else f"({inner}, ...)"
+
+
+def operand(value, argument: str, dims, dtype, layout: str, name: str):
+    """`value` checked (numpy input as an array of `dtype`); `dims` are the algebra axes it must carry."""
+    library = "numpy" if type(value) is np.ndarray else backend(value)
+    array = np.asarray(value) if library == "numpy" else value
+    raw = array if library == "numpy" else getval(array)
+    found = getattr(raw, "dtype", None)
+    if found is None or _kind(found) != "f":
+        raise TypeError(f"{argument}: expected real floating-point values (the kernel computes in "
+                        f"{np.dtype(dtype).name}), got {found or type(raw).__name__}; convert explicitly, e.g. "
+                        f"{argument}.astype(float)")
+    shape, count = tuple(raw.shape), len(dims)
+    algebra_axes = shape[len(shape) - count:] if layout == LAYOUTS[0] else shape[:count]
+    if len(shape) < count:
+        raise ValueError(f"{argument}: expected at least {count} axes, shape {expected_shape(dims, layout)} for "
+                         f"{name}, got shape {shape}")
+    if algebra_axes != tuple(dims):
+        axis, size, needed = next((a, n, d) for a, n, d in zip(
+            range(-count, 0) if layout == LAYOUTS[0] else range(count), algebra_axes, dims) if n != d)
+        raise ValueError(f"{argument}: axis {axis} has size {size}, but {name} needs {needed} there "
+                         f"(expected shape {expected_shape(dims, layout)}), got shape {shape}")
+    return array.astype(dtype, copy=False) if library == "numpy" else array
+
+
+def broadcast(first: tuple, second: tuple) -> tuple:
+    """numpy's broadcast of two shapes (ValueError when they do not broadcast)."""
+    if first == second:
+        return first
+    rank = max(len(first), len(second))
+    first, second = (1,) * (rank - len(first)) + first, (1,) * (rank - len(second)) + second
+    if any(a != b and 1 not in (a, b) for a, b in zip(first, second)):
+        raise ValueError(f"shapes {first} and {second} do not broadcast")
+    return tuple(b if a == 1 else a for a, b in zip(first, second))
+
+
+def batch_shape(x, y, count: int, layout: str) -> tuple:
+    """The broadcast batch shape of checked operands x and y with `count` algebra axes each."""
+    shapes = [tuple(np.shape(getval(a))) for a in (x, y)]
+    batches = [s[:len(s) - count] if layout == LAYOUTS[0] else s[count:] for s in shapes]
+    try:
+        return broadcast(*batches)
+    except ValueError:
+        raise ValueError(f"x, y: batch axes {batches[0]} and {batches[1]} do not broadcast (x has shape "
+                         f"{shapes[0]}, y has shape {shapes[1]})") from None

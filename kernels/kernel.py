@@ -1,0 +1,189 @@
+"""`Kernel`: a product z = x * y (or any bilinear map) lowered to numeric code, applied to batched arrays.
+
+Build one with `kernels.product` or `kernels.bilinear`.  Arrays carry batch axes first, then one axis per
+factor (``layout="component-major"`` puts the factor axes first instead).  numpy arrays run every strategy, in
+chunks of the batch sized for the cache and within ``kernels.MEMORY_LIMIT``; autograd arrays run the same code
+as one primitive with kernel VJPs (`kernels.autodiff`); other libraries' arrays (torch, jax) run kernels whose
+factors are all identify or dense, through opt_einsum's backend dispatch.
+
+>>> import numpy as np, kernels
+>>> from algebra import quaternions
+>>> K = kernels.product(quaternions())
+>>> K.strategies
+('codegen',)
+>>> i, j = np.eye(4)[1], np.eye(4)[2]
+>>> K(i, j), K(np.stack([i, j]), j)          # i j = k, and a batch of two against one
+(array([0., 0., 0., 1.]), array([[ 0.,  0.,  0.,  1.],
+       [-1.,  0.,  0.,  0.]]))
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from opt_einsum.backends import get_func
+
+from . import autodiff, checks, memory, select
+from .lowering import levels, lower
+from .strategies import STRATEGIES
+
+#: Bytes of operands, results and temporaries one chunk of the batch should touch (fits the L3 cache).
+CHUNK_BYTES = 4 * 2**20
+
+
+class Kernel:
+    """A lowered bilinear product; see the module docstring.  Immutable once built."""
+
+    def __init__(self, factors, strategy="auto", dtype=np.float64, algebra=None, layout="batch-first"):
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in (np.float32, np.float64):
+            raise TypeError(f"dtype: expected numpy.float32 or numpy.float64, got {self.dtype}")
+        if layout not in checks.LAYOUTS:
+            raise ValueError(f"layout: expected one of {', '.join(map(repr, checks.LAYOUTS))}, got {layout!r}")
+        self.factors = tuple(factors)
+        self.strategies = select.resolve(strategy, self.factors)
+        self.algebra, self.layout = algebra, layout
+        self.name = algebra.name if algebra is not None else " ⊗ ".join(f.name for f in self.factors)
+        self.shapes = tuple(tuple(f.shape[role] for f in self.factors) for role in range(3))
+        self.program = lower(self.factors, self.strategies, self.dtype)
+        self._chunked = any(level.chunked for level in levels(self.program))
+        self._differentiable = None
+        self._transposed = {}
+
+    # ------------------------------------------------------------------ calling
+    def __call__(self, x, y):
+        """z = x * y; see the module docstring for shapes, layouts and array types."""
+        x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
+        batch = checks.batch_shape(x, y, len(self.factors), self.layout)
+        libraries = {checks.backend(x), checks.backend(y)} - {"numpy"}
+        if not libraries:
+            return self._evaluate(*self._relayout((x, y), "numpy", True), batch, self.layout)
+        if libraries == {"autograd"}:
+            if self._differentiable is None:
+                self._differentiable = autodiff.differentiable(self)
+            return self._relayout(self._differentiable(*self._relayout((x, y), "autograd", True)), "autograd")
+        if len(libraries) > 1:
+            raise TypeError(f"x, y: expected arrays of one library, got {' and '.join(sorted(libraries))}")
+        library = libraries.pop()
+        if len(levels(self.program)) > 1:
+            raise TypeError(f"x, y: {library} arrays run through opt_einsum, for identify and dense factors only; "
+                            f"this kernel uses {', '.join(self.strategies)}: build it with strategy='dense'")
+        return self._relayout(self.program(*self._relayout((x, y), library, True)), library)
+
+    def _operand(self, value, argument, role):
+        if hasattr(value, "algebra") and hasattr(value, "to_array"):          # an algebra.Element
+            if self.algebra is None:
+                raise TypeError(f"{argument}: an algebra Element needs a kernel built by kernels.product(algebra)")
+            if value.algebra != self.algebra:
+                raise ValueError(f"{argument}: expected an element of {self.algebra.name}, got one of "
+                                 f"{value.algebra.name}")
+            value = value.to_array(self.dtype)
+            if self.layout != checks.LAYOUTS[0]:
+                value = np.moveaxis(value, range(-value.ndim, 0), range(value.ndim))
+        return checks.operand(value, argument, self.shapes[role], self.dtype, self.layout, self.name)
+
+    def _relayout(self, arrays, library, forward=False):
+        """Component-major <-> batch-first by a transposition in `library` (nothing for batch-first)."""
+        if self.layout == checks.LAYOUTS[0]:
+            return arrays
+        transpose, count = get_func("transpose", library), len(self.factors)
+
+        def move(a):
+            rank = len(np.shape(a))
+            order = [*range(count, rank), *range(count)] if forward else [*range(rank - count, rank),
+                                                                         *range(rank - count)]
+            return transpose(a, order)
+        return tuple(map(move, arrays)) if forward else move(arrays)
+
+    def evaluate(self, x, y, layout="batch-first"):
+        """The product of numpy arrays in batch-first layout (algebra axes already checked); result in `layout`."""
+        x, y = np.asarray(x, self.dtype), np.asarray(y, self.dtype)
+        count = len(self.factors)
+        return self._evaluate(x, y, checks.broadcast(x.shape[:x.ndim - count], y.shape[:y.ndim - count]), layout)
+
+    def _evaluate(self, x, y, batch, layout):
+        """The batch is cut into chunks along its first axis, sized by `CHUNK_BYTES` for strategies that gain
+        from the cache and always within ``kernels.MEMORY_LIMIT`` (checked before anything is allocated)."""
+        count = len(self.factors)
+        rows = self._rows(batch)
+        whole = not batch or rows >= batch[0]
+        if whole and layout == checks.LAYOUTS[0] and 0 not in batch:
+            z = self.program(x, y)
+            if z.flags.c_contiguous:
+                return z
+        component_major = layout != checks.LAYOUTS[0]
+        out = np.zeros(self.shapes[2] + batch if component_major else batch + self.shapes[2], self.dtype)
+        view = np.moveaxis(out, range(count), range(-count, 0)) if component_major else out
+        if 0 in batch:
+            return out
+        if whole:
+            view[...] = self.program(x, y)
+            return out
+        for start in range(0, batch[0], rows):
+            part = [a[start:start + rows] if a.ndim - count == len(batch) and a.shape[0] > 1 else a for a in (x, y)]
+            view[start:start + rows] = self.program(*part)
+        return out
+
+    def _rows(self, batch) -> int:
+        """Batch rows per chunk; refuses when even one row's temporaries exceed the memory limit."""
+        count = batch[0] if batch else 1
+        per_row, fixed = self._temporaries(batch)
+        rows = count
+        if self._chunked:
+            working = self.program.cost.working() * self.dtype.itemsize * math.prod(batch[1:])
+            rows = max(1, min(count, int(CHUNK_BYTES // max(working, 1))))
+        limit = memory.limit()
+        if fixed + per_row * rows > limit:
+            rows = int((limit - fixed) // per_row) if per_row and fixed < limit else 0
+            if rows < 1:
+                memory.refuse(f"{self!r} on batch shape {batch}", fixed + per_row, self._alternatives(batch))
+        return rows
+
+    def _temporaries(self, batch):
+        """(bytes of temporaries per batch row, bytes of constants) for this kernel on `batch`."""
+        cost, itemsize = self.program.cost, self.dtype.itemsize
+        return cost.temporary * itemsize * math.prod(batch[1:]), cost.fixed * itemsize
+
+    def _alternatives(self, batch) -> dict:
+        """{strategy label: bytes needed for one batch row} of the other lowerings of these factors."""
+        needs, seen = {}, {self.strategies}
+        for name in (*STRATEGIES, "auto"):
+            try:
+                other = Kernel(self.factors, name, self.dtype)
+            except ValueError:
+                continue
+            if other.strategies not in seen:
+                seen.add(other.strategies)
+                label = repr(name) if name != "auto" else f"'auto' ({', '.join(other.strategies)})"
+                needs[label] = sum(other._temporaries(batch))
+        return needs
+
+    # ------------------------------------------------------------------ derived kernels, inspection
+    def transposed(self, argument: int) -> "Kernel":
+        """The kernel of the VJP with respect to x (0) or y (1): lam's roles permuted, batch-first."""
+        if argument not in self._transposed:
+            roles = autodiff.VJP_ROLES[argument]
+            factors = [f.permuted(roles) for f in self.factors]
+            names = tuple(select.fallback(n, f) for n, f in zip(self.strategies, factors))
+            self._transposed[argument] = Kernel(factors, names, self.dtype)
+        return self._transposed[argument]
+
+    def explain(self) -> str:
+        """The lowering: strategy per factor, einsum strings or generated source, FLOPs and bytes moved."""
+        cost, itemsize = self.program.cost, self.dtype.itemsize
+        shapes = [checks.expected_shape(s, self.layout) for s in self.shapes]
+        lines = [f"Kernel {self.name}: z{shapes[2]} = x{shapes[0]} * y{shapes[1]}, {self.dtype.name}, "
+                 f"{self.layout} arrays"]
+        for position, (factor, name) in enumerate(zip(self.factors, self.strategies)):
+            d1, d2, d3 = factor.shape
+            lines.append(f"factor {position}: {factor.name}, {d1} x {d2} -> {d3}, {factor.nnz} nonzeros "
+                         f"({factor.density:.1%} of lam): {name}")
+        for level in levels(self.program):
+            lines += level.describe()
+        lines.append(f"per batch element: {cost.flops:,.0f} FLOPs, {cost.moved * itemsize:,.0f} bytes moved, "
+                     f"{cost.temporary * itemsize:,.0f} bytes of temporaries; constants "
+                     f"{cost.fixed * itemsize:,.0f} bytes")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"<Kernel {self.name}: {', '.join(self.strategies)}, {self.dtype.name}>"

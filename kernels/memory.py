@@ -1,0 +1,54 @@
+"""The memory guard: a kernel refuses, before it allocates, work whose temporaries would exceed the limit.
+
+The limit is the package attribute ``kernels.MEMORY_LIMIT`` (bytes, default 2 GiB), read at every check, so
+setting it takes effect at once.  Inputs and the result are not counted; structure-constant arrays and
+intermediates are.
+
+>>> import kernels
+>>> kernels.MEMORY_LIMIT == DEFAULT_LIMIT == 2 * 2**30
+True
+>>> format_bytes(3 * 2**20)
+'3.0 MiB (3,145,728 bytes)'
+"""
+from __future__ import annotations
+
+import sys
+
+#: The default of ``kernels.MEMORY_LIMIT``.
+DEFAULT_LIMIT = 2 * 2**30
+
+
+class MemoryLimitError(MemoryError, ValueError):
+    """Raised instead of allocating more than ``kernels.MEMORY_LIMIT`` bytes of temporaries."""
+
+
+def limit() -> int:
+    """The current ``kernels.MEMORY_LIMIT``, checked."""
+    value = getattr(sys.modules[__package__], "MEMORY_LIMIT", DEFAULT_LIMIT)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise TypeError(f"kernels.MEMORY_LIMIT: expected a positive int number of bytes, got {value!r}")
+    return value
+
+
+def format_bytes(count: float) -> str:
+    """A byte count for people: binary units, then the exact figure."""
+    count = int(count)
+    size, unit = float(count), "bytes"
+    for name in ("KiB", "MiB", "GiB", "TiB"):
+        if size < 1024:
+            break
+        size, unit = size / 1024, name
+    return f"{count:,} bytes" if unit == "bytes" else f"{size:.1f} {unit} ({count:,} bytes)"
+
+
+def refuse(what: str, needed: float, alternatives: dict) -> None:
+    """Raise `MemoryLimitError`: `what` needs `needed` bytes; `alternatives` maps strategy -> bytes it needs."""
+    fitting = {name: size for name, size in alternatives.items() if size <= limit()}
+    if fitting:
+        advice = "; ".join(f"strategy={name} needs {format_bytes(size)}" for name, size in fitting.items())
+        advice = f"these avoid it: {advice}"
+    else:
+        advice = "no strategy fits: split the batch or raise kernels.MEMORY_LIMIT"
+    raise MemoryLimitError(f"{what} needs at least {format_bytes(needed)} of temporaries (structure constants "
+                           f"and one batch row of intermediates), more than kernels.MEMORY_LIMIT = "
+                           f"{format_bytes(limit())}; {advice}")

@@ -1,0 +1,162 @@
+"""Generated numpy source for one sparse bilinear factor, compiled once and cached per structure.
+
+``product(x, y, mul)`` takes the components of x and y (sequences of arrays) and returns one expression per
+output component (None for a component that is identically zero).  ``mul`` multiplies two components: the
+elementwise product for a plain algebra, the product of the remaining tensor factors otherwise.  Common
+subexpressions are computed once: each output is grouped as sum_i x_i * (linear form in y) (or the mirror
+image, whichever needs fewer products); linear forms equal up to a factor and products used by several
+outputs become named temporaries (``u0``, ``p0``).  The text depends only on the structure constants, not on
+the dtype: float literals multiply in the arrays' own dtype.
+
+>>> from algebra import complex_numbers
+>>> from kernels.factor import Factor
+>>> source = generate(Factor.from_algebra(complex_numbers()))
+>>> print(source.text)
+def product(x, y, mul):
+    x0, x1 = x
+    y0, y1 = y
+    z0 = mul(x0, y0) - mul(x1, y1)
+    z1 = mul(x0, y1) + mul(x1, y0)
+    return (z0, z1)
+>>> import operator, numpy as np
+>>> source.function(np.array([1.0, 2.0]), np.array([3.0, 4.0]), operator.mul)
+(np.float64(-5.0), np.float64(10.0))
+>>> source.products, source.additions, source.scalings
+(4, 2, 0)
+"""
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Terms per statement; longer sums are split so that Python's compiler never nests too deep.
+TERMS_PER_STATEMENT = 64
+
+
+@dataclass(frozen=True)
+class Source:
+    """Generated text, its compiled function, and its operation counts (each on whole component arrays)."""
+    text: str
+    function: object
+    products: int        # calls of mul
+    additions: int       # additions and subtractions
+    scalings: int        # multiplications by a constant other than +-1
+    shared: int          # temporaries computed once and used more than once
+
+
+def _signed(terms) -> tuple:
+    """Render ``[(coefficient, text), ...]`` as a sum; returns (text, additions, scalings)."""
+    pieces, scalings = [], 0
+    for position, (coefficient, text) in enumerate(terms):
+        magnitude = abs(coefficient)
+        if magnitude != 1:
+            text, scalings = f"{magnitude!r} * {text}", scalings + 1
+        sign = "-" if coefficient < 0 else "+"
+        pieces.append(("-" if sign == "-" else "") + text if position == 0 else f" {sign} {text}")
+    return "".join(pieces), len(terms) - 1, scalings
+
+
+def _normalised(form: dict) -> tuple:
+    """(scale, key) with form = scale * key: the key's first coefficient is 1 when dividing by it is exact in
+    floating point (so forms equal up to a factor share a key), else the form up to sign."""
+    items = sorted(form.items())
+    first = items[0][1]
+    scale = first if all(c / first * first == c for _, c in items) else float(np.sign(first))
+    return scale, tuple((index, c / scale) for index, c in items)
+
+
+class _Builder:
+    """Collects shared forms, products and outputs, then writes the function text."""
+
+    def __init__(self, shape, orientation: str):
+        self.shape, self.orientation = shape, orientation
+        self.driver, self.other = ("x", "y") if orientation == "x" else ("y", "x")
+        self.lines, self.additions, self.scalings, self.shared = [], 0, 0, 0
+
+    def linear(self, key) -> str:
+        text, additions, scalings = _signed([(c, f"{self.other}{index}") for index, c in key])
+        self.additions += additions
+        self.scalings += scalings
+        return text
+
+    def product(self, driver: int, form: str) -> str:
+        a, b = f"{self.driver}{driver}", form
+        return f"mul({a}, {b})" if self.orientation == "x" else f"mul({b}, {a})"
+
+    def write(self, outputs) -> None:
+        """`outputs`: one list per output component of (scale, driver index, form key)."""
+        form_uses = defaultdict(set)
+        product_uses = defaultdict(int)
+        for terms in outputs:
+            for _, driver, key in terms:
+                form_uses[key].add(driver)
+                product_uses[driver, key] += 1
+        forms = {}
+        for key, drivers in form_uses.items():
+            if len(key) == 1 and key[0][1] == 1:
+                forms[key] = f"{self.other}{key[0][0]}"
+            elif len(drivers) > 1:
+                forms[key] = f"u{self.shared}"
+                self.lines.append(f"{forms[key]} = {self.linear(key)}")
+                self.shared += 1
+            else:
+                forms[key] = f"({self.linear(key)})"
+        products = {}
+        for (driver, key), uses in product_uses.items():
+            products[driver, key] = self.product(driver, forms[key])
+            if uses > 1:
+                name = f"p{self.shared}"
+                self.lines.append(f"{name} = {products[driver, key]}")
+                products[driver, key] = name
+                self.shared += 1
+        names = []
+        for k, terms in enumerate(outputs):
+            rendered = [(scale, products[driver, key]) for scale, driver, key in terms]
+            names.append(f"z{k}" if rendered else "None")
+            for start in range(0, len(rendered), TERMS_PER_STATEMENT):
+                text, additions, scalings = _signed(rendered[start:start + TERMS_PER_STATEMENT])
+                self.additions += additions + (start > 0)
+                self.scalings += scalings
+                self.lines.append(f"z{k} = {text}" if start == 0 else f"z{k} = z{k} + ({text})")
+        self.lines.append(f"return ({', '.join(names)}{',' if len(names) == 1 else ''})")
+
+    def text(self) -> str:
+        unpack = [f"{', '.join(f'{name}{i}' for i in range(n))}{',' if n == 1 else ''} = {name}"
+                  for name, n in (("x", self.shape[0]), ("y", self.shape[1]))]
+        return "def product(x, y, mul):\n" + "\n".join(f"    {line}" for line in unpack + self.lines)
+
+
+def _outputs(indices, values, orientation: str, d3: int):
+    driver_role, other_role = (0, 1) if orientation == "x" else (1, 0)
+    groups = defaultdict(dict)
+    for row, c in zip(indices, values):
+        groups[row[2], row[driver_role]][row[other_role]] = c
+    outputs = [[] for _ in range(d3)]
+    for (k, driver), form in sorted(groups.items()):
+        scale, key = _normalised(form)
+        outputs[k].append((scale, driver, key))
+    return outputs
+
+
+@functools.lru_cache(maxsize=256)
+def _generate(key) -> Source:
+    shape, index_bytes, value_bytes = key
+    indices = np.frombuffer(index_bytes, dtype=np.int64).reshape(-1, 3).tolist()
+    values = np.frombuffer(value_bytes, dtype=np.float64).tolist()
+    candidates = {o: _outputs(indices, values, o, shape[2]) for o in ("x", "y")}
+    orientation = min("xy", key=lambda o: len({(d, k) for terms in candidates[o] for _, d, k in terms}))
+    builder = _Builder(shape, orientation)
+    builder.write(candidates[orientation])
+    text = builder.text()
+    namespace = {"__builtins__": {}}
+    exec(compile(text, "<kernels.source>", "exec"), namespace)  # our own text, built from validated floats
+    products = len({(d, k) for terms in candidates[orientation] for _, d, k in terms})
+    return Source(text, namespace["product"], products, builder.additions, builder.scalings, builder.shared)
+
+
+def generate(factor) -> Source:
+    """The compiled product for a `kernels.factor.Factor` (cached by its structure constants)."""
+    return _generate(factor.key)

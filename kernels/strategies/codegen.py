@@ -1,0 +1,60 @@
+"""codegen: generated numpy source, one expression per output component (see `kernels.source`).
+
+The level moves its axis to the front (copying once, so that each component is contiguous), calls the compiled
+function on the components and stacks the outputs.  The function is generated and compiled once per structure.
+
+>>> import numpy as np
+>>> from algebra import quaternions
+>>> from kernels.factor import Factor
+>>> from kernels.strategies.identify import Elementwise
+>>> level = Codegen(Factor.from_algebra(quaternions()), -1, Elementwise(1))
+>>> level(np.eye(4)[1], np.eye(4)[2])        # i j = k
+array([0., 0., 0., 1.])
+"""
+from __future__ import annotations
+
+from .. import source
+from ..axes import align, components, restore, stack
+from .level import Level
+
+NAME = "codegen"
+
+#: Factors with more nonzeros than this are refused (the source would be too long to be worth compiling).
+MAX_TERMS = 20_000
+
+
+def unsupported(factor):
+    """Why codegen cannot represent `factor`, or None."""
+    if factor.nnz > MAX_TERMS:
+        return (f"{factor.name} has {factor.nnz:,} nonzero coefficients, more than codegen.MAX_TERMS = "
+                f"{MAX_TERMS:,}; use gather or dense")
+    return None
+
+
+class Codegen(Level):
+    """The codegen level (see `Level`)."""
+
+    strategy = NAME
+
+    def __init__(self, factor, axis: int, inner):
+        super().__init__(factor, axis, inner)
+        self.source = source.generate(factor)
+        c, s = inner.cost, self.source
+        d1, d2, d3 = factor.shape
+        linear = s.additions + s.scalings
+        copies = 2 * (d1 * c.x + d2 * c.y + 2 * d3 * c.z)           # components in, stacked and placed out
+        self.cost = self.around(flops=s.products * c.flops + linear * c.z,
+                                moved=s.products * c.moved + 3 * linear * c.z + copies,
+                                temporary=d1 * c.x + d2 * c.y + (2 * d3 + s.shared + 2) * c.z + c.temporary)
+
+    def __call__(self, x, y):
+        x, y = align(x, y)
+        xc, yc = components(x, self.axis), components(y, self.axis)
+        parts = self.source.function(xc, yc, self.inner)
+        return restore(stack(parts, lambda: self.inner(xc[0], yc[0])), self.axis)
+
+    def describe(self) -> list:
+        s = self.source
+        return [f"codegen on axis {self.axis}: {s.products} products, {s.additions} additions, {s.scalings} "
+                f"scalings, {s.shared} shared temporaries; generated source:",
+                *("    " + line for line in s.text.splitlines())]
