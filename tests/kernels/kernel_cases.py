@@ -1,0 +1,55 @@
+"""Algebras, random operands and the dense (Kronecker) reference shared by the kernels tests."""
+import numpy as np
+
+from algebra import (Algebra, clifford, complex_numbers, diagonal, direct_sum, matrix_algebra, position, quaternions,
+                     tensor_algebra, tensor_product, translation)
+
+STRATEGY_NAMES = ("identify", "gather", "codegen", "dense")
+
+
+def random_dense(dim: int = 5, seed: int = 0) -> Algebra:
+    """A dense algebra with random small integer structure constants (exact, as the algebra package needs)."""
+    rng = np.random.default_rng(seed)
+    return Algebra.from_structure_constants(rng.integers(-3, 4, (dim,) * 3), name=f"random dense d={dim}")
+
+
+def builtin_algebras() -> dict:
+    """Every built-in family, small: plain algebras, a direct sum and tensor products (with FFT-sized cyclic)."""
+    plain = [diagonal(3), position(4), translation(5), translation(9), translation(6, cyclic=False), clifford(2),
+             clifford(3, 0, 1), clifford(1, 1), complex_numbers(), quaternions(), matrix_algebra(2),
+             tensor_algebra(2, 2), direct_sum(complex_numbers(), diagonal(2)), random_dense()]
+    products = [tensor_product(position(3), quaternions()), tensor_product(translation(3), matrix_algebra(2)),
+                tensor_product(clifford(1), diagonal(2), translation(4, cyclic=False)),
+                tensor_product(translation(8), translation(4)), tensor_product(random_dense(3, seed=1), position(2))]
+    return {A.name: A for A in plain + products}
+
+
+def operands(A, batch=(6,), seed=0, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    return tuple(rng.standard_normal((*batch, *A.shape)).astype(dtype) for _ in range(2))
+
+
+def reference(A, x, y):
+    """x * y through the dense structure constants; for a tensor product, the Kronecker product of its factors'
+    (built by the algebra package), on flattened arrays.  Computed in float64."""
+    lam = A.structure_constants()
+    flat = [np.asarray(a, dtype=np.float64).reshape(*np.shape(a)[:np.ndim(a) - len(A.shape)], A.dim) for a in (x, y)]
+    z = np.einsum("...i,...j,ijk->...k", *flat, lam)
+    return z.reshape(*z.shape[:-1], *A.shape)
+
+
+def relative_error(z, expected) -> float:
+    return float(np.max(np.abs(np.asarray(z, dtype=np.float64) - expected)) / max(np.max(np.abs(expected)), 1e-300))
+
+
+def numeric_gradient(f, arguments, index, eps=1e-6):
+    """Central finite differences of the scalar f(*arguments) with respect to arguments[index]."""
+    base = arguments[index]
+    gradient = np.zeros_like(base)
+    for position in np.ndindex(base.shape):
+        step = np.zeros_like(base)
+        step[position] = eps
+        plus, minus = list(arguments), list(arguments)
+        plus[index], minus[index] = base + step, base - step
+        gradient[position] = (f(*plus) - f(*minus)) / (2 * eps)
+    return gradient

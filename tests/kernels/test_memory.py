@@ -1,0 +1,62 @@
+"""The memory guard refuses before allocating, names the bytes and a strategy that avoids them."""
+import re
+
+import numpy as np
+import pytest
+from kernel_cases import operands, reference, relative_error
+
+import kernels
+from algebra import clifford, quaternions
+from kernels.factor import Factor
+
+
+@pytest.fixture
+def limit(monkeypatch):
+    def set_limit(value):
+        monkeypatch.setattr(kernels, "MEMORY_LIMIT", value)
+    return set_limit
+
+
+def test_default_limit_is_two_gibibytes():
+    assert kernels.MEMORY_LIMIT == 2 * 2**30
+
+
+def test_dense_constants_over_the_limit_are_refused_before_allocation(limit, monkeypatch):
+    A = clifford(6)                                   # dense lam: 64**3 float64 = 2 MiB
+    kernel = kernels.product(A, strategy="dense")
+    x, y = operands(A, batch=(4,))
+    allocations = []
+    monkeypatch.setattr(Factor, "dense", lambda *args: allocations.append("lam"))
+    monkeypatch.setattr(type(kernel.program), "__call__", lambda *args: allocations.append("intermediates"))
+    monkeypatch.setattr(np, "zeros", lambda *args, **kw: allocations.append("output"))
+    limit(1_000_000)
+    with pytest.raises(MemoryError) as raised:
+        kernel(x, y)
+    assert allocations == []
+    message = str(raised.value)
+    assert isinstance(raised.value, kernels.MemoryLimitError) and isinstance(raised.value, ValueError)
+    needed = int(re.search(r"needs at least .*?\(([\d,]+) bytes\)", message).group(1).replace(",", ""))
+    assert needed >= 64**3 * 8 and "MEMORY_LIMIT = 976.6 KiB (1,000,000 bytes)" in message
+    assert "these avoid it: strategy='gather' needs" in message and "strategy='codegen' needs" in message
+
+
+def test_a_batch_is_cut_into_chunks_that_fit(limit):
+    A = quaternions()
+    x, y = operands(A, batch=(5000,))
+    kernel = kernels.product(A, strategy="codegen")
+    per_row = kernel.program.cost.temporary * 8
+    limit(int(per_row * 100))                         # about a hundred rows of temporaries at a time
+    assert relative_error(kernel(x, y), reference(A, x, y)) <= 1e-12
+    limit(int(per_row / 2))                           # not even one row fits
+    with pytest.raises(kernels.MemoryLimitError, match="no strategy fits"):
+        kernel(x, y)
+
+
+def test_the_limit_is_read_at_every_call_and_checked(limit):
+    kernel = kernels.product(quaternions())
+    x, y = operands(quaternions())
+    limit("lots")
+    with pytest.raises(TypeError, match="kernels.MEMORY_LIMIT"):
+        kernel(x, y)
+    limit(2 * 2**30)
+    assert kernel(x, y).shape == x.shape
