@@ -13,7 +13,7 @@ reduce the channels, the step is O_{exp(Delta A)}(H) + O_Delta(O_B(u_t)): the pa
 exp(Delta A) H order 1, and the block order 5 (C_t h_t adds 1, the gate silu(z) 1).
 
 The scan is public as `selective_scan`; the block's fast path runs it on time-major arrays, in cache-sized chunks
-of time with a hand-written gradient (`kernels.linear_scan` within each chunk).
+of time (`kernels.linear_scan` within each, exp(Delta A) split over `THREADS` threads) with a hand-written gradient.
 
 >>> import numpy as np
 >>> model = mamba(d_model=4, d_state=3)
@@ -25,6 +25,9 @@ Orders(input=3, hidden=1, output=5)
 True
 """
 from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import autograd.numpy as anp
 import numpy as np
@@ -46,6 +49,11 @@ _silu, _softplus = NUMERIC["silu"], NUMERIC["softplus"]
 #: Bytes of one chunk's (time, batch, d_state, channels) arrays in the sequential selective scan: small enough to
 #: stay in cache, large enough to amortise the Python calls.
 CHUNK_BYTES = 1 << 21
+
+#: Threads for exp(Delta A), most of the block's time (float64 exp costs about 10 ns an element without AVX-512;
+#: numpy releases the GIL), from THREAD_ELEMENTS elements on; 1 computes it in the calling thread only.
+THREADS, THREAD_ELEMENTS = min(2, os.cpu_count() or 1), 1 << 16
+_pool = []
 
 
 class _Lag(Expr):
@@ -89,11 +97,27 @@ def _chunks(length, width, itemsize, method):
     return [(start, min(start + size, length)) for start in range(0, length, size)]
 
 
-def _chunk_states(u, delta, AT, B, start, stop, h, method):
-    """exp(Delta_t A) and the states h_t for t in [start, stop) from h_{start-1} = h (None: zero)."""
-    a = np.multiply(delta[start:stop, :, None, :], AT)
-    np.exp(a, out=a)
-    b = np.multiply((delta[start:stop] * u[start:stop])[:, :, None, :], B[start:stop, :, :, None])
+def _exp(a):
+    """exp in place, the batch axis split between THREADS threads for large arrays."""
+    if THREADS < 2 or a.size < THREAD_ELEMENTS or a.shape[1] < 2:
+        return np.exp(a, out=a)
+    if not _pool:
+        _pool.append(ThreadPoolExecutor(max_workers=THREADS - 1))
+    parts = np.array_split(np.arange(a.shape[1]), THREADS)
+    views = [a[:, part[0]:part[-1] + 1] for part in parts]
+    futures = [_pool[0].submit(np.exp, view, out=view) for view in views[1:]]
+    np.exp(views[0], out=views[0])
+    for future in futures:
+        future.result()
+    return a
+
+
+def _chunk_states(u, delta, AT, B, start, stop, h, method, buffers=(None, None)):
+    """exp(Delta_t A) and the states h_t for t in [start, stop) from h_{start-1} = h (None: zero), written into
+    `buffers` (two arrays of at least stop - start steps) when given."""
+    a, b = (None if buffer is None else buffer[:stop - start] for buffer in buffers)
+    a = _exp(np.multiply(delta[start:stop, :, None, :], AT, out=a))
+    b = np.multiply((delta[start:stop] * u[start:stop])[:, :, None, :], B[start:stop, :, :, None], out=b)
     return a, scan(a, b, initial=h, method=method, out=b)
 
 
@@ -105,11 +129,14 @@ def _plan(u, A, method):
 @primitive
 def _readout(u, delta, A, B, C, method):
     """y_t = C_t h_t on time-major arrays: u, delta (L, batch, channels), A (channels, N), B, C (L, batch, N)."""
-    y, h = np.empty(u.shape, np.result_type(u, delta, A, B, C)), None
-    for start, stop in _plan(u, A, method):
-        _, states = _chunk_states(u, delta, A.T, B, start, stop, h, method)     # (time, batch, N, channels)
+    dtype, chunks = np.result_type(u, delta, A, B, C), _plan(u, A, method)
+    y, h = np.empty(u.shape, dtype), None
+    shape = (chunks[0][1],) + u.shape[1:2] + A.shape[::-1]                     # (time, batch, N, channels)
+    buffers = (np.empty(shape, dtype), np.empty(shape, dtype))
+    for start, stop in chunks:
+        _, states = _chunk_states(u, delta, A.T, B, start, stop, h, method, buffers)
         np.matmul(C[start:stop, :, None, :], states, out=y[start:stop, :, None, :])
-        h = states[-1]
+        h = states[-1].copy()                                                   # the buffers are reused
     return y
 
 

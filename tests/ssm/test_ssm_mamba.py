@@ -25,9 +25,16 @@ def scan_inputs(dtype=np.float64, seed=0, batch=2, length=7, channels=8, d_state
             "C": draw(batch, length, d_state), "D": draw(channels), "z": draw(batch, length, channels)}
 
 
+@pytest.fixture(params=[False, True], ids=["exp in one thread", "exp on two threads"])
+def exp_threads(request, monkeypatch):
+    if request.param:
+        monkeypatch.setattr(mamba_module, "THREADS", 2)
+        monkeypatch.setattr(mamba_module, "THREAD_ELEMENTS", 1)
+
+
 @pytest.mark.parametrize("method", ["auto", "sequential", "parallel"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_selective_scan_equals_the_loop(method, dtype, chunk_bytes):
+def test_selective_scan_equals_the_loop(method, dtype, chunk_bytes, exp_threads):
     inputs = scan_inputs(dtype)
     tolerance = 1e-12 if dtype == np.float64 else 2e-5
     for optional in ({}, {"D": inputs["D"]}, {"D": inputs["D"], "z": inputs["z"]}):
