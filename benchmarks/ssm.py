@@ -3,8 +3,8 @@
     python benchmarks/ssm.py [--repeats 7]      (or python -m benchmarks.ssm)
 
 Rows: the Mamba block forward (batch 32, length 192, d_model 64, d_state 16) over the numpy loop of its formulas
-(target <= 1); the dynamical layer (I=3, H=2) at the same width and length over Mamba, forward and forward +
-backward, as a time ratio (target <= 0.5, i.e. at least twice the throughput).
+(target <= 1), with exp(Delta A) on mamba.THREADS threads and on one; the dynamical layer (I=3, H=2) at the same
+width and length over Mamba, forward and forward + backward, as a time ratio (target <= 0.5: twice the throughput).
 """
 from __future__ import annotations
 
@@ -21,10 +21,22 @@ sys.path[:] = [os.path.dirname(_here)] + [p for p in sys.path if os.path.abspath
 
 from benchmarks.timing import ratio_row  # noqa: E402
 from interactions.architectures.dynamical import dynamical  # noqa: E402
+import interactions.architectures.mamba as mamba_module  # noqa: E402
 from interactions.architectures.mamba import mamba  # noqa: E402
 from tests.ssm.ssm_support import mamba_loop  # noqa: E402
 
 BATCH, LENGTH, D_MODEL, D_STATE = 32, 192, 64, 16
+
+
+def one_thread(function):
+    """`function` with Mamba's exp(Delta A) in the calling thread only."""
+    def run():
+        threads, mamba_module.THREADS = mamba_module.THREADS, 1
+        try:
+            return function()
+        finally:
+            mamba_module.THREADS = threads
+    return run
 
 
 def main(argv=None):
@@ -40,8 +52,11 @@ def main(argv=None):
         x = rng.standard_normal((BATCH, LENGTH, D_MODEL)).astype(dtype)
         error = np.max(np.abs(block.apply(params, x) - mamba_loop(params, x)))
         assert error < (1e-10 if dtype == np.float64 else 1e-3), error
-        rows.append(ratio_row(f"Mamba forward {size} d_state={D_STATE} {np.dtype(dtype).name} / numpy loop",
-                              lambda: block.apply(params, x), lambda: mamba_loop(params, x), 1.0, args.repeats))
+        for threads, forward in ((mamba_module.THREADS, lambda: block.apply(params, x)),
+                                 (1, one_thread(lambda: block.apply(params, x)))):
+            rows.append(ratio_row(f"Mamba forward {size} d_state={D_STATE} {np.dtype(dtype).name}, exp on {threads} "
+                                  f"thread(s) / numpy loop", forward, lambda: mamba_loop(params, x), 1.0,
+                                  args.repeats))
     layer = dynamical(d_model=D_MODEL, input_order=3, hidden_order=2)
     x = rng.standard_normal((BATCH, LENGTH, D_MODEL))
     models = {"dynamical": (layer, layer.init(seed=0)), "Mamba": (block, block.init(seed=0))}
