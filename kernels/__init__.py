@@ -32,7 +32,7 @@ from .strategies import STRATEGIES
 #: Bytes of temporaries a kernel may allocate (structure constants and intermediates); settable.
 MEMORY_LIMIT = DEFAULT_LIMIT
 
-__all__ = ["Kernel", "MemoryLimitError", "MEMORY_LIMIT", "STRATEGIES", "bilinear", "product"]
+__all__ = ["Kernel", "MemoryLimitError", "MEMORY_LIMIT", "STRATEGIES", "bilinear", "compile", "product"]
 
 
 def product(A, strategy="auto", dtype=np.float64, layout="batch-first") -> Kernel:
@@ -56,3 +56,8 @@ def bilinear(*lam, strategy="auto", dtype=np.float64, layout="batch-first") -> K
         raise ValueError("lam: expected at least one (d1, d2, d3) tensor, got none")
     names = ["lam"] if len(lam) == 1 else [f"lam[{n}]" for n in range(len(lam))]
     return Kernel([Factor.from_array(t, name) for t, name in zip(lam, names)], strategy, dtype, layout=layout)
+
+
+# The expression compiler of `interactions` (kernels/compile.py, issue 4): kernels.compile(expr).  Imported last so
+# that the function, not its module, is the package attribute.
+from .compile import compile  # noqa: E402,F401

@@ -20,13 +20,17 @@ from autograd.extend import defvjp, primitive
 VJP_ROLES = ((1, 2, 0), (0, 2, 1))
 
 
-def unbroadcast(gradient, shape):
-    """Sum `gradient` over the axes that broadcasting added to or stretched in an operand of `shape`."""
+def unbroadcast(gradient, operand):
+    """`gradient` summed over the axes broadcasting added to or stretched in `operand`, in its dtype."""
+    shape = anp.shape(operand)
     extra = anp.ndim(gradient) - len(shape)
     if extra:
         gradient = anp.sum(gradient, axis=tuple(range(extra)))
     stretched = tuple(a for a, n in enumerate(shape) if n == 1 and anp.shape(gradient)[a] != 1)
-    return anp.sum(gradient, axis=stretched, keepdims=True) if stretched else gradient
+    if stretched:
+        gradient = anp.sum(gradient, axis=stretched, keepdims=True)
+    dtype = anp.result_type(operand)
+    return gradient if anp.result_type(gradient) == dtype else gradient.astype(dtype)
 
 
 def differentiable(kernel):
@@ -37,7 +41,7 @@ def differentiable(kernel):
         def make(result, x, y):
             operand, other = (x, y) if argument == 0 else (y, x)
             transposed = kernel.transposed(argument)
-            return lambda gradient: unbroadcast(transposed(other, gradient), anp.shape(operand))
+            return lambda gradient: unbroadcast(transposed(other, gradient), operand)
         return make
 
     defvjp(product, vjp(0), vjp(1))

@@ -36,6 +36,13 @@ def _to_float(value, where: str) -> float:
     return result
 
 
+@functools.lru_cache(maxsize=128)
+def _from_algebra(algebra, name: str) -> "Factor":
+    indices, values = algebra.sparse_structure_constants(dtype=object)
+    floats = [_to_float(c, f"{name}: lam[{i}, {j}, {k}]") for (i, j, k), c in zip(indices, values)]
+    return Factor((algebra.dim,) * 3, indices, floats, name)
+
+
 class Factor:
     """Sparse float64 structure constants: ``indices`` (nnz, 3) sorted rows (i, j, k), ``values`` (nnz,)."""
 
@@ -47,12 +54,9 @@ class Factor:
         self.key = (self.shape, self.indices.tobytes(), self.values.tobytes())
 
     @classmethod
-    @functools.lru_cache(maxsize=128)
     def from_algebra(cls, algebra) -> "Factor":
-        """The factor of a plain algebra (cached per algebra: converting large tables takes a while)."""
-        indices, values = algebra.sparse_structure_constants(dtype=object)
-        floats = [_to_float(c, f"{algebra.name}: lam[{i}, {j}, {k}]") for (i, j, k), c in zip(indices, values)]
-        return cls((algebra.dim,) * 3, indices, floats, algebra.name)
+        """The factor of a plain algebra (cached per algebra and name: converting large tables takes a while)."""
+        return _from_algebra(algebra, algebra.name)
 
     @classmethod
     def from_array(cls, lam, argument: str = "lam") -> "Factor":

@@ -112,7 +112,7 @@ class Kernel:
             if z.flags.c_contiguous:
                 return z
         component_major = layout != checks.LAYOUTS[0]
-        out = np.zeros(self.shapes[2] + batch if component_major else batch + self.shapes[2], self.dtype)
+        out = np.empty(self.shapes[2] + batch if component_major else batch + self.shapes[2], self.dtype)
         view = np.moveaxis(out, range(count), range(-count, 0)) if component_major else out
         if 0 in batch:
             return out

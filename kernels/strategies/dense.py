@@ -1,10 +1,12 @@
 """dense: one opt_einsum contraction over the leaf factors, with their structure constants as constants.
 
-Constants come first in the equation, so that the intermediates keep the batch axes first.  The leaf holds
-every dense factor (an index for x, one for y, one for z, and lam) and every identify factor
-(one shared index, and its coefficients when they are not all 1).  ``contract_expression`` is built once per
-pair of input shapes, with the path found then and cached; opt_einsum dispatches on the array type (numpy,
-autograd, torch, jax, ...).  Factors are contracted one at a time, never through a Kronecker product.
+The leaf holds every dense factor (an index for x, one for y, one for z, and lam) and every identify factor (one
+shared index, and its coefficients when they are not all 1).  Constants come first in the equation, so that
+intermediates keep the batch axes first; with one dense factor, x is contracted into its lam first (one matrix
+product), with several, opt_einsum's optimiser picks the order; factors are contracted one at a time, never
+through a Kronecker product.  ``contract_expression`` is built once per pair of input shapes, path included, and
+cached; opt_einsum dispatches on the array type (numpy arrays go to `kernels.numpy_backend`; autograd, torch, jax
+to their own libraries).
 
 >>> import numpy as np
 >>> from algebra import quaternions
@@ -22,6 +24,7 @@ import math
 import numpy as np
 import opt_einsum as oe
 
+from .. import numpy_backend
 from ..cost import Cost
 from . import identify
 
@@ -99,7 +102,9 @@ class Contraction:
         return self._expressions[key]
 
     def __call__(self, x, y):
-        return self.expression(np.shape(x), np.shape(y))[0](x, y)
+        numpy_arrays = type(x) is np.ndarray and type(y) is np.ndarray
+        return self.expression(np.shape(x), np.shape(y))[0](x, y, backend=numpy_backend.NAME if numpy_arrays
+                                                            else "auto")
 
     def describe(self) -> list:
         lines = [f"leaf: opt_einsum contract_expression {self.equation!r}, structure constants as constants"]
