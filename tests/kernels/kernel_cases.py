@@ -46,10 +46,10 @@ def numeric_gradient(f, arguments, index, eps=1e-6):
     """Central finite differences of the scalar f(*arguments) with respect to arguments[index]."""
     base = arguments[index]
     gradient = np.zeros_like(base)
-    for position in np.ndindex(base.shape):
+    for entry in np.ndindex(base.shape):
         step = np.zeros_like(base)
-        step[position] = eps
+        step[entry] = eps
         plus, minus = list(arguments), list(arguments)
         plus[index], minus[index] = base + step, base - step
-        gradient[position] = (f(*plus) - f(*minus)) / (2 * eps)
+        gradient[entry] = (f(*plus) - f(*minus)) / (2 * eps)
     return gradient

@@ -96,14 +96,3 @@ def test_symbolic_algebras_are_refused_with_the_coefficient_named():
     A = Algebra.from_structure_constants({(0, 0): {0: a}}, dim=1, name="symbolic")
     with pytest.raises(TypeError, match=r"symbolic: lam\[0, 0, 0\]: expected a number, got Symbol a"):
         kernels.product(A)
-
-
-class _ForeignArray:
-    """Stands in for a torch tensor: a float array from a library the kernels only reach through opt_einsum."""
-    __module__ = "torch"
-    dtype, shape = "torch.float64", (4,)
-
-
-def test_other_array_libraries_need_identify_or_dense(quaternion_kernel):
-    with pytest.raises(TypeError, match="torch arrays run through opt_einsum, for identify and dense factors only"):
-        quaternion_kernel(_ForeignArray(), _ForeignArray())
