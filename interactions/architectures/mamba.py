@@ -57,7 +57,8 @@ _pool = []
 
 
 class _Lag(Expr):
-    """T_k on a position factor: x_t -> x_{t-k}, zero for t < k (the causal lattice translation)."""
+    """T_k on a position factor: x_t -> x_{t-k}, zero for t < k (the causal lattice translation).  Private here
+    while `interactions.structural` has no such operator; the depthwise convolution is sum_k conv_k T_k(x)."""
 
     def __init__(self, X: Expr, lag: int, factor: int = 0):
         factor = _check_factor(X, factor)
