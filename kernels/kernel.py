@@ -27,8 +27,6 @@ from . import autodiff, checks, memory, select
 from .lowering import levels, lower
 from .strategies import STRATEGIES
 
-#: Bytes of operands, results and temporaries one chunk of the batch should touch (fits the L3 cache).
-CHUNK_BYTES = 4 * 2**20
 
 
 class Kernel:
@@ -46,7 +44,8 @@ class Kernel:
         self.name = algebra.name if algebra is not None else " ⊗ ".join(f.name for f in self.factors)
         self.shapes = tuple(tuple(f.shape[role] for f in self.factors) for role in range(3))
         self.program = lower(self.factors, self.strategies, self.dtype)
-        self._chunked = any(level.chunked for level in levels(self.program))
+        self._chunk_bytes = min((level.chunk_bytes for level in levels(self.program) if level.chunk_bytes),
+                                default=None)
         self._differentiable = None
         self._transposed = {}
 
@@ -102,8 +101,9 @@ class Kernel:
         return self._evaluate(x, y, checks.broadcast(x.shape[:x.ndim - count], y.shape[:y.ndim - count]), layout)
 
     def _evaluate(self, x, y, batch, layout):
-        """The batch is cut into chunks along its first axis, sized by `CHUNK_BYTES` for strategies that gain
-        from the cache and always within ``kernels.MEMORY_LIMIT`` (checked before anything is allocated)."""
+        """The batch is cut into chunks along its first axis, of the size the levels ask for (``chunk_bytes``:
+        operands, result and temporaries one chunk touches) and always within ``kernels.MEMORY_LIMIT`` (checked
+        before anything is allocated)."""
         count = len(self.factors)
         rows = self._rows(batch)
         whole = not batch or rows >= batch[0]
@@ -129,9 +129,9 @@ class Kernel:
         count = batch[0] if batch else 1
         per_row, fixed = self._temporaries(batch)
         rows = count
-        if self._chunked:
+        if self._chunk_bytes:
             working = self.program.cost.working() * self.dtype.itemsize * math.prod(batch[1:])
-            rows = max(1, min(count, int(CHUNK_BYTES // max(working, 1))))
+            rows = max(1, min(count, int(self._chunk_bytes // max(working, 1))))
         limit = memory.limit()
         if fixed + per_row * rows > limit:
             rows = int((limit - fixed) // per_row) if per_row and fixed < limit else 0

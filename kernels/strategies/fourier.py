@@ -27,7 +27,7 @@ class Fourier(Level):
     """The FFT level (see `Level`); `inner` multiplies spectra."""
 
     strategy = NAME
-    chunked = False
+    chunk_bytes = None          # no gain from chunks
 
     def __init__(self, factor, axis: int, inner):
         super().__init__(factor, axis, inner)

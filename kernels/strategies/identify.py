@@ -40,7 +40,7 @@ def scaled(factor) -> bool:
 class Elementwise:
     """The leaf when every remaining factor is an unscaled identify: ``x * y`` (any array type)."""
 
-    chunked = False
+    chunk_bytes = None          # no gain from chunks
     positional = False          # broadcasting treats every axis alike: callers need not move theirs
 
     def __init__(self, size: int):

@@ -11,7 +11,8 @@ from ..cost import Cost
 class Level:
     """Base of the levels; subclasses set ``strategy`` and ``cost`` and define ``__call__`` and ``describe``."""
 
-    chunked = True              # gains from cutting the batch into cache-sized chunks
+    #: Bytes one chunk of the batch should touch: small enough for the L3 cache (measured best at 4 to 8 MiB).
+    chunk_bytes = 8 * 2**20
 
     def __init__(self, factor, axis: int, inner):
         self.factor, self.axis, self.inner = factor, axis, inner
