@@ -29,21 +29,10 @@ from algebra.exact import to_exact
 
 # ---------------------------------------------------------------------- factor facts used by several nodes
 @functools.lru_cache(maxsize=None)
-def _is_diagonal(factor: Algebra) -> bool:
-    return factor.entries() == [(i, i, i, 1) for i in range(factor.dim)]
-
-
-@functools.lru_cache(maxsize=None)
 def unit_is_all_ones(factor: Algebra) -> bool:
     """True for position-like factors, whose unit g_0 has every coefficient 1 (so it can be broadcast)."""
     unit = factor.unit()
     return unit is not None and all(c == 1 for c in unit.flat)
-
-
-@functools.lru_cache(maxsize=None)
-def dense_product(factor: Algebra):
-    """"diagonal" for e_i e_j = delta_ij e_i, else the dense float64 structure constants."""
-    return "diagonal" if _is_diagonal(factor) else factor.structure_constants()
 
 
 def _as_algebra(algebra, argument: str) -> Algebra:
@@ -262,7 +251,7 @@ class Mul(_Binary):
 
     def _lower(self, context):
         K, X = (context.lowered(child) for child in self.children)
-        return context.multiply(K, X, [dense_product(f) for f in self.factors])
+        return context.multiply(K, X, self.factors)
 
 
 class Add(_Binary):

@@ -135,15 +135,14 @@ def _softmax(array, value, node):
     labelled = [f for f, label in enumerate(value.out) if label is not None]
     axis_of = lambda factor: array.ndim - len(labelled) + labelled.index(factor)  # noqa: E731
     axis = axis_of(node.factor)
-    weights = 1.0
+    shifted = array
     if node.mask is not None:
         block = node.mask[np.ix_(value.support[node.query], value.support[node.factor])]
         query_axis = axis_of(node.query)
         shape = [1] * array.ndim
         shape[query_axis], shape[axis] = block.shape
-        weights = (block if query_axis < axis else block.T).reshape(shape)
-    raw = getval(array)
-    weights = np.asarray(weights, dtype=raw.dtype)
-    peak = np.max(np.where(np.broadcast_to(weights, raw.shape) > 0, raw, -np.inf), axis=axis, keepdims=True)
-    exps = anp.exp(array - np.where(np.isfinite(peak), peak, 0).astype(raw.dtype)) * weights
-    return exps / anp.maximum(anp.sum(exps, axis=axis, keepdims=True), np.finfo(raw.dtype).tiny)
+        bias = np.where(block > 0, 0, -np.inf).astype(getval(array).dtype)
+        shifted = array + (bias if query_axis < axis else bias.T).reshape(shape)     # masked pairs: -inf
+    peak = np.max(getval(shifted), axis=axis, keepdims=True)
+    exps = anp.exp(shifted - np.where(np.isfinite(peak), peak, 0))
+    return exps / anp.maximum(anp.sum(exps, axis=axis, keepdims=True), np.finfo(getval(array).dtype).tiny)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import autograd.numpy as anp
 import numpy as np
 
+from .factor import Factor
 from .fused import Fused, Labels, multiply
 
 
@@ -69,8 +70,8 @@ class NumericContext:
                    for f, factor in enumerate(node.factors)]
         return Fused.leaf(array, out, support, batched=batched)
 
-    def multiply(self, K: Fused, X: Fused, products) -> Fused:
-        return multiply(K, X, products, self.labels)
+    def multiply(self, K: Fused, X: Fused, algebras) -> Fused:
+        return multiply(K, X, [Factor.from_algebra(a) for a in algebras], self.labels)
 
     def linear(self, W: Fused, X: Fused, sources, source_dims, target_dims) -> Fused:
         """W, read as (target dims..., source dims...), applied to the source factors, which it replaces."""

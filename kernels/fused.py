@@ -25,6 +25,8 @@ import functools
 import numpy as np
 import opt_einsum
 
+from .contract import contract
+
 
 class Labels:
     """A source of fresh einsum index symbols for one compilation."""
@@ -145,6 +147,8 @@ class Fused:
         if inputs == output:
             return arrays[0]
         backend = next((type(a).__module__.split(".")[0] for a in arrays if not isinstance(a, np.ndarray)), "numpy")
+        if backend in ("numpy", "autograd"):
+            return contract(self.equation(), *arrays)
         return _expression(self.equation(), tuple(np.shape(a) for a in arrays))(*arrays, backend=backend)
 
     def materialised(self, labels: Labels) -> "Fused":
@@ -153,28 +157,94 @@ class Fused:
         return Fused.leaf(self.evaluate(), out, self.support, batched=self.batched)
 
 
-def multiply(k: Fused, x: Fused, products, labels: Labels) -> Fused:
-    """The product k x, factor by factor.  `products[f]` is "diagonal" (e_i e_j = delta_ij e_i: a shared
-    label) or the factor's dense (d, d, d) structure constants (a constant operand, sliced to the supports)."""
+#: A factor's structure constants enter a fused contraction as a dense block while it takes at most this many
+#: bytes; past it, a group-like factor (one nonzero per pair) is lowered by gathering instead.
+BLOCK_BYTES = 2**24
+
+
+def multiply(k: Fused, x: Fused, factors, labels: Labels) -> Fused:
+    """The product k x, factor by factor; `factors` are the `kernels.factor.Factor`s of the algebra's factors.
+
+    Per factor: a side constant there (g_0, the unit) passes the other through; a diagonal factor
+    (e_i e_j = c_i delta_ij e_i) shares one label; otherwise the structure constants restricted to the two
+    supports join the contraction as a constant block, or, when that block would be large and the factor is
+    group-like, the larger side is gathered along the factor (a convolution by index arithmetic).
+    """
     x = x.fresh(labels)
+    gathered = [f for f, factor in enumerate(factors)
+                if k.out[f] is not None and x.out[f] is not None and factor.diagonal() is None
+                and len(k.support[f]) * len(x.support[f]) * factor.shape[2] * 8 > BLOCK_BYTES
+                and _gatherable(factor, k.support[f])]
+    if gathered:
+        x = x.materialised(labels)
+        for f in gathered:
+            x = _gather(x, f, factors[f], k.support[f], k.out[f], labels)
     out, support, extra, rename = [], [], [], {}
-    for f, product in enumerate(products):
+    for f, factor in enumerate(factors):
         lk, lx, sk, sx = k.out[f], x.out[f], k.support[f], x.support[f]
-        if lk is None or lx is None:
-            out.append(lx if lk is None else lk)
-            support.append(sx if lk is None else sk)
-        elif isinstance(product, str):
+        if f in gathered or lk is None or lx is None:
+            out.append(lk if lx is None else lx)
+            support.append(sk if lx is None else sx)
+            continue
+        coefficients = factor.diagonal()
+        if coefficients is not None:
             common = [c for c in sk if c in set(sx)]
             k, x = k.select(f, common, labels), x.select(f, common, labels)
             rename[x.out[f]] = k.out[f]
+            if np.any(coefficients[common] != 1):
+                extra.append((coefficients[common], k.out[f], False, True))
             out.append(k.out[f])
             support.append(common)
         else:
-            block = product[np.ix_(sk, sx)]
-            components = np.flatnonzero(np.any(block != 0, axis=(0, 1)))
+            block, components = _block(factor, sk, sx)
             label = labels.new()
-            extra.append((block[:, :, components], lk + lx + label, False, True))
+            extra.append((block, lk + lx + label, False, True))
             out.append(label)
-            support.append(components.tolist())
+            support.append(components)
     x = x._renamed(rename)
     return Fused(k.operands + x.operands + extra, out, support)
+
+
+def _block(factor, rows, columns):
+    """lam restricted to rows x columns (positions in the supports) and to its nonzero outputs."""
+    i, j, m = factor.indices.T
+    row_of = np.full(factor.shape[0], -1)
+    row_of[list(rows)] = np.arange(len(rows))
+    column_of = np.full(factor.shape[1], -1)
+    column_of[list(columns)] = np.arange(len(columns))
+    keep = (row_of[i] >= 0) & (column_of[j] >= 0)
+    components = np.unique(m[keep])
+    block = np.zeros((len(rows), len(columns), len(components)))
+    block[row_of[i[keep]], column_of[j[keep]], np.searchsorted(components, m[keep])] = factor.values[keep]
+    return block, components.tolist()
+
+
+def _gatherable(factor, rows) -> bool:
+    """Each (row i, output m) receives at most one term: the output can be gathered from the other side."""
+    i, _, m = factor.indices.T
+    keep = np.isin(i, list(rows))
+    pairs = i[keep] * factor.shape[2] + m[keep]
+    return factor.one_per_pair() and len(np.unique(pairs)) == len(pairs)
+
+
+def _gather(x: Fused, f: int, factor, rows, row_label: str, labels: Labels) -> Fused:
+    """On a single-operand x: the axis of factor f becomes (row, output) with
+    x'[..., r, m] = lam[i_r, j, m] x[..., j], one j per (r, m); the row axis takes `row_label`."""
+    i, j, m = factor.indices.T
+    row_of = np.full(factor.shape[0], -1)
+    row_of[list(rows)] = np.arange(len(rows))
+    position = np.full(factor.shape[1], -1)
+    position[list(x.support[f])] = np.arange(len(x.support[f]))
+    keep = (row_of[i] >= 0) & (position[j] >= 0)
+    index = np.zeros((len(rows), factor.shape[2]), dtype=np.int64)
+    weight = np.zeros((len(rows), factor.shape[2]))
+    index[row_of[i[keep]], m[keep]] = position[j[keep]]
+    weight[row_of[i[keep]], m[keep]] = factor.values[keep]
+    (array, held, batched, _), = x.operands
+    axis = np.ndim(array) - len(held) + held.index(x.out[f])
+    gathered = array[(slice(None),) * axis + (index,)]          # (..., rows, outputs, ...)
+    weight = weight.reshape(weight.shape + (1,) * (np.ndim(array) - axis - 1)).astype(array.dtype)
+    output = labels.new()
+    result = Fused([(gathered * weight, held.replace(x.out[f], row_label + output), batched, False)],
+                   x.out, x.support)
+    return result.with_factor(f, output, range(factor.shape[2]))

@@ -215,3 +215,28 @@ def test_bad_compiled_inputs():
         compiled(np.ones((2, N, 4), dtype=np.int64), good)
     with pytest.raises(TypeError, match="parameters: expected a dict"):
         compiled(np.ones((2, N, 4)), [1])
+
+
+@pytest.mark.parametrize("name, expr, signal, expected", cases(), ids=[c[0] for c in cases()])
+def test_gathered_products_equal_blocks(name, expr, signal, expected, monkeypatch):
+    import kernels.fused
+    rng = np.random.default_rng(11)
+    signals, params = _numeric_inputs(expr, rng)
+    blocks = expr.compile()(signals, params)
+    monkeypatch.setattr(kernels.fused, "BLOCK_BYTES", 0)       # every group-like factor is gathered now
+    np.testing.assert_allclose(expr.compile()(signals, params), blocks, rtol=1e-12, atol=1e-12)
+
+
+def test_long_convolution_is_gathered_not_densified(monkeypatch):
+    import kernels.fused
+    from interactions.architectures import convolution
+    monkeypatch.setattr(kernels.fused, "BLOCK_BYTES", 2**20)    # the (3, 512, 512) block would take 6 MB
+    model = convolution(channels_in=1, channels_out=1, size=3, cyclic=False)
+    params = model.init(seed=0)
+    x = np.random.default_rng(1).standard_normal((2, 512, 1))
+    from kernels.compile import NumericContext
+    expr, _, _ = model._get((512,))
+    lowered = NumericContext({"x": x}, params).lowered(expr)
+    assert max((np.size(a) for a, _, _, constant in lowered.operands if constant), default=0) < 512 * 512
+    expected = [np.convolve(row, params["K"][:, 0, 0])[:512] for row in x[..., 0]]
+    np.testing.assert_allclose(model.apply(params, x)[..., 0], expected, rtol=1e-12, atol=1e-12)

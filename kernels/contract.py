@@ -1,0 +1,72 @@
+"""`contract`: an einsum whose pairwise steps run as batched matrix products.
+
+opt_einsum finds the contraction order (once per equation and shapes, cached); each pairwise step is then
+rewritten as ``matmul`` on (batch..., M, K) @ (batch..., K, N) views, so contractions that share batch indices
+(attention's heads and sequences) reach BLAS instead of numpy's generic einsum loop.  Single-operand steps and
+the rare steps that cannot be written that way use einsum.  Works on numpy and autograd arrays.
+
+>>> import numpy as np
+>>> a, b = np.arange(24.).reshape(2, 3, 4), np.arange(40.).reshape(2, 4, 5)
+>>> bool(np.allclose(contract("bij,bjk->bik", a, b), np.einsum("bij,bjk->bik", a, b)))
+True
+"""
+from __future__ import annotations
+
+import functools
+
+import autograd.numpy as anp
+import numpy as np
+import opt_einsum
+
+
+@functools.lru_cache(maxsize=512)
+def _plan(equation: str, shapes: tuple):
+    """The pairwise steps: (positions of the operands taken, einsum string of the step)."""
+    _, info = opt_einsum.contract_path(equation, *shapes, shapes=True,
+                                       optimize="auto-hq" if len(shapes) <= 6 else "auto")
+    return tuple((tuple(step[0]), step[2]) for step in info.contraction_list)
+
+
+def _pairwise(step: str, a, b):
+    """One two-operand einsum step as a broadcast batched matmul."""
+    inputs, output = step.split("->")
+    left, right = inputs.split(",")
+    if len(set(left)) != len(left) or len(set(right)) != len(right):
+        return anp.einsum(step, a, b)
+    batch = [c for c in output if c in left and c in right]
+    summed = [c for c in left if c in right and c not in output]
+    a_only = [c for c in left if c not in right]
+    b_only = [c for c in right if c not in left]
+    a_keep = [c for c in a_only if c in output]
+    b_keep = [c for c in b_only if c in output]
+    if len(a_keep) != len(a_only):                        # indices of one side summed alone: sum them first
+        a = anp.sum(a, axis=tuple(left.index(c) for c in a_only if c not in output))
+        left = "".join(c for c in left if c in right or c in output)
+    if len(b_keep) != len(b_only):
+        b = anp.sum(b, axis=tuple(right.index(c) for c in b_only if c not in output))
+        right = "".join(c for c in right if c in left or c in output)
+    size = dict(zip(left, np.shape(a)))
+    size.update({c: max(size.get(c, 1), n) for c, n in zip(right, np.shape(b))})
+    a = anp.transpose(a, [left.index(c) for c in batch + a_keep + summed])
+    b = anp.transpose(b, [right.index(c) for c in batch + summed + b_keep])
+    a_batch, b_batch = np.shape(a)[:len(batch)], np.shape(b)[:len(batch)]
+    m, k, n = (int(np.prod([size[c] for c in group])) for group in (a_keep, summed, b_keep))
+    product = anp.matmul(anp.reshape(a, a_batch + (m, k)), anp.reshape(b, b_batch + (k, n)))
+    batch_shape = np.shape(product)[:len(batch)]
+    product = anp.reshape(product, batch_shape + tuple(size[c] for c in a_keep + b_keep))
+    order = batch + a_keep + b_keep
+    return anp.transpose(product, [order.index(c) for c in output])
+
+
+def contract(equation: str, *arrays):
+    """einsum(equation, *arrays), evaluated pairwise along opt_einsum's path with batched matmuls."""
+    arrays = list(arrays)
+    for positions, step in _plan(equation, tuple(tuple(np.shape(a)) for a in arrays)):
+        taken = [arrays.pop(p) for p in sorted(positions, reverse=True)]
+        if len(taken) == 2:
+            inputs = step.split("->")[0].split(",")
+            # contraction_list orders the step's inputs as the popped operands (highest position first)
+            arrays.append(_pairwise(step, *taken) if len(inputs) == 2 else anp.einsum(step, *taken))
+        else:
+            arrays.append(anp.einsum(step, *taken))
+    return arrays[0]
