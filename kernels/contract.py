@@ -27,12 +27,18 @@ def _plan(equation: str, shapes: tuple):
     return tuple((tuple(step[0]), step[2]) for step in info.contraction_list)
 
 
+def _einsum(step: str, *arrays):
+    """numpy's einsum on a step whose labels may be any symbols (mapped to letters first)."""
+    letters = {c: opt_einsum.get_symbol(n) for n, c in enumerate(dict.fromkeys(step.replace(",", "").replace("->", "")))}
+    return anp.einsum("".join(letters.get(c, c) for c in step), *arrays)
+
+
 def _pairwise(step: str, a, b):
     """One two-operand einsum step as a broadcast batched matmul."""
     inputs, output = step.split("->")
     left, right = inputs.split(",")
     if len(set(left)) != len(left) or len(set(right)) != len(right):
-        return anp.einsum(step, a, b)
+        return _einsum(step, a, b)
     batch = [c for c in output if c in left and c in right]
     summed = [c for c in left if c in right and c not in output]
     a_only = [c for c in left if c not in right]
@@ -66,7 +72,7 @@ def contract(equation: str, *arrays):
         if len(taken) == 2:
             inputs = step.split("->")[0].split(",")
             # contraction_list orders the step's inputs as the popped operands (highest position first)
-            arrays.append(_pairwise(step, *taken) if len(inputs) == 2 else anp.einsum(step, *taken))
+            arrays.append(_pairwise(step, *taken) if len(inputs) == 2 else _einsum(step, *taken))
         else:
-            arrays.append(anp.einsum(step, *taken))
+            arrays.append(_einsum(step, *taken))
     return arrays[0]
