@@ -77,14 +77,20 @@ def test_leading_batch_axes_broadcast(pair, strategy):
     assert relative_error(z, reference(A, x, y)) <= 1e-12
 
 
-def test_chunked_and_unchunked_batches_agree(monkeypatch):
+@pytest.mark.parametrize("y_batch", [(1000, 2), (1, 2), (2,)])
+@pytest.mark.parametrize("layout", ["batch-first", "component-major"])
+def test_chunked_and_unchunked_batches_agree(monkeypatch, y_batch, layout):
     A = clifford(3, 0, 1)
-    x, y = operands(A, batch=(1000, 2))
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((1000, 2, 16)), rng.standard_normal((*y_batch, 16))
+    expected = reference(A, x, y)
+    move, back = ((lambda a: a,) * 2 if layout == "batch-first"
+                  else (lambda a: np.moveaxis(a, -1, 0), lambda a: np.moveaxis(a, 0, -1)))
     for strategy in ("codegen", "gather", "dense"):
-        kernel = kernels.product(A, strategy=strategy)
+        kernel = kernels.product(A, strategy=strategy, layout=layout)
         monkeypatch.setattr(kernel, "_chunk_bytes", 50_000)          # chunks of a few rows, the last one partial
         assert kernel._rows((1000, 2)) < 100
-        assert relative_error(kernel(x, y), reference(A, x, y)) <= 1e-12
+        assert relative_error(back(kernel(move(x), move(y))), expected) <= 1e-12
 
 
 def test_bilinear_maps_between_different_spaces_and_exact_constants():
