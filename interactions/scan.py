@@ -90,9 +90,9 @@ class Scan(Expr):
         X = context.full_array(self.children[0], frozenset())
         axis = np.ndim(X) - len(self.children[0].algebra.shape) + self.time
         batch = np.shape(X)[:np.ndim(X) - len(self.children[0].algebra.shape)]
-        h = context.full_array(self.initial, frozenset()) if self.initial is not None else \
-            np.zeros(batch + self.h.algebra.shape)
-        h = h + np.zeros(batch + self.h.algebra.shape, dtype=X.dtype)     # give h the batch axes
+        h = np.zeros(batch + self.h.algebra.shape, dtype=X.dtype)             # with the batch axes
+        if self.initial is not None:
+            h = h + context.full_array(self.initial, frozenset())
         states = []
         for t in range(self.length):
             inner = context.child({self.h: h, self.x_t: _take(X, t, axis, self.x_t)})

@@ -79,10 +79,13 @@ class Reduce(Expr):
         return self.children[0]._order(signal)
 
     def _symbolic(self, context):
-        coefficients = np.moveaxis(context.value(self.children[0]).coefficients, (self.query, self.factor), (-2, -1))
-        weights = np.ones(coefficients.shape[-2:], dtype=int) if self.mask is None else self.mask.astype(int)
-        summed = np.sum(coefficients * weights, axis=-1, keepdims=True)
-        result = np.broadcast_to(summed, coefficients.shape)
+        coefficients = context.value(self.children[0]).coefficients
+        if self.mask is None:
+            summed = np.sum(coefficients, axis=self.factor, keepdims=True)
+            return Element(self.algebra, np.broadcast_to(summed, coefficients.shape))
+        moved = np.moveaxis(coefficients, (self.query, self.factor), (-2, -1))
+        summed = np.sum(moved * self.mask.astype(int), axis=-1, keepdims=True)
+        result = np.broadcast_to(summed, moved.shape)
         return Element(self.algebra, np.moveaxis(result, (-2, -1), (self.query, self.factor)))
 
     def _lower(self, context):

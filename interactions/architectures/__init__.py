@@ -1,7 +1,10 @@
 """Architectures built from the expression nodes, one module each."""
 from .attention import attention
 from .convolution import convolution
+from .dynamical import dynamical
 from .gating import gating
+from .mamba import mamba, selective_scan
 from .seq2tens import deep_ls2t, ls2t
+from .ssm import ssm
 
-__all__ = ["attention", "convolution", "deep_ls2t", "gating", "ls2t"]
+__all__ = ["attention", "convolution", "deep_ls2t", "dynamical", "gating", "ls2t", "mamba", "selective_scan", "ssm"]

@@ -1,14 +1,17 @@
 """Mamba: the selective scan and the block against numpy loops (float32, float64, chunked, parallel), the
 expression, gradients (hand-written VJP), causality, orders and the formula."""
+import importlib
+
 import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
 
-import interactions.architectures.mamba as mamba_module
 from interactions.architectures.mamba import mamba, selective_scan
 from interactions.architectures.ssm import Orders
 from ssm_support import check_gradient, formula_values, mamba_loop, selective_scan_loop, step_degrees
+
+mamba_module = importlib.import_module("interactions.architectures.mamba")   # the package exports the function
 
 
 @pytest.fixture(params=[None, 1024], ids=["one chunk", "chunks of 2 steps"])
