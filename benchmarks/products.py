@@ -4,11 +4,14 @@
 
 Each case times our kernel and its reference alternately in the same process (so drifts in machine load hit
 both) and prints the median times and their ratio, ours / reference, next to the target.  Every reference is
-checked against an einsum over the dense structure constants before it is timed.
+checked against an einsum over the dense structure constants before it is timed.  The first line records the
+load average and the BLAS thread setting: on a shared machine, multi-threaded OpenBLAS keeps a thread spinning on
+the second core after each call, which slows a single-threaded kernel timed right after a BLAS reference.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -136,6 +139,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     arguments = parser.parse_args(argv)
     rng = np.random.default_rng(arguments.seed)
+    settings = ", ".join(f"{name}={os.environ.get(name, 'unset')}" for name in ("OPENBLAS_NUM_THREADS",
+                                                                               "OPENBLAS_CORETYPE"))
+    print(f"numpy {np.__version__}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, {settings}")
     print(f"{'case':42} {'strategy':22} {'ours ms':>9} {'ref ms':>9} {'ratio':>6} {'target':>7}")
     met = True
     for label, A, reference, batch, target, others in cases(rng):
