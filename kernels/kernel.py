@@ -28,7 +28,6 @@ from .lowering import levels, lower
 from .strategies import STRATEGIES
 
 
-
 class Kernel:
     """A lowered bilinear product; see the module docstring.  Immutable once built."""
 
@@ -76,9 +75,7 @@ class Kernel:
             if value.algebra != self.algebra:
                 raise ValueError(f"{argument}: expected an element of {self.algebra.name}, got one of "
                                  f"{value.algebra.name}")
-            value = value.to_array(self.dtype)
-            if self.layout != checks.LAYOUTS[0]:
-                value = np.moveaxis(value, range(-value.ndim, 0), range(value.ndim))
+            value = value.to_array(self.dtype)          # no batch axes: the same in either layout
         return checks.operand(value, argument, self.shapes[role], self.dtype, self.layout, self.name)
 
     def _relayout(self, arrays, library, forward=False):
@@ -95,7 +92,8 @@ class Kernel:
         return tuple(map(move, arrays)) if forward else move(arrays)
 
     def evaluate(self, x, y, layout="batch-first"):
-        """The product of numpy arrays in batch-first layout (algebra axes already checked); result in `layout`."""
+        """The product of numpy arrays in batch-first layout whose algebra axes were checked (the autograd
+        primitive's body); the result in `layout`."""
         x, y = np.asarray(x, self.dtype), np.asarray(y, self.dtype)
         count = len(self.factors)
         return self._evaluate(x, y, checks.broadcast(x.shape[:x.ndim - count], y.shape[:y.ndim - count]), layout)
@@ -106,18 +104,15 @@ class Kernel:
         before anything is allocated)."""
         count = len(self.factors)
         rows = self._rows(batch)
-        whole = not batch or rows >= batch[0]
-        if whole and layout == checks.LAYOUTS[0] and 0 not in batch:
-            z = self.program(x, y)
-            if z.flags.c_contiguous:
-                return z
+        whole = (not batch or rows >= batch[0]) and 0 not in batch
+        z = self.program(x, y) if whole else None
+        if whole and layout == checks.LAYOUTS[0] and z.flags.c_contiguous:
+            return z
         component_major = layout != checks.LAYOUTS[0]
         out = np.empty(self.shapes[2] + batch if component_major else batch + self.shapes[2], self.dtype)
         view = np.moveaxis(out, range(count), range(-count, 0)) if component_major else out
-        if 0 in batch:
-            return out
         if whole:
-            view[...] = self.program(x, y)
+            view[...] = z
             return out
         for start in range(0, batch[0], rows):
             part = [a[start:start + rows] if a.ndim - count == len(batch) and a.shape[0] > 1 else a for a in (x, y)]
