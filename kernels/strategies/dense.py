@@ -2,8 +2,8 @@
 
 The leaf holds every dense factor (an index for x, one for y, one for z, and lam) and every identify factor (one
 shared index, and its coefficients when they are not all 1).  Constants come first in the equation, so that
-intermediates keep the batch axes first; with one dense factor, the outer product of x and y meets lam in one
-matrix product, with several, opt_einsum's optimiser picks the order; factors are contracted one at a time,
+intermediates keep the batch axes first; with one dense factor, x meets lam in one matrix product and the
+result meets y, with several, opt_einsum's optimiser picks the order; factors are contracted one at a time,
 never through a Kronecker product.  ``contract_expression`` is built once per pair of input shapes, path included, and
 cached; opt_einsum dispatches on the array type (numpy arrays go to `kernels.numpy_backend`; autograd, torch, jax
 to their own libraries).
@@ -13,7 +13,7 @@ to their own libraries).
 >>> from kernels.factor import Factor
 >>> leaf = Contraction([(Factor.from_algebra(quaternions()), "dense")], np.float64)
 >>> leaf.equation
-'abc,...b,...a->...c'
+'abc,...a,...b->...c'
 >>> leaf(np.eye(4)[1], np.eye(4)[2])        # i j = k
 array([0., 0., 0., 1.])
 """
@@ -61,25 +61,26 @@ class Contraction:
                 x, y, z = x + a, y + b, z + c
                 terms.append(a + b + c)
                 self._constant_factors.append(factor)
-        self.equation = ",".join([*terms, f"...{y}", f"...{x}"]) + f"->...{z}"     # y before x: see the path
+        self.equation = ",".join([*terms, f"...{x}", f"...{y}"]) + f"->...{z}"
         self._shapes = [(f.shape[0],) if len(term) == 1 else f.shape for f, term in zip(self._constant_factors, terms)]
         self._path = self._single_dense_path(terms)
         self._constants = None
         self._expressions = {}
         sizes = [math.prod(f.shape[r] for f, _ in parts) for r in range(3)]
-        one = [(1, *(f.shape[r] for f, _ in parts)) for r in (1, 0)]
+        one = [(1, *(f.shape[r] for f, _ in parts)) for r in (0, 1)]
         info = oe.contract_path(self.equation, *self._shapes, *one, shapes=True)[1]
         self.cost = Cost(*sizes, flops=float(info.opt_cost), moved=sum(sizes) + 2 * sum(info.size_list),
                          temporary=float(info.largest_intermediate), fixed=sum(map(math.prod, self._shapes)))
 
     @staticmethod
     def _single_dense_path(terms):
-        """With one dense factor: the outer product of x and y first, then one matrix product with lam (x is the
-        later operand, so the product's axes come in lam's order and lam is never transposed); with several dense
+        """With one dense factor: x into its lam first (one matrix product, batch axes first, lam not transposed;
+        it beat the outer product of x and y first, then lam), then the rest in one step; with several dense
         factors, opt_einsum's optimiser chooses."""
-        if sum(len(term) == 3 for term in terms) != 1:
+        dense = [n for n, term in enumerate(terms) if len(term) == 3]
+        if len(dense) != 1:
             return "auto"
-        return [(len(terms), len(terms) + 1), tuple(range(len(terms) + 1))]
+        return [(dense[0], len(terms)), tuple(range(len(terms) + 1))]
 
     def constants(self) -> list:
         """The constant operands in the kernel's dtype (built on first use)."""
@@ -95,16 +96,16 @@ class Contraction:
             if len(self._expressions) >= EXPRESSIONS_KEPT:
                 self._expressions.pop(next(iter(self._expressions)))
             constants = self.constants()
-            path, info = oe.contract_path(self.equation, *self._shapes, y_shape, x_shape, shapes=True,
+            path, info = oe.contract_path(self.equation, *self._shapes, x_shape, y_shape, shapes=True,
                                           optimize=self._path)
-            expression = oe.contract_expression(self.equation, *constants, y_shape, x_shape,
+            expression = oe.contract_expression(self.equation, *constants, x_shape, y_shape,
                                                 constants=range(len(constants)), optimize=path)
             self._expressions[key] = (expression, info)
         return self._expressions[key]
 
     def __call__(self, x, y):
         numpy_arrays = type(x) is np.ndarray and type(y) is np.ndarray
-        return self.expression(np.shape(x), np.shape(y))[0](y, x, backend=numpy_backend.NAME if numpy_arrays
+        return self.expression(np.shape(x), np.shape(y))[0](x, y, backend=numpy_backend.NAME if numpy_arrays
                                                             else "auto")
 
     def describe(self) -> list:
