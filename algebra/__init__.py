@@ -15,9 +15,10 @@ from .matrix_algebra import matrix_algebra
 from .tensor_algebra import TensorAlgebra, tensor_algebra
 from .tensor_product import TensorProduct, tensor_product
 from .translation import translation
+from .so3 import clebsch_gordan, gaunt
 
 __all__ = [
     "Algebra", "Element", "DirectSum", "TensorAlgebra", "TensorProduct",
     "clifford", "complex_numbers", "quaternions", "diagonal", "position", "direct_sum", "matrix_algebra",
-    "tensor_algebra", "tensor_product", "translation",
+    "tensor_algebra", "tensor_product", "translation", "clebsch_gordan", "gaunt",
 ]
