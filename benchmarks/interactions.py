@@ -4,7 +4,6 @@
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -15,7 +14,7 @@ import scipy.signal
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [os.path.dirname(_here)] + [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
-from benchmarks.timing import ratio_row  # noqa: E402
+from benchmarks.timing import TABLE_HEADER, parse_arguments, ratio_row  # noqa: E402
 from interactions.architectures import attention, convolution  # noqa: E402
 
 
@@ -46,11 +45,9 @@ def scipy_convolution(K, x):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeats", type=int, default=7)
-    args = parser.parse_args(argv)
+    args = parse_arguments(__doc__, argv)
     rng = np.random.default_rng(0)
-    rows = ["| case | ours / reference | target | |", "| --- | --- | --- | --- |"]
+    rows = list(TABLE_HEADER)
     model = attention(d_model=64, heads=4, causal=True)
     for dtype in (np.float64, np.float32):
         params = model.init(seed=0, dtype=dtype)

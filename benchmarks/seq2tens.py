@@ -4,7 +4,6 @@
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -14,7 +13,7 @@ import numpy as np
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [os.path.dirname(_here)] + [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
-from benchmarks.timing import median_time, ratio_row  # noqa: E402
+from benchmarks.timing import TABLE_HEADER, median_time, parse_arguments, ratio_row  # noqa: E402
 from interactions.architectures.seq2tens import ls2t  # noqa: E402
 from interactions.seq2tens import signature  # noqa: E402
 
@@ -40,11 +39,9 @@ def method_times(rows, case, x, depth, repeats):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeats", type=int, default=7)
-    args = parser.parse_args(argv)
+    args = parse_arguments(__doc__, argv)
     rng = np.random.default_rng(0)
-    rows = ["| case | ours / reference | target | |", "| --- | --- | --- | --- |"]
+    rows = list(TABLE_HEADER)
 
     paths = rng.standard_normal((256, 128, 4)).cumsum(axis=1)
     error = np.max(np.abs(signature(paths, 4) - numpy_signature(paths, 4)) / (1 + np.abs(numpy_signature(paths, 4))))

@@ -8,7 +8,6 @@ width and length over Mamba, forward and forward + backward, as a time ratio (ta
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -19,7 +18,7 @@ import numpy as np
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [os.path.dirname(_here)] + [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
-from benchmarks.timing import ratio_row  # noqa: E402
+from benchmarks.timing import TABLE_HEADER, parse_arguments, ratio_row  # noqa: E402
 from interactions.architectures.dynamical import dynamical  # noqa: E402
 import interactions.architectures.mamba as mamba_module  # noqa: E402
 from interactions.architectures.mamba import mamba  # noqa: E402
@@ -40,11 +39,9 @@ def one_thread(function):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeats", type=int, default=7)
-    args = parser.parse_args(argv)
+    args = parse_arguments(__doc__, argv)
     rng = np.random.default_rng(0)
-    rows = ["| case | ours / reference | target | |", "| --- | --- | --- | --- |"]
+    rows = list(TABLE_HEADER)
     block = mamba(d_model=D_MODEL, d_state=D_STATE)
     size = f"b={BATCH} L={LENGTH} d_model={D_MODEL}"
     for dtype in (np.float64, np.float32):

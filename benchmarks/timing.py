@@ -1,9 +1,20 @@
 """Shared timing helper for the benchmark scripts: medians of repeated runs, compared in one process."""
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
+
+#: The first two lines of every ratio table.
+TABLE_HEADER = ["| case | ours / reference | target | |", "| --- | --- | --- | --- |"]
+
+
+def parse_arguments(description: str, argv=None) -> argparse.Namespace:
+    """The options every benchmark takes: ``--repeats`` (timed runs per side, default 7)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--repeats", type=int, default=7, help="timed runs of each side")
+    return parser.parse_args(argv)
 
 
 def median_time(function, repeats: int = 7, warmup: int = 1) -> float:
