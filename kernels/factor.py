@@ -38,8 +38,11 @@ def _to_float(value, where: str) -> float:
 
 @functools.lru_cache(maxsize=128)
 def _from_algebra(algebra, name: str) -> "Factor":
-    indices, values = algebra.sparse_structure_constants(dtype=object)
-    floats = [_to_float(c, f"{name}: lam[{i}, {j}, {k}]") for (i, j, k), c in zip(indices, values)]
+    try:
+        indices, floats = algebra.sparse_structure_constants(dtype=float)
+    except TypeError:                      # a symbolic coefficient: find it, to name it
+        indices, values = algebra.sparse_structure_constants(dtype=object)
+        floats = [_to_float(c, f"{name}: lam[{i}, {j}, {k}]") for (i, j, k), c in zip(indices, values)]
     return Factor((algebra.dim,) * 3, indices, floats, name)
 
 
