@@ -144,5 +144,12 @@ def _softmax(array, value, node):
         bias = np.where(block > 0, 0, -np.inf).astype(getval(array).dtype)
         shifted = array + (bias if query_axis < axis else bias.T).reshape(shape)     # masked pairs: -inf
     peak = np.max(getval(shifted), axis=axis, keepdims=True)
-    exps = anp.exp(shifted - np.where(np.isfinite(peak), peak, 0))
-    return exps / anp.maximum(anp.sum(exps, axis=axis, keepdims=True), np.finfo(getval(array).dtype).tiny)
+    peak[~np.isfinite(peak)] = 0                                   # rows the mask empties entirely
+    tiny = np.finfo(getval(array).dtype).tiny
+    if isinstance(shifted, np.ndarray):                            # no gradient wanted: work in place
+        exps = shifted - peak if shifted is array else np.subtract(shifted, peak, out=shifted)
+        np.exp(exps, out=exps)
+        exps /= np.maximum(exps.sum(axis=axis, keepdims=True), tiny)
+        return exps
+    exps = anp.exp(shifted - peak)
+    return exps / anp.maximum(anp.sum(exps, axis=axis, keepdims=True), tiny)

@@ -51,6 +51,8 @@ def _pairwise(step: str, a, b):
     if len(b_keep) != len(b_only):
         b = anp.sum(b, axis=tuple(right.index(c) for c in b_only if c not in output))
         right = "".join(c for c in right if c in left or c in output)
+    if not summed:                                        # nothing to contract: a broadcast product
+        return _aligned(a, left, output) * _aligned(b, right, output)
     size = dict(zip(left, np.shape(a)))
     size.update({c: max(size.get(c, 1), n) for c, n in zip(right, np.shape(b))})
     a = anp.transpose(a, [left.index(c) for c in batch + a_keep + summed])
@@ -62,6 +64,13 @@ def _pairwise(step: str, a, b):
     product = anp.reshape(product, batch_shape + tuple(size[c] for c in a_keep + b_keep))
     order = batch + a_keep + b_keep
     return anp.transpose(product, [order.index(c) for c in output])
+
+
+def _aligned(array, labels: str, output: str):
+    """`array` (axes `labels`, all in `output`) transposed to output order, with size-1 axes for the rest."""
+    array = anp.transpose(array, sorted(range(len(labels)), key=lambda n: output.index(labels[n])))
+    present = sorted(labels, key=output.index)
+    return anp.reshape(array, [np.shape(array)[present.index(c)] if c in labels else 1 for c in output])
 
 
 def contract(equation: str, *arrays):
