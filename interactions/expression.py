@@ -118,6 +118,13 @@ class Expr:
         return f"{self._describe()}({inner})"
 
 
+class Unary(Expr):
+    """A node of one expression argument (children[0]) that keeps its self-interaction order."""
+
+    def _order(self, signal):
+        return self.children[0]._order(signal)
+
+
 class Signal(Expr):
     """A named input in `algebra`; constant (the unit g_0) along the factors listed in `units`.
 
@@ -330,7 +337,7 @@ class Linear(Expr):
         return context.linear(W, X, self.sources, self.source_dims, self.target_dims)
 
 
-class Scale(Expr):
+class Scale(Unary):
     """c X for an exact constant c (e.g. 1/sqrt(d) in attention scores).
 
     >>> from algebra import position
@@ -348,9 +355,6 @@ class Scale(Expr):
 
     def _describe(self):
         return f"Scale[{self.c}]"
-
-    def _order(self, signal):
-        return self.children[0]._order(signal)
 
     def _symbolic(self, context):
         return self.c * context.value(self.children[0])

@@ -20,7 +20,7 @@ import sympy
 from algebra import Element
 
 from . import masks
-from .expression import Expr, _check_factor, check_expression
+from .expression import Expr, Unary, _check_factor, check_expression
 
 
 def _sigmoid(x):
@@ -76,7 +76,7 @@ SYMBOLIC = {"sigmoid": sigmoid, "softplus": softplus, "silu": silu, "exp": sympy
 FUNCTIONS = tuple(sorted(NUMERIC)) + ("softmax",)
 
 
-class Pointwise(Expr):
+class Pointwise(Unary):
     """F(X) for F in FUNCTIONS; ``softmax`` needs `factor` (normalised over it) and takes an optional `mask`
     over (query factor `query`, factor)."""
 
@@ -98,9 +98,6 @@ class Pointwise(Expr):
 
     def _describe(self):
         return f"Pointwise[{self.function}]"
-
-    def _order(self, signal):
-        return self.children[0]._order(signal)
 
     def _symbolic(self, context):
         coefficients = context.value(self.children[0]).coefficients

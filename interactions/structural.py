@@ -21,10 +21,10 @@ import numpy as np
 from algebra import Element
 
 from . import masks
-from .expression import Expr, _check_factor, check_expression, unit_is_all_ones
+from .expression import Expr, Unary, _check_factor, check_expression, unit_is_all_ones
 
 
-class Flip(Expr):
+class Flip(Unary):
     """T: moves the content of factor `source` to factor `target`, where the value must be constant (g_0)."""
 
     def __init__(self, X: Expr, source: int = 0, target: int = 1):
@@ -42,9 +42,6 @@ class Flip(Expr):
     def _describe(self):
         return "Flip"
 
-    def _order(self, signal):
-        return self.children[0]._order(signal)
-
     def _symbolic(self, context):
         X = context.value(self.children[0])
         return Element(self.algebra, np.swapaxes(X.coefficients, self.source, self.target))
@@ -53,7 +50,7 @@ class Flip(Expr):
         return context.lowered(self.children[0]).swap(self.source, self.target)
 
 
-class Reduce(Expr):
+class Reduce(Unary):
     """P: sums factor `factor` (keys) into g_0, weighting the pair (query component, key component) by `mask`.
 
     `mask` is an (n_query, n_key) 0/1 array over factors (`query`, `factor`); None sums everything.
@@ -74,9 +71,6 @@ class Reduce(Expr):
 
     def _describe(self):
         return f"{type(self).__name__}[factor {self.factor}]"
-
-    def _order(self, signal):
-        return self.children[0]._order(signal)
 
     def _symbolic(self, context):
         coefficients = context.value(self.children[0]).coefficients
@@ -117,7 +111,7 @@ class NeighbourhoodReduce(Reduce):
         super().__init__(X, factor, mask, query)
 
 
-class _Projection(Expr):
+class _Projection(Unary):
     def __init__(self, X: Expr, components, factor: int):
         X = check_expression(X, "X")
         factor = _check_factor(X, factor)
@@ -128,9 +122,6 @@ class _Projection(Expr):
 
     def _describe(self):
         return f"{type(self).__name__}[factor {self.factor}]"
-
-    def _order(self, signal):
-        return self.children[0]._order(signal)
 
     def _symbolic(self, context):
         coefficients = np.moveaxis(context.value(self.children[0]).coefficients, self.factor, -1).copy()
