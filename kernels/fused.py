@@ -9,8 +9,9 @@ labels) summed over the labels that are not outputs.  Per factor the value has e
   repeating x along the second position axis.
 
 Products, flips, reductions, projections and linear maps only add operands or rename labels; a nonlinearity or
-the output calls `evaluate`, which runs one opt_einsum contraction (path found once per shape and cached).  So
-P^0(X T(X)) becomes a single contraction of x, x and a slice of lam, never the (n, n, d) product.
+the output calls `evaluate`, which runs one contraction (`kernels.contract`: opt_einsum's order, found once per
+shape and cached, with batched matrix products).  So P^0(X T(X)) becomes a single contraction of x, x and a
+slice of lam, never the (n, n, d) product.
 
 >>> import numpy as np
 >>> labels = Labels()
@@ -168,7 +169,8 @@ def multiply(k: Fused, x: Fused, factors, labels: Labels) -> Fused:
     Per factor: a side constant there (g_0, the unit) passes the other through; a diagonal factor
     (e_i e_j = c_i delta_ij e_i) shares one label; otherwise the structure constants restricted to the two
     supports join the contraction as a constant block, or, when that block would be large and the factor is
-    group-like, the larger side is gathered along the factor (a convolution by index arithmetic).
+    group-like, x is gathered along the factor, one row per component k holds (a convolution by index
+    arithmetic).
     """
     x = x.fresh(labels)
     gathered = [f for f, factor in enumerate(factors)
