@@ -6,5 +6,6 @@ from .gating import gating
 from .mamba import mamba, selective_scan
 from .seq2tens import deep_ls2t, ls2t
 from .ssm import ssm
+from .tfn import tfn
 
-__all__ = ["attention", "convolution", "deep_ls2t", "dynamical", "gating", "ls2t", "mamba", "selective_scan", "ssm"]
+__all__ = ["attention", "convolution", "deep_ls2t", "dynamical", "gating", "ls2t", "mamba", "selective_scan", "ssm", "tfn"]
