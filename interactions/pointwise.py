@@ -17,10 +17,10 @@ from autograd.tracer import getval
 import numpy as np
 import sympy
 
-from algebra import Element
+from algebra import Element, tensor_product
 
 from . import masks
-from .expression import Expr, Unary, _check_factor, check_expression
+from .expression import Expr, Signal, Unary, _check_factor, check_expression
 
 
 def _sigmoid(x):
@@ -90,11 +90,12 @@ class Pointwise(Unary):
             factor = _check_factor(X, factor)
             if mask is not None:
                 query = _check_factor(X, query, "query")
-                mask = masks.as_mask(mask, X.factors[query].dim, X.factors[factor].dim)
+                mask = _check_mask(mask, X, query, factor)
         elif factor is not None or mask is not None:
             raise ValueError(f"factor, mask: only softmax takes them, not {function}")
         super().__init__(X.algebra, X.units - ({factor} if mask is None and factor is not None else {factor, query}))
-        self.children, self.function, self.factor, self.mask, self.query = (X,), function, factor, mask, query
+        self.function, self.factor, self.mask, self.query = function, factor, mask, query
+        self.children = (X, mask) if isinstance(mask, Signal) else (X,)
 
     def _describe(self):
         return f"Pointwise[{self.function}]"
@@ -106,7 +107,8 @@ class Pointwise(Unary):
             return Element(self.algebra, np.vectorize(lambda c: c if c == 0 else apply(c), otypes=[object])(
                 coefficients))
         moved = np.moveaxis(coefficients, (self.query, self.factor), (-2, -1))
-        weights = np.ones(moved.shape[-2:], dtype=int) if self.mask is None else self.mask.astype(int)
+        weights = np.ones(moved.shape[-2:], dtype=int) if self.mask is None else \
+            context.value(self.mask).coefficients if isinstance(self.mask, Signal) else self.mask.astype(int)
         exps = np.vectorize(sympy.exp, otypes=[object])(moved) * weights
         present = np.any(moved != 0, axis=-1, keepdims=True)        # fibres a projection left nonzero
         result = np.where(present, exps / np.sum(exps, axis=-1, keepdims=True), 0)
@@ -120,10 +122,22 @@ class Pointwise(Unary):
         value = value.labelled(self.factor, dims[self.factor], context.labels)
         if self.mask is not None:
             value = value.labelled(self.query, dims[self.query], context.labels)
-        return context.apply(value, lambda array: _softmax(array, value, self))
+        data = context.signal_array(self.mask) if isinstance(self.mask, Signal) else self.mask
+        return context.apply(value, lambda array: _softmax(array, value, self, data))
 
 
-def _softmax(array, value, node):
+def _check_mask(mask, X, query, factor):
+    """A constant 0/1 array over (query, factor), or a Signal of such masks (one per batch entry)."""
+    if isinstance(mask, Signal):
+        pair = tensor_product(X.factors[query], X.factors[factor])
+        if mask.algebra != pair or mask.units:
+            raise ValueError(f"mask: expected a Signal in {pair.name} varying along both factors, got {mask!r} in "
+                             f"{mask.algebra.name}")
+        return mask
+    return masks.as_mask(mask, X.factors[query].dim, X.factors[factor].dim)
+
+
+def _softmax(array, value, node, mask):
     """Softmax of the evaluated `value` over the axis of `node.factor`, within `node.mask` if given.
 
     The shift by the row maximum is taken as a constant (softmax does not depend on it), so autograd
@@ -133,13 +147,14 @@ def _softmax(array, value, node):
     axis_of = lambda factor: array.ndim - len(labelled) + labelled.index(factor)  # noqa: E731
     axis = axis_of(node.factor)
     shifted = array
-    if node.mask is not None:
-        block = node.mask[np.ix_(value.support[node.query], value.support[node.factor])]
+    if mask is not None:
+        block = np.asarray(mask)[..., value.support[node.query], :][..., value.support[node.factor]]
+        batch = block.shape[:-2]                                     # a Signal mask has the batch axes too
         query_axis = axis_of(node.query)
-        shape = [1] * array.ndim
-        shape[query_axis], shape[axis] = block.shape
+        shape = list(batch) + [1] * (array.ndim - len(batch))
+        shape[query_axis], shape[axis] = block.shape[-2:]
         bias = np.where(block > 0, 0, -np.inf).astype(getval(array).dtype)
-        shifted = array + (bias if query_axis < axis else bias.T).reshape(shape)     # masked pairs: -inf
+        shifted = array + (bias if query_axis < axis else np.swapaxes(bias, -1, -2)).reshape(shape)
     peak = np.max(getval(shifted), axis=axis, keepdims=True)
     peak[~np.isfinite(peak)] = 0                                   # rows the mask empties entirely
     tiny = np.finfo(getval(array).dtype).tiny

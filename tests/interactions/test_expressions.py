@@ -36,8 +36,10 @@ def cases():
     rotation = Parameter("r", complex_numbers())
     ssm = Scan(lambda h, x_t: rotation * h + x_t * x_t, S, state=complex_numbers(),
                initial=Parameter("h0", complex_numbers()))
+    neighbours = Signal("mask", tensor_product(position(N), position(N)))        # one 0/1 mask per batch entry
     return [
         ("convolution", K * C, C, 1),
+        ("data-dependent mask", Pointwise("softmax", score, factor=1, mask=neighbours), X, 2),
         ("quadratic", quadratic, X, 2),
         ("score", score, X, 2),
         ("rank projection", RankProjection(quadratic, 2), X, 2),
@@ -59,7 +61,9 @@ def cases():
 def _numeric_inputs(expr, rng):
     signals, params = {}, {}
     for node in expr.walk():
-        if isinstance(node, Signal):
+        if isinstance(node, Signal) and node.name == "mask":
+            signals[node.name] = np.maximum(rng.random((2,) + node.shape) < 0.5, np.eye(node.shape[0])) * 1.0
+        elif isinstance(node, Signal):
             signals[node.name] = rng.standard_normal((2,) + node.shape)
         elif isinstance(node, Parameter):
             params[node.name] = rng.standard_normal(node.shape)
