@@ -20,36 +20,31 @@ neighbours.  Rotating the cloud and the features by R rotates the output by D(R)
 """
 from __future__ import annotations
 
-import autograd.numpy as anp
 import numpy as np
 
 from algebra import position, tensor_product
 from algebra.algebra import check_count
-from algebra.so3 import clebsch_gordan, spherical_harmonics
+from algebra.so3 import clebsch_gordan
 
-from ..expression import Parameter, Signal
+from ..expression import Signal
 from ..structural import Flip, Reduce
 from .model import Model
+from .radial import RadialFilter, check_cloud
 
 
 class TensorFieldNetwork(Model):
-    """See the module docstring.  Parameters: ``W_radial`` (hidden, basis), ``b_radial`` (hidden,) and
-    ``W_out`` ((lmax + 1) * c_out * c_in, hidden), the radial MLP."""
+    """See the module docstring.  Parameters: the radial MLP ``K_W_radial`` (hidden, basis), ``K_b_radial``
+    (hidden,) and ``K_W_out`` ((lmax + 1) * c_out * c_in, hidden)."""
 
     def __init__(self, lmax, channels_in, channels_out, radius, basis, hidden, points):
         super().__init__()
-        self.lmax = check_count(lmax, "lmax", minimum=0)
-        self.channels_in, self.channels_out = check_count(channels_in, "channels_in"), check_count(
-            channels_out, "channels_out")
-        self.basis, self.hidden = check_count(basis, "basis"), check_count(hidden, "hidden")
-        if not np.isscalar(radius) or not radius > 0:
-            raise ValueError(f"radius: expected a positive number, got {radius!r}")
-        self.radius, self.geometry = float(radius), (check_count(points, "points"),)
-        self.features = clebsch_gordan(self.lmax)
+        self.filter = RadialFilter("K", lmax, channels_out, channels_in, radius, basis, hidden)
+        self.lmax, self.channels_in, self.channels_out = lmax, channels_in, channels_out
+        self.geometry = (check_count(points, "points"),)
 
     def build(self, geometry):
         (n,) = geometry
-        algebra = tensor_product(position(n), position(n), self.features, position(self.channels_out),
+        algebra = tensor_product(position(n), position(n), clebsch_gordan(self.lmax), position(self.channels_out),
                                  position(self.channels_in))
         S = Signal("s", algebra, units=[1, 3])
         K = Signal("k", algebra)
@@ -57,37 +52,14 @@ class TensorFieldNetwork(Model):
 
     @property
     def parameters(self) -> dict:
-        paths = (self.lmax + 1) * self.channels_out * self.channels_in
-        return {"W_radial": (self.hidden, self.basis), "b_radial": (self.hidden,), "W_out": (paths, self.hidden)}
-
-    def filter(self, params, points):
-        """K[b, a, c, (l, m), o, i] = R_{l,o,i}(|r_ac|) cutoff(|r_ac|) Y_lm(r_ac / |r_ac|)."""
-        difference = points[..., :, None, :] - points[..., None, :, :]
-        distance = np.sqrt(np.sum(difference ** 2, axis=-1))
-        centres = np.linspace(0.0, self.radius, self.basis)
-        width = self.radius / self.basis
-        gaussians = np.exp(-((distance[..., None] - centres) / width) ** 2)
-        cutoff = np.where(distance < self.radius, 0.5 * (np.cos(np.pi * distance / self.radius) + 1), 0.0)
-        hidden = gaussians @ params["W_radial"].T + params["b_radial"]
-        hidden = hidden / (1 + anp.exp(-hidden))                                     # silu
-        radial = (hidden @ params["W_out"].T) * cutoff[..., None]
-        radial = anp.reshape(radial, distance.shape + (self.lmax + 1, self.channels_out, self.channels_in))
-        degrees = np.repeat(np.arange(self.lmax + 1), 2 * np.arange(self.lmax + 1) + 1)
-        harmonics = spherical_harmonics(self.lmax, difference)                     # (..., n, n, F)
-        return harmonics[..., :, None, None] * radial[..., degrees, :, :]
+        return self.filter.parameters
 
     def apply(self, params, points, features):
         """Features (batch, n, (lmax+1)^2, c_in) at points (batch, n, 3) -> (batch, n, (lmax+1)^2, c_out)."""
-        points = np.asarray(points, dtype=float)
-        if points.ndim < 2 or points.shape[-1] != 3:
-            raise ValueError(f"points: expected shape (batch, n, 3), got {points.shape}")
-        n = points.shape[-2]
-        expected = (n, (self.lmax + 1) ** 2, self.channels_in)
-        if tuple(np.shape(features)[-3:]) != expected:
-            raise ValueError(f"features: expected shape (batch, {', '.join(map(str, expected))}), got "
-                             f"{np.shape(features)}")
-        _, _, compiled = self._get((n,))
-        return compiled({"s": features, "k": self.filter(params, points)}, {})
+        points = check_cloud(points, features, self.lmax, self.channels_in)
+        _, _, compiled = self._get((points.shape[-2],))
+        dtype = np.result_type(features, np.float32)
+        return compiled({"s": features, "k": self.filter(params, points, dtype)}, {})
 
 
 def tfn(lmax: int = 2, channels_in: int = 4, channels_out: int = 4, radius: float = 2.0, basis: int = 8,

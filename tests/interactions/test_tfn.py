@@ -3,47 +3,26 @@ import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
+from cloud_support import cloud, equivariance_error
 
-from algebra.so3 import clebsch_gordan, random_rotation, representation
-from interactions.architectures.tfn import tfn
-
-
-def setup(lmax=2, n=6, seed=1):
-    model = tfn(lmax=lmax, channels_in=2, channels_out=3, radius=2.5)
-    params = model.init(seed=0)
-    rng = np.random.default_rng(seed)
-    return model, params, rng.standard_normal((2, n, 3)), rng.standard_normal((2, n, (lmax + 1) ** 2, 2))
-
-
-def rotate(D, features):
-    return np.einsum("fg,bngc->bnfc", D, features)
+from algebra.so3 import clebsch_gordan
+from interactions.architectures import tfn
 
 
 def test_equivariant_under_100_rotations_and_invariant_under_translations():
-    model, params, points, features = setup()
-    out = model.apply(params, points, features)
-    assert np.abs(out).max() > 0.1
-    worst = 0.0
-    for seed in range(100):
-        R = random_rotation(seed)
-        D = representation(2, R)
-        shift = np.random.default_rng(seed).standard_normal(3)
-        moved = model.apply(params, points @ R.T + shift, rotate(D, features))
-        worst = max(worst, np.abs(moved - rotate(D, out)).max())
-    assert worst <= 1e-10
-
-
-def test_float32_equivariance():
-    model, params, points, features = setup(lmax=1)
-    out = model.apply(params, points.astype(np.float32), features.astype(np.float32))
-    R = random_rotation(7)
-    D = representation(1, R)
-    moved = model.apply(params, (points @ R.T).astype(np.float32), rotate(D, features).astype(np.float32))
-    assert np.abs(moved - rotate(D, out)).max() <= 1e-4
+    model = tfn(lmax=2, channels_in=2, channels_out=3, radius=2.5)
+    params = model.init(seed=0)
+    points, features = cloud(2, 6, 2)
+    error, size = equivariance_error(lambda r, s: model.apply(params, r, s), 2, points, features)
+    assert size > 0.1 and error <= 1e-10
+    error, _ = equivariance_error(lambda r, s: model.apply(params, r, s), 2, points, features, 3, np.float32)
+    assert error <= 1e-4
 
 
 def test_equals_a_direct_sum_over_neighbours():
-    model, params, points, features = setup(lmax=1, n=4)
+    model = tfn(lmax=1, channels_in=2, channels_out=3, radius=2.5)
+    params = model.init(seed=0)
+    points, features = cloud(1, 4, 2)
     lam = clebsch_gordan(1).structure_constants()
     K = model.filter(params, points)                          # (batch, a, b, F, o, i)
     expected = np.einsum("xabfoi,xbgi,fgh->xaho", K, features, lam)
@@ -51,7 +30,9 @@ def test_equals_a_direct_sum_over_neighbours():
 
 
 def test_order_and_gradients():
-    model, params, points, features = setup(lmax=1, n=4)
+    model = tfn(lmax=1, channels_in=2, channels_out=3, radius=2.5)
+    params = model.init(seed=0)
+    points, features = cloud(1, 4, 2)
     assert model.order() == 1
     loss = lambda p: anp.sum(anp.sin(model.apply(p, points, features)))  # noqa: E731
     gradient = autograd.grad(loss)(params)
@@ -64,7 +45,9 @@ def test_order_and_gradients():
 
 
 def test_bad_input():
-    model, params, points, features = setup(lmax=1, n=4)
+    model = tfn(lmax=1, channels_in=2, channels_out=3)
+    params = model.init(seed=0)
+    points, features = cloud(1, 4, 2)
     with pytest.raises(ValueError, match=r"points: expected shape \(batch, n, 3\), got \(2, 4, 2\)"):
         model.apply(params, points[..., :2], features)
     with pytest.raises(ValueError, match=r"features: expected shape \(batch, 4, 4, 2\)"):

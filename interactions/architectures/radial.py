@@ -1,0 +1,74 @@
+"""Learned rotation-equivariant edge filters K(r_a - r_b) = R(|r_ab|) Y(r_hat_ab) for point-cloud layers.
+
+R is a small MLP on Gaussian radial features, one output per (filter degree l, output channel, input channel),
+cut off smoothly at `radius`; Y are the real spherical harmonics of `algebra.so3`.  The filter is an array
+(batch, a, b, (lmax+1)^2, c_out, c_in): the coefficients of an element of position (x) position (x) CG (x)
+channels, fed to the layers as a signal.
+
+>>> import numpy as np
+>>> radial = RadialFilter("K", lmax=1, channels_out=2, channels_in=3, radius=2.0, basis=4, hidden=5)
+>>> sorted(radial.parameters.items())
+[('K_W_out', (12, 5)), ('K_W_radial', (5, 4)), ('K_b_radial', (5,))]
+"""
+from __future__ import annotations
+
+import autograd.numpy as anp
+import numpy as np
+
+from algebra.algebra import check_count
+from algebra.so3 import spherical_harmonics
+
+
+class RadialFilter:
+    """See the module docstring; parameter names start with `prefix`."""
+
+    def __init__(self, prefix: str, lmax, channels_out, channels_in, radius, basis, hidden):
+        self.prefix, self.lmax = prefix, check_count(lmax, "lmax", minimum=0)
+        self.channels_out, self.channels_in = check_count(channels_out, "channels_out"), check_count(
+            channels_in, "channels_in")
+        self.basis, self.hidden = check_count(basis, "basis"), check_count(hidden, "hidden")
+        if not np.isscalar(radius) or not radius > 0:
+            raise ValueError(f"radius: expected a positive number, got {radius!r}")
+        self.radius = float(radius)
+
+    @property
+    def parameters(self) -> dict:
+        paths = (self.lmax + 1) * self.channels_out * self.channels_in
+        return {f"{self.prefix}_W_radial": (self.hidden, self.basis), f"{self.prefix}_b_radial": (self.hidden,),
+                f"{self.prefix}_W_out": (paths, self.hidden)}
+
+    def __call__(self, params, points, dtype=None):
+        """K[..., a, b, (l, m), o, i] = R_{l,o,i}(|r_ab|) cutoff(|r_ab|) Y_lm(r_ab / |r_ab|), r_ab = r_a - r_b
+        (in `dtype` when given and no gradient is traced)."""
+        W_radial, b_radial, W_out = (params[name] for name in self.parameters)
+        difference = points[..., :, None, :] - points[..., None, :, :]
+        distance = np.sqrt(np.sum(difference ** 2, axis=-1))
+        centres = np.linspace(0.0, self.radius, self.basis)
+        gaussians = np.exp(-((distance[..., None] - centres) * self.basis / self.radius) ** 2)
+        cutoff = np.where(distance < self.radius, 0.5 * (np.cos(np.pi * distance / self.radius) + 1), 0.0)
+        hidden = gaussians @ W_radial.T + b_radial
+        hidden = hidden / (1 + anp.exp(-hidden))                                     # silu
+        radial = (hidden @ W_out.T) * cutoff[..., None]
+        radial = anp.reshape(radial, distance.shape + (self.lmax + 1, self.channels_out, self.channels_in))
+        degrees = np.repeat(np.arange(self.lmax + 1), 2 * np.arange(self.lmax + 1) + 1)
+        harmonics = spherical_harmonics(self.lmax, difference)[..., :, None, None]
+        if dtype is not None and isinstance(radial, np.ndarray):          # no gradient traced: compute in dtype
+            return harmonics.astype(dtype) * radial[..., degrees, :, :].astype(dtype)
+        return harmonics * radial[..., degrees, :, :]
+
+    def neighbours(self, points):
+        """The 0/1 mask of pairs closer than the radius (each point is its own neighbour)."""
+        difference = points[..., :, None, :] - points[..., None, :, :]
+        return (np.sum(difference ** 2, axis=-1) < self.radius ** 2).astype(float)
+
+
+def check_cloud(points, features, lmax: int, channels_in: int):
+    """Points (batch, n, 3) as floats and features (batch, n, (lmax+1)^2, channels_in), or a ValueError."""
+    points = np.asarray(points, dtype=float)
+    if points.ndim < 2 or points.shape[-1] != 3:
+        raise ValueError(f"points: expected shape (batch, n, 3), got {points.shape}")
+    expected = (points.shape[-2], (lmax + 1) ** 2, channels_in)
+    if tuple(np.shape(features)[-3:]) != expected:
+        raise ValueError(f"features: expected shape (batch, {', '.join(map(str, expected))}), got "
+                         f"{np.shape(features)}")
+    return points
