@@ -1,4 +1,5 @@
 """Shared helpers for the point-cloud layer tests: random clouds, rotations of features, equivariance."""
+import autograd
 import numpy as np
 
 from algebra.so3 import random_rotation, representation
@@ -25,3 +26,14 @@ def equivariance_error(apply, lmax, points, features, rotations=100, dtype=np.fl
         moved = apply((points @ R.T + shift).astype(dtype), rotate(D, features).astype(dtype))
         worst = max(worst, float(np.abs(moved - rotate(D, out)).max()))
     return worst, float(np.abs(out).max())
+
+
+def gradient_error(loss, params, seed=3, eps=1e-6):
+    """|autograd's directional derivative of loss at params - the central finite difference| / |the latter|."""
+    gradient = autograd.grad(loss)(params)
+    rng = np.random.default_rng(seed)
+    direction = {name: rng.standard_normal(np.shape(value)) for name, value in params.items()}
+    shifted = lambda s: {n: v + s * eps * direction[n] for n, v in params.items()}  # noqa: E731
+    numeric = (loss(shifted(1)) - loss(shifted(-1))) / (2 * eps)
+    analytic = sum(np.sum(gradient[n] * direction[n]) for n in params)
+    return abs(analytic - numeric) / max(abs(numeric), 1e-12)
