@@ -96,7 +96,8 @@ class Element:
     def __mul__(self, other):
         if isinstance(other, Element):
             other = self._same_algebra(other, "*")
-            return Element(self.algebra, [sympy.expand(c) for c in self.algebra._multiply(self.flat, other.flat)])
+            return Element(self.algebra, [sympy.expand(c, power_exp=False, log=False)
+                                          for c in self.algebra._multiply(self.flat, other.flat)])
         scalar = to_exact(other, "scalar")
         return Element(self.algebra, [scalar * a for a in self.flat])
 
