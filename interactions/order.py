@@ -33,18 +33,21 @@ def polynomial_degree(value: sympy.Expr, symbols) -> int:
     >>> polynomial_degree(x * sympy.exp(x * y) / (1 + sympy.exp(x)), {x})
     2
     """
-    symbols = set(symbols)
+    return _degree(sympy.powsimp(value), set(symbols))      # exp(a) exp(-a) cancels before counting
+
+
+def _degree(value: sympy.Expr, symbols: set) -> int:
     if value.is_Symbol:
         return int(value in symbols)
     if value.is_Number or not value.free_symbols & symbols:
         return 0
     if value.is_Add:
-        return max(polynomial_degree(term, symbols) for term in value.args)
+        return max(_degree(term, symbols) for term in value.args)
     if value.is_Mul:
-        return sum(polynomial_degree(factor, symbols) for factor in value.args)
+        return sum(_degree(factor, symbols) for factor in value.args)
     if value.is_Pow:
         base, exponent = value.args
         if exponent.is_Integer and exponent > 0:
-            return int(exponent) * polynomial_degree(base, symbols)
-        return 0 if exponent.is_negative else polynomial_degree(base, symbols)
-    return max(polynomial_degree(argument, symbols) for argument in value.args)
+            return int(exponent) * _degree(base, symbols)
+        return 0 if exponent.is_negative else _degree(base, symbols)
+    return max(_degree(argument, symbols) for argument in value.args)
