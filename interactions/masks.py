@@ -13,28 +13,24 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def _check_size(n, argument: str = "n") -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"{argument}: expected a positive int, got {n!r}")
-    return int(n)
+from algebra.algebra import check_count
 
 
 def full(n: int) -> np.ndarray:
     """Every pair: the plain reduction P."""
-    n = _check_size(n)
+    n = check_count(n, "n")
     return np.ones((n, n))
 
 
 def causal(n: int) -> np.ndarray:
     """Pairs with l <= k: the causal reduction P^c."""
-    n = _check_size(n)
+    n = check_count(n, "n")
     return np.tril(np.ones((n, n)))
 
 
 def radius(n: int, r, points=None) -> np.ndarray:
     """Pairs within distance r: |k - l| <= r on a 1-D lattice, or |points[k] - points[l]| <= r for given points."""
-    n = _check_size(n)
+    n = check_count(n, "n")
     if not np.isscalar(r) or not r >= 0:
         raise ValueError(f"r: expected a non-negative number, got {r!r}")
     if points is None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..algebra import check_count
 from .action import Action, same_group
 from .elements import random_elements
 
@@ -36,8 +37,7 @@ def is_equivariant(operator, action, samples: int = 8, seed=0, tolerance: float 
         raise TypeError(f"action: expected an Action or a tuple (input actions..., output action), got "
                         f"{type(action).__name__} {action!r}")
     same_group(actions, names)
-    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
-        raise ValueError(f"samples: expected a positive int, got {samples!r}")
+    check_count(samples, "samples")
     rng = np.random.default_rng(seed)
     *inputs, output = actions
     for element in random_elements(actions, int(samples), rng):

@@ -21,18 +21,13 @@ import numpy as np
 import sympy
 
 from algebra import diagonal, position, tensor_product
+from algebra.algebra import check_count
 
 from .. import masks
 from ..expression import Linear, Parameter, Scale, Signal
 from ..pointwise import Pointwise
 from ..structural import CausalReduce, Flip, Reduce
 from .model import Model
-
-
-def _positive(value, argument):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{argument}: expected a positive int, got {value!r}")
-    return int(value)
 
 
 class Attention(Model):
@@ -44,16 +39,16 @@ class Attention(Model):
 
     def __init__(self, d_model, heads, causal, rank, d_head, length):
         super().__init__()
-        self.d_model, self.heads, self.rank = (_positive(v, a) for v, a in
+        self.d_model, self.heads, self.rank = (check_count(v, a) for v, a in
                                                ((d_model, "d_model"), (heads, "heads"), (rank, "rank")))
         if d_head is None:
             if d_model % heads:
                 raise ValueError(f"heads: d_model = {d_model} is not divisible by heads = {heads}; give d_head")
             d_head = d_model // heads
-        self.d_head = _positive(d_head, "d_head")
+        self.d_head = check_count(d_head, "d_head")
         if not isinstance(causal, bool):
             raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
-        self.causal, self.geometry = causal, (_positive(length, "length"),)
+        self.causal, self.geometry = causal, (check_count(length, "length"),)
 
     def stages(self, length: int) -> dict:
         """The named sub-expressions at a sequence length: signal, scores, weights, output."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from algebra import position, tensor_product, translation
+from algebra.algebra import check_count
 
 from ..expression import Parameter, Signal
 from ..structural import Reduce
@@ -34,8 +35,7 @@ class Convolution(Model):
     def __init__(self, channels_in, channels_out, size, dims, cyclic, shape):
         super().__init__()
         for value, argument in ((channels_in, "channels_in"), (channels_out, "channels_out"), (size, "size")):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{argument}: expected a positive int, got {value!r}")
+            check_count(value, argument)
         if dims not in (1, 2):
             raise ValueError(f"dims: expected 1 or 2, got {dims!r}")
         if not isinstance(cyclic, bool):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from algebra import diagonal, position, tensor_product
+from algebra.algebra import check_count
 
 from ..expression import Linear, Parameter, Signal
 from ..pointwise import FUNCTIONS, Pointwise
@@ -29,11 +30,10 @@ class Gating(Model):
 
     def __init__(self, channels: int, function: str = "sigmoid", length: int = 4):
         super().__init__()
-        if isinstance(channels, bool) or not isinstance(channels, (int, np.integer)) or channels < 1:
-            raise ValueError(f"channels: expected a positive int, got {channels!r}")
         if function not in FUNCTIONS or function == "softmax":
             raise ValueError(f"function: expected an elementwise nonlinearity, got {function!r}")
-        self.channels, self.function, self.geometry = int(channels), function, (int(length),)
+        self.channels, self.function = check_count(channels, "channels"), function
+        self.geometry = (check_count(length, "length"),)
 
     def build(self, geometry):
         (length,) = geometry
