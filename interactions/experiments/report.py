@@ -1,0 +1,70 @@
+"""An experiment's result: its configuration, seed, figures beside the paper's, and timings, as JSON.
+
+>>> result = report("demo", quick=True, seed=0, config={"steps": 1}, rows=[row("R = 1", 0.5, paper=0.36)])
+>>> result["rows"][0]["ours"], result["setting"]
+(0.5, 'quick')
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+import platform
+import time
+from contextlib import contextmanager
+
+import numpy as np
+
+
+def row(name: str, ours, paper=None, **extra) -> dict:
+    """One line of a results table: our figure beside the paper's (None where the paper has none)."""
+    return {"name": name, "ours": ours, "paper": paper, **extra}
+
+
+def report(experiment: str, quick: bool, seed: int, config: dict, rows: list, timings: dict | None = None,
+           **extra) -> dict:
+    """The result of one run, ready for `write`."""
+    return {"experiment": experiment, "setting": "quick" if quick else "full", "seed": seed, "config": config,
+            "rows": rows, "timings": timings or {}, "python": platform.python_version(),
+            "numpy": np.__version__, **extra}
+
+
+class Timings(dict):
+    """Wall-clock seconds per named phase: ``with timings("train"): ...`` adds to ``timings["train"]``."""
+
+    @contextmanager
+    def __call__(self, name: str):
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self[name] = self.get(name, 0.0) + time.perf_counter() - start
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value
+
+
+def write(result: dict, path) -> pathlib.Path:
+    """Write `result` as indented JSON (numpy values become plain numbers); returns the path."""
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(_plain(result), indent=2) + "\n")
+    return path
+
+
+def table(result: dict) -> str:
+    """The rows as a small text table: name, ours, paper."""
+    lines = [f"{result['experiment']} ({result['setting']}, seed {result['seed']})"]
+    for line in result["rows"]:
+        ours = line["ours"] if not isinstance(line["ours"], float) else f"{line['ours']:.4g}"
+        paper = "-" if line["paper"] is None else line["paper"]
+        lines.append(f"  {line['name']:<32} ours {ours:<10} paper {paper}")
+    return "\n".join(lines)
