@@ -2,6 +2,7 @@
 import json
 
 import autograd.numpy as anp
+from autograd import grad
 import numpy as np
 import pytest
 
@@ -18,6 +19,8 @@ def test_cross_entropy_and_accuracy_against_hand_formulas():
     probabilities /= probabilities.sum(1, keepdims=True)
     assert np.isclose(cross_entropy(logits, labels), -np.mean(np.log(probabilities[np.arange(7), labels])))
     assert accuracy(logits, labels) == np.mean(logits.argmax(1) == labels)
+    gradient = grad(cross_entropy)(logits, labels)                      # softmax minus one-hot, over the batch
+    assert np.allclose(gradient, (probabilities - np.eye(5)[labels]) / 7)
 
 
 def test_adam_fits_least_squares_on_minibatches():
