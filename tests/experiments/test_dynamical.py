@@ -1,0 +1,59 @@
+"""The dynamical experiment: the (I, H) grid against Mamba on sequential digits, its image reading and bad input."""
+import numpy as np
+import pytest
+
+from interactions.experiments import dynamical
+from interactions.experiments.dynamical import QUICK, experiment, layer, run, sequences
+
+ACCURACIES = ["Mamba", "I=3, H=2", "I=1, H=1"]
+RATIOS = ["training throughput, dynamical / Mamba", "inference throughput, dynamical / Mamba"]
+
+
+@pytest.fixture(scope="module")
+def quick():
+    return run(quick=True, progress=False)
+
+
+def test_quick_run_reports_accuracies_above_chance_orders_and_positive_ratios(quick):
+    rows = {line["name"]: line for line in quick["rows"]}
+    assert list(rows) == ACCURACIES + RATIOS and quick["setting"] == "quick" and quick["experiment"] == "dynamical"
+    assert [rows[key]["paper"] for key in ACCURACIES + RATIOS] == [86.818, 87.118, 86.112, 2.69, 2.6]
+    for key in ACCURACIES:
+        assert 50 < rows[key]["ours"] <= 100                              # chance is 10 %
+    assert rows["Mamba"]["orders"] == {"input": 3, "hidden": 1, "output": 5}
+    assert rows["I=3, H=2"]["orders"] == {"input": 3, "hidden": 2, "output": 4}
+    assert rows["I=1, H=1"]["orders"] == {"input": 1, "hidden": 1, "output": 2}
+    for key in RATIOS:
+        speeds = rows[key]["it_per_s"]
+        assert np.isclose(rows[key]["ours"], speeds["dynamical"] / speeds["Mamba"]) and rows[key]["ours"] > 0
+    assert set(quick["timings"]) >= {"data", "train Mamba", "throughput"}
+
+
+def test_accuracies_are_deterministic_under_a_seed():
+    config = {**QUICK, "grid": [(2, 1)], "steps": 15, "repeats": 1}
+    first, second = (experiment(config, seed=3, progress=False, quick=True) for _ in range(2))
+    assert [line["ours"] for line in first["rows"][:2]] == [line["ours"] for line in second["rows"][:2]]
+
+
+def test_images_read_row_by_row_and_pixel_by_pixel():
+    images = np.arange(12.0).reshape(2, 2, 3)                     # two images of 2 rows x 3 columns
+    rows, pixels = sequences(images, "rows"), sequences(images, "pixels")
+    assert rows.shape == (2, 2, 3) and rows[1, 0].tolist() == [6.0, 7.0, 8.0]     # step 0 of image 1: its row 0
+    assert pixels.shape == (2, 6, 1) and pixels[1, :, 0].tolist() == [6.0, 7.0, 8.0, 9.0, 10.0, 11.0]
+    assert pixels[0, 4, 0] == images[0, 1, 1]                     # raster order: step 4 is row 1, column 1
+
+
+def test_bad_input_raises_a_value_error_naming_the_argument():
+    images = np.zeros((2, 4, 4))
+    with pytest.raises(ValueError, match="reading: expected one of"):
+        sequences(images, "columns")
+    with pytest.raises(ValueError, match="images: expected shape"):
+        sequences(images[0], "rows")
+    for point in [(2, 2), (4, 1), "mamba", 3]:
+        with pytest.raises(ValueError, match="point: expected 'Mamba' or an"):
+            layer(point, d_model=4)
+    with pytest.raises(ValueError, match="point: expected"):              # before any training
+        experiment({**QUICK, "grid": [(3, 2), (3, 3)]}, progress=False)
+    with pytest.raises(ValueError, match="grid: expected at least one"):
+        experiment({**QUICK, "grid": []}, progress=False)
+    assert dynamical.name((3, 1)) == "I=3, H=1"
