@@ -1,0 +1,79 @@
+"""The symmetry experiment (Table 2): the exact parametrisation, the regulariser, and the quick run, seeded."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from algebra.symmetry import is_equivariant, product_action, translations
+from interactions.experiments import symmetry
+
+TAPS, SIZE = 2, 5
+
+
+def operator(lam, filters):
+    """X (SIZE, SIZE) -> O_K(X) (SIZE, SIZE) for one channel."""
+    return lambda x: symmetry.multiply(filters, lam, np.asarray(x)[None])[0, :, :, 0]
+
+
+def test_the_exact_parametrisation_is_one_circulant_per_tap():
+    solution = symmetry.exact_parametrisation(TAPS, SIZE)
+    assert solution.method == "exact" and solution.dim == TAPS * SIZE
+    lam = solution(np.random.default_rng(0).standard_normal(solution.dim))
+    for k, i, n, a in itertools.product(range(TAPS), range(SIZE), range(SIZE), range(SIZE)):
+        assert lam[k, (i + a) % SIZE, (n + a) % SIZE] == pytest.approx(lam[k, i, n])      # lam^n_{k,i} = c_k(n - i)
+
+
+def test_the_exact_operator_is_translation_equivariant_on_the_lattice_and_a_free_one_is_not():
+    rng = np.random.default_rng(1)
+    solution = symmetry.exact_parametrisation(TAPS, SIZE)
+    filters = rng.standard_normal((1, TAPS, TAPS))
+    shifts = product_action(translations(SIZE), translations(SIZE))          # Z_5 x Z_5 on B (x) B
+    assert is_equivariant(operator(solution(rng.standard_normal(solution.dim)), filters), shifts, seed=2)
+    assert not is_equivariant(operator(rng.standard_normal((TAPS, SIZE, SIZE)), filters), shifts, seed=2)
+
+
+def test_the_regulariser_is_the_papers_sum_zero_on_the_constraint_and_positive_off_it():
+    rng = np.random.default_rng(3)
+    penalty = symmetry.paper_regulariser(TAPS, SIZE)
+    solution = symmetry.exact_parametrisation(TAPS, SIZE)
+    assert penalty(solution(rng.standard_normal(solution.dim))) < 1e-20
+    lam = rng.standard_normal((TAPS, SIZE, SIZE))
+    paper = sum((lam[k, (i + a) % SIZE, n] - lam[k, i, (n - a) % SIZE]) ** 2
+                for k, i, n, a in itertools.product(range(TAPS), range(SIZE), range(SIZE), range(SIZE)))
+    assert penalty(lam) > 1 and penalty(lam) == pytest.approx(paper)
+
+
+def test_the_quick_run_reports_the_three_settings():
+    result = symmetry.run(quick=True, progress=False)
+    rows = {line["name"]: line for line in result["rows"]}
+    assert list(rows) == ["exact constraint", "no constraint", "regulariser"]
+    assert all(0 <= line["ours"] <= 1 for line in rows.values())
+    assert rows["exact constraint"]["ours"] > 0.5                               # chance is 0.1
+    assert [rows[name]["paper"] for name in rows] == [0.988, 0.445, 0.943]
+    assert result["final_regulariser"]["exact constraint"] < 1e-12 < result["final_regulariser"]["no constraint"]
+    counts = result["structure_constant_parameters"]
+    assert counts["exact constraint"] == 3 * 8 and counts["no constraint"] == 3 * 8 * 8
+
+
+def test_runs_are_deterministic_under_a_seed(monkeypatch):
+    monkeypatch.setitem(symmetry.QUICK, "steps", 15)
+    first, second = (symmetry.run(quick=True, seed=4, progress=False) for _ in range(2))
+    assert first["rows"] == second["rows"] and first["loss_curves"] == second["loss_curves"]
+    other = symmetry.run(quick=True, seed=5, progress=False)
+    assert other["loss_curves"] != first["loss_curves"]
+
+
+def test_bad_input_raises_clear_errors():
+    with pytest.raises(TypeError, match="seed"):
+        symmetry.run(quick=True, seed="0")
+    with pytest.raises(TypeError, match="quick"):
+        symmetry.run(quick=1)
+    lam = np.zeros((TAPS, SIZE, SIZE))
+    with pytest.raises(ValueError, match="images"):
+        symmetry.multiply(np.zeros((1, TAPS, TAPS)), lam, np.zeros((2, SIZE, SIZE + 1)))
+    with pytest.raises(ValueError, match="filters"):
+        symmetry.multiply(np.zeros((1, TAPS + 1, TAPS)), lam, np.zeros((2, SIZE, SIZE)))
+    with pytest.raises(ValueError, match="lam"):
+        symmetry.multiply(np.zeros((1, TAPS, TAPS)), np.zeros(SIZE), np.zeros((2, SIZE, SIZE)))
