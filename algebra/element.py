@@ -10,6 +10,8 @@
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import sympy
 
@@ -151,10 +153,18 @@ class Element:
         terms = self._terms()
         if not terms:
             return "$0$"
-        parts = [f"\\left({sympy.latex(c)}\\right) {_label_latex(label)}" if c.is_Add else
-                 f"{sympy.latex(c) if c != 1 else ''} {_label_latex(label)}".strip() for c, label in terms]
-        return "$" + " + ".join(parts) + "$"
+        parts = []
+        for c, label in terms:
+            label = _label_latex(label)
+            coefficient = "" if c == 1 else "-" if c == -1 else \
+                f"\\left({sympy.latex(c)}\\right) " if c.is_Add else f"{sympy.latex(c)} "
+            parts.append(coefficient + label)
+        return "$" + " + ".join(parts).replace("+ -", "- ") + "$"
 
 
 def _label_latex(label: str) -> str:
-    return " \\otimes ".join(f"\\mathrm{{{part}}}" for part in label.split("⊗"))
+    """``e^1_-1`` -> ``\\mathrm{e}^{1}_{-1}``; tensor factors joined by \\otimes."""
+    def part(text):
+        base, sup, sub = re.fullmatch(r"([^^_]*)(?:\^([^_]*))?(?:_(.*))?", text).groups()
+        return f"\\mathrm{{{base}}}" + (f"^{{{sup}}}" if sup else "") + (f"_{{{sub}}}" if sub else "")
+    return " \\otimes ".join(part(p) for p in label.split("⊗"))

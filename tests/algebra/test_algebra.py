@@ -7,7 +7,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algebra import Algebra, clifford, complex_numbers, diagonal, matrix_algebra, quaternions, translation
+from algebra import Algebra, clebsch_gordan, clifford, complex_numbers, diagonal, matrix_algebra, quaternions, translation
 
 
 def cross_product():
@@ -158,7 +158,9 @@ def test_element_indexing_and_display():
     assert q["i"] == sympy.Rational(-1, 2) and q[3] == sympy.sqrt(2)
     assert repr(q) == "1 - 1/2*i + sqrt(2)*k"
     assert repr(H.zero()) == "0"
-    assert q._repr_latex_().startswith("$") and "\\mathrm{k}" in q._repr_latex_()
+    assert q._repr_latex_() == "$\\mathrm{1} - \\frac{1}{2} \\mathrm{i} + \\sqrt{2} \\mathrm{k}$"
+    assert H.element([0, -1, 1, 0])._repr_latex_() == "$-\\mathrm{i} + \\mathrm{j}$"
+    assert clebsch_gordan(1).element([0, 1, 0, 0])._repr_latex_() == "$\\mathrm{e}^{1}_{-1}$"
     assert H.symbols("x").subs({sympy.Symbol("x_0", real=True): 3})[0] == 3
 
 
