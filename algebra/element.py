@@ -159,7 +159,8 @@ class Element:
             coefficient = "" if c == 1 else "-" if c == -1 else \
                 f"\\left({sympy.latex(c)}\\right) " if c.is_Add else f"{sympy.latex(c)} "
             parts.append(coefficient + label)
-        return "$" + " + ".join(parts).replace("+ -", "- ") + "$"
+        text = parts[0] + "".join(f" - {p[1:].lstrip()}" if p.startswith("-") else f" + {p}" for p in parts[1:])
+        return f"${text}$"
 
 
 def _label_latex(label: str) -> str:
