@@ -1,0 +1,185 @@
+"""Seq2Tens time-series classification: LS2T and FCN-LS2T on sktime's JapaneseVowels and BasicMotions.
+
+Inputs are standardised per coordinate with the mean and standard deviation of the training set over its kept
+points (mask 1); padding stays 0.  With x~ the standardised sequence of n points, the models are
+
+* LS2T (deep, D layers of width N and order M, the paper's LS2T^3_64):
+  y^0_t = x~_t,  y^i_t = norm_m( <l^i_{m,j}, Phi(Delta u^i_0, ..., Delta u^i_t)> )  for i = 1..D,
+  u^1_t = (y^0_t, t / (n - 1)),  u^i_t = W_i y^{i-1}_t (i > 1),  Delta u_t = u_t - u_{t-1} (u_{-1} = 0),
+  with l^i_{m,j} = v^{i,1}_j (x) ... (x) v^{i,m}_j (m = 1..M, j = 1..N) and norm_m standardising level m's N
+  values; `interactions.architectures.deep_ls2t` with time, difference, normalise;
+* FCN-LS2T (the paper's FCN_64-LS2T^3_64): three convolution blocks in front,
+  h^0 = x~,  h^k_t = relu(layernorm(sum_{s < p_k} K^k_s h^{k-1}_{t+c_k-s} + b^k))  (k = 1, 2, 3),
+  with p = 8, 5, 3 taps centred by c_k = floor(p_k / 2) as in the FCN's "same" convolutions (h = 0 outside the
+  sequence): the causal zero-padded convolution of `interactions.architectures.convolution` (``cyclic=False``)
+  shifted c_k steps back; layernorm standardises the channels at each time step; then the LS2T stack on h^3;
+
+and both read out logits = A y^D_{n-1} + c, the last layer's features over the whole sequence.  Every layer
+re-zeroes the padding and reads only kept points and zeros (LS2T is causal; a convolution looks c_k steps ahead,
+past the end into zeros), so appended padding changes no prediction.  Training minimises the cross
+entropy with Adam (cosine schedule, clipped gradients) on seeded minibatches; the figure is the test accuracy
+in percent, the mean (and standard deviation) over ``seeds`` trainings as in the paper's tables.  `FULL` has the
+paper's sizes (D = 3, N = 64, M = 2, 64 filters) but far fewer steps (200 on JapaneseVowels, 40 on BasicMotions,
+batches of 32) and 5 seeds; `QUICK` (the tests) has D = 2, N = 8, 8 filters, one seed and 60 / 30 steps.
+
+>>> import numpy as np
+>>> x = np.array([[[1.], [3.], [0.]], [[5.], [0.], [0.]]]); mask = x[:, :, 0] != 0
+>>> mean, std = statistics(x, mask)                  # over the kept points 1, 3, 5 only
+>>> mean, standardise(x, mask, mean, std)[:, :, 0].round(2)
+(array([3.]), array([[-1.22,  0.  ,  0.  ],
+       [ 1.22,  0.  ,  0.  ]]))
+>>> model = Classifier(d_in=1, classes=2, filters=4, widths=(3, 3), order=2)
+>>> x, mask = np.pad(x, ((0, 0), (0, 1), (0, 0))), np.pad(mask, ((0, 0), (0, 1)))   # 8 taps: length >= 4
+>>> model.apply(model.init(seed=0), standardise(x, mask, mean, std), mask).shape
+(2, 2)
+"""
+from __future__ import annotations
+
+import autograd.numpy as anp
+import numpy as np
+
+from ..architectures import convolution, deep_ls2t
+from ..seq2tens import check_sequences, zero_padding
+from .datasets import time_series
+from .report import Timings, report, row
+from .training import accuracy, adam, cross_entropy, minibatches
+
+MODELS = ("LS2T", "FCN-LS2T")
+#: The paper's test accuracies (%), mean +- std over its trainings; BasicMotions is not in its table.
+PAPER = {("JapaneseVowels", "LS2T"): "98.4 +- 0.5", ("JapaneseVowels", "FCN-LS2T"): "99.1 +- 0.3"}
+#: The FCN's convolution taps (Wang et al. 2017, as in the paper).
+KERNEL_SIZES = (8, 5, 3)
+LAYERNORM_EPSILON = 1e-5
+CURVE_POINTS = 50
+
+QUICK = {"datasets": ("JapaneseVowels", "BasicMotions"), "models": MODELS, "seeds": 1, "widths": (8, 8), "order": 2,
+         "filters": 8, "steps": {"JapaneseVowels": 60, "BasicMotions": 30}, "batch": 32, "lr": 1e-2, "clip": 1.0}
+FULL = {"datasets": ("JapaneseVowels", "BasicMotions"), "models": MODELS, "seeds": 5, "widths": (64, 64, 64),
+        "order": 2, "filters": 64, "steps": {"JapaneseVowels": 200, "BasicMotions": 40}, "batch": 32, "lr": 3e-3,
+        "clip": 1.0}
+
+
+def statistics(x, mask):
+    """Per-coordinate mean and standard deviation of x (cases, length, d) over the kept points of `mask`."""
+    x, mask = check_sequences(x, mask)
+    if mask is None:
+        raise ValueError("mask: expected a (cases, length) mask, got None")
+    kept = x[mask]
+    if len(kept) < 2:
+        raise ValueError(f"mask: expected at least 2 kept points, got {len(kept)}")
+    std = kept.std(axis=0)
+    return kept.mean(axis=0), np.where(std > 0, std, 1.0)
+
+
+def standardise(x, mask, mean, std):
+    """(x - mean) / std at the kept points of `mask`, 0 on padding (which may hold anything, NaN included)."""
+    x, mask = check_sequences(x, mask, np.shape(mean)[-1])
+    return zero_padding((np.where(mask[:, :, None], x, 0.0) - mean) / std, mask)
+
+
+class Classifier:
+    """An optional FCN (``filters`` > 0: three convolution blocks) and a deep LS2T, then a linear readout to
+    `classes` logits (see the module docstring); `parameters`, `init(seed)`, `apply(params, x, mask)`."""
+
+    def __init__(self, d_in, classes, filters=0, widths=(64, 64, 64), order=2, typical_length=64):
+        self.classes, self.filters = int(classes), int(filters)
+        if self.classes < 2 or self.filters < 0:
+            raise ValueError(f"classes, filters: expected >= 2 and >= 0, got {classes!r}, {filters!r}")
+        channels = (d_in,) + (self.filters,) * len(KERNEL_SIZES)
+        self.convolutions = [convolution(c_in, c_out, size, cyclic=False) for c_in, c_out, size in
+                             zip(channels, channels[1:], KERNEL_SIZES)] if self.filters else []
+        self.ls2t = deep_ls2t(channels[-1] if self.filters else d_in, tuple(widths), order,
+                              difference_between=True, static=None, time=True, difference=True, normalise=True,
+                              typical_length=typical_length)
+        self.d_in, self.features = d_in, self.ls2t.layers[-1].out_width
+
+    @property
+    def parameters(self) -> dict:
+        """Parameter name -> shape: ``fcn{k}/K``, ``fcn{k}/b``, ``ls2t/...``, ``readout/A``, ``readout/c``."""
+        shapes = {}
+        for k, layer in enumerate(self.convolutions):
+            shapes[f"fcn{k}/K"], shapes[f"fcn{k}/b"] = layer.parameters["K"], (layer.channels_out,)
+        shapes.update({f"ls2t/{name}": shape for name, shape in self.ls2t.parameters.items()})
+        shapes["readout/A"], shapes["readout/c"] = (self.features, self.classes), (self.classes,)
+        return shapes
+
+    def init(self, seed=0) -> dict:
+        """Seeded parameters: the layers' own initialisations, zero biases and a zero readout."""
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        params = {}
+        for k, layer in enumerate(self.convolutions):
+            params[f"fcn{k}/K"], params[f"fcn{k}/b"] = layer.init(rng)["K"], np.zeros(layer.channels_out)
+        params.update({f"ls2t/{name}": value for name, value in self.ls2t.init(rng).items()})
+        params["readout/A"], params["readout/c"] = np.zeros((self.features, self.classes)), np.zeros(self.classes)
+        return params
+
+    def apply(self, params, x, mask):
+        """Logits (cases, classes) of standardised x (cases, length, d_in) with its mask."""
+        x, mask = check_sequences(x, mask, self.d_in)
+        h = zero_padding(x, mask)
+        for k, layer in enumerate(self.convolutions):
+            ahead = layer.size // 2                 # centre the causal taps: look `ahead` steps into the zero padding
+            h = anp.concatenate([h, anp.zeros((np.shape(h)[0], ahead, np.shape(h)[2]))], axis=1)
+            h = layer.apply({"K": params[f"fcn{k}/K"]}, h)[:, ahead:] + params[f"fcn{k}/b"]
+            centred = h - anp.mean(h, axis=-1, keepdims=True)
+            normed = centred / anp.sqrt(anp.mean(centred ** 2, axis=-1, keepdims=True) + LAYERNORM_EPSILON)
+            h = zero_padding(anp.maximum(normed, 0.0), mask)
+        features = self.ls2t.apply({name[5:]: value for name, value in params.items() if name.startswith("ls2t/")},
+                                   h, mask)
+        return features @ params["readout/A"] + params["readout/c"]
+
+
+def train(model, data, steps, batch, lr, clip, rng, progress=True, description="adam"):
+    """Fit `model` on ``data["x_train"]`` (standardised) by Adam with a cosine schedule on minibatches of `batch`
+    cases drawn by `rng` (which also initialises the parameters); returns (params, per-step losses)."""
+    x, mask, y = data["x_train"], data["mask_train"], data["y_train"]
+    stream = minibatches(len(y), min(batch, len(y)), rng)
+
+    def loss(params, indices):
+        return cross_entropy(model.apply(params, x[indices], mask[indices]), y[indices])
+
+    return adam(loss, model.init(rng), steps, lambda step: next(stream), lr=lr, clip=clip, schedule="cosine",
+                progress=progress, description=description)
+
+
+def prepare(name: str) -> dict:
+    """`time_series(name)` with both splits standardised by the training statistics."""
+    data = time_series(name)
+    mean, std = statistics(data["x_train"], data["mask_train"])
+    for split in ("train", "test"):
+        data[f"x_{split}"] = standardise(data[f"x_{split}"], data[f"mask_{split}"], mean, std)
+    return data
+
+
+def run(quick: bool = False, seed: int = 0, progress: bool = True) -> dict:
+    """Train and test every (dataset, model) of `QUICK` or `FULL` ``seeds`` times; rows give the test accuracy
+    in percent (mean over the seeds, with the population ``std``, the per-seed ``accuracies`` and the model's
+    ``parameters``) beside the paper's; ``curves`` holds the training losses, every steps / 50-th."""
+    if not isinstance(quick, bool):
+        raise TypeError(f"quick: expected a bool, got {type(quick).__name__}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed: expected an int, got {type(seed).__name__}")
+    config = QUICK if quick else FULL
+    seeds = config["seeds"]
+    timings, rows, curves = Timings(), [], {}
+    for dataset in config["datasets"]:
+        with timings(f"load {dataset}"):
+            data = prepare(dataset)
+        length = int(round(data["mask_train"].sum(axis=1).mean()))
+        for name in config["models"]:
+            filters, scores = {"LS2T": 0, "FCN-LS2T": config["filters"]}[name], []
+            for replicate in range(seeds):
+                model = Classifier(data["x_train"].shape[2], len(data["classes"]), filters, config["widths"],
+                                   config["order"], typical_length=max(length, config["order"]))
+                label = f"{dataset}, {name}, seed {replicate}"
+                with timings(f"{dataset}, {name}"):
+                    params, history = train(model, data, config["steps"][dataset], config["batch"], config["lr"],
+                                            config["clip"], np.random.default_rng((seed, replicate)), progress, label)
+                    logits = model.apply(params, data["x_test"], data["mask_test"])
+                scores.append(round(100 * accuracy(logits, data["y_test"]), 2))
+                curves[label] = history[::max(1, len(history) // CURVE_POINTS)]
+            rows.append(row(f"{dataset}, {name} (test %, {seeds} seed{'s' * (seeds > 1)})",
+                            round(float(np.mean(scores)), 2), paper=PAPER.get((dataset, name)),
+                            std=round(float(np.std(scores)), 2), accuracies=scores, unit="test accuracy, %",
+                            parameters=sum(int(np.size(value)) for value in params.values())))
+    return report("seq2tens", quick, seed, config, rows, timings, curves=curves)
