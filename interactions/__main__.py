@@ -1,4 +1,5 @@
-"""Command line: ``python -m interactions tour`` and ``python -m interactions derive NAME [--latex]``."""
+"""Command line: ``python -m interactions tour``, ``derive NAME [--latex]`` and
+``experiment NAME [--quick] [--seed S] [--out results.json]``."""
 from __future__ import annotations
 
 import argparse
@@ -6,21 +7,33 @@ import sys
 
 from . import tour
 from .derive import SMALL, derive
+from .experiments import EXPERIMENTS, run, table
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m interactions", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("tour", help="define an algebra, print a product formula and check it numerically")
+    touring = commands.add_parser("tour", help="define an algebra, derive attention and convolution, compile, "
+                                               "check, and run the quick copy experiment")
+    touring.add_argument("--seed", type=int, default=0, help="random seed")
     derivation = commands.add_parser("derive", help="an architecture's formula and self-interaction order")
     derivation.add_argument("name", choices=sorted(SMALL))
     derivation.add_argument("--latex", action="store_true", help="print the components in LaTeX")
-    parser.add_argument("--seed", type=int, default=0, help="random seed for the numeric checks")
+    experiment = commands.add_parser("experiment", help="run an experiment and print (and save) its figures")
+    experiment.add_argument("name", choices=sorted(EXPERIMENTS))
+    experiment.add_argument("--quick", action="store_true", help="the small setting the tests run")
+    experiment.add_argument("--seed", type=int, default=0, help="random seed")
+    experiment.add_argument("--out", help="write the result as JSON to this path")
     arguments = parser.parse_args(argv)
     if arguments.command == "tour":
-        report = tour.run(seed=arguments.seed)
-        return 0 if report["max_error"] < 1e-12 else 1
-    print("\n".join(derive(arguments.name, arguments.latex)))
+        return 0 if tour.run(seed=arguments.seed)["passed"] else 1
+    if arguments.command == "derive":
+        print("\n".join(derive(arguments.name, arguments.latex)))
+        return 0
+    result = run(arguments.name, quick=arguments.quick, seed=arguments.seed, out=arguments.out)
+    print(table(result))
+    if arguments.out:
+        print(f"written to {arguments.out}")
     return 0
 
 

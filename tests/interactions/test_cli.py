@@ -1,4 +1,6 @@
-"""The command line: ``python -m interactions tour`` and ``derive NAME``."""
+"""The command line: ``python -m interactions tour``, ``derive NAME`` and ``experiment NAME``."""
+import json
+
 import pytest
 
 from interactions.__main__ import main
@@ -22,8 +24,23 @@ def test_command_line(capsys):
     assert main(["derive", "gating", "--latex"]) == 0
     assert "\\operatorname{sigmoid}" in capsys.readouterr().out
     assert main(["tour"]) == 0
-    assert "Hamilton" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "equals the textbook" in out and ": True" in out and "a circular convolution (True)" in out
+    assert "copy (quick, seed 0)" in out and out.rstrip().endswith("All checks passed: True")
     with pytest.raises(SystemExit):
         main(["derive", "octonions"])
     with pytest.raises(ValueError, match="name: expected one of"):
         derive("octonions")
+
+
+def test_experiment_command_prints_the_table_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "symmetry.json"
+    assert main(["experiment", "symmetry", "--quick", "--seed", "1", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    result = json.loads(out.read_text())
+    assert result["experiment"] == "symmetry" and result["setting"] == "quick" and result["seed"] == 1
+    assert [row["name"] for row in result["rows"]] == ["exact constraint", "no constraint", "regulariser"]
+    assert all(row["name"] in printed for row in result["rows"]) and f"written to {out}" in printed
+    assert set(result["timings"]) and set(result["config"])
+    with pytest.raises(SystemExit):
+        main(["experiment", "cifar"])
