@@ -9,9 +9,9 @@
 from __future__ import annotations
 
 import numpy as np
-import sympy
 
 from . import architectures
+from .formula import to_latex
 
 #: Each architecture at sizes small enough for exact formulas.
 SMALL = {
@@ -37,5 +37,5 @@ def derive(name: str, latex: bool = False) -> list:
         if value == 0 or any(index[axis] for axis in expr.units):       # constant factors repeat: show one
             continue
         component = ",".join(str(i) for axis, i in enumerate(index) if axis not in expr.units)
-        lines.append(f"z_{{{component}}} = {sympy.latex(value) if latex else value}")
+        lines.append(f"z_{{{component}}} = {to_latex(value) if latex else value}")
     return lines

@@ -68,9 +68,24 @@ def formula(expr: Expr, latex: bool = False):
     coefficients = SymbolicContext().value(expr).coefficients
     if not latex:
         return coefficients
-    lines = [f"{_component_latex(expr, index)} &= {sympy.latex(c)}"
-             for index, c in np.ndenumerate(coefficients) if c != 0]
+    lines = [f"{_component_latex(expr, index)} &= {to_latex(c)}" for index, c in np.ndenumerate(coefficients)
+             if c != 0 and not any(index[axis] for axis in expr.units)]     # constant factors repeat: show one
     return "\\begin{aligned}" + " \\\\ ".join(lines) + "\\end{aligned}"
+
+
+def to_latex(value) -> str:
+    """`sympy.latex`, with a parameter name holding an underscore braced: W_Q_{0,0} -> {W_Q}_{0,0} (LaTeX refuses
+    a double subscript).
+
+    >>> to_latex(sympy.Symbol("W_Q_{0,1}") * sympy.Symbol("x_{1}"))
+    '{W_Q}_{0,1} x_{1}'
+    """
+    names = {}
+    for symbol in getattr(value, "free_symbols", ()):
+        cut = symbol.name.rfind("_{")
+        if "_" in symbol.name[:cut]:
+            names[symbol] = f"{{{symbol.name[:cut]}}}{symbol.name[cut:]}"
+    return sympy.latex(value, symbol_names=names)
 
 
 def _component_latex(expr, index) -> str:

@@ -244,3 +244,11 @@ def test_long_convolution_is_gathered_not_densified(monkeypatch):
     assert max((np.size(a) for a, _, _, constant in lowered.operands if constant), default=0) < 512 * 512
     expected = [np.convolve(row, params["K"][:, 0, 0])[:512] for row in x[..., 0]]
     np.testing.assert_allclose(model.apply(params, x)[..., 0], expected, rtol=1e-12, atol=1e-12)
+
+
+def test_latex_formulas_show_each_component_once_with_braced_parameter_names():
+    from interactions.architectures import attention
+    model = attention(d_model=1, heads=1, length=2)
+    text = formula(model.expr, latex=True)
+    assert text.count("&=") == 2 and "z_{0,0} &=" in text and "z_{1,0} &=" in text       # not once per key
+    assert "{W_Q}_{0,0}" in text and "W_Q_{" not in text
