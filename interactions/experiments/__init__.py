@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 
-from .report import table, write
+from .report import check_setting, table, write
 
 EXPERIMENTS = {"copy": "selective_copy", "symmetry": "symmetry", "seq2tens": "seq2tens", "dynamical": "dynamical"}
 
@@ -25,8 +25,7 @@ def run(name: str, quick: bool = False, seed: int = 0, out=None, progress: bool 
     """Run experiment `name`; writes the result as JSON to `out` when given, and returns it."""
     if name not in EXPERIMENTS:
         raise ValueError(f"name: expected one of {sorted(EXPERIMENTS)}, got {name!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed: expected an int, got {type(seed).__name__}")
+    check_setting(quick, seed)
     module = importlib.import_module(f".{EXPERIMENTS[name]}", __name__)
     result = module.run(quick=quick, seed=seed, progress=progress)
     if out is not None:

@@ -40,7 +40,7 @@ from autograd import value_and_grad
 
 from ..architectures import dynamical, mamba
 from . import datasets
-from .report import Timings, report, row
+from .report import Timings, check_setting, report, row
 from .training import accuracy, adam, cross_entropy, minibatches
 
 #: The paper's (I, H) grid, and its CIFAR-10 accuracies (percent) and Vision Mamba throughputs (it/s).
@@ -189,4 +189,5 @@ def experiment(config: dict, seed: int = 0, progress: bool = True, quick: bool =
 
 def run(quick: bool = False, seed: int = 0, progress: bool = True) -> dict:
     """The experiment in the `QUICK` or `FULL` setting."""
+    check_setting(quick, seed)
     return experiment(QUICK if quick else FULL, seed=seed, progress=progress, quick=quick)

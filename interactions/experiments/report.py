@@ -15,6 +15,24 @@ from contextlib import contextmanager
 import numpy as np
 
 
+def check_setting(quick, seed) -> None:
+    """The arguments every experiment's `run` takes: `quick` a bool, `seed` an int."""
+    if not isinstance(quick, bool):
+        raise TypeError(f"quick: expected a bool, got {type(quick).__name__}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed: expected an int, got {type(seed).__name__}")
+
+
+def subsample(history: list, points: int) -> list:
+    """About `points` evenly spaced [step, value] pairs of a loss curve, first and last included.
+
+    >>> subsample([4.0, 3.0, 2.0, 1.0, 0.5], 3)
+    [[0, 4.0], [2, 2.0], [4, 0.5]]
+    """
+    index = np.unique(np.linspace(0, len(history) - 1, points).round().astype(int))
+    return [[int(i), history[i]] for i in index]
+
+
 def row(name: str, ours, paper=None, **extra) -> dict:
     """One line of a results table: our figure beside the paper's (None where the paper has none)."""
     return {"name": name, "ours": ours, "paper": paper, **extra}

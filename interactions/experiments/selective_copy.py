@@ -45,7 +45,7 @@ from tqdm import tqdm
 from algebra.algebra import check_count
 
 from ..architectures import attention
-from .report import Timings, report, row
+from .report import Timings, check_setting, report, row, subsample
 from .training import adam, cross_entropy
 
 #: Token ids: noise, marker, then the data symbols FIRST_DATA, ..., FIRST_DATA + vocabulary - 1.
@@ -135,12 +135,6 @@ class CopyModel:
         return anp.dot(marked, params["readout"]) + params["offset"]
 
 
-def _subsample(history: list, points: int) -> list:
-    """About `points` evenly spaced [step, loss] pairs of a loss curve, first and last included."""
-    index = np.unique(np.linspace(0, len(history) - 1, points).round().astype(int))
-    return [[int(i), history[i]] for i in index]
-
-
 def train(config: dict, rank: int, seed: int, progress: bool = False) -> dict:
     """Train and test the rank-`rank` model: accuracy, accuracy per marker, loss curve, parameter count, seconds.
 
@@ -166,7 +160,7 @@ def train(config: dict, rank: int, seed: int, progress: bool = False) -> dict:
                                 for i in range(0, len(inputs), EVAL_BATCH)])
     correct = predicted == targets - FIRST_DATA
     return {"accuracy": float(np.mean(correct)), "by_marker": np.mean(correct, axis=0).tolist(),
-            "curve": _subsample(history, config["curve_points"]),
+            "curve": subsample(history, config["curve_points"]),
             "parameters": int(flatten(params)[0].size),
             "seconds": time.perf_counter() - start}
 
@@ -184,10 +178,7 @@ def _train_ranks(config: dict, seed: int, progress: bool) -> dict:
 def run(quick: bool = False, seed: int = 0, progress: bool = True) -> dict:
     """Train every rank on the same data; rows of copy accuracy beside Table 3, plus loss curves and the accuracy
     at each marker (``curves``, ``by_marker``) for plots."""
-    if not isinstance(quick, bool):
-        raise TypeError(f"quick: expected a bool, got {type(quick).__name__}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed: expected an int, got {type(seed).__name__}")
+    check_setting(quick, seed)
     config = dict(QUICK if quick else FULL)
     timings = Timings()
     with timings("train and test"):

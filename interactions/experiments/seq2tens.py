@@ -41,7 +41,7 @@ import numpy as np
 from ..architectures import convolution, deep_ls2t
 from ..seq2tens import check_sequences, zero_padding
 from .datasets import time_series
-from .report import Timings, report, row
+from .report import Timings, check_setting, report, row
 from .training import accuracy, adam, cross_entropy, minibatches
 
 MODELS = ("LS2T", "FCN-LS2T")
@@ -155,10 +155,7 @@ def run(quick: bool = False, seed: int = 0, progress: bool = True) -> dict:
     """Train and test every (dataset, model) of `QUICK` or `FULL` ``seeds`` times; rows give the test accuracy
     in percent (mean over the seeds, with the population ``std``, the per-seed ``accuracies`` and the model's
     ``parameters``) beside the paper's; ``curves`` holds the training losses, every steps / 50-th."""
-    if not isinstance(quick, bool):
-        raise TypeError(f"quick: expected a bool, got {type(quick).__name__}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed: expected an int, got {type(seed).__name__}")
+    check_setting(quick, seed)
     config = QUICK if quick else FULL
     seeds = config["seeds"]
     timings, rows, curves = Timings(), [], {}

@@ -49,7 +49,7 @@ import numpy as np
 from algebra.symmetry import bilinear_map, equivariant_constraints, regulariser, solve, translations
 
 from .datasets import digits, split
-from .report import Timings, report, row
+from .report import Timings, check_setting, report, row, subsample
 from .training import accuracy, adam, cross_entropy, minibatches
 
 #: The three settings and the paper's accuracy for each (Table 2).
@@ -152,18 +152,9 @@ def train_setting(setting: str, config: dict, images, labels, solution, penalty,
                 description=f"symmetry: {setting}")
 
 
-def _subsample(history: list, points: int) -> list:
-    """About `points` evenly spaced values of a loss curve, first and last included."""
-    index = np.unique(np.linspace(0, len(history) - 1, points).round().astype(int))
-    return [[int(i), history[i]] for i in index]
-
-
 def run(quick: bool = False, seed: int = 0, progress: bool = True) -> dict:
     """Train the three settings on the same split and minibatches; rows of held-out accuracy beside Table 2."""
-    if not isinstance(quick, bool):
-        raise TypeError(f"quick: expected a bool, got {type(quick).__name__}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed: expected an int, got {type(seed).__name__}")
+    check_setting(quick, seed)
     config = dict(QUICK if quick else FULL)
     timings = Timings()
     with timings("data"):
@@ -188,6 +179,6 @@ def run(quick: bool = False, seed: int = 0, progress: bool = True) -> dict:
         extras["free_parameters"][setting] = int(sum(np.size(value) for value in params.values()))
         extras["structure_constant_parameters"][setting] = int(np.size(params.get("theta", params.get("lam"))))
         extras["final_regulariser"][setting] = float(penalty(lam))
-        extras["loss_curves"][setting] = _subsample(history, config["curve_points"])
+        extras["loss_curves"][setting] = subsample(history, config["curve_points"])
     return report("symmetry", quick, seed, config, rows, timings, size=size, train_count=len(train),
                   test_count=len(test), exact_method=solution.method, **extras)
