@@ -1,6 +1,6 @@
 """Exact finite-dimensional algebras given by structure constants.
 
->>> from algebra import clifford
+>>> from product_interactions.algebra import clifford
 >>> A = clifford(0, 1)
 >>> z, w = A.symbols("z"), A.symbols("w")
 >>> z * w

@@ -4,7 +4,7 @@ The direct sum is a plain algebra of dimension sum of the summands' (one array a
 concatenated), which remembers its `summands` and their `offsets`.  Labels are prefixed with the summand's
 position: "0:e_1", "1:e_1", ...
 
->>> from algebra import complex_numbers, diagonal
+>>> from product_interactions.algebra import complex_numbers, diagonal
 >>> A = direct_sum(complex_numbers(), diagonal(2))
 >>> A.dim, A.basis, A.offsets
 (4, ('0:1', '0:i', '1:e_0', '1:e_1'), (0, 2, 4))

@@ -1,6 +1,6 @@
 """`Element`: exact coefficients over an algebra, with the algebra product as ``*``.
 
->>> from algebra import clifford
+>>> from product_interactions.algebra import clifford
 >>> H = clifford(0, 2)                      # the quaternions on the blades 1, e1, e2, e12
 >>> i, j = H.basis_element("e1"), H.basis_element("e2")
 >>> i * j, j * i

@@ -5,7 +5,7 @@ recursive-descent parser that accepts only integers, ``/``, ``*``, ``+``, ``-``,
 non-negative rational, integer powers and symbol names declared in the payload.  Nothing is passed to
 ``eval``, ``sympify`` or ``parse_expr``.
 
->>> from algebra import quaternions, Algebra
+>>> from product_interactions.algebra import quaternions, Algebra
 >>> H = quaternions()
 >>> Algebra.from_json(H.to_json()) == H
 True

@@ -5,7 +5,7 @@ factors' dimensions) and never builds the Kronecker product of structure constan
 ``entries()`` or ``structure_constants()``, which refuse beyond a size limit.  Its queries are decided from the
 factors: associativity, commutativity, the unit and the centre are inherited exactly.
 
->>> from algebra import position, diagonal
+>>> from product_interactions.algebra import position, diagonal
 >>> A = tensor_product(position(2), diagonal(3))
 >>> A.shape, A.basis[0], A.is_associative(), A.unit() == A.element([[1, 1, 1], [1, 1, 1]])
 ((2, 3), ('g_1', 'e_0'), True, True)
@@ -150,7 +150,7 @@ def _outer(vectors):
 def tensor_product(*algebras, name=None) -> Algebra:
     """A (x) B (x) ...; nested tensor products are flattened into one factor list.
 
-    >>> from algebra import translation
+    >>> from product_interactions.algebra import translation
     >>> tensor_product(translation(4), translation(5)).shape   # a 2-D lattice
     (4, 5)
     """

@@ -15,7 +15,7 @@ _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [os.path.dirname(_here)] + [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
 from benchmarks.timing import TABLE_HEADER, parse_arguments, ratio_row  # noqa: E402
-from interactions.architectures import attention, convolution  # noqa: E402
+from product_interactions.interactions.architectures import attention, convolution  # noqa: E402
 
 
 def numpy_attention(params, x, heads, d_head):

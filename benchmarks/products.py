@@ -20,8 +20,8 @@ import opt_einsum
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import kernels  # noqa: E402
-from algebra import Algebra, clifford, diagonal, position, tensor_product, translation  # noqa: E402
+from product_interactions import kernels  # noqa: E402
+from product_interactions.algebra import Algebra, clifford, diagonal, position, tensor_product, translation  # noqa: E402
 from timing import median_time  # noqa: E402   (benchmarks/timing.py, shared by the benchmark scripts)
 
 

@@ -22,7 +22,7 @@ import sympy
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [os.path.dirname(_here)] + [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
-from algebra.so3 import (clebsch_gordan, clebsch_gordan_tensor, spherical_harmonic_formula,  # noqa: E402
+from product_interactions.algebra.so3 import (clebsch_gordan, clebsch_gordan_tensor, spherical_harmonic_formula,  # noqa: E402
                          spherical_harmonics)
 from benchmarks.timing import ratio_row  # noqa: E402
 
@@ -55,7 +55,7 @@ def harmonics_rows(repeats: int) -> list:
 def kernel_rows(repeats: int) -> list:
     """CG product kernels against a dense einsum over the CG tensor; [] when kernels.product is missing."""
     try:
-        kernels = importlib.import_module("kernels")
+        kernels = importlib.import_module("product_interactions.kernels")
     except ImportError:
         return []
     if not hasattr(kernels, "product"):

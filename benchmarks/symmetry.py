@@ -20,7 +20,7 @@ import time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy is imported
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from algebra.symmetry import bilinear_map, equivariant_constraints, rotations_so3, solve  # noqa: E402
+from product_interactions.algebra.symmetry import bilinear_map, equivariant_constraints, rotations_so3, solve  # noqa: E402
 
 
 def derive_all(lmax: int, method: str) -> float:

@@ -1,6 +1,6 @@
 """Product interactions: the expression language, formulas, orders, architectures and experiments.
 
->>> from algebra import position, diagonal, tensor_product
+>>> from product_interactions.algebra import position, diagonal, tensor_product
 >>> A = tensor_product(position(3), position(3), diagonal(2))
 >>> X = Signal("x", A, units=[1])
 >>> quadratic = X * Flip(X)                      # X T(X): every (query k, key l) pair

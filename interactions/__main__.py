@@ -1,4 +1,4 @@
-"""Command line: ``python -m interactions tour``, ``derive NAME [--latex]`` and
+"""Command line: ``product-interactions tour`` (or ``python -m product_interactions tour``), ``derive NAME [--latex]`` and
 ``experiment NAME [--quick] [--seed S] [--out results.json]``."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from .experiments import EXPERIMENTS, run, table
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m interactions", description=__doc__)
+    parser = argparse.ArgumentParser(prog="product-interactions", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     touring = commands.add_parser("tour", help="define an algebra, derive attention and convolution, compile, "
                                                "check, and run the quick copy experiment")

@@ -9,7 +9,7 @@ carry no axis for them.  Every node knows three semantics, kept side by side in 
 * ``_order``: the self-interaction order (`interactions.order`),
 * ``_lower``: the numeric lowering to a fused contraction (`kernels.compile`).
 
->>> from algebra import position, diagonal, tensor_product
+>>> from product_interactions.algebra import position, diagonal, tensor_product
 >>> A = tensor_product(position(3), diagonal(2))
 >>> X = Signal("x", A)
 >>> W = Parameter("w", A)
@@ -23,8 +23,8 @@ import functools
 import numpy as np
 import sympy
 
-from algebra import Algebra, Element, tensor_product
-from algebra.exact import to_exact
+from ..algebra import Algebra, Element, tensor_product
+from ..algebra.exact import to_exact
 
 
 # ---------------------------------------------------------------------- factor facts used by several nodes
@@ -88,7 +88,7 @@ class Expr:
 
     def compile(self, **options):
         """Numeric kernel of this expression (see `kernels.compile`)."""
-        from kernels.compile import compile as compile_expression
+        from ..kernels.compile import compile as compile_expression
         return compile_expression(self, **options)
 
     def formula(self, **options):
@@ -159,7 +159,7 @@ class Parameter(Expr):
 
     >>> Parameter("W_Q", (4, 8)).shape
     (4, 8)
-    >>> from algebra import translation
+    >>> from product_interactions.algebra import translation
     >>> Parameter("k", translation(16), support={0: (0, 1, 2)}).shape
     (3,)
     """
@@ -285,7 +285,7 @@ class Linear(Expr):
     or a tensor product; default: the same factor, for a square map).  W is a matrix Parameter of shape
     (dim of into, product of the source dims), read row-major as (into dims..., source dims...).
 
-    >>> from algebra import position, diagonal, tensor_product
+    >>> from product_interactions.algebra import position, diagonal, tensor_product
     >>> X = Signal("x", tensor_product(position(5), diagonal(8)))
     >>> heads = tensor_product(diagonal(2), diagonal(4))
     >>> Linear(Parameter("W_Q", (8, 8)), X, into=heads).algebra.shape
@@ -340,7 +340,7 @@ class Linear(Expr):
 class Scale(Unary):
     """c X for an exact constant c (e.g. 1/sqrt(d) in attention scores).
 
-    >>> from algebra import position
+    >>> from product_interactions.algebra import position
     >>> Scale(Signal("x", position(2)), 3).formula()
     array([3*x_{0}, 3*x_{1}], dtype=object)
     """
@@ -366,7 +366,7 @@ class Scale(Unary):
 def multiplication_operator(K: Expr, L1=None, L2=None):
     """O_K = L1(K L2(.)) as a function of X; L1 and L2 are callables on expressions (default: identity).
 
-    >>> from algebra import position
+    >>> from product_interactions.algebra import position
     >>> X, K = Signal("x", position(3)), Parameter("k", position(3))
     >>> multiplication_operator(K)(X)
     Mul(k, x)

@@ -3,8 +3,8 @@
 Signals become elements with symbolic coefficients x_{k,a} (one index per factor they vary along; along a
 constant factor the coefficients repeat), parameters W_{i,j}; every node then computes its exact value.
 
->>> from algebra import complex_numbers
->>> from interactions import Signal, Parameter
+>>> from product_interactions.algebra import complex_numbers
+>>> from product_interactions.interactions import Signal, Parameter
 >>> C = complex_numbers()
 >>> X, K = Signal("x", C), Parameter("k", C)
 >>> formula(K * X)
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from algebra import Element
+from ..algebra import Element
 
 from .expression import Expr, Parameter, Signal, check_expression, symbol_array
 

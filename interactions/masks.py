@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from algebra.algebra import check_count
+from ..algebra.algebra import check_count
 
 
 def full(n: int) -> np.ndarray:

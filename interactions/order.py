@@ -3,8 +3,8 @@
 Read off the expression (products add orders; structural and linear maps keep them; inside a nonlinearity an
 argument of order n counts n) and cross-checked against the symbolic formula by `polynomial_degree`.
 
->>> from algebra import position
->>> from interactions import Signal, Parameter, Pointwise
+>>> from product_interactions.algebra import position
+>>> from product_interactions.interactions import Signal, Parameter, Pointwise
 >>> X, K = Signal("x", position(3)), Parameter("k", position(3))
 >>> order(K * X, X), order(X * X, X), order(Pointwise("exp", X * X) * X, X)
 (1, 2, 3)

@@ -4,8 +4,8 @@ F acts on the structurally nonzero components (a projection's dropped components
 normalises over one factor (the keys), optionally within a mask over (query, key) pairs: the masked softmax of
 causal attention.
 
->>> from algebra import position
->>> from interactions import Signal
+>>> from product_interactions.algebra import position
+>>> from product_interactions.interactions import Signal
 >>> X = Signal("x", position(2))
 >>> Pointwise("sigmoid", X).formula()[0]
 sigmoid(x_{0})
@@ -17,7 +17,7 @@ from autograd.tracer import getval
 import numpy as np
 import sympy
 
-from algebra import Element, tensor_product
+from ..algebra import Element, tensor_product
 
 from . import masks
 from .expression import Expr, Signal, Unary, _check_factor, check_expression

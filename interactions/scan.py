@@ -8,8 +8,8 @@ Its self-interaction order is the step's order in x_t with the state counted as 
 step adds (the paper's convention: an SSM is order 1, Mamba order 3).
 
 >>> import numpy as np
->>> from algebra import position, diagonal, tensor_product
->>> from interactions import Signal, Parameter, Scan
+>>> from product_interactions.algebra import position, diagonal, tensor_product
+>>> from product_interactions.interactions import Signal, Parameter, Scan
 >>> X = Signal("x", tensor_product(position(4), diagonal(2)))
 >>> decay = Parameter("a", diagonal(2))
 >>> H = Scan(lambda h, x_t: decay * h + x_t, X, state=diagonal(2))     # h_t = a h_{t-1} + x_t
@@ -21,7 +21,7 @@ from __future__ import annotations
 import autograd.numpy as anp
 import numpy as np
 
-from algebra import Algebra, Element, tensor_product
+from ..algebra import Algebra, Element, tensor_product
 
 from .expression import Expr, Signal, _check_factor, check_expression
 

@@ -35,9 +35,9 @@ import numpy as np
 import sympy
 from autograd.tracer import getval
 
-from algebra import position, tensor_algebra, tensor_product
-from algebra.algebra import check_count
-from kernels.seq2tens import METHODS, scan
+from ..algebra import position, tensor_algebra, tensor_product
+from ..algebra.algebra import check_count
+from ..kernels.seq2tens import METHODS, scan
 
 from .expression import Scale, Signal
 from .scan import Scan
@@ -167,7 +167,7 @@ def seq2tens_expression(length: int, dim: int, degree: int, lift: str = "linear"
     h + e + h e = (1 + h)(1 + e) - 1, so its value is Phi - 1 (level 0 is 0).  Its `order` is the lift's
     (the Scan's convention: what one step adds); `formula` shows level m as a polynomial of degree m.
 
-    >>> from interactions import formula, order
+    >>> from product_interactions.interactions import formula, order
     >>> expr, x = seq2tens_expression(length=3, dim=1, degree=2)
     >>> formula(expr), order(expr, x)
     (array([0, x_{0,0} + x_{1,0} + x_{2,0},

@@ -7,8 +7,8 @@ On a relation algebra B (x) B (query factor, key factor):
   ``NeighbourhoodReduce`` a neighbourhood given by a mask, a radius on the lattice, or a radius around points;
 * ``ScalarProjection`` keeps the e_0 component of a factor, ``RankProjection`` the first R components.
 
->>> from algebra import position, diagonal, tensor_product
->>> from interactions import Signal
+>>> from product_interactions.algebra import position, diagonal, tensor_product
+>>> from product_interactions.interactions import Signal
 >>> A = tensor_product(position(4), position(4), diagonal(2))
 >>> X = Signal("x", A, units=[1])
 >>> CausalReduce(X * Flip(X)).units
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from algebra import Element
+from ..algebra import Element
 
 from . import masks
 from .expression import Expr, Unary, _check_factor, check_expression, unit_is_all_ones

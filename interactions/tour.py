@@ -14,8 +14,8 @@ import builtins
 import numpy as np
 import sympy
 
-from algebra import quaternions
-from algebra.symmetry import bilinear_map, equivariant_constraints, solve, translations
+from ..algebra import quaternions
+from ..algebra.symmetry import bilinear_map, equivariant_constraints, solve, translations
 
 from .architectures import attention
 

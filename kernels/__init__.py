@@ -7,8 +7,9 @@ index arithmetic and signs, or the FFT for large cyclic groups), ``codegen`` (ge
 common subexpressions eliminated) or ``dense`` (an opt_einsum contraction).  ``strategy="auto"`` picks from the
 structure; `Kernel.explain` shows the choice.
 
->>> import numpy as np, kernels
->>> from algebra import clifford, position, diagonal, tensor_product
+>>> import numpy as np
+>>> from product_interactions import kernels
+>>> from product_interactions.algebra import clifford, position, diagonal, tensor_product
 >>> K = kernels.product(clifford(3, 0, 1))
 >>> K.strategies
 ('codegen',)
@@ -40,7 +41,7 @@ def product(A, strategy="auto", dtype=np.float64, layout="batch-first") -> Kerne
 
     `strategy` is "auto", a strategy name, or a tuple with one per factor of `A`.
     """
-    from algebra import Algebra
+    from ..algebra import Algebra
     if not isinstance(A, Algebra):
         raise TypeError(f"A: expected an algebra.Algebra, got {type(A).__name__}")
     return Kernel([Factor.from_algebra(f) for f in A.factors], strategy, dtype, algebra=A, layout=layout)

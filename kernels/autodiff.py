@@ -5,8 +5,8 @@ product of (y, g) with the roles of lam permuted (1, 2, 0); with respect to y it
 Batch axes that were broadcast are summed back.  The VJP kernels are kernels too, so higher derivatives work.
 
 >>> import autograd, autograd.numpy as anp, numpy as np
->>> import kernels
->>> from algebra import complex_numbers
+>>> from product_interactions import kernels
+>>> from product_interactions.algebra import complex_numbers
 >>> K = kernels.product(complex_numbers())
 >>> autograd.grad(lambda x: anp.sum(K(x, np.array([0.0, 1.0]))))(np.array([1.0, 2.0]))   # sum(i x) = x0 - x1
 array([ 1., -1.])

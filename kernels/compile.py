@@ -8,8 +8,8 @@ Inputs: a signal's array has batch axes, then one axis per factor it varies alon
 parameter's array has exactly its ``shape``.  The output has batch axes, then ``expr.shape``.
 
 >>> import numpy as np
->>> from algebra import complex_numbers
->>> from interactions import Signal, Parameter
+>>> from product_interactions.algebra import complex_numbers
+>>> from product_interactions.interactions import Signal, Parameter
 >>> C = complex_numbers()
 >>> X, K = Signal("x", C), Parameter("k", C)
 >>> f = compile(K * X)
@@ -102,8 +102,8 @@ class Compiled:
 
     def __init__(self, expr):
         self.expr = expr
-        from interactions.expression import Expr, Parameter, Signal
-        from interactions.scan import Placeholder
+        from ..interactions.expression import Expr, Parameter, Signal
+        from ..interactions.scan import Placeholder
         if not isinstance(expr, Expr) or expr.algebra is None:
             raise TypeError(f"expr: expected an expression with a value in an algebra, got {expr!r}")
         nodes = expr.walk()

@@ -4,7 +4,7 @@ the strategies choose by.
 A factor maps x (dimension d1) and y (d2) to z (d3): z_k = sum lam[i, j, k] x_i y_j.  An algebra's factor has
 d1 = d2 = d3; a general bilinear map need not.
 
->>> from algebra import clifford, diagonal, translation
+>>> from product_interactions.algebra import clifford, diagonal, translation
 >>> f = Factor.from_algebra(clifford(0, 1))
 >>> f.shape, f.nnz, f.one_per_pair(), f.diagonal() is None
 ((2, 2, 2), 4, True, True)

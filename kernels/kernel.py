@@ -6,8 +6,9 @@ chunks of the batch sized for the cache and within ``kernels.MEMORY_LIMIT``; aut
 as one primitive with kernel VJPs (`kernels.autodiff`); other libraries' arrays (torch, jax) run kernels whose
 factors are all identify or dense, through opt_einsum's backend dispatch.
 
->>> import numpy as np, kernels
->>> from algebra import quaternions
+>>> import numpy as np
+>>> from product_interactions import kernels
+>>> from product_interactions.algebra import quaternions
 >>> K = kernels.product(quaternions())
 >>> K.strategies
 ('codegen',)

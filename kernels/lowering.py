@@ -6,8 +6,8 @@ the pieces through the level inside it; identify and dense factors stay on their
 product, and each level only ever sees the axes of the factors inside it.
 
 >>> import numpy as np
->>> from algebra import clifford, position
->>> from kernels.factor import Factor
+>>> from product_interactions.algebra import clifford, position
+>>> from product_interactions.kernels.factor import Factor
 >>> program = lower([Factor.from_algebra(position(3)), Factor.from_algebra(clifford(0, 1))],
 ...                 ("identify", "codegen"), np.float64)
 >>> type(program).__name__, program.axis, type(program.inner).__name__

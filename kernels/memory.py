@@ -4,7 +4,7 @@ The limit is the package attribute ``kernels.MEMORY_LIMIT`` (bytes, default 2 Gi
 setting it takes effect at once.  Inputs and the result are not counted; structure-constant arrays and
 intermediates are.
 
->>> import kernels
+>>> from product_interactions import kernels
 >>> kernels.MEMORY_LIMIT == DEFAULT_LIMIT == 2 * 2**30
 True
 >>> format_bytes(3 * 2**20)

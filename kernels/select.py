@@ -4,8 +4,8 @@ auto reads the structure constants: diagonal -> identify; a cyclic group of dime
 one nonzero per (i, j) -> codegen while small, gather beyond; other sparse factors -> codegen while small and
 sparse; the rest -> dense.
 
->>> from algebra import clifford, diagonal, matrix_algebra, translation
->>> from kernels.factor import Factor
+>>> from product_interactions.algebra import clifford, diagonal, matrix_algebra, translation
+>>> from product_interactions.kernels.factor import Factor
 >>> [choose(Factor.from_algebra(A)) for A in (diagonal(4), clifford(3, 0, 1), translation(256), matrix_algebra(2))]
 ['identify', 'codegen', 'gather', 'codegen']
 >>> resolve("identify", [Factor.from_algebra(clifford(1))])  # doctest: +ELLIPSIS

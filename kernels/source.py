@@ -8,8 +8,8 @@ image, whichever needs fewer products); linear forms equal up to a factor and pr
 outputs become named temporaries (``u0``, ``p0``).  The text depends only on the structure constants, not on
 the dtype: float literals multiply in the arrays' own dtype.
 
->>> from algebra import complex_numbers
->>> from kernels.factor import Factor
+>>> from product_interactions.algebra import complex_numbers
+>>> from product_interactions.kernels.factor import Factor
 >>> source = generate(Factor.from_algebra(complex_numbers()))
 >>> print(source.text)
 def product(x, y, mul):

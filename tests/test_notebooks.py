@@ -1,8 +1,7 @@
 """Every notebook in notebooks/ runs top to bottom without an error, and is committed with its outputs cleared.
 
 A notebook is executed by nbclient in a fresh kernel of this interpreter (``sys.executable``, whatever python3
-kernel specs are installed elsewhere), with the repository root first on PYTHONPATH (so the kernel imports this
-checkout) and matplotlib on the Agg backend.  A notebook is skipped only when a module it needs is not installed
+kernel specs are installed elsewhere, so it imports the installed package) and matplotlib on the Agg backend.  A notebook is skipped only when a module it needs is not installed
 (found among its imports before running, or named by an import error while running), and the skip names them.
 """
 from __future__ import annotations
@@ -51,9 +50,8 @@ def _imported_modules(nb) -> set:
 
 
 def _missing(modules) -> list:
-    """The modules neither in this repository nor importable here (the kernel runs this interpreter)."""
-    return sorted(m for m in modules
-                  if not (ROOT / m / "__init__.py").exists() and importlib.util.find_spec(m) is None)
+    """The modules not importable here (the kernel runs this interpreter)."""
+    return sorted(m for m in modules if importlib.util.find_spec(m) is None)
 
 
 def _missing_in_error(error) -> list:
@@ -83,7 +81,6 @@ def _kernel_manager():
 def _kernel_environment() -> dict:
     env = dict(os.environ)
     env["MPLBACKEND"] = "Agg"
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     env.pop("JPY_PARENT_PID", None)
     return env
 

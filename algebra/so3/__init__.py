@@ -11,7 +11,7 @@ Conventions, pinned in the modules and the tests (tests/so3):
 - `to_e3nn` / `from_e3nn` convert feature arrays to and from e3nn's basis (y polar).
 
 >>> import numpy as np
->>> from algebra.so3 import clebsch_gordan_tensor, random_rotation, representation
+>>> from product_interactions.algebra.so3 import clebsch_gordan_tensor, random_rotation, representation
 >>> lam = clebsch_gordan_tensor(2)                 # the structure constants of clebsch_gordan(2), as floats
 >>> rng = np.random.default_rng(0)
 >>> x, y, D = rng.normal(size=9), rng.normal(size=9), representation(2, random_rotation(seed=1))

@@ -10,7 +10,7 @@ an unwritable directory just means no disk cache.
 
 >>> import tempfile, os
 >>> from fractions import Fraction
->>> from algebra.so3.surds import Surd
+>>> from product_interactions.algebra.so3.surds import Surd
 >>> table = {(1, 1, 0): (((0, 0, 0), Surd(((3, Fraction(1, 3)),))),)}
 >>> with tempfile.TemporaryDirectory() as folder:
 ...     os.environ["PRODUCT_INTERACTIONS_CACHE"] = folder

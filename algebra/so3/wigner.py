@@ -7,7 +7,7 @@ grid that integrates every product Y_l Y_l' (l, l' <= lmax) exactly:
 D^l(R) = sum_n w_n Y_l(R p_n) Y_l(p_n)^T.
 
 >>> import numpy as np
->>> from algebra.so3.rotations import rotation_from_euler
+>>> from product_interactions.algebra.so3.rotations import rotation_from_euler
 >>> D = wigner_D(1, rotation_from_euler(np.pi / 2, 0.0, 0.0))   # the basis (y, z, x): x -> y, y -> -x
 >>> np.round(D, 12) + 0.0
 array([[ 0.,  0.,  1.],

@@ -6,7 +6,7 @@ From how a group acts on each factor (an `Action`), derive the linear system on 
 
 Translation equivariance of O_K(x) = K x for every filter K, with lam unknown, gives convolution:
 
->>> from algebra.symmetry import bilinear_map, equivariant_constraints, solve, translations
+>>> from product_interactions.algebra.symmetry import bilinear_map, equivariant_constraints, solve, translations
 >>> T = translations(4)
 >>> solution = solve(equivariant_constraints((T.trivial_on(4), T, T), bilinear_map(4)))
 >>> solution.method, solution.dim          # one circulant 4 x 4 matrix per filter component

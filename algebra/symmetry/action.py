@@ -11,7 +11,7 @@ Each generator has a kind and one exact matrix per factor:
 
 An action may be bound to an algebra per factor (`Action.on`); targets in another algebra are then refused.
 
->>> from algebra.symmetry import translations
+>>> from product_interactions.algebra.symmetry import translations
 >>> T = translations(3)
 >>> T.kind, T.shape, T.matrices()[0]
 ('discrete', (3,), array([[0., 0., 1.],

@@ -6,7 +6,7 @@ tensor factor).  `action` is one `Action` (input and output spaces alike) or a t
 and exp of random Lie-algebra elements for a Lie group (`elements.random_elements`); inputs are Gaussian.
 
 >>> import numpy as np
->>> from algebra.symmetry import translations
+>>> from product_interactions.algebra.symmetry import translations
 >>> T = translations(5)
 >>> is_equivariant(lambda x: np.roll(x, 1) + x ** 3, T), is_equivariant(lambda x: x * np.arange(5), T)
 (True, False)

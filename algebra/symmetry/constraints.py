@@ -8,7 +8,7 @@ block of equations (see `targets` for the residuals); the system is their stack.
 The paper's translation constraint on structure constants, lam^n_{k,i+a} = lam^{n-a}_{k,i} (here
 ``lam[k, i, n]``), for a = 1: the filter slot k is left alone, the signal i and the output n are shifted.
 
->>> from algebra.symmetry import bilinear_map, translations
+>>> from product_interactions.algebra.symmetry import bilinear_map, translations
 >>> T = translations(3)
 >>> system = equivariant_constraints((T.trivial_on(3), T, T), bilinear_map(3))
 >>> system.size, system.equations()[:3]

@@ -4,7 +4,7 @@
 tuple of its matrices on every space.  Random elements are random words in the generators; a Lie generator
 enters through exp of a random element of the Lie algebra (``scipy.linalg.expm``), the same on every space.
 
->>> from algebra.symmetry import permutations, translations
+>>> from product_interactions.algebra.symmetry import permutations, translations
 >>> len(all_elements((permutations(4),))), len(all_elements((translations(5), translations(5))))
 (24, 5)
 >>> [T] = random_elements((translations(5),), count=1, rng=np.random.default_rng(0))[0]

@@ -3,7 +3,7 @@
 Entries must be exact (ints, fractions, sympy numbers; floats only when exactly a small binary fraction), and
 each generator must be invertible: it is a group element.
 
->>> from algebra.symmetry import equivariant_constraints, linear_map, solve
+>>> from product_interactions.algebra.symmetry import equivariant_constraints, linear_map, solve
 >>> flip = finite_group([[[0, 1], [1, 0]]])          # Z_2 swapping two coordinates
 >>> solve(equivariant_constraints(flip, linear_map(2))).dim
 2

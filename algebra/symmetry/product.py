@@ -7,8 +7,8 @@
   rho_A(g) (x) rho_B(g) (x) ..., a Lie generator as J_A (x) 1 + 1 (x) J_B; the actions must list generators of the
   same kinds in the same order (the same group).
 
->>> from algebra import position, tensor_product
->>> from algebra.symmetry import equivariant_constraints, filter_of, solve, translations
+>>> from product_interactions.algebra import position, tensor_product
+>>> from product_interactions.algebra.symmetry import equivariant_constraints, filter_of, solve, translations
 >>> lattice = tensor_product(position(3), position(3))
 >>> T = translations(3)
 >>> solve(equivariant_constraints(product_action(T, T), filter_of(lattice))).dim    # K constant

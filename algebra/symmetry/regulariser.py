@@ -8,7 +8,7 @@ translation constraint on structure constants the latter is the paper's Table 2 
 sum_{k,i,n,a} (lam^n_{k,i+a} - lam^{n-a}_{k,i})^2.
 
 >>> import numpy as np
->>> from algebra.symmetry import bilinear_map, translations
+>>> from product_interactions.algebra.symmetry import bilinear_map, translations
 >>> T = translations(3)
 >>> penalty = regulariser((T.trivial_on(3), T, T), bilinear_map(3), over="elements")
 >>> lam = np.random.default_rng(0).standard_normal((3, 3, 3))

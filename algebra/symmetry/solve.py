@@ -14,8 +14,8 @@ coefficient is rational (translations, permutations), at most `EXACT_ALGEBRAIC_L
 A solution is a parametrisation: ``solution(params)`` maps free parameters to the unknowns, with numpy or
 autograd arrays (so a model can learn the parameters of an exactly equivariant operator).
 
->>> from algebra import translation
->>> from algebra.symmetry import equivariant_constraints, filter_of, translations
+>>> from product_interactions.algebra import translation
+>>> from product_interactions.algebra.symmetry import equivariant_constraints, filter_of, translations
 >>> solution = solve(equivariant_constraints(translations(3), filter_of(translation(3))))
 >>> solution.method, solution.dim, solution([1.0, 2.0, 3.0])
 ('exact', 3, array([1., 2., 3.]))

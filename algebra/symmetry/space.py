@@ -3,7 +3,7 @@
 A space has a shape, one axis per tensor factor, and remembers per factor the algebra it belongs to (None for
 a bare R^d).  Wherever a space is expected, an int d, a shape tuple or an `Algebra` is accepted.
 
->>> from algebra import position, tensor_product, translation
+>>> from product_interactions.algebra import position, tensor_product, translation
 >>> as_space(tensor_product(position(3), translation(4)), "x")
 Space(position(3) ⊗ translation(4), shape (3, 4))
 >>> as_space(5, "x")

@@ -15,7 +15,7 @@ linear map from its unknowns to the residual of the symmetry principle O T_g = T
 On the unknowns flattened in C order the first two are Kronecker sums; the filter's is the linear map's
 composed with K -> L(K).
 
->>> from algebra import translation
+>>> from product_interactions.algebra import translation
 >>> filter_of(translation(3)).shape, bilinear_map(2, 3, 4).shape, linear_map(2, (3, 4)).shape
 ((3,), (2, 3, 4), (3, 4, 2))
 """

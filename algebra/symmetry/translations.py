@@ -11,8 +11,8 @@ of a zero-padded window.  Its solutions are the causal (lower-triangular Toeplit
 products of the truncated translation algebra.  Backward shifts are left out on purpose: an operator commuting
 with both S and S^T commutes with every matrix, so it is a multiple of the identity.
 
->>> from algebra import translation
->>> from algebra.symmetry import equivariant_constraints, filter_of, solve
+>>> from product_interactions.algebra import translation
+>>> from product_interactions.algebra.symmetry import equivariant_constraints, filter_of, solve
 >>> translations(4, cyclic=False).matrices()[0]
 array([[0., 0., 0., 0.],
        [1., 0., 0., 0.],

@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from algebra import diagonal, position, tensor_product
-from algebra.algebra import check_count
+from ...algebra import diagonal, position, tensor_product
+from ...algebra.algebra import check_count
 
 from .. import masks
 from ..expression import Linear, Parameter, Scale, Signal

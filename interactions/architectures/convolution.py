@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from algebra import position, tensor_product, translation
-from algebra.algebra import check_count
+from ...algebra import position, tensor_product, translation
+from ...algebra.algebra import check_count
 
 from ..expression import Parameter, Signal
 from ..structural import Reduce

@@ -30,9 +30,9 @@ from __future__ import annotations
 import autograd.numpy as anp
 import numpy as np
 
-from algebra import diagonal, position, tensor_product
-from algebra.algebra import check_count
-from kernels.linear_scan import linear_scan
+from ...algebra import diagonal, position, tensor_product
+from ...algebra.algebra import check_count
+from ...kernels.linear_scan import linear_scan
 
 from ..expression import Linear, Parameter, Scale, Signal
 from ..pointwise import NUMERIC, Pointwise

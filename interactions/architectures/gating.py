@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from algebra import diagonal, position, tensor_product
-from algebra.algebra import check_count
+from ...algebra import diagonal, position, tensor_product
+from ...algebra.algebra import check_count
 
 from ..expression import Linear, Parameter, Signal
 from ..pointwise import FUNCTIONS, Pointwise

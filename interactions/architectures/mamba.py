@@ -35,9 +35,9 @@ import sympy
 from autograd.extend import defvjp_argnums, primitive
 from autograd.tracer import getval
 
-from algebra import Element, diagonal, position, tensor_product
-from algebra.algebra import check_count
-from kernels.linear_scan import METHODS, choose, reverse, scan
+from ...algebra import Element, diagonal, position, tensor_product
+from ...algebra.algebra import check_count
+from ...kernels.linear_scan import METHODS, choose, reverse, scan
 
 from ..expression import Expr, Linear, Parameter, Scale, Signal, _check_factor
 from ..pointwise import NUMERIC, Pointwise

@@ -15,8 +15,8 @@ from __future__ import annotations
 import autograd.numpy as anp
 import numpy as np
 
-from algebra.algebra import check_count
-from algebra.so3 import spherical_harmonics
+from ...algebra.algebra import check_count
+from ...algebra.so3 import spherical_harmonics
 
 
 class RadialFilter:

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from algebra import position, tensor_product
-from algebra.algebra import check_count
-from algebra.so3 import clebsch_gordan
+from ...algebra import position, tensor_product
+from ...algebra.algebra import check_count
+from ...algebra.so3 import clebsch_gordan
 
 from ..expression import Parameter, Signal
 from ..pointwise import Pointwise

@@ -39,8 +39,8 @@ import math
 import autograd.numpy as anp
 import numpy as np
 
-from algebra.algebra import check_count
-from kernels.seq2tens import low_rank
+from ...algebra.algebra import check_count
+from ...kernels.seq2tens import low_rank
 
 from ..pointwise import NUMERIC
 from ..seq2tens import check_sequences, increments, zero_padding

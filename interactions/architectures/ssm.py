@@ -31,9 +31,9 @@ from typing import NamedTuple
 import autograd.numpy as anp
 import numpy as np
 
-from algebra import complex_numbers, diagonal, position, tensor_product
-from algebra.algebra import check_count
-from kernels.linear_scan import linear_scan
+from ...algebra import complex_numbers, diagonal, position, tensor_product
+from ...algebra.algebra import check_count
+from ...kernels.linear_scan import linear_scan
 
 from ..expression import Parameter, Signal
 from ..order import order

@@ -42,7 +42,7 @@ import numpy as np
 from autograd.misc import flatten
 from tqdm import tqdm
 
-from algebra.algebra import check_count
+from ...algebra.algebra import check_count
 
 from ..architectures import attention
 from .report import Timings, check_setting, report, row, subsample

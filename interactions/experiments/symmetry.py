@@ -46,7 +46,7 @@ from __future__ import annotations
 import autograd.numpy as anp
 import numpy as np
 
-from algebra.symmetry import bilinear_map, equivariant_constraints, regulariser, solve, translations
+from ...algebra.symmetry import bilinear_map, equivariant_constraints, regulariser, solve, translations
 
 from .datasets import digits, split
 from .report import Timings, check_setting, report, row, subsample

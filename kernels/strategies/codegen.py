@@ -4,9 +4,9 @@ The level moves its axis to the front (copying once, so that each component is c
 function on the components and stacks the outputs.  The function is generated and compiled once per structure.
 
 >>> import numpy as np
->>> from algebra import quaternions
->>> from kernels.factor import Factor
->>> from kernels.strategies.identify import Elementwise
+>>> from product_interactions.algebra import quaternions
+>>> from product_interactions.kernels.factor import Factor
+>>> from product_interactions.kernels.strategies.identify import Elementwise
 >>> level = Codegen(Factor.from_algebra(quaternions()), -1, Elementwise(1))
 >>> level(np.eye(4)[1], np.eye(4)[2])        # i j = k
 array([0., 0., 0., 1.])

@@ -9,8 +9,8 @@ cached; opt_einsum dispatches on the array type (numpy arrays go to `kernels.num
 to their own libraries).
 
 >>> import numpy as np
->>> from algebra import quaternions
->>> from kernels.factor import Factor
+>>> from product_interactions.algebra import quaternions
+>>> from product_interactions.kernels.factor import Factor
 >>> leaf = Contraction([(Factor.from_algebra(quaternions()), "dense")], np.float64)
 >>> leaf.equation
 'abc,...a,...b->...c'

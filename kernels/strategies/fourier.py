@@ -5,9 +5,9 @@ vector-Jacobian products) conjugates a real spectrum and reflects a complex one.
 complex ones (a cyclic factor inside another's FFT, e.g. a 2-D lattice) use fft/ifft.
 
 >>> import numpy as np
->>> from algebra import translation
->>> from kernels.factor import Factor
->>> from kernels.strategies.identify import Elementwise
+>>> from product_interactions.algebra import translation
+>>> from product_interactions.kernels.factor import Factor
+>>> from product_interactions.kernels.strategies.identify import Elementwise
 >>> level = Fourier(Factor.from_algebra(translation(4)), -1, Elementwise(1))
 >>> level(np.array([0.0, 1.0, 0.0, 0.0]), np.array([0.0, 0.0, 0.0, 1.0])).round(12)   # e_1 e_3 = e_0
 array([1., 0., 0., 0.])

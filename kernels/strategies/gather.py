@@ -6,9 +6,9 @@ subtraction: index arithmetic, no multiplications by zero.  Index runs with a co
 A cyclic group of dimension >= `FOURIER_MIN_DIM` goes through the FFT instead (`fourier`).
 
 >>> import numpy as np
->>> from algebra import translation
->>> from kernels.factor import Factor
->>> from kernels.strategies.identify import Elementwise
+>>> from product_interactions.algebra import translation
+>>> from product_interactions.kernels.factor import Factor
+>>> from product_interactions.kernels.strategies.identify import Elementwise
 >>> level = Gather(Factor.from_algebra(translation(3, cyclic=False)), -1, Elementwise(1))
 >>> level(np.array([1.0, 2.0, 0.0]), np.array([1.0, 1.0, 0.0]))     # (1 + 2t)(1 + t) truncated at t^2
 array([1., 3., 2.])

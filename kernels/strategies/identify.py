@@ -3,8 +3,8 @@
 The factor's axis is a shared index of x, y and z, so it costs nothing of its own: with every c_i = 1 the
 product over such axes is ``x * y``; otherwise the coefficients join the leaf's contraction (see `dense`).
 
->>> from algebra import diagonal, quaternions
->>> from kernels.factor import Factor
+>>> from product_interactions.algebra import diagonal, quaternions
+>>> from product_interactions.kernels.factor import Factor
 >>> unsupported(Factor.from_algebra(diagonal(3))) is None
 True
 >>> unsupported(Factor.from_algebra(quaternions()))

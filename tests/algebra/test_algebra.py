@@ -7,7 +7,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algebra import Algebra, clebsch_gordan, clifford, complex_numbers, diagonal, matrix_algebra, quaternions, translation
+from product_interactions.algebra import Algebra, clebsch_gordan, clifford, complex_numbers, diagonal, matrix_algebra, quaternions, translation
 
 
 def cross_product():

@@ -21,7 +21,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algebra import (Algebra, clifford, complex_numbers, diagonal, matrix_algebra, position, quaternions,
+from product_interactions.algebra import (Algebra, clifford, complex_numbers, diagonal, matrix_algebra, position, quaternions,
                      tensor_algebra, translation)
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
@@ -802,7 +802,7 @@ _BUILD_UNDER_MEMORY_LIMIT = r"""
 import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (400 * 1024**2, 400 * 1024**2))
 sys.path.insert(0, sys.argv[3])
-import algebra
+from product_interactions import algebra
 builder = getattr(algebra, sys.argv[1])
 builder(2)                      # the harness itself works under the cap (else a traceback, exit 1)
 try:

@@ -17,7 +17,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algebra import (Algebra, DirectSum, TensorProduct, clifford, complex_numbers, diagonal, direct_sum,
+from product_interactions.algebra import (Algebra, DirectSum, TensorProduct, clifford, complex_numbers, diagonal, direct_sum,
                      matrix_algebra, position, quaternions, tensor_algebra, tensor_product, translation)
 
 SETTINGS = settings(max_examples=30, deadline=None, derandomize=True)

@@ -4,9 +4,9 @@ import json
 import pytest
 import sympy
 
-from algebra import (Algebra, clifford, complex_numbers, diagonal, direct_sum, matrix_algebra, position,
+from product_interactions.algebra import (Algebra, clifford, complex_numbers, diagonal, direct_sum, matrix_algebra, position,
                      quaternions, tensor_algebra, tensor_product, translation)
-from algebra.serialization import parse_coefficient
+from product_interactions.algebra.serialization import parse_coefficient
 
 BUILDERS = [
     lambda: tensor_algebra(2, 3), lambda: tensor_algebra(3, 2), lambda: diagonal(4), lambda: position(3),

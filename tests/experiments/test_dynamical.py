@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from interactions.experiments import dynamical
-from interactions.experiments.dynamical import QUICK, experiment, layer, run, sequences
+from product_interactions.interactions.experiments import dynamical
+from product_interactions.interactions.experiments.dynamical import QUICK, experiment, layer, run, sequences
 
 ACCURACIES = ["Mamba", "I=3, H=2", "I=1, H=1"]
 RATIOS = ["training throughput, dynamical / Mamba", "inference throughput, dynamical / Mamba"]

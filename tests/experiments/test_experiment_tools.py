@@ -6,10 +6,10 @@ from autograd import grad
 import numpy as np
 import pytest
 
-from interactions.experiments import run
-from interactions.experiments.datasets import digits, split, time_series
-from interactions.experiments.report import Timings, report, row, table, write
-from interactions.experiments.training import accuracy, adam, cross_entropy, lbfgs, minibatches
+from product_interactions.interactions.experiments import run
+from product_interactions.interactions.experiments.datasets import digits, split, time_series
+from product_interactions.interactions.experiments.report import Timings, report, row, table, write
+from product_interactions.interactions.experiments.training import accuracy, adam, cross_entropy, lbfgs, minibatches
 
 
 def test_cross_entropy_and_accuracy_against_hand_formulas():

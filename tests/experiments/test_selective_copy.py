@@ -3,8 +3,8 @@ learning)."""
 import numpy as np
 import pytest
 
-from interactions.experiments import selective_copy
-from interactions.experiments.selective_copy import FIRST_DATA, MARKER, NOISE, QUICK, generate
+from product_interactions.interactions.experiments import selective_copy
+from product_interactions.interactions.experiments.selective_copy import FIRST_DATA, MARKER, NOISE, QUICK, generate
 
 #: A configuration small enough to train in a fraction of a second.
 TINY = dict(QUICK, length=12, tokens=2, steps=3, batch=4, test_samples=8, curve_points=3)

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from interactions.experiments import seq2tens
-from interactions.experiments.seq2tens import Classifier, standardise, statistics
+from product_interactions.interactions.experiments import seq2tens
+from product_interactions.interactions.experiments.seq2tens import Classifier, standardise, statistics
 
 
 @pytest.fixture(scope="module")

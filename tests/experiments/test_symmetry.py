@@ -6,8 +6,8 @@ import itertools
 import numpy as np
 import pytest
 
-from algebra.symmetry import is_equivariant, product_action, translations
-from interactions.experiments import symmetry
+from product_interactions.algebra.symmetry import is_equivariant, product_action, translations
+from product_interactions.interactions.experiments import symmetry
 
 TAPS, SIZE = 2, 5
 

@@ -2,7 +2,7 @@
 import autograd
 import numpy as np
 
-from algebra.so3 import random_rotation, representation
+from product_interactions.algebra.so3 import random_rotation, representation
 
 
 def cloud(lmax, n, channels_in, seed=1, batch=2):

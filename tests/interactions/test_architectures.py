@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.signal
 
-from interactions.architectures import attention, convolution, gating
+from product_interactions.interactions.architectures import attention, convolution, gating
 
 
 def attention_reference(params, x, heads, d_head, causal):

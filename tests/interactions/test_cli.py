@@ -1,10 +1,10 @@
-"""The command line: ``python -m interactions tour``, ``derive NAME`` and ``experiment NAME``."""
+"""The command line: ``product-interactions tour`` (or ``python -m product_interactions tour``), ``derive NAME`` and ``experiment NAME``."""
 import json
 
 import pytest
 
-from interactions.__main__ import main
-from interactions.derive import SMALL, derive
+from product_interactions.interactions.__main__ import main
+from product_interactions.interactions.derive import SMALL, derive
 
 
 @pytest.mark.parametrize("name", sorted(set(SMALL) - {"se3_attention"}))    # se3_attention: ~5 s of sympy

@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 import sympy
 
-from algebra import (clifford, complex_numbers, diagonal, position, quaternions, tensor_algebra, tensor_product,
+from product_interactions.algebra import (clifford, complex_numbers, diagonal, position, quaternions, tensor_algebra, tensor_product,
                      translation)
-from interactions import (Add, CausalReduce, Scan, Flip, Linear, Mul, NeighbourhoodReduce, Parameter, Pointwise,
+from product_interactions.interactions import (Add, CausalReduce, Scan, Flip, Linear, Mul, NeighbourhoodReduce, Parameter, Pointwise,
                           RankProjection, Reduce, Scale, ScalarProjection, Signal, formula, masks,
                           multiplication_operator, order)
-from interactions.order import polynomial_degree
+from product_interactions.interactions.order import polynomial_degree
 
 N, D = 3, 2
 RELATION = tensor_product(position(N), position(N), quaternions())
@@ -120,7 +120,7 @@ def test_flip_and_reduce_formulas():
 
 
 def test_attention_score_formula_is_a_dot_product():
-    from interactions.architectures import attention
+    from product_interactions.interactions.architectures import attention
     model = attention(d_model=2, heads=1, causal=False, length=2)
     score = model.stages(2)["scores"]
     value = formula(score)[0, 1, 0, 0]
@@ -169,7 +169,7 @@ def test_scan_gradient_and_bad_steps():
 
 def test_fused_score_never_builds_the_full_product():
     X = relation_signal()
-    from kernels.compile import NumericContext
+    from product_interactions.kernels.compile import NumericContext
     context = NumericContext({"x": np.ones((1, N, 4))}, {})
     lowered = context.lowered(ScalarProjection(X * Flip(X)))
     constants = [a for a, _, _, c in lowered.operands if c]
@@ -223,22 +223,22 @@ def test_bad_compiled_inputs():
 
 @pytest.mark.parametrize("name, expr, signal, expected", cases(), ids=[c[0] for c in cases()])
 def test_gathered_products_equal_blocks(name, expr, signal, expected, monkeypatch):
-    import kernels.fused
+    import product_interactions.kernels.fused as fused_module
     rng = np.random.default_rng(11)
     signals, params = _numeric_inputs(expr, rng)
     blocks = expr.compile()(signals, params)
-    monkeypatch.setattr(kernels.fused, "BLOCK_BYTES", 0)       # every group-like factor is gathered now
+    monkeypatch.setattr(fused_module, "BLOCK_BYTES", 0)       # every group-like factor is gathered now
     np.testing.assert_allclose(expr.compile()(signals, params), blocks, rtol=1e-12, atol=1e-12)
 
 
 def test_long_convolution_is_gathered_not_densified(monkeypatch):
-    import kernels.fused
-    from interactions.architectures import convolution
-    monkeypatch.setattr(kernels.fused, "BLOCK_BYTES", 2**20)    # the (3, 512, 512) block would take 6 MB
+    import product_interactions.kernels.fused as fused_module
+    from product_interactions.interactions.architectures import convolution
+    monkeypatch.setattr(fused_module, "BLOCK_BYTES", 2**20)    # the (3, 512, 512) block would take 6 MB
     model = convolution(channels_in=1, channels_out=1, size=3, cyclic=False)
     params = model.init(seed=0)
     x = np.random.default_rng(1).standard_normal((2, 512, 1))
-    from kernels.compile import NumericContext
+    from product_interactions.kernels.compile import NumericContext
     expr, _, _ = model._get((512,))
     lowered = NumericContext({"x": x}, params).lowered(expr)
     assert max((np.size(a) for a, _, _, constant in lowered.operands if constant), default=0) < 512 * 512
@@ -247,7 +247,7 @@ def test_long_convolution_is_gathered_not_densified(monkeypatch):
 
 
 def test_latex_formulas_show_each_component_once_with_braced_parameter_names():
-    from interactions.architectures import attention
+    from product_interactions.interactions.architectures import attention
     model = attention(d_model=1, heads=1, length=2)
     text = formula(model.expr, latex=True)
     assert text.count("&=") == 2 and "z_{0,0} &=" in text and "z_{1,0} &=" in text       # not once per key

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from cloud_support import cloud, equivariance_error, gradient_error
 
-from algebra.so3 import clebsch_gordan
-from interactions.architectures import se3_attention
+from product_interactions.algebra.so3 import clebsch_gordan
+from product_interactions.interactions.architectures import se3_attention
 
 
 def reference(model, params, points, features):

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from cloud_support import cloud, equivariance_error, gradient_error
 
-from algebra.so3 import clebsch_gordan
-from interactions.architectures import tfn
+from product_interactions.algebra.so3 import clebsch_gordan
+from product_interactions.interactions.architectures import tfn
 
 
 def test_equivariant_under_100_rotations_and_invariant_under_translations():

@@ -1,7 +1,7 @@
 """Algebras, random operands and the dense (Kronecker) reference shared by the kernels tests."""
 import numpy as np
 
-from algebra import (Algebra, clebsch_gordan, clifford, complex_numbers, diagonal, direct_sum, gaunt, matrix_algebra,
+from product_interactions.algebra import (Algebra, clebsch_gordan, clifford, complex_numbers, diagonal, direct_sum, gaunt, matrix_algebra,
                      position, quaternions, tensor_algebra, tensor_product, translation)
 
 STRATEGY_NAMES = ("identify", "gather", "codegen", "dense")

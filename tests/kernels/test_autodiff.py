@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from kernel_cases import numeric_gradient, relative_error
 
-import kernels
-from algebra import clifford, diagonal, position, quaternions, tensor_product, translation
-from kernels.strategies import gather
+from product_interactions import kernels
+from product_interactions.algebra import clifford, diagonal, position, quaternions, tensor_product, translation
+from product_interactions.kernels.strategies import gather
 
 CASES = [(diagonal(3), "identify"), (translation(9), "gather"), (translation(5, cyclic=False), "gather"),
          (clifford(3, 0, 1), "codegen"), (quaternions(), "dense"), (tensor_product(position(2), quaternions()), "auto"),

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from kernel_cases import operands, reference, relative_error
 
-import kernels
-from algebra import clifford, position, quaternions, tensor_product
+from product_interactions import kernels
+from product_interactions.algebra import clifford, position, quaternions, tensor_product
 
 
 class Wrapped:

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 import sympy
 
-import kernels
-from algebra import clifford, complex_numbers, diagonal, position, quaternions, tensor_product
+from product_interactions import kernels
+from product_interactions.algebra import clifford, complex_numbers, diagonal, position, quaternions, tensor_product
 
 
 @pytest.fixture
@@ -91,7 +91,7 @@ def test_construction_arguments_are_checked():
 
 
 def test_symbolic_algebras_are_refused_with_the_coefficient_named():
-    from algebra import Algebra
+    from product_interactions.algebra import Algebra
     a = sympy.Symbol("a", real=True)
     A = Algebra.from_structure_constants({(0, 0): {0: a}}, dim=1, name="symbolic")
     with pytest.raises(TypeError, match=r"symbolic: lam\[0, 0, 0\]: expected a number, got Symbol a"):

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernels.contract import contract
+from product_interactions.kernels.contract import contract
 
 
 @pytest.mark.parametrize("equation, shapes", [

@@ -3,11 +3,11 @@ import numpy as np
 import pytest
 from kernel_cases import operands, random_dense, reference, relative_error
 
-import kernels
-from algebra import (clifford, diagonal, matrix_algebra, position, quaternions, tensor_algebra, tensor_product,
+from product_interactions import kernels
+from product_interactions.algebra import (clifford, diagonal, matrix_algebra, position, quaternions, tensor_algebra, tensor_product,
                      translation)
-from kernels import source
-from kernels.factor import Factor
+from product_interactions.kernels import source
+from product_interactions.kernels.factor import Factor
 
 
 @pytest.mark.parametrize("A, expected", [

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from kernel_cases import operands, reference, relative_error
 
-import kernels
-from algebra import clifford, quaternions
-from kernels.factor import Factor
+from product_interactions import kernels
+from product_interactions.algebra import clifford, quaternions
+from product_interactions.kernels.factor import Factor
 
 
 @pytest.fixture

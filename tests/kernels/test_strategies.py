@@ -5,9 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kernel_cases import STRATEGY_NAMES, builtin_algebras, operands, reference, relative_error
 
-import kernels
-from algebra import clifford, diagonal, tensor_product, translation
-from kernels.strategies import gather
+from product_interactions import kernels
+from product_interactions.algebra import clifford, diagonal, tensor_product, translation
+from product_interactions.kernels.strategies import gather
 
 ALGEBRAS = builtin_algebras()
 TOLERANCE = {np.float64: 1e-12, np.float32: 1e-5}

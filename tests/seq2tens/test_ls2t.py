@@ -5,11 +5,11 @@ import autograd
 import numpy as np
 import pytest
 
-import kernels.seq2tens
+from product_interactions.kernels import seq2tens as seq2tens_kernels
 
-from interactions.architectures import convolution
-from interactions.architectures.seq2tens import deep_ls2t, ls2t
-from interactions.seq2tens import seq2tens
+from product_interactions.interactions.architectures import convolution
+from product_interactions.interactions.architectures.seq2tens import deep_ls2t, ls2t
+from product_interactions.interactions.seq2tens import seq2tens
 
 
 def functional(V, weights, m, n, reverse):
@@ -45,7 +45,7 @@ def test_ls2t_equals_functionals_of_the_full_tensors_with_masked_variable_length
                                                                                 return_sequences, one_step_blocks,
                                                                                 monkeypatch):
     if one_step_blocks:                                         # the recursion carried across blocks of time
-        monkeypatch.setattr(kernels.seq2tens, "BLOCK_NUMBERS", 1)
+        monkeypatch.setattr(seq2tens_kernels, "BLOCK_NUMBERS", 1)
     layer = ls2t(d_in=2, width=3, order=3, weights=weights, static=None, reverse=reverse,
                  return_sequences=return_sequences)
     params = layer.init(seed=1)

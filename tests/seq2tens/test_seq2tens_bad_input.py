@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from interactions.architectures.seq2tens import deep_ls2t, ls2t
-from interactions.seq2tens import flatten, seq2tens, seq2tens_expression, signature
+from product_interactions.interactions.architectures.seq2tens import deep_ls2t, ls2t
+from product_interactions.interactions.seq2tens import flatten, seq2tens, seq2tens_expression, signature
 
 X = np.zeros((2, 3, 2))
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from algebra.so3 import (ROTATION_ATOL, basis_index, basis_labels, check_rotation, feature_dim, irreps,
+from product_interactions.algebra.so3 import (ROTATION_ATOL, basis_index, basis_labels, check_rotation, feature_dim, irreps,
                          random_rotation, rotation_from_euler)
 
 

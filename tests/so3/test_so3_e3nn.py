@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from algebra.so3 import from_e3nn, random_rotation, representation, spherical_harmonics, to_e3nn
+from product_interactions.algebra.so3 import from_e3nn, random_rotation, representation, spherical_harmonics, to_e3nn
 from so3_helpers import unit_points
 
 

@@ -6,8 +6,8 @@ import pytest
 import sympy
 from sympy.physics.wigner import real_gaunt
 
-from algebra.so3 import basis_index, clebsch_gordan_tensor, gaunt, gaunt_tensor, spherical_harmonics
-from algebra.so3.quadrature import sphere_quadrature
+from product_interactions.algebra.so3 import basis_index, clebsch_gordan_tensor, gaunt, gaunt_tensor, spherical_harmonics
+from product_interactions.algebra.so3.quadrature import sphere_quadrature
 from so3_helpers import unit_points
 
 

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 import sympy
 
-from algebra.so3 import basis_index, spherical_harmonic_formula, spherical_harmonics
-from algebra.so3.quadrature import sphere_quadrature
+from product_interactions.algebra.so3 import basis_index, spherical_harmonic_formula, spherical_harmonics
+from product_interactions.algebra.so3.quadrature import sphere_quadrature
 from so3_helpers import unit_points
 
 X, Y, Z = sympy.symbols("x y z", real=True)

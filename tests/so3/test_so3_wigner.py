@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import sympy
 
-from algebra.so3 import (basis_index, random_rotation, representation, rotation_from_euler, spherical_harmonics,
+from product_interactions.algebra.so3 import (basis_index, random_rotation, representation, rotation_from_euler, spherical_harmonics,
                          wigner_D, wigner_D_exact, wigner_D_from_euler)
 
 LMAX = 6

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import sympy
 
-from interactions import Scan, formula
-from interactions.order import polynomial_degree
+from product_interactions.interactions import Scan, formula
+from product_interactions.interactions.order import polynomial_degree
 
 
 def sigmoid(v):

@@ -4,7 +4,7 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-from kernels.linear_scan import PARALLEL_WIDTH, choose, linear_scan, parallel, reverse, sequential
+from product_interactions.kernels.linear_scan import PARALLEL_WIDTH, choose, linear_scan, parallel, reverse, sequential
 from ssm_support import check_gradient
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from algebra import position, translation
-from algebra.symmetry import (bilinear_map, equivariant_constraints, filter_of, finite_group, is_equivariant,
+from product_interactions.algebra import position, translation
+from product_interactions.algebra.symmetry import (bilinear_map, equivariant_constraints, filter_of, finite_group, is_equivariant,
                               linear_map, permutations, product_action, regulariser, rotations_so3, solve,
                               translations)
 

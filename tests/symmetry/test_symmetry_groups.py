@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import sympy
 
-from algebra import diagonal, position, tensor_product, translation
-from algebra.symmetry import (bilinear_map, diagonal_action, equivariant_constraints, filter_of, finite_group,
+from product_interactions.algebra import diagonal, position, tensor_product, translation
+from product_interactions.algebra.symmetry import (bilinear_map, diagonal_action, equivariant_constraints, filter_of, finite_group,
                               linear_map, permutations, product_action, solve, translations)
 
 

@@ -8,8 +8,8 @@ import pytest
 import scipy.linalg
 import sympy
 
-from algebra.so3 import clebsch_gordan, wigner_D
-from algebra.symmetry import (bilinear_map, equivariant_constraints, filter_of, is_equivariant, linear_map,
+from product_interactions.algebra.so3 import clebsch_gordan, wigner_D
+from product_interactions.algebra.symmetry import (bilinear_map, equivariant_constraints, filter_of, is_equivariant, linear_map,
                               product_action, regulariser, rotations_so3, solve, translations)
 
 LMAX = 3

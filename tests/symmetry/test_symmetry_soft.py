@@ -5,8 +5,8 @@ import autograd
 import numpy as np
 import pytest
 
-from algebra import position, translation
-from algebra.symmetry import (bilinear_map, equivariant_constraints, filter_of, is_equivariant, linear_map,
+from product_interactions.algebra import position, translation
+from product_interactions.algebra.symmetry import (bilinear_map, equivariant_constraints, filter_of, is_equivariant, linear_map,
                               permutations, regulariser, solve, translations)
 
 T = translations(4)

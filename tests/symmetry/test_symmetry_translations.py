@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import sympy
 
-from algebra import linear, position, tensor_product, translation
-from algebra.symmetry import (bilinear_map, diagonal_action, equivariant_constraints, filter_of, linear_map,
+from product_interactions.algebra import linear, position, tensor_product, translation
+from product_interactions.algebra.symmetry import (bilinear_map, diagonal_action, equivariant_constraints, filter_of, linear_map,
                               product_action, solve, translations)
 
 N = 4
