@@ -32,7 +32,8 @@ from .exact import is_zero, object_array, to_exact
 DENSE_LIMIT_BYTES = 2**30
 
 
-def _check_basis(basis, dim: int, argument: str = "basis") -> tuple:
+def check_basis(basis, dim: int, argument: str = "basis") -> tuple:
+    """`dim` distinct string (or tuple of strings) labels, default e_0.., or a TypeError / ValueError naming `argument`."""
     if basis is None:
         return tuple(f"e_{i}" for i in range(dim))
     if isinstance(basis, (str, bytes)) or not hasattr(basis, "__iter__"):
@@ -62,18 +63,13 @@ def check_count(value, argument: str, minimum: int = 1) -> int:
     return int(value)
 
 
-#: Builders refuse algebras with more nonzero structure constants than this (they are stored exactly).
-MAX_ENTRIES = 10**7
+#: The most exact structure constants (or basis labels) an algebra stores: about 200 bytes each, so 200 MB.
+#: Structured algebras (`algebra.structured`) may be larger; they refuse to materialise beyond it.
+MAX_ENTRIES = 2**20
 
 
-def check_entries(count: int, argument: str, algebra: str) -> None:
-    """Refuse (ValueError naming `argument`) a builder call that would store more than MAX_ENTRIES constants."""
-    if count > MAX_ENTRIES:
-        raise ValueError(f"{argument}: {algebra} would store {count:,} exact structure constants, more than "
-                         f"algebra.algebra.MAX_ENTRIES = {MAX_ENTRIES:,}")
-
-
-def _check_index(value, dim: int, argument: str) -> int:
+def check_index(value, dim: int, argument: str) -> int:
+    """An int index in 0..dim-1 (numpy ints too, not bool), or a TypeError / ValueError naming `argument`."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{argument}: expected an int index, got {type(value).__name__} {value!r}")
     if not 0 <= value < dim:
@@ -125,7 +121,7 @@ class Algebra:
         d = array.shape[0]
         if dim is not None and check_count(dim, "dim") != d:
             raise ValueError(f"dim: lam has shape {array.shape}, so dim must be {d}, got {dim}")
-        basis = _check_basis(basis, d)
+        basis = check_basis(basis, d)
         table = {}
         for (i, j, k), value in np.ndenumerate(array):
             if isinstance(value, (int, np.integer)) and value == 0:
@@ -149,12 +145,12 @@ class Algebra:
             else:
                 raise ValueError("lam: an empty or non-integer mapping needs dim= or basis= to fix the dimension")
         dim = check_count(dim, "dim")
-        basis = _check_basis(basis, dim)
+        basis = check_basis(basis, dim)
         table = {}
         for (i, j), row in lam.items():
-            i, j = _check_index(i, dim, f"lam key ({i!r}, {j!r})"), _check_index(j, dim, f"lam key ({i!r}, {j!r})")
+            i, j = check_index(i, dim, f"lam key ({i!r}, {j!r})"), check_index(j, dim, f"lam key ({i!r}, {j!r})")
             for k, value in row.items():
-                k = _check_index(k, dim, f"lam[({i}, {j})] key {k!r}")
+                k = check_index(k, dim, f"lam[({i}, {j})] key {k!r}")
                 _add_entry(table, i, j, k, value, f"lam[({i}, {j})][{k}]")
         return cls(table, basis, name)
 
@@ -212,6 +208,10 @@ class Algebra:
         """The basis labels, in index order."""
         return self._basis
 
+    def label(self, i):
+        """The basis label of index i."""
+        return self.basis[check_index(i, self.dim, "i")]
+
     @property
     def nnz(self) -> int:
         """The number of nonzero structure constants."""
@@ -220,7 +220,7 @@ class Algebra:
     def index(self, label) -> int:
         """The position of a basis label (an int index is checked and returned)."""
         if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
-            return _check_index(label, self.dim, "index")
+            return check_index(label, self.dim, "index")
         try:
             return self._index[label]
         except (KeyError, TypeError):
@@ -424,16 +424,18 @@ class Algebra:
         from .serialization import loads
         return loads(text)
 
-    def _structure_key(self):
-        return (self.shape, self._basis, self._table)
+    def _same_structure(self, other) -> bool:
+        """Equal labels and structure constants (materialised for a rule-based algebra, within its limits)."""
+        return (self.shape == other.shape and self.nnz == other.nnz and self.basis == other.basis
+                and self._table == other._table)
 
     def __eq__(self, other):
         if not isinstance(other, Algebra):
             return NotImplemented
-        return self is other or self._structure_key() == other._structure_key()
+        return self is other or self._same_structure(other)
 
     def __hash__(self):
-        return hash((self.shape, self._basis, self.nnz))
+        return hash((self.shape, self.nnz))
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.name}: dim {self.dim}, nnz {self.nnz}>"

@@ -17,8 +17,11 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from .algebra import Algebra, check_count
+import sympy
+
+from .algebra import check_basis, check_count
 from .labels import word_label
+from .structured import StructuredAlgebra
 
 
 def _reordering_sign(a: int, b: int) -> int:
@@ -30,34 +33,65 @@ def _reordering_sign(a: int, b: int) -> int:
     return -1 if swaps % 2 else 1
 
 
-def clifford(p: int, q: int = 0, r: int = 0, basis=None, name=None) -> Algebra:
+class Clifford(StructuredAlgebra):
+    """Cl(p, q, r) on the blade basis (see the module docstring).
+
+    Structured (`algebra.structured`): blade i is a bitmask of generators, e_a e_b = sign(a, b) (product of the
+    squares of the shared generators) e_{a xor b}.
+    """
+
+    def __init__(self, p: int, q: int, r: int, basis, name: str):
+        n = p + q + r
+        self.signature = (p, q, r)
+        self._squares = [1] * p + [-1] * q + [0] * r
+        self._blades = [sum(1 << g for g in gens) for grade in range(n + 1) for gens in combinations(range(n), grade)]
+        self._position = {blade: index for index, blade in enumerate(self._blades)}
+        super().__init__(2**n, name)
+        if basis is None:
+            basis = [word_label("e", [g + 1 for g in range(n) if blade >> g & 1], largest=n) for blade in self._blades]
+        self._labels = check_basis(basis, 2**n)
+        self._index_of = {label: i for i, label in enumerate(self._labels)}
+
+    def _rule(self, i, j):
+        a, b = self._blades[i], self._blades[j]
+        coefficient = _reordering_sign(a, b)
+        shared = a & b
+        for g, square in enumerate(self._squares):
+            if shared >> g & 1:
+                coefficient *= square
+        return {self._position[a ^ b]: sympy.Integer(coefficient)} if coefficient else {}
+
+    def label(self, i):
+        return self._labels[self.index(i)]
+
+    def _parse(self, label):
+        return self._index_of.get(label)
+
+    def _count(self) -> int:
+        p, q, r = self.signature
+        return 4 ** (p + q) * 3**r
+
+    def _spec(self):
+        return (self.signature, self._labels)
+
+    def builder(self) -> tuple:
+        p, q, r = self.signature
+        return "clifford", {"p": p, "q": q, "r": r, "basis": list(self._labels)}
+
+
+def clifford(p: int, q: int = 0, r: int = 0, basis=None, name=None) -> Clifford:
     """Cl(p, q, r), dimension 2^(p+q+r); see the module docstring for the generator order."""
-    p, q, r = (check_count(v, name, minimum=0) for v, name in ((p, "p"), (q, "q"), (r, "r")))
-    n = p + q + r
-    if n > 10:
-        raise ValueError(f"p + q + r: at most 10 generators (dimension 1024) are supported, got {n}")
-    squares = [1] * p + [-1] * q + [0] * r
-    blades = [sum(1 << g for g in gens) for grade in range(n + 1) for gens in combinations(range(n), grade)]
-    position = {blade: index for index, blade in enumerate(blades)}
-    table = {}
-    for a in blades:
-        for b in blades:
-            coefficient = _reordering_sign(a, b)
-            for g in range(n):
-                if a & b & (1 << g):
-                    coefficient *= squares[g]
-            if coefficient:
-                table[position[a], position[b]] = {position[a ^ b]: coefficient}
-    if basis is None:
-        basis = [word_label("e", [g + 1 for g in range(n) if blade >> g & 1], largest=n) for blade in blades]
-    return Algebra.from_structure_constants(table, basis=basis, name=name or f"clifford({p}, {q}, {r})", dim=2**n)
+    p, q, r = (check_count(v, argument, minimum=0) for v, argument in ((p, "p"), (q, "q"), (r, "r")))
+    if p + q + r > 10:
+        raise ValueError(f"p + q + r: at most 10 generators (dimension 1024) are supported, got {p + q + r}")
+    return Clifford(p, q, r, basis, name or f"clifford({p}, {q}, {r})")
 
 
-def complex_numbers() -> Algebra:
+def complex_numbers() -> Clifford:
     """The complex numbers as the real algebra Cl(0, 1) on the basis 1, i."""
     return clifford(0, 1, basis=["1", "i"], name="complex_numbers")
 
 
-def quaternions() -> Algebra:
+def quaternions() -> Clifford:
     """The quaternions as Cl(0, 2) on the basis 1, i, j, k (i = e1, j = e2, k = e12)."""
     return clifford(0, 2, basis=["1", "i", "j", "k"], name="quaternions")

@@ -131,7 +131,7 @@ class Element:
 
     # ------------------------------------------------------------------ display
     def _terms(self):
-        return [(c, _label_text(label)) for c, label in zip(self.flat, self.algebra.basis) if not is_zero(c)]
+        return [(c, _label_text(self.algebra.label(i))) for i, c in enumerate(self.flat) if not is_zero(c)]
 
     def __repr__(self):
         terms = self._terms()

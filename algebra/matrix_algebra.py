@@ -1,6 +1,7 @@
 """The matrix algebra M_n on the matrix units E_ij: E_ij E_kl = delta_jk E_il (associative, not commutative).
 
-Basis order is row-major: E_11, E_12, ..., E_nn (1-based labels).
+Basis order is row-major: E_11, E_12, ..., E_nn (1-based labels).  Structured (`algebra.structured`): the rule is
+index arithmetic, so the n^3 structure constants are built only when asked for.
 
 >>> M = matrix_algebra(2)
 >>> M.basis_element("E12") * M.basis_element("E21")
@@ -8,15 +9,60 @@ E11
 """
 from __future__ import annotations
 
-from .algebra import Algebra, check_count, check_entries
+import re
+
+import sympy
+
+from .algebra import check_count
 from .labels import word_label
+from .structured import StructuredAlgebra
 
 
-def matrix_algebra(n: int) -> Algebra:
+class MatrixAlgebra(StructuredAlgebra):
     """M_n over the reals; element coefficients of E_ij are the matrix entries in row-major order."""
-    n = check_count(n, "n")
-    check_entries(n**3, "n", f"matrix_algebra({n})")
-    index = lambda i, j: i * n + j  # noqa: E731
-    table = {(index(i, j), index(j, l)): {index(i, l): 1} for i in range(n) for j in range(n) for l in range(n)}
-    basis = [word_label("E", (i + 1, j + 1), largest=n) for i in range(n) for j in range(n)]
-    return Algebra.from_structure_constants(table, basis=basis, name=f"matrix_algebra({n})")
+
+    def __init__(self, n: int):
+        super().__init__(n * n, f"matrix_algebra({n})")
+        self.n = n
+
+    def _rule(self, i, j):
+        (a, b), (c, d) = divmod(i, self.n), divmod(j, self.n)
+        return {a * self.n + d: sympy.Integer(1)} if b == c else {}
+
+    def _rule_entries(self):
+        one, n = sympy.Integer(1), self.n
+        for a in range(n):
+            for b in range(n):
+                for d in range(n):
+                    yield a * n + b, b * n + d, a * n + d, one
+
+    def label(self, i):
+        a, b = divmod(self.index(i), self.n)
+        return word_label("E", (a + 1, b + 1), largest=self.n)
+
+    def _parse(self, label):
+        pattern = r"E(\d+),(\d+)" if self.n >= 10 else r"E(\d)(\d)"
+        match = re.fullmatch(pattern, label) if isinstance(label, str) else None
+        if match is None:
+            return None
+        a, b = (int(g) for g in match.groups())
+        if not (1 <= a <= self.n and 1 <= b <= self.n) or match.group(0) != word_label("E", (a, b), self.n):
+            return None
+        return (a - 1) * self.n + b - 1
+
+    def _count(self) -> int:
+        return self.n**3
+
+    def _spec(self):
+        return self.n
+
+    def builder(self) -> tuple:
+        return "matrix_algebra", {"n": self.n}
+
+    def is_associative(self) -> bool:
+        return True
+
+
+def matrix_algebra(n: int) -> MatrixAlgebra:
+    """M_n over the reals; element coefficients of E_ij are the matrix entries in row-major order."""
+    return MatrixAlgebra(check_count(n, "n"))

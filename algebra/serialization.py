@@ -23,9 +23,9 @@ import re
 
 import sympy
 
-from .algebra import Algebra
+from .algebra import MAX_ENTRIES, Algebra
 from .direct_sum import DirectSum
-from .tensor_algebra import TensorAlgebra
+from .structured import StructuredAlgebra
 from .tensor_product import TensorProduct
 
 FORMAT = "product-interactions/algebra"
@@ -173,19 +173,34 @@ def _plain_parts(algebra):
     return [algebra]
 
 
+def _builders() -> dict:
+    """The structured builders a document may name, with the type of each keyword argument."""
+    from . import clebsch_gordan, clifford, diagonal, gaunt, matrix_algebra, position, tensor_algebra, translation
+    return {"diagonal": (diagonal, {"n": int}), "position": (position, {"n": int}),
+            "translation": (translation, {"n": int, "cyclic": bool}),
+            "tensor_algebra": (tensor_algebra, {"dim": int, "degree": int}),
+            "clifford": (clifford, {"p": int, "q": int, "r": int, "basis": list}),
+            "matrix_algebra": (matrix_algebra, {"n": int}),
+            "clebsch_gordan": (clebsch_gordan, {"lmax": int, "parity": bool}), "gaunt": (gaunt, {"lmax": int})}
+
+
 def _payload(algebra, symbols):
     payload = {"name": algebra.name}
     if isinstance(algebra, TensorProduct):
         payload.update(kind="tensor_product", factors=[_payload(f, symbols) for f in algebra.factors])
-    elif isinstance(algebra, DirectSum):
+        return payload
+    if isinstance(algebra, DirectSum):
         payload.update(kind="direct_sum", summands=[_payload(s, symbols) for s in algebra.summands])
+        return payload
+    if isinstance(algebra, StructuredAlgebra):
+        kind, params = algebra.builder()
+        payload.update(kind=kind, params=params)
+        if algebra.nnz > MAX_ENTRIES:                 # the rule alone: too large to write out
+            return payload
     else:
-        payload.update(kind="tensor_algebra" if isinstance(algebra, TensorAlgebra) else "algebra",
-                       basis=list(algebra.basis),
-                       structure_constants=[[i, j, k, format_coefficient(c, symbols)]
-                                            for i, j, k, c in algebra.entries()])
-        if isinstance(algebra, TensorAlgebra):
-            payload["params"] = algebra._json_params()
+        payload.update(kind="algebra")
+    payload.update(basis=list(algebra.basis), structure_constants=[[i, j, k, format_coefficient(c, symbols)]
+                                                                  for i, j, k, c in algebra.entries()])
     return payload
 
 
@@ -220,9 +235,14 @@ def _build(payload, symbols, where):
         summands = [_build(s, symbols, f"{where}.summands[{n}]")
                     for n, s in enumerate(_require(payload, "summands", list, where))]
         return DirectSum(summands, name=name)
-    if kind not in ("algebra", "tensor_algebra"):
-        raise ValueError(f"from_json: {where}.kind expected 'algebra', 'tensor_algebra', 'tensor_product' or "
-                         f"'direct_sum', got {kind!r}")
+    builders = _builders()
+    if kind != "algebra" and kind not in builders:
+        raise ValueError(f"from_json: {where}.kind expected 'algebra', 'tensor_product', 'direct_sum' or a builder "
+                         f"({', '.join(sorted(builders))}), got {kind!r}")
+    rebuilt = None if kind == "algebra" else _rebuild(kind, _require(payload, "params", dict, where), where)
+    if rebuilt is not None and "structure_constants" not in payload:
+        rebuilt.name = name
+        return rebuilt
     basis = _require(payload, "basis", list, where)
     table = {}
     for n, row in enumerate(_require(payload, "structure_constants", list, where)):
@@ -233,17 +253,25 @@ def _build(payload, symbols, where):
         i, j, k, text = row
         table.setdefault((i, j), {})[k] = parse_coefficient(text, symbols)
     algebra = Algebra.from_structure_constants(table, basis=basis, name=name, dim=len(basis) or None)
-    if kind == "algebra":
+    if rebuilt is None:
         return algebra
-    params = _require(payload, "params", dict, where)
-    width, degree = _require(params, "width", int, f"{where}.params"), _require(params, "degree", int, f"{where}.params")
-    from .tensor_algebra import tensor_algebra
-    rebuilt = tensor_algebra(width, degree)
     if rebuilt != algebra:
-        raise ValueError(f"from_json: {where} says tensor_algebra({width}, {degree}) but its structure constants "
-                         f"differ from that algebra's")
+        raise ValueError(f"from_json: {where} says {rebuilt.name} but its structure constants differ from that "
+                         f"algebra's")
     rebuilt.name = name
     return rebuilt
+
+
+def _rebuild(kind: str, params: dict, where: str):
+    """The builder call a document names, its arguments checked against the builder's whitelist."""
+    builder, allowed = _builders()[kind]
+    for key, value in params.items():
+        expected = allowed.get(key)
+        if expected is None or type(value) is not expected or (
+                expected is list and not all(isinstance(v, str) for v in value)):
+            raise ValueError(f"from_json: {where}.params[{key!r}] is not an argument of {kind} "
+                             f"({', '.join(f'{k}: {v.__name__}' for k, v in allowed.items())}), got {value!r}")
+    return builder(**params)
 
 
 def loads(text) -> Algebra:

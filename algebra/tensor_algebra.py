@@ -14,35 +14,93 @@ array([3, 0, 6, 0], dtype=object)
 from __future__ import annotations
 
 import math
-from itertools import product
+import re
 
 import sympy
 
-from .algebra import Algebra, check_count
+from .algebra import check_count
 from .element import Element
 from .exact import to_exact
 from .labels import word_label
+from .structured import StructuredAlgebra
+
+#: The largest dimension built (exact elements hold one sympy coefficient per word).
+MAX_DIM = 4096
 
 
-class TensorAlgebra(Algebra):
-    """T(R^width) truncated at `degree`; `level(m)` slices a level, `lift` and `exp` embed vectors."""
+class TensorAlgebra(StructuredAlgebra):
+    """T(R^width) truncated at `degree`; `level(m)` slices a level, `lift` and `exp` embed vectors.
+
+    Structured (`algebra.structured`): a word of length m with letters a_1..a_m (0-based) has index
+    offset(m) + sum_i a_i width^(m-i), and the product of two words is their concatenation when it is no longer
+    than `degree` (coefficient 1), else 0.
+    """
 
     def __init__(self, width: int, degree: int):
         self.width, self.degree = width, degree
-        words = [w for m in range(degree + 1) for w in product(range(width), repeat=m)]
-        index = {w: i for i, w in enumerate(words)}
-        table = {(index[u], index[v]): {index[u + v]: sympy.Integer(1)}
-                 for u in words for v in words if len(u) + len(v) <= degree}
-        basis = [word_label("e", [letter + 1 for letter in w], largest=width) for w in words]
-        super().__init__(table, basis, f"tensor_algebra({width}, {degree})")
+        self._offsets = [sum(width**k for k in range(m)) for m in range(degree + 2)]
+        super().__init__(self._offsets[-1], f"tensor_algebra({width}, {degree})")
+
+    def _word(self, i: int) -> tuple:
+        """(length m, number a of the word within its level)."""
+        m = next(m for m in range(self.degree + 1) if i < self._offsets[m + 1])
+        return m, i - self._offsets[m]
+
+    def _rule(self, i, j):
+        (m1, a1), (m2, a2) = self._word(i), self._word(j)
+        if m1 + m2 > self.degree:
+            return {}
+        return {self._offsets[m1 + m2] + a1 * self.width**m2 + a2: sympy.Integer(1)}
+
+    def _rule_entries(self):
+        one, d, offsets = sympy.Integer(1), self.width, self._offsets
+        for m1 in range(self.degree + 1):
+            for m2 in range(self.degree + 1 - m1):
+                for a1 in range(d**m1):
+                    for a2 in range(d**m2):
+                        yield offsets[m1] + a1, offsets[m2] + a2, offsets[m1 + m2] + a1 * d**m2 + a2, one
+
+    def label(self, i):
+        m, a = self._word(self.index(i))
+        letters = [(a // self.width**(m - 1 - p)) % self.width + 1 for p in range(m)]
+        return word_label("e", letters, largest=self.width)
+
+    def _parse(self, label):
+        if label == "1":
+            return 0
+        if not isinstance(label, str) or not re.fullmatch(r"e[0-9,]+", label):
+            return None
+        parts = label[1:].split(",") if self.width >= 10 else list(label[1:])
+        if not all(p.isdigit() and p == str(int(p)) and 1 <= int(p) <= self.width for p in parts) or \
+                len(parts) > self.degree:
+            return None
+        number = 0
+        for p in parts:
+            number = number * self.width + int(p) - 1
+        return self._offsets[len(parts)] + number
+
+    def _count(self) -> int:
+        return sum((k + 1) * self.width**k for k in range(self.degree + 1))
+
+    def _spec(self):
+        return (self.width, self.degree)
+
+    def builder(self) -> tuple:
+        return "tensor_algebra", {"dim": self.width, "degree": self.degree}
+
+    # ------------------------------------------------------------------ queries known from the rule
+    def is_associative(self) -> bool:
+        return True
+
+    def unit(self):
+        return self.basis_element(0)
 
     def level(self, m: int) -> slice:
         """The slice of the flat coefficients holding level m (d^m entries, row-major)."""
         m = check_count(m, "m", minimum=0)
         if m > self.degree:
             raise ValueError(f"m: expected a level in 0..{self.degree}, got {m!r}")
-        start = sum(self.width**k for k in range(m))
-        return slice(start, start + self.width**m)
+        return slice(self._offsets[m], self._offsets[m + 1])
 
     def _vector(self, x, argument: str):
         values = list(x) if not isinstance(x, (str, bytes)) and hasattr(x, "__iter__") else None
@@ -69,15 +127,14 @@ class TensorAlgebra(Algebra):
         """The truncated tensor exponential (1, x, x^{(x)2}/2!, ...): the signature of a straight segment."""
         return self.embed(x, self.degree)
 
-    def _json_params(self):
-        return {"width": self.width, "degree": self.degree}
-
 
 def tensor_algebra(dim: int, degree: int) -> TensorAlgebra:
-    """T(R^dim) truncated at `degree` (dimension 1 + dim + ... + dim^degree)."""
+    """T(R^dim) truncated at `degree` (dimension 1 + dim + ... + dim^degree, at most `MAX_DIM`)."""
     dim, degree = check_count(dim, "dim"), check_count(degree, "degree", minimum=0)
-    size = sum(dim**m for m in range(degree + 1))
-    if size > 4096:
-        raise ValueError(f"dim, degree: T(R^{dim}) truncated at degree {degree} has dimension {size}; at most "
-                         f"4096 is supported exactly (use the Seq2Tens kernels for larger ones)")
+    # sum the levels only when that is cheap: past degree 64 (dim >= 2) the dimension is astronomically large
+    size = degree + 1 if dim == 1 else sum(dim**m for m in range(degree + 1)) if degree <= 64 else None
+    if size is None or size > MAX_DIM:
+        dimension = f"dimension {size}" if size is not None else f"a dimension of more than 2^{degree}"
+        raise ValueError(f"dim, degree: T(R^{dim}) truncated at degree {degree} has {dimension}; at most "
+                         f"{MAX_DIM} is supported exactly (use the Seq2Tens kernels for larger ones)")
     return TensorAlgebra(dim, degree)

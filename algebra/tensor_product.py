@@ -21,19 +21,37 @@ import sympy
 from . import identities
 from .algebra import Algebra
 from .element import Element
-
-#: Largest number of nonzero structure constants a tensor product materialises (see `TensorProduct.entries`).
-KRONECKER_LIMIT = 2_000_000
+from .structured import StructuredAlgebra
 
 
-class TensorProduct(Algebra):
-    """The tensor product of `factors` (each a plain algebra); see the module docstring."""
+def _ravel(parts, shape) -> int:
+    """The flat row-major index of a multi-index (Python ints: no overflow at any size)."""
+    flat = 0
+    for part, size in zip(parts, shape):
+        flat = flat * size + int(part)
+    return flat
+
+
+def _unravel(flat: int, shape) -> list:
+    """The multi-index of a flat row-major index."""
+    parts = []
+    for size in reversed(shape):
+        flat, part = divmod(flat, size)
+        parts.append(part)
+    return parts[::-1]
+
+
+class TensorProduct(StructuredAlgebra):
+    """The tensor product of `factors` (each a plain algebra); see the module docstring.
+
+    Its rule is the factors' rules: a label is the tuple of the factors' labels, an index a flat (row-major)
+    multi-index, and e_i e_j the product of the factors' products, so building one costs nothing in the sizes of
+    its factors.
+    """
 
     def __init__(self, factors, name=None):
         self._factors = tuple(factors)
-        self._basis = tuple(itertools.product(*(f.basis for f in self._factors)))
-        self._index = {label: i for i, label in enumerate(self._basis)}
-        self.name = name or " ⊗ ".join(f.name for f in self._factors)
+        super().__init__(math.prod(f.dim for f in self._factors), name or " ⊗ ".join(f.name for f in self._factors))
 
     @property
     def shape(self) -> tuple:
@@ -43,36 +61,45 @@ class TensorProduct(Algebra):
     def factors(self) -> tuple:
         return self._factors
 
-    @property
-    def nnz(self) -> int:
+    def _count(self) -> int:
         return math.prod(f.nnz for f in self._factors)
 
-    def index(self, label) -> int:
-        if isinstance(label, tuple) and label and all(isinstance(i, (int, np.integer)) for i in label):
-            if len(label) != len(self.shape) or not all(0 <= i < n for i, n in zip(label, self.shape)):
+    def label(self, i):
+        return tuple(f.label(p) for f, p in zip(self._factors, _unravel(self.index(i), self.shape)))
+
+    def _parse(self, label):
+        if not isinstance(label, tuple) or len(label) != len(self._factors):
+            return None
+        if all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in label):
+            if not all(0 <= i < n for i, n in zip(label, self.shape)):
                 raise KeyError(f"label: {label!r} is not a multi-index for shape {self.shape}")
-            return int(np.ravel_multi_index(label, self.shape))
-        return super().index(label)
+            return _ravel(label, self.shape)
+        try:
+            return _ravel([f.index(part) for f, part in zip(self._factors, label)], self.shape)
+        except KeyError:
+            return None
 
-    @property
-    def _table(self):
-        table = {}
-        for i, j, k, c in self.entries():
-            table.setdefault((i, j), {})[k] = c
-        return table
+    def _spec(self):
+        return self._factors
 
-    def entries(self):
-        """The Kronecker structure constants as (i, j, k, c) on flat indices; refuses beyond KRONECKER_LIMIT."""
-        if self.nnz > KRONECKER_LIMIT:
-            raise ValueError(
-                f"entries: the tensor product {self.name} has {self.nnz:,} nonzero structure constants, more than "
-                f"algebra.tensor_product.KRONECKER_LIMIT = {KRONECKER_LIMIT:,}; work factor by factor (.factors)")
-        flat = lambda parts: int(np.ravel_multi_index(parts, self.shape))  # noqa: E731
-        result = []
+    def _same_structure(self, other) -> bool:
+        if isinstance(other, TensorProduct):
+            return self.shape == other.shape and all(a == b for a, b in zip(self._factors, other._factors))
+        return False
+
+    def _rule(self, i, j):
+        parts = [f.product_of_basis(a, b) for f, a, b in
+                 zip(self._factors, _unravel(i, self.shape), _unravel(j, self.shape))]
+        result = {}
+        for combo in itertools.product(*(sorted(p.items()) for p in parts)):
+            k = _ravel([m for m, _ in combo], self.shape)
+            result[k] = sympy.Mul(*(c for _, c in combo))
+        return result
+
+    def _rule_entries(self):
         for combo in itertools.product(*(f.entries() for f in self._factors)):
-            i, j, k = (flat([e[axis] for e in combo]) for axis in range(3))
-            result.append((i, j, k, sympy.Mul(*(e[3] for e in combo))))
-        return sorted(result)
+            i, j, k = (_ravel([e[axis] for e in combo], self.shape) for axis in range(3))
+            yield i, j, k, sympy.Mul(*(e[3] for e in combo))
 
     def _multiply(self, x, y):
         x = np.array(x, dtype=object).reshape(self.shape)
@@ -135,9 +162,6 @@ class TensorProduct(Algebra):
             return super().center()
         bases = [[z.flat for z in f.center()] for f in self._factors]
         return [Element(self, _outer(vectors)) for vectors in itertools.product(*bases)]
-
-    def _structure_key(self):
-        return (self.shape, tuple(f._structure_key() for f in self._factors))
 
 
 def _outer(vectors):

@@ -47,9 +47,9 @@ import numpy as np
 import sympy
 from sympy.physics.wigner import wigner_3j
 
-from ..algebra import Algebra
-from .basis import basis_labels, block_offsets, check_lmax, check_parity, feature_dim, irreps
+from .basis import block_offsets, check_lmax, check_parity, feature_dim, irreps
 from .cache import load_table, store_table
+from .path_algebra import PathAlgebra
 from .surds import Surd
 
 
@@ -208,7 +208,7 @@ def clebsch_gordan_tensor(lmax: int, parity: bool = False, dtype=np.float64) -> 
     return out
 
 
-def clebsch_gordan(lmax: int, parity: bool = False) -> Algebra:
+def clebsch_gordan(lmax: int, parity: bool = False) -> PathAlgebra:
     """The Clebsch-Gordan algebra on ``basis_labels(lmax, parity)``, truncated at lmax.
 
     e^{l1}_{m1} e^{l2}_{m2} = sum_{l <= lmax, m} C^{l m}_{l1 m1, l2 m2} e^l_m (see the module docstring);
@@ -216,17 +216,8 @@ def clebsch_gordan(lmax: int, parity: bool = False) -> Algebra:
     What holds (tested): e^0_0 (e^0e_0 with parity) is the two-sided unit; the algebra is neither commutative
     nor anticommutative for lmax >= 1 (each path is symmetric or antisymmetric by (-1)^(l1 + l2 - l)); it is
     not associative for lmax >= 1 (not even untruncated, the Clebsch-Gordan product is not associative); it is
-    equivariant under the rotations acting by `representation`.
+    equivariant under the rotations acting by `representation`.  Structured (`path_algebra`): the per-path
+    tables are computed once per lmax (and cached on disk), the instance itself costs nothing.
     """
-    return _clebsch_gordan(check_lmax(lmax), check_parity(parity))
-
-
-@functools.lru_cache(maxsize=None)
-def _clebsch_gordan(lmax: int, parity: bool) -> Algebra:
-    table = {}
-    for i, j, k, value in assemble(lmax, parity, path_table(lmax)):
-        table.setdefault((i, j), {})[k] = value.to_sympy()
-    name = f"clebsch_gordan({lmax}{', parity=True' if parity else ''})"
-    # the values are nonzero exact real sympy numbers by construction, so the validating constructors
-    # (which re-check every coefficient, slowly for algebraic numbers) are bypassed
-    return Algebra(table, basis_labels(lmax, parity), name)
+    lmax, parity = check_lmax(lmax), check_parity(parity)
+    return PathAlgebra("clebsch_gordan", lmax, parity, path_table(lmax), 1)

@@ -25,9 +25,9 @@ import functools
 import numpy as np
 import sympy
 
-from ..algebra import Algebra
-from .basis import basis_labels, check_lmax, feature_dim
+from .basis import check_lmax, feature_dim
 from .clebsch_gordan import path_table, assemble, complex_clebsch_gordan
+from .path_algebra import PathAlgebra
 from .surds import Surd
 
 _SQRT_PI = sympy.sqrt(sympy.pi)
@@ -62,18 +62,10 @@ def gaunt_tensor(lmax: int, dtype=np.float64) -> np.ndarray:
     return out
 
 
-def gaunt(lmax: int) -> Algebra:
+def gaunt(lmax: int) -> PathAlgebra:
     """The Gaunt algebra on ``basis_labels(lmax)``: e^{l1}_{m1} e^{l2}_{m2} = sum_{l <= lmax, m} G e^l_m.
 
-    G = G^{l m}_{l1 m1, l2 m2} as in the module docstring; cached.
+    G = G^{l m}_{l1 m1, l2 m2} as in the module docstring; structured like `clebsch_gordan`.
     """
-    return _gaunt(check_lmax(lmax))
-
-
-@functools.lru_cache(maxsize=None)
-def _gaunt(lmax: int) -> Algebra:
-    table = {}
-    for i, j, k, value in assemble(lmax, False, _gaunt_table(lmax)):
-        table.setdefault((i, j), {})[k] = value.to_sympy() / _SQRT_PI
-    # nonzero exact real sympy numbers by construction: the validating constructors are bypassed
-    return Algebra(table, basis_labels(lmax), f"gaunt({lmax})")
+    lmax = check_lmax(lmax)
+    return PathAlgebra("gaunt", lmax, False, _gaunt_table(lmax), 1 / _SQRT_PI)

@@ -24,7 +24,6 @@ array([[1., 0.],
 from __future__ import annotations
 
 import functools
-import math
 
 from .space import Space, as_space
 from .sparse import Sparse

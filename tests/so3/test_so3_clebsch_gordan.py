@@ -83,7 +83,9 @@ def test_algebra_queries():
     assert clebsch_gordan(0).is_associative() and clebsch_gordan(0).is_commutative()
     P = clebsch_gordan(1, parity=True)
     assert P.dim == 8 and not P.is_associative() and P.unit() == P.basis_element("e^0e_0")
-    assert clebsch_gordan(1) is C                                    # cached
+    again = clebsch_gordan(1)                   # the path tables are cached; instances are cheap and independent
+    again.name = "renamed"
+    assert again == C and C.name == "clebsch_gordan(1)"
 
 
 def test_the_unit_holds_at_every_degree():

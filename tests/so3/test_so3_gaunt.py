@@ -47,6 +47,6 @@ def test_algebra_queries():
     assert G.is_commutative() and not G.is_associative()
     assert G.unit() == 2 * sympy.sqrt(sympy.pi) * G.basis_element("e^0_0")
     assert np.allclose(G.structure_constants(float), gaunt_tensor(1), rtol=0, atol=1e-15)
-    assert gaunt(1) is G
+    assert gaunt(1) == G and gaunt(1) is not G          # equal, independent instances
     with pytest.raises(ValueError, match="lmax"):
         gaunt(-2)

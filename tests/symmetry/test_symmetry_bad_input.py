@@ -56,7 +56,7 @@ def test_a_target_in_another_algebra_than_the_actions():
 def test_wrong_types_and_options():
     T = translations(3)
     with pytest.raises(TypeError, match=r"target: expected a target from linear_map, bilinear_map or filter_of, "
-                                        r"got Algebra"):
+                                        r"got Translation"):
         equivariant_constraints(T, translation(3))
     with pytest.raises(ValueError, match=r"action: expected one Action or 3 \(one per slot: x, y, out\), got 2"):
         equivariant_constraints((T, T), bilinear_map(3))
