@@ -7,16 +7,19 @@
 >>> order(Reduce(quadratic * Flip(X)), X)
 3
 """
+from ..kernels.masks import Mask
+from .compiler import compile
 from .expression import Add, Expr, Linear, Mul, Parameter, Scale, Signal, multiplication_operator
-from .formula import formula
-from .order import order
+from .formulas import formula
+from .orders import order
 from .pointwise import Pointwise
 from .scan import Placeholder, Scan
 from .seq2tens import flatten, seq2tens, seq2tens_expression, signature
-from .structural import (CausalReduce, Flip, NeighbourhoodReduce, RankProjection, Reduce, ScalarProjection)
+from .structural import (CausalReduce, Flip, Lag, NeighbourhoodReduce, RankProjection, Reduce, ScalarProjection)
 
 __all__ = [
-    "Expr", "Signal", "Parameter", "Placeholder", "Mul", "Add", "Scan", "Linear", "Scale", "Pointwise", "Flip", "Reduce", "CausalReduce",
-    "NeighbourhoodReduce", "ScalarProjection", "RankProjection", "multiplication_operator", "formula", "order",
-    "seq2tens", "seq2tens_expression", "signature", "flatten",
+    "Expr", "Signal", "Parameter", "Placeholder", "Mul", "Add", "Scan", "Linear", "Scale", "Pointwise", "Flip",
+    "Reduce", "CausalReduce", "NeighbourhoodReduce", "ScalarProjection", "RankProjection", "Lag", "Mask",
+    "multiplication_operator", "compile", "formula", "order", "seq2tens", "seq2tens_expression", "signature",
+    "flatten",
 ]

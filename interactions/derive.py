@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import architectures
-from .formula import to_latex
+from .formulas import to_latex
 
 #: Each architecture at sizes small enough for exact formulas.
 SMALL = {

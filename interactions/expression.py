@@ -5,9 +5,9 @@ its factors `node.factors`).  A value may be *constant along* a position-like fa
 g_0 = sum_a g_a (the paper's X = sum_k x^(k) g_k (x) g_0 (x) e); `node.units` lists those factors, and arrays
 carry no axis for them.  Every node knows three semantics, kept side by side in its class:
 
-* ``_symbolic``: exact sympy elements (`interactions.formula`),
-* ``_order``: the self-interaction order (`interactions.order`),
-* ``_lower``: the numeric lowering to a fused contraction (`kernels.compile`).
+* ``_symbolic``: exact sympy elements (`interactions.formulas`),
+* ``_order``: the self-interaction order (`interactions.orders`),
+* ``_lower``: the numeric lowering into a plan, through `kernels.builder` (`interactions.compiler`).
 
 >>> from product_interactions.algebra import position, diagonal, tensor_product
 >>> A = tensor_product(position(3), diagonal(2))
@@ -23,14 +23,16 @@ import functools
 import numpy as np
 import sympy
 
-from ..algebra import Algebra, Element, tensor_product
+from ..algebra import Algebra, Diagonal, Element, tensor_product
 from ..algebra.exact import to_exact
 
 
 # ---------------------------------------------------------------------- factor facts used by several nodes
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=256)
 def unit_is_all_ones(factor: Algebra) -> bool:
     """True for position-like factors, whose unit g_0 has every coefficient 1 (so it can be broadcast)."""
+    if isinstance(factor, Diagonal):
+        return True
     unit = factor.unit()
     return unit is not None and all(c == 1 for c in unit.flat)
 
@@ -86,14 +88,14 @@ class Expr:
     def __add__(self, other):
         return Add(self, other)
 
-    def compile(self, **options):
-        """Numeric kernel of this expression (see `kernels.compile`)."""
-        from ..kernels.compile import compile as compile_expression
-        return compile_expression(self, **options)
+    def compile(self, strategy: str = "auto"):
+        """This expression as a numeric `kernels.plan.Plan`, built once (see `interactions.compiler`)."""
+        from .compiler import compile as compile_expression
+        return compile_expression(self, strategy)
 
     def formula(self, **options):
-        """Exact component formula (see `interactions.formula.formula`)."""
-        from .formula import formula
+        """Exact component formula (see `interactions.formulas.formula`)."""
+        from .formulas import formula
         return formula(self, **options)
 
     def walk(self):
@@ -147,8 +149,8 @@ class Signal(Expr):
     def _symbolic(self, context):
         return context.signal_element(self)
 
-    def _lower(self, context):
-        return context.leaf(self, context.signal_array(self), batched=True)
+    def _lower(self, lowering):
+        return lowering.input(self)
 
 
 class Parameter(Expr):
@@ -217,8 +219,8 @@ class Parameter(Expr):
     def _symbolic(self, context):
         return context.parameter_value(self)
 
-    def _lower(self, context):
-        return context.leaf(self, context.parameter_array(self), batched=False)
+    def _lower(self, lowering):
+        return lowering.input(self)
 
 
 def check_expression(node, argument: str) -> "Expr":
@@ -256,9 +258,9 @@ class Mul(_Binary):
         K, X = (context.value(child) for child in self.children)
         return K * X
 
-    def _lower(self, context):
-        K, X = (context.lowered(child) for child in self.children)
-        return context.multiply(K, X, self.factors)
+    def _lower(self, lowering):
+        K, X = (lowering.value(child) for child in self.children)
+        return lowering.builder.multiply(K, X, self.factors)
 
 
 class Add(_Binary):
@@ -273,9 +275,9 @@ class Add(_Binary):
         K, X = (context.value(child) for child in self.children)
         return K + X
 
-    def _lower(self, context):
-        K, X = (context.full_array(child, self.units) for child in self.children)
-        return context.leaf(self, K + X, batched=np.ndim(K) > len(self.shape) or np.ndim(X) > len(self.shape))
+    def _lower(self, lowering):
+        K, X = (lowering.value(child) for child in self.children)
+        return lowering.builder.add(K, X, self.units)
 
 
 class Linear(Expr):
@@ -314,7 +316,7 @@ class Linear(Expr):
         factors = list(X.factors[:first]) + targets + list(X.factors[last + 1:])
         units = {u if u < first else u + grow for u in X.units if u not in sources}
         super().__init__(tensor_product(*factors), units)
-        self.children, self.sources = (W, X), sources
+        self.children, self.sources, self.targets = (W, X), sources, tuple(targets)
 
     def _describe(self):
         return f"Linear[factors {list(self.sources)}]"
@@ -332,9 +334,9 @@ class Linear(Expr):
         targets = range(mapped.ndim - len(self.target_dims), mapped.ndim)
         return Element(self.algebra, np.moveaxis(mapped, targets, range(first, first + len(self.target_dims))))
 
-    def _lower(self, context):
-        W, X = (context.lowered(child) for child in self.children)
-        return context.linear(W, X, self.sources, self.source_dims, self.target_dims)
+    def _lower(self, lowering):
+        W, X = (lowering.value(child) for child in self.children)
+        return lowering.builder.linear(W, X, self.sources, self.source_dims, self.targets)
 
 
 class Scale(Unary):
@@ -359,8 +361,8 @@ class Scale(Unary):
     def _symbolic(self, context):
         return self.c * context.value(self.children[0])
 
-    def _lower(self, context):
-        return context.lowered(self.children[0]).scaled(float(self.c))
+    def _lower(self, lowering):
+        return lowering.builder.scale(lowering.value(self.children[0]), float(self.c))
 
 
 def multiplication_operator(K: Expr, L1=None, L2=None):

@@ -1,6 +1,8 @@
 """Masks over (query, key) position pairs, used by the reductions P, P^c, P^N and the masked softmax.
 
-A mask is a constant 0/1 array of shape (n, n): mask[k, l] = 1 keeps the pair (query k, key l).
+A mask is a 0/1 array of shape (n_query, n_key): mask[k, l] = 1 keeps the pair (query k, key l).  The nodes
+also take a `Mask` rule (``Mask.causal()``, ``Mask.band(r)``, ``Mask.full()``), which fits every length, so a
+compiled expression that uses one serves every sequence length; an array fixes the length.
 
 >>> causal(3)
 array([[1., 0., 0.],
@@ -14,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..algebra.algebra import check_count
+from ..kernels.masks import Mask
 
 
 def full(n: int) -> np.ndarray:
@@ -43,11 +46,13 @@ def radius(n: int, r, points=None) -> np.ndarray:
     return (distance <= r).astype(float)
 
 
-def as_mask(mask, rows: int, columns: int, argument: str = "mask") -> np.ndarray:
-    """Check a user mask: a 0/1 array of shape (rows, columns) = (query, key)."""
+def as_mask(mask, rows: int, columns: int, argument: str = "mask") -> Mask:
+    """Check a user mask, a `Mask` rule or a 0/1 array of shape (rows, columns) = (query, key), as a `Mask`."""
+    if isinstance(mask, Mask):
+        if mask.shape is not None and mask.shape != (rows, columns):
+            raise ValueError(f"{argument}: expected shape ({rows}, {columns}) (query, key), got {mask.shape}")
+        return mask
     array = np.asarray(mask, dtype=float)
     if array.shape != (rows, columns):
         raise ValueError(f"{argument}: expected shape ({rows}, {columns}) (query, key), got {array.shape}")
-    if not np.all((array == 0) | (array == 1)):
-        raise ValueError(f"{argument}: expected only zeros and ones")
-    return array
+    return Mask.fixed(array, argument)

@@ -2,7 +2,8 @@
 
 F acts on the structurally nonzero components (a projection's dropped components stay zero).  ``softmax``
 normalises over one factor (the keys), optionally within a mask over (query, key) pairs: the masked softmax of
-causal attention.
+causal attention, whose masked entries are left out (`kernels.softmax`).  The numeric maps are those of
+`kernels.pointwise`; this module keeps their symbolic meaning.
 
 >>> from product_interactions.algebra import position
 >>> from product_interactions.interactions import Signal
@@ -12,29 +13,16 @@ sigmoid(x_{0})
 """
 from __future__ import annotations
 
-import autograd.numpy as anp
-from autograd.tracer import getval
 import numpy as np
 import sympy
 
 from ..algebra import Element, tensor_product
-
+from ..kernels.pointwise import FUNCTIONS as NUMERIC
+from ..kernels.plan import Register
 from . import masks
 from .expression import Expr, Signal, Unary, _check_factor, check_expression
 
 
-def _sigmoid(x):
-    return 0.5 * (anp.tanh(0.5 * x) + 1.0)
-
-
-NUMERIC = {
-    "sigmoid": _sigmoid,
-    "softplus": lambda x: anp.logaddexp(0.0, x),
-    "silu": lambda x: x * _sigmoid(x),
-    "exp": anp.exp,
-    "relu": lambda x: anp.maximum(x, 0.0),
-    "tanh": anp.tanh,
-}
 class _Named(sympy.Function):
     """A nonlinearity kept by name in formulas (so its argument's degree stays readable); evaluates and rewrites
     through its closed form."""
@@ -108,26 +96,25 @@ class Pointwise(Unary):
                 coefficients))
         moved = np.moveaxis(coefficients, (self.query, self.factor), (-2, -1))
         weights = np.ones(moved.shape[-2:], dtype=int) if self.mask is None else \
-            context.value(self.mask).coefficients if isinstance(self.mask, Signal) else self.mask.astype(int)
+            context.value(self.mask).coefficients if isinstance(self.mask, Signal) else \
+            self.mask.array(*moved.shape[-2:]).astype(int)
         exps = np.vectorize(sympy.exp, otypes=[object])(moved) * weights
         present = np.any(moved != 0, axis=-1, keepdims=True)        # fibres a projection left nonzero
         result = np.where(present, exps / np.sum(exps, axis=-1, keepdims=True), 0)
         return Element(self.algebra, np.moveaxis(result, (-2, -1), (self.query, self.factor)))
 
-    def _lower(self, context):
-        value = context.lowered(self.children[0])
+    def _lower(self, lowering):
+        value = lowering.value(self.children[0])
         if self.function != "softmax":
-            return context.apply(value, NUMERIC[self.function])
-        dims = [f.dim for f in self.factors]
-        value = value.labelled(self.factor, dims[self.factor], context.labels)
-        if self.mask is not None:
-            value = value.labelled(self.query, dims[self.query], context.labels)
-        data = context.signal_array(self.mask) if isinstance(self.mask, Signal) else self.mask
-        return context.apply(value, lambda array: _softmax(array, value, self, data))
+            return lowering.builder.map(value, self.function)
+        mask = self.mask
+        if isinstance(mask, Signal):
+            mask = Register(lowering.value(mask).operands[0].source.index)
+        return lowering.builder.softmax(value, self.factor, mask, self.query if mask is not None else None)
 
 
 def _check_mask(mask, X, query, factor):
-    """A constant 0/1 array over (query, factor), or a Signal of such masks (one per batch entry)."""
+    """A `Mask` (a rule, or a 0/1 array) over (query, factor), or a Signal of such masks (one per batch entry)."""
     if isinstance(mask, Signal):
         pair = tensor_product(X.factors[query], X.factors[factor])
         if mask.algebra != pair or mask.units:
@@ -135,33 +122,3 @@ def _check_mask(mask, X, query, factor):
                              f"{mask.algebra.name}")
         return mask
     return masks.as_mask(mask, X.factors[query].dim, X.factors[factor].dim)
-
-
-def _softmax(array, value, node, mask):
-    """Softmax of the evaluated `value` over the axis of `node.factor`, within `node.mask` if given.
-
-    The shift by the row maximum is taken as a constant (softmax does not depend on it), so autograd
-    differentiates only the exact formula.
-    """
-    labelled = [f for f, label in enumerate(value.out) if label is not None]
-    axis_of = lambda factor: array.ndim - len(labelled) + labelled.index(factor)  # noqa: E731
-    axis = axis_of(node.factor)
-    shifted = array
-    if mask is not None:
-        block = np.asarray(mask)[..., value.support[node.query], :][..., value.support[node.factor]]
-        batch = block.shape[:-2]                                     # a Signal mask has the batch axes too
-        query_axis = axis_of(node.query)
-        shape = list(batch) + [1] * (array.ndim - len(batch))
-        shape[query_axis], shape[axis] = block.shape[-2:]
-        bias = np.where(block > 0, 0, -np.inf).astype(getval(array).dtype)
-        shifted = array + (bias if query_axis < axis else np.swapaxes(bias, -1, -2)).reshape(shape)
-    peak = np.max(getval(shifted), axis=axis, keepdims=True)
-    peak[~np.isfinite(peak)] = 0                                   # rows the mask empties entirely
-    tiny = np.finfo(getval(array).dtype).tiny
-    if isinstance(shifted, np.ndarray):                            # no gradient wanted: work in place
-        exps = shifted - peak if shifted is array else np.subtract(shifted, peak, out=shifted)
-        np.exp(exps, out=exps)
-        exps /= np.maximum(exps.sum(axis=axis, keepdims=True), tiny)
-        return exps
-    exps = anp.exp(shifted - peak)
-    return exps / anp.maximum(anp.sum(exps, axis=axis, keepdims=True), tiny)

@@ -18,7 +18,6 @@ array([1.   , 1.5  , 1.75 , 1.875])
 """
 from __future__ import annotations
 
-import autograd.numpy as anp
 import numpy as np
 
 from ..algebra import Algebra, Element, tensor_product
@@ -28,9 +27,6 @@ from .expression import Expr, Signal, _check_factor, check_expression
 
 class Placeholder(Signal):
     """A signal bound by an enclosing node (a Scan's state or current input), not a user input."""
-
-    def _lower(self, context):
-        return context.leaf(self, context.bound(self), batched=True)
 
     def _symbolic(self, context):
         return context.signal_element(self)          # only reached when unbound: a generic element
@@ -86,30 +82,13 @@ class Scan(Expr):
             states.append(h.coefficients)
         return Element(self.algebra, np.stack(states) if self.return_sequences else states[-1])
 
-    def _lower(self, context):
-        X = context.full_array(self.children[0], frozenset())
-        axis = np.ndim(X) - len(self.children[0].algebra.shape) + self.time
-        batch = np.shape(X)[:np.ndim(X) - len(self.children[0].algebra.shape)]
-        h = np.zeros(batch + self.h.algebra.shape, dtype=X.dtype)             # with the batch axes
-        if self.initial is not None:
-            h = h + context.full_array(self.initial, frozenset())
-        states = []
-        for t in range(self.length):
-            inner = context.child({self.h: h, self.x_t: _take(X, t, axis, self.x_t)})
-            h = inner.full_array(self.body, frozenset())
-            states.append(h)
-        value = _stack(states, len(batch)) if self.return_sequences else states[-1]
-        return context.leaf(self, value, batched=True)
-
-
-def _take(X, t, axis, placeholder):
-    """x_t as the placeholder's array: drop the axes of its constant factors."""
-    sliced = X[(slice(None),) * axis + (t,)]
-    batch = np.ndim(sliced) - len(placeholder.algebra.shape)
-    for u in sorted(placeholder.units, reverse=True):
-        sliced = sliced[(slice(None),) * (batch + u) + (0,)]
-    return sliced
-
-
-def _stack(states, batch_axes):
-    return anp.stack(states, axis=batch_axes)
+    def _lower(self, lowering):
+        builder = lowering.builder
+        X = lowering.value(self.children[0])
+        initial = lowering.value(self.initial) if self.initial is not None else None
+        body = builder.body()
+        h = body.placeholder(self.h.factors)
+        x_t = body.placeholder(self.x_t.factors, self.x_t.units)
+        result = lowering.child(body, {self.h: h, self.x_t: x_t}).value(self.body)
+        return builder.scan(X, self.time, initial, body, h, x_t, result, self.x_t.units, self.h.factors,
+                            self.return_sequences)

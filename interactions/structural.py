@@ -5,7 +5,9 @@ On a relation algebra B (x) B (query factor, key factor):
 * ``Flip``:  x (x) g_0  ->  g_0 (x) x  (moves a signal from the query slot to the key slot);
 * ``Reduce``: g_k (x) g_l -> mask[k, l] g_k (x) g_0 (sum over keys); ``CausalReduce`` keeps l <= k,
   ``NeighbourhoodReduce`` a neighbourhood given by a mask, a radius on the lattice, or a radius around points;
-* ``ScalarProjection`` keeps the e_0 component of a factor, ``RankProjection`` the first R components.
+  the pairs a mask drops are left out of the sum, never multiplied by zero (a NaN there reaches no output);
+* ``ScalarProjection`` keeps the e_0 component of a factor, ``RankProjection`` the first R components;
+* ``Lag``: x_t -> x_{t-k} on a position factor (zero for t < k), the causal lattice translation.
 
 >>> from product_interactions.algebra import position, diagonal, tensor_product
 >>> from product_interactions.interactions import Signal
@@ -17,9 +19,11 @@ frozenset({1})
 from __future__ import annotations
 
 import numpy as np
+import sympy
 
 from ..algebra import Element
-
+from ..algebra.algebra import check_count
+from ..kernels.masks import Mask
 from . import masks
 from .expression import Expr, Unary, _check_factor, check_expression, unit_is_all_ones
 
@@ -46,14 +50,15 @@ class Flip(Unary):
         X = context.value(self.children[0])
         return Element(self.algebra, np.swapaxes(X.coefficients, self.source, self.target))
 
-    def _lower(self, context):
-        return context.lowered(self.children[0]).swap(self.source, self.target)
+    def _lower(self, lowering):
+        return lowering.builder.swap(lowering.value(self.children[0]), self.source, self.target)
 
 
 class Reduce(Unary):
     """P: sums factor `factor` (keys) into g_0, weighting the pair (query component, key component) by `mask`.
 
-    `mask` is an (n_query, n_key) 0/1 array over factors (`query`, `factor`); None sums everything.
+    `mask` is an (n_query, n_key) 0/1 array or a `kernels.masks.Mask` rule over factors (`query`, `factor`);
+    None sums everything.
     """
 
     def __init__(self, X: Expr, factor: int = 1, mask=None, query: int = 0):
@@ -78,21 +83,19 @@ class Reduce(Unary):
             summed = np.sum(coefficients, axis=self.factor, keepdims=True)
             return Element(self.algebra, np.broadcast_to(summed, coefficients.shape))
         moved = np.moveaxis(coefficients, (self.query, self.factor), (-2, -1))
-        summed = np.sum(moved * self.mask.astype(int), axis=-1, keepdims=True)
+        summed = np.sum(moved * self.mask.array(*moved.shape[-2:]).astype(int), axis=-1, keepdims=True)
         result = np.broadcast_to(summed, moved.shape)
         return Element(self.algebra, np.moveaxis(result, (-2, -1), (self.query, self.factor)))
 
-    def _lower(self, context):
-        return context.lowered(self.children[0]).reduce_sum(self.factor, self.mask, self.query, context.labels)
+    def _lower(self, lowering):
+        return lowering.builder.reduce(lowering.value(self.children[0]), self.factor, self.mask, self.query)
 
 
 class CausalReduce(Reduce):
-    """P^c: g_k (x) g_l -> g_k (x) g_0 for l <= k, 0 for l > k."""
+    """P^c: g_k (x) g_l -> g_k (x) g_0 for l <= k, 0 for l > k (the rule `Mask.causal()`: any length)."""
 
     def __init__(self, X: Expr, factor: int = 1, query: int = 0):
-        X = check_expression(X, "X")
-        n = X.factors[_check_factor(X, factor)].dim
-        super().__init__(X, factor, masks.causal(n), query)
+        super().__init__(X, factor, Mask.causal(), query)
 
 
 class NeighbourhoodReduce(Reduce):
@@ -105,7 +108,7 @@ class NeighbourhoodReduce(Reduce):
         if (mask is None) == (radius is None):
             raise ValueError("mask, radius: give exactly one of them")
         if radius is not None:
-            mask = masks.radius(n, radius, points)
+            mask = Mask.band(radius) if points is None else masks.radius(n, radius, points)
         elif points is not None:
             raise ValueError("points: only used with radius=")
         super().__init__(X, factor, mask, query)
@@ -129,8 +132,8 @@ class _Projection(Unary):
         coefficients[..., dropped] = 0
         return Element(self.algebra, np.moveaxis(coefficients, -1, self.factor))
 
-    def _lower(self, context):
-        return context.lowered(self.children[0]).select(self.factor, self.components, context.labels)
+    def _lower(self, lowering):
+        return lowering.builder.select(lowering.value(self.children[0]), self.factor, self.components)
 
 
 class ScalarProjection(_Projection):
@@ -150,3 +153,36 @@ class RankProjection(_Projection):
             raise ValueError(f"rank: expected an int in 1..{dim} (the factor's dimension), got {rank!r}")
         super().__init__(X, range(int(rank)), factor)
         self.rank = int(rank)
+
+
+class Lag(Unary):
+    """T_k on a position factor: x_t -> x_{t-k}, zero for t < k (the causal lattice translation), e.g. the taps of
+    a causal depthwise convolution sum_k conv_k T_k(x).
+
+    >>> from product_interactions.algebra import position
+    >>> from product_interactions.interactions import Signal
+    >>> Lag(Signal("x", position(3)), 1).formula()
+    array([0, x_{0}, x_{1}], dtype=object)
+    """
+
+    def __init__(self, X: Expr, lag: int, factor: int = 0):
+        X = check_expression(X, "X")
+        factor = _check_factor(X, factor)
+        if factor in X.units:
+            raise ValueError(f"factor: X is constant along factor {factor}; lag a factor it varies along")
+        super().__init__(X.algebra, X.units)
+        self.children, self.lag, self.factor = (X,), check_count(lag, "lag"), factor
+
+    def _describe(self):
+        return f"Lag[{self.lag}]"
+
+    def _symbolic(self, context):
+        coefficients = context.value(self.children[0]).coefficients
+        n = coefficients.shape[self.factor]
+        head = (slice(None),) * self.factor
+        shifted = np.full(coefficients.shape, sympy.Integer(0), dtype=object)
+        shifted[head + (slice(min(self.lag, n), n),)] = coefficients[head + (slice(0, max(n - self.lag, 0)),)]
+        return Element(self.algebra, shifted)
+
+    def _lower(self, lowering):
+        return lowering.builder.lag(lowering.value(self.children[0]), self.factor, self.lag, self.units)

@@ -1,18 +1,23 @@
-"""Lowering algebra products to fast numeric kernels.
+"""How a product or a whole expression runs: strategies, kernels, plans and the hand kernels.
 
-`product` turns an algebra's exact structure constants into a `Kernel` for z = x * y on batched arrays;
-`bilinear` does the same for any bilinear map given by (d1, d2, d3) tensors.  Each tensor factor is lowered on
-its own axis by one strategy: ``identify`` (diagonal: a shared index), ``gather`` (one nonzero per (i, j):
-index arithmetic and signs, or the FFT for large cyclic groups), ``codegen`` (generated numpy source with
-common subexpressions eliminated) or ``dense`` (an opt_einsum contraction).  ``strategy="auto"`` picks from the
-structure; `Kernel.explain` shows the choice.
+`product` turns an algebra's structure into a `Kernel` for z = x * y on batched arrays; `bilinear` does the same
+for any bilinear map given by (d1, d2, d3) tensors.  Each tensor factor is lowered on its own axis by one strategy
+of the registry (`kernels.strategies`, one file each): ``identify`` (diagonal: a shared index), ``gather`` (one
+nonzero per (i, j): index arithmetic and signs), ``fft`` (cyclic groups), ``graded`` (the tensor algebra, level by
+level), ``codegen`` (generated numpy source with common subexpressions eliminated) or ``dense`` (a contraction with
+the structure constants).  ``strategy="auto"`` takes the cheapest by the cost model (`kernels.cost`), for the
+batch at hand; `Kernel.explain` shows the choice.
+
+Expressions lower into a `Plan` (`kernels.plan`) through `PlanBuilder` (`kernels.builder`), which uses the same
+registry.  The hand kernels are here too: `linear_scan`, `selective_scan`, `softmax`, and the Seq2Tens recursions
+(`kernels.seq2tens`).
 
 >>> import numpy as np
 >>> from product_interactions import kernels
 >>> from product_interactions.algebra import clifford, position, diagonal, tensor_product
 >>> K = kernels.product(clifford(3, 0, 1))
->>> K.strategies
-('codegen',)
+>>> K.strategies, K.strategies_for(rows=8)                      # large batches: codegen; a few rows: dense
+(('codegen',), ('dense',))
 >>> x = np.random.default_rng(0).standard_normal((1000, 16))
 >>> np.allclose(K(x, x), np.einsum("bi,bj,ijk->bk", x, x, clifford(3, 0, 1).structure_constants()))
 True
@@ -25,15 +30,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from .builder import PlanBuilder
 from .factor import Factor
 from .kernel import Kernel
+from .linear_scan import linear_scan
+from .masks import Mask
 from .memory import DEFAULT_LIMIT, MemoryLimitError
+from .plan import Plan
+from .softmax import softmax
 from .strategies import STRATEGIES
 
 #: Bytes of temporaries a kernel may allocate (structure constants and intermediates); settable.
 MEMORY_LIMIT = DEFAULT_LIMIT
 
-__all__ = ["Kernel", "MemoryLimitError", "MEMORY_LIMIT", "STRATEGIES", "bilinear", "compile", "product"]
+__all__ = ["Factor", "Kernel", "Mask", "MemoryLimitError", "MEMORY_LIMIT", "Plan", "PlanBuilder", "STRATEGIES",
+           "bilinear", "linear_scan", "product", "softmax"]
 
 
 def product(A, strategy="auto", dtype=np.float64, layout="batch-first") -> Kernel:
@@ -57,8 +68,3 @@ def bilinear(*lam, strategy="auto", dtype=np.float64, layout="batch-first") -> K
         raise ValueError("lam: expected at least one (d1, d2, d3) tensor, got none")
     names = ["lam"] if len(lam) == 1 else [f"lam[{n}]" for n in range(len(lam))]
     return Kernel([Factor.from_array(t, name) for t, name in zip(lam, names)], strategy, dtype, layout=layout)
-
-
-# The expression compiler of `interactions` (kernels/compile.py, issue 4): kernels.compile(expr).  Imported last so
-# that the function, not its module, is the package attribute.
-from .compile import compile  # noqa: E402,F401

@@ -1,15 +1,21 @@
-"""`Factor`: the numeric structure constants of one bilinear factor, kept sparse, with the structure queries
-the strategies choose by.
+"""`Factor`: one bilinear factor as the strategies see it: its shape, its structure, and its numeric constants
+built only when a strategy needs them.
 
 A factor maps x (dimension d1) and y (d2) to z (d3): z_k = sum lam[i, j, k] x_i y_j.  An algebra's factor has
-d1 = d2 = d3; a general bilinear map need not.
+d1 = d2 = d3; a general bilinear map need not.  A factor of a structured algebra (`algebra.structured`) knows its
+rule, so the structure queries the strategies choose by (diagonal, cyclic, graded, blocks, one nonzero per pair)
+cost nothing at any size; the sparse float constants (``indices``, ``values``) are read from the algebra on first
+use, and only by strategies that need them.
 
->>> from product_interactions.algebra import clifford, diagonal, translation
+>>> from product_interactions.algebra import clifford, diagonal, position, translation
 >>> f = Factor.from_algebra(clifford(0, 1))
 >>> f.shape, f.nnz, f.one_per_pair(), f.diagonal() is None
 ((2, 2, 2), 4, True, True)
 >>> Factor.from_algebra(diagonal(3)).diagonal()
 array([1., 1., 1.])
+>>> huge = Factor.from_algebra(position(10**9))          # no table is built
+>>> huge.is_unit_diagonal(), huge.nnz
+(True, 1000000000)
 >>> T = Factor.from_algebra(translation(5))
 >>> T.cyclic_signs(), T.permuted((1, 2, 0)).cyclic_signs()
 ((1, 1), (-1, 1))
@@ -21,6 +27,11 @@ from numbers import Number
 
 import numpy as np
 import sympy
+
+from ..algebra import Clifford, Diagonal, MatrixAlgebra, PathAlgebra, TensorAlgebra, Translation
+
+#: Factors whose table would exceed this many nonzeros are never materialised by a strategy.
+TABLE_LIMIT = 2**22
 
 
 def _to_float(value, where: str) -> float:
@@ -36,29 +47,47 @@ def _to_float(value, where: str) -> float:
     return result
 
 
+def _rule(algebra) -> tuple | None:
+    """The structure of a structured algebra, as the strategies read it (see `Factor.rule`)."""
+    if isinstance(algebra, Diagonal):
+        return ("diagonal",)
+    if isinstance(algebra, Translation):
+        return ("cyclic", 1, 1) if algebra.cyclic else ("truncated",)
+    if isinstance(algebra, TensorAlgebra):
+        return ("graded", algebra.width, algebra.degree)
+    if isinstance(algebra, (Clifford, MatrixAlgebra)):
+        return ("one per pair",)
+    if isinstance(algebra, PathAlgebra):
+        return ("blocks",)
+    return None
+
+
 @functools.lru_cache(maxsize=128)
 def _from_algebra(algebra, name: str) -> "Factor":
-    try:
-        indices, floats = algebra.sparse_structure_constants(dtype=float)
-    except TypeError:                      # a symbolic coefficient: find it, to name it
-        indices, values = algebra.sparse_structure_constants(dtype=object)
-        floats = [_to_float(c, f"{name}: lam[{i}, {j}, {k}]") for (i, j, k), c in zip(indices, values)]
-    return Factor((algebra.dim,) * 3, indices, floats, name)
+    return Factor((algebra.dim,) * 3, name, algebra=algebra, rule=_rule(algebra))
 
 
 class Factor:
-    """Sparse float64 structure constants: ``indices`` (nnz, 3) sorted rows (i, j, k), ``values`` (nnz,)."""
+    """Sparse float64 structure constants: ``indices`` (nnz, 3) sorted rows (i, j, k), ``values`` (nnz,), built
+    lazily from `algebra` when not given; `rule` is the structure known without them:
 
-    def __init__(self, shape, indices, values, name: str):
+    * ``("diagonal",)``: lam[i, j, k] = [i == j == k] (coefficients 1);
+    * ``("cyclic", s1, s2)``: lam[i, j, k] = [k = s1 i + s2 j mod n];
+    * ``("truncated",)``: lam[i, j, k] = [k = i + j < n];
+    * ``("graded", width, degree)``: the truncated tensor algebra, words concatenated;
+    * ``("one per pair",)``: every e_i e_j has at most one nonzero coefficient (Clifford, matrix units);
+    * ``("blocks",)``: an SO(3) path algebra, `blocks()` gives its dense blocks.
+    """
+
+    def __init__(self, shape, name: str, indices=None, values=None, algebra=None, rule=None):
         self.shape = tuple(int(n) for n in shape)
-        self.indices = np.asarray(indices, dtype=np.int64).reshape(-1, 3)
-        self.values = np.asarray(values, dtype=np.float64)
-        self.name = name
-        self.key = (self.shape, self.indices.tobytes(), self.values.tobytes())
+        self.name, self.algebra, self.rule = name, algebra, rule
+        self._table = None if indices is None else (np.asarray(indices, dtype=np.int64).reshape(-1, 3),
+                                                    np.asarray(values, dtype=np.float64))
 
     @classmethod
     def from_algebra(cls, algebra) -> "Factor":
-        """The factor of a plain algebra (cached per algebra and name: converting large tables takes a while)."""
+        """The factor of a plain algebra (cached per algebra and name)."""
         return _from_algebra(algebra, algebra.name)
 
     @classmethod
@@ -85,13 +114,63 @@ class Factor:
         else:
             raise TypeError(f"{argument}: expected real numbers (float, int or exact sympy), got dtype {array.dtype}")
         indices = np.argwhere(floats != 0)
-        return cls(array.shape, indices, floats[tuple(indices.T)], argument)
+        return cls(array.shape, argument, indices, floats[tuple(indices.T)])
 
     # ------------------------------------------------------------------ data
+    def _materialised(self):
+        if self._table is None:
+            if self.nnz > TABLE_LIMIT:
+                raise ValueError(f"{self.name}: {self.nnz:,} nonzero structure constants are more than "
+                                 f"kernels.factor.TABLE_LIMIT = {TABLE_LIMIT:,}; use a strategy that reads its "
+                                 f"rule ({self.rule[0] if self.rule else 'none known'})")
+            if self.rule and self.rule[0] in ("diagonal", "cyclic", "truncated"):
+                self._table = self._rule_table()
+                return self._table
+            try:
+                indices, values = self.algebra.sparse_structure_constants(dtype=float)
+            except TypeError:                  # a symbolic coefficient: find it, to name it
+                indices, exact = self.algebra.sparse_structure_constants(dtype=object)
+                values = [_to_float(c, f"{self.name}: lam[{i}, {j}, {k}]") for (i, j, k), c in zip(indices, exact)]
+            self._table = (np.asarray(indices, dtype=np.int64).reshape(-1, 3), np.asarray(values, np.float64))
+        return self._table
+
+    def _rule_table(self):
+        """(indices, values) of a diagonal, cyclic or truncated rule, by index arithmetic."""
+        n = self.shape[2]
+        if self.rule[0] == "diagonal":
+            i = np.arange(n)
+            return np.stack([i, i, i], axis=1), np.ones(n)
+        i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+        s1, s2 = self.rule[1:] if self.rule[0] == "cyclic" else (1, 1)
+        k = s1 * i + s2 * j
+        keep = np.ones(k.shape, dtype=bool) if self.rule[0] == "cyclic" else (k < n)
+        indices = np.stack([i[keep], j[keep], k[keep] % n], axis=1)
+        return indices[np.lexsort(indices.T[::-1])], np.ones(int(keep.sum()))
+
+    @property
+    def indices(self) -> np.ndarray:
+        """(nnz, 3) rows (i, j, k), sorted."""
+        return self._materialised()[0]
+
+    @property
+    def values(self) -> np.ndarray:
+        """(nnz,) float64 coefficients."""
+        return self._materialised()[1]
+
+    @property
+    def key(self) -> tuple:
+        """A hashable description of the constants (for caches of generated code)."""
+        return (self.shape, self.indices.tobytes(), self.values.tobytes())
+
     @property
     def nnz(self) -> int:
         """The number of nonzero coefficients."""
-        return len(self.values)
+        if self._table is not None:
+            return len(self._table[1])
+        if self.algebra is None:                               # a permuted rule
+            n = self.shape[2]
+            return n if self.rule == ("diagonal",) else n * n
+        return self.algebra.nnz
 
     @property
     def density(self) -> float:
@@ -104,20 +183,66 @@ class Factor:
         lam[tuple(self.indices.T)] = self.values
         return lam
 
+    def restricted(self, rows, columns) -> "Factor":
+        """The factor restricted to x components `rows` and y components `columns` (renumbered 0..len - 1; z keeps
+        its components).  Cyclic and truncated rules are restricted by index arithmetic, without the table."""
+        rows, columns = np.asarray(rows, dtype=np.int64), np.asarray(columns, dtype=np.int64)
+        if self.rule and self.rule[0] in ("cyclic", "truncated") and self._table is None:
+            n = self.shape[2]
+            i, j = np.meshgrid(np.arange(len(rows)), np.arange(len(columns)), indexing="ij")
+            s1, s2 = self.rule[1:] if self.rule[0] == "cyclic" else (1, 1)
+            k = s1 * rows[i] + s2 * columns[j]
+            keep = np.ones(k.shape, dtype=bool) if self.rule[0] == "cyclic" else (k < n)
+            indices = np.stack([i[keep], j[keep], k[keep] % n], axis=1)
+            order = np.lexsort(indices.T[::-1])
+            return Factor((len(rows), len(columns), n), self.name, indices[order], np.ones(len(order)))
+        i, j, m = self.indices.T
+        row_of = np.full(self.shape[0], -1)
+        row_of[rows] = np.arange(len(rows))
+        column_of = np.full(self.shape[1], -1)
+        column_of[columns] = np.arange(len(columns))
+        keep = (row_of[i] >= 0) & (column_of[j] >= 0)
+        indices = np.stack([row_of[i[keep]], column_of[j[keep]], m[keep]], axis=1)
+        order = np.lexsort(indices.T[::-1])
+        return Factor((len(rows), len(columns), self.shape[2]), self.name, indices[order], self.values[keep][order])
+
+    def blocks(self) -> list:
+        """The dense blocks of a ``("blocks",)`` factor (see `algebra.so3.path_algebra`)."""
+        return self.algebra.blocks()
+
     def permuted(self, order) -> "Factor":
         """The factor with its three roles permuted: role r of the result is role ``order[r]`` of this one.
 
-        ``permuted((1, 2, 0))`` maps (y, g) to the x-space: the vector-Jacobian product with respect to x.
+        ``permuted((1, 2, 0))`` maps (y, g) to the x-space: the vector-Jacobian product with respect to x.  A
+        diagonal or cyclic rule carries over; other factors are permuted through their table.
         """
+        shape = [self.shape[r] for r in order]
+        if self.rule == ("diagonal",):
+            return Factor(shape, self.name, rule=self.rule)
+        if self.rule and self.rule[0] == "cyclic":
+            c = (self.rule[1], self.rule[2], -1)           # c0 i + c1 j + c2 k = 0 (mod n)
+            signs = tuple(-c[order[r]] * c[order[2]] for r in (0, 1))
+            return Factor(shape, self.name, rule=("cyclic", *signs))
         indices = self.indices[:, list(order)]
         rows = np.lexsort(indices.T[::-1])
-        return Factor([self.shape[r] for r in order], indices[rows], self.values[rows], self.name)
+        return Factor(shape, self.name, indices[rows], self.values[rows])
 
     # ------------------------------------------------------------------ structure
+    def is_unit_diagonal(self) -> bool:
+        """True when lam[i, j, k] = [i == j == k] exactly (a shared index, no coefficients)."""
+        if self.rule == ("diagonal",):
+            return True
+        coefficients = self.diagonal()
+        return coefficients is not None and bool(np.all(coefficients == 1))
+
     def diagonal(self):
         """The coefficients c with lam[i, j, k] = c_i [i == j == k], or None when lam is not of that form."""
+        if self.rule == ("diagonal",):
+            return np.ones(self.shape[0])
+        if not self.shape[0] == self.shape[1] == self.shape[2] or self.nnz > self.shape[0]:
+            return None                                  # a diagonal has at most one nonzero per index
         i, j, k = self.indices.T
-        if not self.shape[0] == self.shape[1] == self.shape[2] or np.any((i != j) | (j != k)):
+        if np.any((i != j) | (j != k)):
             return None
         coefficients = np.zeros(self.shape[0])
         coefficients[i] = self.values
@@ -125,12 +250,16 @@ class Factor:
 
     def off_diagonal(self):
         """The first (i, j, k) with a nonzero coefficient off the diagonal i == j == k, or None."""
+        if self.rule == ("diagonal",):
+            return None
         i, j, k = self.indices.T
         rows = np.flatnonzero((i != j) | (j != k))
         return tuple(int(v) for v in self.indices[rows[0]]) if len(rows) else None
 
     def shared_pair(self):
         """The first (i, j) whose product has two or more nonzero coefficients, or None."""
+        if self.rule and self.rule[0] in ("diagonal", "cyclic", "truncated", "graded", "one per pair"):
+            return None
         pairs = self.indices[:, :2]
         repeated = np.flatnonzero(np.all(pairs[1:] == pairs[:-1], axis=1))
         return tuple(int(v) for v in pairs[repeated[0]]) if len(repeated) else None
@@ -142,6 +271,8 @@ class Factor:
     def cyclic_signs(self):
         """(s1, s2) in {1, -1}^2 when lam[i, j, k] = [k = s1 i + s2 j mod n] for all i, j (a cyclic group
         algebra and its transposes), else None."""
+        if self.rule is not None:
+            return self.rule[1:] if self.rule[0] == "cyclic" else None
         n = self.shape[0]
         if not n == self.shape[1] == self.shape[2] or self.nnz != n * n or np.any(self.values != 1):
             return None
@@ -150,6 +281,10 @@ class Factor:
             if np.array_equal(k, (signs[0] * i + signs[1] * j) % n):
                 return signs
         return None
+
+    def graded(self):
+        """(width, degree) of a truncated tensor algebra, else None."""
+        return self.rule[1:] if self.rule and self.rule[0] == "graded" else None
 
     def __repr__(self):
         return f"<Factor {self.name}: {' x '.join(map(str, self.shape[:2]))} -> {self.shape[2]}, nnz {self.nnz}>"

@@ -4,7 +4,9 @@ Build one with `kernels.product` or `kernels.bilinear`.  Arrays carry batch axes
 factor (``layout="component-major"`` puts the factor axes first instead).  numpy arrays run every strategy, in
 chunks of the batch sized for the cache and within ``kernels.MEMORY_LIMIT``; autograd arrays run the same code
 as one primitive with kernel VJPs (`kernels.autodiff`); other libraries' arrays (torch, jax) run kernels whose
-factors are all identify or dense, through opt_einsum's backend dispatch.
+factors are all identify or dense, through opt_einsum's backend dispatch.  With ``strategy="auto"`` the
+strategies are chosen for the batch of each call (the cost model weighs calls against arithmetic, so a small
+batch may take other strategies than a large one); `strategies` are the choice for `select.NOMINAL_ROWS` rows.
 
 >>> import numpy as np
 >>> from product_interactions import kernels
@@ -39,15 +41,34 @@ class Kernel:
         if layout not in checks.LAYOUTS:
             raise ValueError(f"layout: expected one of {', '.join(map(repr, checks.LAYOUTS))}, got {layout!r}")
         self.factors = tuple(factors)
-        self.strategies = select.resolve(strategy, self.factors)
+        self.requested = strategy
+        self.strategies = select.resolve(strategy, self.factors, itemsize=self.dtype.itemsize)
         self.algebra, self.layout = algebra, layout
         self.name = algebra.name if algebra is not None else " ⊗ ".join(f.name for f in self.factors)
         self.shapes = tuple(tuple(f.shape[role] for f in self.factors) for role in range(3))
-        self.program = lower(self.factors, self.strategies, self.dtype)
-        self._chunk_bytes = min((level.chunk_bytes for level in levels(self.program) if level.chunk_bytes),
-                                default=None)
+        self._programs = {}
+        self.program = self._program(self.strategies)
+        self._choices = {}
         self._differentiable = None
         self._transposed = {}
+
+    def _program(self, names):
+        """The lowered program for one choice of strategies (built once each)."""
+        if names not in self._programs:
+            self._programs[names] = lower(self.factors, names, self.dtype)
+        return self._programs[names]
+
+    def strategies_for(self, rows: int) -> tuple:
+        """The strategies a call on `rows` batch rows runs (auto chooses per power-of-four bucket of rows)."""
+        if self.requested != "auto":
+            return self.strategies
+        bucket = max(int(rows), 1).bit_length() // 2
+        if bucket not in self._choices:
+            self._choices[bucket] = select.resolve("auto", self.factors, 4**bucket, self.dtype.itemsize)
+        return self._choices[bucket]
+
+    def _chunk_bytes(self, program):
+        return min((level.chunk_bytes for level in levels(program) if level.chunk_bytes), default=None)
 
     # ------------------------------------------------------------------ calling
     def __call__(self, x, y):
@@ -64,10 +85,11 @@ class Kernel:
         if len(libraries) > 1:
             raise TypeError(f"x, y: expected arrays of one library, got {' and '.join(sorted(libraries))}")
         library = libraries.pop()
-        if len(levels(self.program)) > 1:
+        if len(levels(self._program(select.resolve(self.requested, self.factors)))) > 1:
             raise TypeError(f"x, y: {library} arrays run through opt_einsum, for identify and dense factors only; "
                             f"this kernel uses {', '.join(self.strategies)}: build it with strategy='dense'")
-        return self._relayout(self.program(*self._relayout((x, y), library, True)), library)
+        return self._relayout(self._program(select.resolve(self.requested, self.factors))(
+            *self._relayout((x, y), library, True)), library)
 
     def _operand(self, value, argument, role):
         if hasattr(value, "algebra") and hasattr(value, "to_array"):          # an algebra.Element
@@ -104,9 +126,10 @@ class Kernel:
         operands, result and temporaries one chunk touches) and always within ``kernels.MEMORY_LIMIT`` (checked
         before anything is allocated)."""
         count = len(self.factors)
-        rows = self._rows(batch)
+        program = self._program(self.strategies_for(math.prod(batch)))
+        rows = self._rows(batch, program)
         whole = (not batch or rows >= batch[0]) and 0 not in batch
-        z = self.program(x, y) if whole else None
+        z = program(x, y) if whole else None
         if whole and layout == checks.LAYOUTS[0] and z.flags.c_contiguous:
             return z
         component_major = layout != checks.LAYOUTS[0]
@@ -117,17 +140,19 @@ class Kernel:
             return out
         for start in range(0, batch[0], rows):
             part = [a[start:start + rows] if a.ndim - count == len(batch) and a.shape[0] > 1 else a for a in (x, y)]
-            view[start:start + rows] = self.program(*part)
+            view[start:start + rows] = program(*part)
         return out
 
-    def _rows(self, batch) -> int:
+    def _rows(self, batch, program=None) -> int:
         """Batch rows per chunk; refuses when even one row's temporaries exceed the memory limit."""
+        program = program or self.program
         count = batch[0] if batch else 1
-        per_row, fixed = self._temporaries(batch)
+        per_row, fixed = self._temporaries(batch, program)
         rows = count
-        if self._chunk_bytes:
-            working = self.program.cost.working() * self.dtype.itemsize * math.prod(batch[1:])
-            rows = max(1, min(count, int(self._chunk_bytes // max(working, 1))))
+        chunk_bytes = self._chunk_bytes(program)
+        if chunk_bytes:
+            working = program.cost.working() * self.dtype.itemsize * math.prod(batch[1:])
+            rows = max(1, min(count, int(chunk_bytes // max(working, 1))))
         limit = memory.limit()
         if fixed + per_row * rows > limit:
             rows = int((limit - fixed) // per_row) if per_row and fixed < limit else 0
@@ -135,9 +160,9 @@ class Kernel:
                 memory.refuse(f"{self!r} on batch shape {batch}", fixed + per_row, self._alternatives(batch))
         return rows
 
-    def _temporaries(self, batch):
+    def _temporaries(self, batch, program=None):
         """(bytes of temporaries per batch row, bytes of constants) for this kernel on `batch`."""
-        cost, itemsize = self.program.cost, self.dtype.itemsize
+        cost, itemsize = (program or self.program).cost, self.dtype.itemsize
         return cost.temporary * itemsize * math.prod(batch[1:]), cost.fixed * itemsize
 
     def _alternatives(self, batch) -> dict:

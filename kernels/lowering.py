@@ -1,9 +1,9 @@
 """Lowering: factors and their strategies -> one program, levels nested around a leaf.
 
-Each gather or codegen factor is a level that takes its own axis out of the trailing factor axes and multiplies
-the pieces through the level inside it; identify and dense factors stay on their axes and form the leaf
-(``x * y``, or one contraction).  So a tensor product is lowered factor by factor, never through a Kronecker
-product, and each level only ever sees the axes of the factors inside it.
+Each level factor (gather, fft, codegen, graded) takes its own axis out of the trailing factor axes and multiplies
+the pieces through the level inside it; the leaf factors (identify, dense) stay on their axes and form the leaf
+(``x * y``, or one contraction: `kernels.leaf`).  So a tensor product is lowered factor by factor, never through
+a Kronecker product, and each level only ever sees the axes of the factors inside it.
 
 >>> import numpy as np
 >>> from product_interactions.algebra import clifford, position
@@ -15,20 +15,20 @@ product, and each level only ever sees the axes of the factors inside it.
 """
 from __future__ import annotations
 
-from .strategies import LEVELS, leaf, level, nesting
+from . import leaf
+from .strategies import LEVELS, STRATEGIES
 
 
 def lower(factors, names, dtype):
     """The program (a callable on x, y with a ``cost``) for `factors` with strategy `names`."""
-    outer = sorted((p for p, name in enumerate(names) if name in LEVELS),
-                   key=lambda p: (nesting(factors[p], names[p]), p))
+    outer = sorted((p for p, name in enumerate(names) if name in LEVELS), key=lambda p: (LEVELS.index(names[p]), p))
     present, axes = list(range(len(factors))), []
     for p in outer:
         axes.append(present.index(p) - len(present))
         present.remove(p)
-    program = leaf([(factors[p], names[p]) for p in present], dtype)
+    program = leaf.build([(factors[p], names[p]) for p in present], dtype)
     for p, axis in reversed(list(zip(outer, axes))):
-        program = level(factors[p], names[p], axis, program)
+        program = STRATEGIES[names[p]].lower(factors[p], axis, program)
     return program
 
 

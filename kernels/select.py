@@ -1,13 +1,16 @@
-"""Choosing strategies: `choose` is ``strategy="auto"`` for one factor, `resolve` checks what was asked for.
+"""Choosing strategies: `choose` is ``strategy="auto"`` for one factor, `resolve` for a kernel of several.
 
-auto reads the structure constants: diagonal -> identify; a cyclic group of dimension >= 64 -> gather (FFT);
-one nonzero per (i, j) -> codegen while small, gather beyond; other sparse factors -> codegen while small and
-sparse; the rest -> dense.
+auto asks every strategy that applies for its cost (`kernels.strategies`) and takes what the time model
+(`kernels.cost`) says is fastest for the batch at hand; small batches weigh calls more than arithmetic.  For a
+tensor product the strategies nest (a level multiplies through the levels inside it), so `resolve` prices every
+combination as it would be lowered (`nested_cost`), diagonal factors always sharing their index.
 
->>> from product_interactions.algebra import clifford, diagonal, matrix_algebra, translation
+>>> from product_interactions.algebra import clifford, diagonal, tensor_algebra, translation
 >>> from product_interactions.kernels.factor import Factor
->>> [choose(Factor.from_algebra(A)) for A in (diagonal(4), clifford(3, 0, 1), translation(256), matrix_algebra(2))]
-['identify', 'codegen', 'gather', 'codegen']
+>>> [choose(Factor.from_algebra(A)) for A in (diagonal(4), translation(256), tensor_algebra(4, 4))]
+['identify', 'fft', 'graded']
+>>> choose(Factor.from_algebra(clifford(3, 0, 1)), rows=8), choose(Factor.from_algebra(clifford(3, 0, 1)))
+('dense', 'codegen')
 >>> resolve("identify", [Factor.from_algebra(clifford(1))])  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
@@ -15,36 +18,58 @@ ValueError: strategy: 'identify' cannot represent factor 0: lam[0, 1, 1] = 1 in 
 """
 from __future__ import annotations
 
-from .strategies import STRATEGIES, codegen, dense, gather, identify
+import itertools
 
-#: auto uses codegen up to this many nonzeros (one expression term each); beyond, gather or dense.
-CODEGEN_MAX_TERMS = 2048
+from . import leaf
+from .cost import Cost
+from .strategies import LEVELS, STRATEGIES
 
-#: auto uses codegen for a factor with several nonzeros per (i, j) only up to this fraction of nonzeros.
-CODEGEN_MAX_DENSITY = 0.25
-
-
-def choose(factor) -> str:
-    """The strategy auto picks for `factor`."""
-    if identify.unsupported(factor) is None:
-        return identify.NAME
-    if gather.uses_fourier(factor):
-        return gather.NAME
-    small = factor.nnz <= CODEGEN_MAX_TERMS
-    if factor.one_per_pair():
-        return codegen.NAME if small else gather.NAME
-    return codegen.NAME if small and factor.density <= CODEGEN_MAX_DENSITY else dense.NAME
+#: The batch rows auto chooses for when the kernel is built (calls re-choose for their own batch).
+NOMINAL_ROWS = 4096
 
 
-def resolve(strategy, factors) -> tuple:
+def estimate(factor, name: str, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1) -> float:
+    """The model's seconds for strategy `name` on `factor`, with the other factors an elementwise product of
+    `rest` elements per row."""
+    module = STRATEGIES[name]
+    cost = module.cost(factor, Cost.elementwise(rest))
+    chunk = None if module.ROLE == "leaf" else 8 * 2**20
+    return cost.seconds(rows, itemsize, chunk)
+
+
+def applicable(factor) -> list:
+    """The names of the strategies that can represent `factor`."""
+    return [name for name, module in STRATEGIES.items() if module.unsupported(factor) is None]
+
+
+def choose(factor, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1) -> str:
+    """The strategy auto picks for `factor` (the cheapest by the cost model)."""
+    return min(applicable(factor), key=lambda name: estimate(factor, name, rows, itemsize, rest))
+
+
+def nested_cost(factors, names) -> Cost:
+    """The cost of the program `kernels.lowering.lower` would build: levels around a leaf of the other factors."""
+    outer = sorted((p for p, name in enumerate(names) if name in LEVELS), key=lambda p: (LEVELS.index(names[p]), p))
+    cost = leaf.cost([(factors[p], names[p]) for p in range(len(factors)) if p not in outer])
+    for p in reversed(outer):
+        cost = STRATEGIES[names[p]].cost(factors[p], cost)
+    return cost
+
+
+def _seconds(factors, names, rows: int, itemsize: int) -> float:
+    chunk = 8 * 2**20 if any(name in LEVELS for name in names) else None
+    return nested_cost(factors, names).seconds(rows, itemsize, chunk)
+
+
+def resolve(strategy, factors, rows: int = NOMINAL_ROWS, itemsize: int = 8) -> tuple:
     """One checked strategy name per factor from ``"auto"``, a name, or a tuple with one entry per factor."""
     names = list(strategy) if isinstance(strategy, (tuple, list)) else [strategy] * len(factors)
     if len(names) != len(factors):
         raise ValueError(f"strategy: expected one entry per factor ({len(factors)}), got {len(names)}: {strategy!r}")
-    resolved = []
+    options = []
     for position, (name, factor) in enumerate(zip(names, factors)):
         if name == "auto":
-            resolved.append(choose(factor))
+            options.append(["identify"] if factor.is_unit_diagonal() else applicable(factor))
             continue
         if not isinstance(name, str) or name not in STRATEGIES:
             raise ValueError(f"strategy: expected 'auto' or one of {', '.join(map(repr, STRATEGIES))} (or a tuple "
@@ -52,8 +77,10 @@ def resolve(strategy, factors) -> tuple:
         reason = STRATEGIES[name].unsupported(factor)
         if reason is not None:
             raise ValueError(f"strategy: {name!r} cannot represent factor {position}: {reason}")
-        resolved.append(name)
-    return tuple(resolved)
+        options.append([name])
+    if len(factors) == 1:
+        return (choose(factors[0], rows, itemsize) if names[0] == "auto" else options[0][0],)
+    return min(itertools.product(*options), key=lambda combination: _seconds(factors, combination, rows, itemsize))
 
 
 def fallback(name: str, factor) -> str:

@@ -22,8 +22,8 @@ import sympy
 
 from ...algebra import diagonal, position, tensor_product
 from ...algebra.algebra import check_count
+from ...kernels.masks import Mask
 
-from .. import masks
 from ..expression import Linear, Parameter, Scale, Signal
 from ..pointwise import Pointwise
 from ..structural import CausalReduce, Flip, Reduce
@@ -63,7 +63,7 @@ class Attention(Model):
 
         Q, K, V = project("W_Q"), project("W_K"), project("W_V")
         scores = Scale(Reduce(Q * Flip(K), factor=3), 1 / sympy.sqrt(self.d_head))     # (k, l, channel)
-        weights = Pointwise("softmax", scores, factor=1, mask=masks.causal(n) if self.causal else None)
+        weights = Pointwise("softmax", scores, factor=1, mask=Mask.causal() if self.causal else None)
         values = weights * Flip(V)
         attended = CausalReduce(values) if self.causal else Reduce(values)
         output = Linear(Parameter("W_O", (self.d_model, width)), attended, factor=(2, 3), into=features)

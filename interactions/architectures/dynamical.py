@@ -35,7 +35,8 @@ from ...algebra.algebra import check_count
 from ...kernels.linear_scan import linear_scan
 
 from ..expression import Linear, Parameter, Scale, Signal
-from ..pointwise import NUMERIC, Pointwise
+from ...kernels.pointwise import FUNCTIONS as NUMERIC
+from ..pointwise import Pointwise
 from .ssm import StateSpaceModel
 
 INPUT_ORDERS, HIDDEN_ORDERS = (1, 2, 3), (1, 2)

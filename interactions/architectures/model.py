@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..expression import Parameter
-from ..order import order as self_interaction_order
+from ..orders import order as self_interaction_order
 
 
 class Model:

@@ -42,7 +42,7 @@ import numpy as np
 from ...algebra.algebra import check_count
 from ...kernels.seq2tens import low_rank
 
-from ..pointwise import NUMERIC
+from ...kernels.pointwise import FUNCTIONS as NUMERIC
 from ..seq2tens import check_sequences, increments, zero_padding
 
 NORMALISE_EPSILON = 1e-5

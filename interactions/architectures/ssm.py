@@ -36,7 +36,7 @@ from ...algebra.algebra import check_count
 from ...kernels.linear_scan import linear_scan
 
 from ..expression import Parameter, Signal
-from ..order import order
+from ..orders import order
 from ..scan import Scan
 from ..structural import Reduce, ScalarProjection
 from .model import Model

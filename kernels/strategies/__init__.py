@@ -1,34 +1,43 @@
-"""The lowering strategies, one module each.  Every module has ``NAME`` and ``unsupported(factor)`` (why it
-cannot represent a factor, or None).  identify and dense factors form the leaf (`leaf`); gather and codegen
-factors are levels around it, each consuming its own axis and multiplying through the level inside.
+"""The lowering strategies: one module each, found by this registry, so a new strategy is one new file.
+
+Every strategy module declares
+
+* ``NAME`` and ``ROLE``: ``"leaf"`` strategies (identify, dense) give the factor's axis a term of the one
+  contraction at the bottom of a kernel; ``"level"`` strategies (gather, fft, codegen, graded) take their own
+  axis out of the trailing factor axes and multiply the pieces through the level inside them (``NESTING`` orders
+  levels, outermost first);
+* ``unsupported(factor)``: why it cannot represent the factor, or None (when it applies);
+* ``cost(factor, inner)``: its `kernels.cost.Cost` per batch row, given the cost of what it multiplies per pair
+  of components (``inner``);
+* how it lowers: ``term(factor, fresh)`` (a leaf's einsum term) or ``Level(factor, axis, inner)`` (a level).
+
+``strategy="auto"`` takes the cheapest applicable one by the cost model (`kernels.select`).
 
 >>> sorted(STRATEGIES)
-['codegen', 'dense', 'gather', 'identify']
+['codegen', 'dense', 'fft', 'gather', 'graded', 'identify']
+>>> [name for name in STRATEGIES if STRATEGIES[name].ROLE == "leaf"]
+['dense', 'identify']
 """
 from __future__ import annotations
 
-import math
+import importlib
+import pkgutil
 
-from . import codegen, dense, gather, identify
-
-STRATEGIES = {module.NAME: module for module in (identify, gather, codegen, dense)}
-
-#: Strategies that are levels around the leaf, outermost first (the FFT is gather's, and goes first).
-LEVELS = (codegen.NAME, gather.NAME)
+_REQUIRED = ("NAME", "ROLE", "unsupported", "cost")
 
 
-def leaf(parts, dtype):
-    """The leaf for `parts`, a list of (factor, strategy name) with strategy identify or dense."""
-    if all(name == identify.NAME and not identify.scaled(factor) for factor, name in parts):
-        return identify.Elementwise(math.prod(factor.shape[0] for factor, _ in parts))
-    return dense.Contraction(parts, dtype)
+def _discover() -> dict:
+    found = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if all(hasattr(module, attribute) for attribute in _REQUIRED):
+            found[module.NAME] = module
+    return found
 
 
-def level(factor, name: str, axis: int, inner):
-    """The level of strategy `name` for `factor` on `axis` around `inner`."""
-    return gather.level(factor, axis, inner) if name == gather.NAME else codegen.Codegen(factor, axis, inner)
+#: Strategy name -> module, for every strategy module in this package.
+STRATEGIES = _discover()
 
-
-def nesting(factor, name: str) -> int:
-    """Sort key of levels: the FFT outermost (one transform for all), then codegen, then gather."""
-    return -1 if name == gather.NAME and gather.uses_fourier(factor) else LEVELS.index(name)
+#: The strategies that are levels around the leaf, outermost first.
+LEVELS = tuple(sorted((name for name, m in STRATEGIES.items() if m.ROLE == "level"),
+                      key=lambda name: STRATEGIES[name].NESTING))

@@ -7,7 +7,7 @@ function on the components and stacks the outputs.  The function is generated an
 >>> from product_interactions.algebra import quaternions
 >>> from product_interactions.kernels.factor import Factor
 >>> from product_interactions.kernels.strategies.identify import Elementwise
->>> level = Codegen(Factor.from_algebra(quaternions()), -1, Elementwise(1))
+>>> level = lower(Factor.from_algebra(quaternions()), -1, Elementwise(1))
 >>> level(np.eye(4)[1], np.eye(4)[2])        # i j = k
 array([0., 0., 0., 1.])
 """
@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from .. import source
 from ..axes import align, components, restore, stack
-from .level import Level
+from .level import Level, around
 
 NAME = "codegen"
+ROLE = "level"
+NESTING = 1
 
 #: Factors with more nonzeros than this are refused (the source would be too long to be worth compiling).
 MAX_TERMS = 20_000
@@ -31,21 +33,32 @@ def unsupported(factor):
     return None
 
 
+def cost(factor, inner):
+    """The generated expressions' products (each an inner product) and additions, one call each, plus moving the
+    components in and stacking the outputs."""
+    c, s = inner, source.generate(factor)
+    d1, d2, d3 = factor.shape
+    linear = s.additions + s.scalings
+    copies = 2 * (d1 * c.x + d2 * c.y + 2 * d3 * c.z)           # components in, stacked and placed out
+    return around(factor, c, flops=s.products * c.flops + linear * c.z,
+                  moved=s.products * c.moved + 3 * linear * c.z + copies,
+                  temporary=d1 * c.x + d2 * c.y + (2 * d3 + s.shared + 2) * c.z + c.temporary,
+                  calls=s.products * c.calls + linear + 6, gemm=s.products * c.gemm)
+
+
+def lower(factor, axis: int, inner):
+    """The codegen level for `factor` on `axis` around `inner`."""
+    return Codegen(factor, axis, inner)
+
+
 class Codegen(Level):
     """The codegen level (see `Level`)."""
 
     strategy = NAME
 
     def __init__(self, factor, axis: int, inner):
-        super().__init__(factor, axis, inner)
+        super().__init__(factor, axis, inner, cost(factor, inner.cost))
         self.source = source.generate(factor)
-        c, s = inner.cost, self.source
-        d1, d2, d3 = factor.shape
-        linear = s.additions + s.scalings
-        copies = 2 * (d1 * c.x + d2 * c.y + 2 * d3 * c.z)           # components in, stacked and placed out
-        self.cost = self.around(flops=s.products * c.flops + linear * c.z,
-                                moved=s.products * c.moved + 3 * linear * c.z + copies,
-                                temporary=d1 * c.x + d2 * c.y + (2 * d3 + s.shared + 2) * c.z + c.temporary)
 
     def __call__(self, x, y):
         x, y = align(x, y)

@@ -3,31 +3,29 @@
 For each component x_a (or y_a, whichever needs fewer steps) the kernel gathers the y components it meets,
 multiplies once, and adds the result into the output components they land on, with the sign as an addition or
 subtraction: index arithmetic, no multiplications by zero.  Index runs with a constant step are slices (views).
-A cyclic group of dimension >= `FOURIER_MIN_DIM` goes through the FFT instead (`fourier`).
 
 >>> import numpy as np
 >>> from product_interactions.algebra import translation
 >>> from product_interactions.kernels.factor import Factor
 >>> from product_interactions.kernels.strategies.identify import Elementwise
->>> level = Gather(Factor.from_algebra(translation(3, cyclic=False)), -1, Elementwise(1))
+>>> level = lower(Factor.from_algebra(translation(3, cyclic=False)), -1, Elementwise(1))
 >>> level(np.array([1.0, 2.0, 0.0]), np.array([1.0, 1.0, 0.0]))     # (1 + 2t)(1 + t) truncated at t^2
 array([1., 3., 2.])
 """
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
 
 from ..axes import align, components, restore, stack
-from . import fourier
-from .level import Level
+from ..factor import TABLE_LIMIT
+from .level import Level, around
 
 NAME = "gather"
-
-#: Cyclic groups at least this large use the FFT (it was faster than gather and codegen from n = 8 on, for
-#: batches of 256 and 8192, on this project's benchmark machine).
-FOURIER_MIN_DIM = 8
+ROLE = "level"
+NESTING = 2
 
 #: A step is cut into runs of slices (views, in-place adds) when its runs average at least this length.
 RUN_LENGTH = 4
@@ -35,6 +33,8 @@ RUN_LENGTH = 4
 
 def unsupported(factor):
     """Why gather cannot represent `factor`, or None."""
+    if factor.nnz > TABLE_LIMIT:
+        return f"{factor.name} has {factor.nnz:,} nonzeros, more than kernels.factor.TABLE_LIMIT = {TABLE_LIMIT:,}"
     pair = factor.shared_pair()
     if pair is None:
         return None
@@ -43,14 +43,54 @@ def unsupported(factor):
             f"one per (i, j)")
 
 
-def uses_fourier(factor) -> bool:
-    """True when gather lowers `factor` through the FFT."""
-    return factor.cyclic_signs() is not None and factor.shape[0] >= FOURIER_MIN_DIM
+def cost(factor, inner):
+    """Per step: one inner product of the driving component with the gathered ones and one add into the output
+    components, each a call; gathering or scattering through an index array (not a slice) moves the data again."""
+    c, (d1, d2, d3) = inner, factor.shape
+    steps, fancy_in, fancy_out = _step_profile(factor)
+    scaled = int(np.sum(np.abs(factor.values) != 1))
+    widest = max(d1, d2)
+    moved = factor.nnz * (c.moved + 3 * c.z) + (2 * fancy_in + 4 * fancy_out) * c.z + 2 * (d1 * c.x + d2 * c.y +
+                                                                                        d3 * c.z)
+    return around(factor, c, flops=factor.nnz * (c.flops + c.z) + scaled * c.z, moved=moved,
+                  temporary=d1 * c.x + d2 * c.y + d3 * c.z + widest * (c.y + c.z + c.temporary),
+                  calls=steps * (c.calls + 1) + 4, gemm=factor.nnz * c.gemm, loop=factor.nnz * c.loop,
+                  row_calls=factor.nnz * c.row_calls)
 
 
-def level(factor, axis: int, inner):
-    """The gather level for `factor` on `axis` (the FFT for large cyclic groups)."""
-    return fourier.Fourier(factor, axis, inner) if uses_fourier(factor) else Gather(factor, axis, inner)
+#: Factors up to this many nonzeros have their steps counted exactly for the cost (beyond, estimated).
+EXACT_STEPS = 2**16
+
+
+def _step_profile(factor) -> tuple:
+    """(steps, components gathered through index arrays, components scattered through index arrays)."""
+    if factor.nnz > EXACT_STEPS:
+        if factor.rule and factor.rule[0] in ("cyclic", "truncated"):
+            return factor.shape[0] * (2 if factor.rule[0] == "cyclic" else 1), 0, 0
+        return factor.nnz, 0, 0
+    return _profile(factor.key)
+
+
+@functools.lru_cache(maxsize=64)
+def _profile(key) -> tuple:
+    shape, index_bytes, value_bytes = key
+    factor = _Table(shape, np.frombuffer(index_bytes, np.int64).reshape(-1, 3), np.frombuffer(value_bytes))
+    best = None
+    for driver in (0, 1):
+        steps = _groups(factor, driver)
+        indexed = [(_index(b), _index(k)) for _, b, k, _ in steps]
+        profile = (len(steps), sum(len(b) for b, (bi, _) in zip((s[1] for s in steps), indexed)
+                                   if not isinstance(bi, slice)),
+                   sum(len(k) for k, (_, ki) in zip((s[2] for s in steps), indexed) if not isinstance(ki, slice)))
+        best = profile if best is None or profile < best else best
+    return best
+
+
+class _Table:
+    """The indices and values `_groups` reads (a cached profile works from the factor's bytes)."""
+
+    def __init__(self, shape, indices, values):
+        self.shape, self.indices, self.values = shape, indices, values
 
 
 def _runs(others, outputs):
@@ -95,23 +135,21 @@ def _groups(factor, driver: int):
     return steps
 
 
+def lower(factor, axis: int, inner):
+    """The gather level for `factor` on `axis` around `inner`."""
+    return Gather(factor, axis, inner)
+
+
 class Gather(Level):
     """The gather level (see `Level`)."""
 
     strategy = NAME
 
     def __init__(self, factor, axis: int, inner):
-        super().__init__(factor, axis, inner)
+        super().__init__(factor, axis, inner, cost(factor, inner.cost))
         by_x, by_y = _groups(factor, 0), _groups(factor, 1)
         self.driver = 0 if len(by_x) <= len(by_y) else 1
         self.steps = [(a, _index(b), _index(k), c) for a, b, k, c in (by_x if self.driver == 0 else by_y)]
-        c = inner.cost
-        d1, d2, d3 = factor.shape
-        widest = max((len(b) for _, b, _, _ in (by_x if self.driver == 0 else by_y)), default=0)
-        terms = factor.nnz
-        self.cost = self.around(flops=terms * (c.flops + c.z) + np.sum(np.abs(factor.values) != 1) * c.z,
-                                moved=terms * (c.moved + 3 * c.z + c.y) + 2 * (d1 * c.x + d2 * c.y + d3 * c.z),
-                                temporary=d1 * c.x + d2 * c.y + d3 * c.z + widest * (c.y + c.z + c.temporary))
 
     def __call__(self, x, y):
         x, y = align(x, y)

@@ -1,7 +1,7 @@
 """identify: lam[i, j, k] = c_i [i == j == k] (diagonal and position algebras).
 
 The factor's axis is a shared index of x, y and z, so it costs nothing of its own: with every c_i = 1 the
-product over such axes is ``x * y``; otherwise the coefficients join the leaf's contraction (see `dense`).
+product over such axes is ``x * y``; otherwise the coefficients join the leaf's contraction as a vector.
 
 >>> from product_interactions.algebra import diagonal, quaternions
 >>> from product_interactions.kernels.factor import Factor
@@ -17,6 +17,7 @@ import operator
 from ..cost import Cost
 
 NAME = "identify"
+ROLE = "leaf"
 
 
 def unsupported(factor):
@@ -24,17 +25,32 @@ def unsupported(factor):
     d1, d2, d3 = factor.shape
     if not d1 == d2 == d3:
         return f"{factor.name} maps {d1} x {d2} -> {d3}; identify needs one shared dimension"
-    witness = factor.off_diagonal()
-    if witness is not None:
+    if factor.diagonal() is None:
+        witness = factor.off_diagonal()
         value = factor.values[(factor.indices == witness).all(axis=1)][0]
         return (f"lam[{', '.join(map(str, witness))}] = {value:g} in {factor.name}; identify needs "
                 f"lam[i, j, k] = 0 unless i == j == k")
     return None
 
 
-def scaled(factor) -> bool:
-    """True when some c_i differs from 1 (then the coefficients must be multiplied in)."""
-    return bool((factor.diagonal() != 1).any())
+def cost(factor, inner: Cost) -> Cost:
+    """A shared axis: the inner cost times the dimension (plus the coefficients when they are not all 1)."""
+    d = factor.shape[0]
+    scaled = not factor.is_unit_diagonal()
+    return Cost(d * inner.x, d * inner.y, d * inner.z, d * inner.flops + scaled * d * inner.z,
+                d * inner.moved + scaled * 2 * d * inner.z, d * inner.temporary, inner.fixed + scaled * d,
+                inner.calls + scaled, d * inner.gemm, d * inner.loop, d * inner.row_calls)
+
+
+def term(factor, fresh):
+    """The leaf term: one shared label for x, y and z, and the coefficients when they are not all 1."""
+    shared = fresh()
+    return shared, shared, shared, None if factor.is_unit_diagonal() else shared
+
+
+def constant(factor, dtype):
+    """The constant operand of `term` (the coefficients)."""
+    return factor.diagonal().astype(dtype)
 
 
 class Elementwise:

@@ -10,7 +10,7 @@ from product_interactions.algebra import (clifford, complex_numbers, diagonal, p
 from product_interactions.interactions import (Add, CausalReduce, Scan, Flip, Linear, Mul, NeighbourhoodReduce, Parameter, Pointwise,
                           RankProjection, Reduce, Scale, ScalarProjection, Signal, formula, masks,
                           multiplication_operator, order)
-from product_interactions.interactions.order import polynomial_degree
+from product_interactions.interactions.orders import polynomial_degree
 
 N, D = 3, 2
 RELATION = tensor_product(position(N), position(N), quaternions())
@@ -168,12 +168,14 @@ def test_scan_gradient_and_bad_steps():
 
 
 def test_fused_score_never_builds_the_full_product():
+    from product_interactions.kernels.plan import Constant, Contract, Expand, Register
     X = relation_signal()
-    from product_interactions.kernels.compile import NumericContext
-    context = NumericContext({"x": np.ones((1, N, 4))}, {})
-    lowered = context.lowered(ScalarProjection(X * Flip(X)))
-    constants = [a for a, _, _, c in lowered.operands if c]
-    assert len(lowered.operands) == 3 and constants[0].shape == (4, 4, 1)   # x, x and the e_0 slice of lam
+    plan = ScalarProjection(X * Flip(X)).compile(strategy="dense")
+    assert [type(step) for step in plan.steps] == [Contract, Expand]        # one contraction, then the output layout
+    contraction = next(step for step in plan.steps if isinstance(step, Contract))
+    kinds = [type(source) for source in contraction.operands]
+    constants = [source.value for source in contraction.operands if isinstance(source, Constant)]
+    assert kinds.count(Register) == 2 and len(constants) == 1 and constants[0].shape == (4, 4, 1)  # x, x, e_0 of lam
 
 
 # ---------------------------------------------------------------------- bad input
@@ -222,26 +224,25 @@ def test_bad_compiled_inputs():
 
 
 @pytest.mark.parametrize("name, expr, signal, expected", cases(), ids=[c[0] for c in cases()])
-def test_gathered_products_equal_blocks(name, expr, signal, expected, monkeypatch):
-    import product_interactions.kernels.fused as fused_module
+def test_every_product_strategy_gives_the_same_numbers(name, expr, signal, expected):
     rng = np.random.default_rng(11)
     signals, params = _numeric_inputs(expr, rng)
-    blocks = expr.compile()(signals, params)
-    monkeypatch.setattr(fused_module, "BLOCK_BYTES", 0)       # every group-like factor is gathered now
-    np.testing.assert_allclose(expr.compile()(signals, params), blocks, rtol=1e-12, atol=1e-12)
+    blocks = expr.compile(strategy="dense")(signals, params)
+    for strategy in ("auto", "gather", "codegen", "fft", "graded"):    # each where it applies, auto elsewhere
+        np.testing.assert_allclose(expr.compile(strategy=strategy)(signals, params), blocks, rtol=1e-12,
+                                   atol=1e-12, err_msg=strategy)
 
 
-def test_long_convolution_is_gathered_not_densified(monkeypatch):
-    import product_interactions.kernels.fused as fused_module
+def test_long_convolution_is_gathered_not_densified():
     from product_interactions.interactions.architectures import convolution
-    monkeypatch.setattr(fused_module, "BLOCK_BYTES", 2**20)    # the (3, 512, 512) block would take 6 MB
+    from product_interactions.kernels.plan import Constant, Gather
     model = convolution(channels_in=1, channels_out=1, size=3, cyclic=False)
     params = model.init(seed=0)
     x = np.random.default_rng(1).standard_normal((2, 512, 1))
-    from product_interactions.kernels.compile import NumericContext
-    expr, _, _ = model._get((512,))
-    lowered = NumericContext({"x": x}, params).lowered(expr)
-    assert max((np.size(a) for a, _, _, constant in lowered.operands if constant), default=0) < 512 * 512
+    plan = model.build((512,))[0].compile()
+    assert any(isinstance(step, Gather) for step in plan.steps)
+    constants = [s.value for step in plan.steps for s in step.sources() if isinstance(s, Constant)]
+    assert max((c.size for c in constants), default=0) < 512 * 512          # never the (3, 512, 512) block
     expected = [np.convolve(row, params["K"][:, 0, 0])[:512] for row in x[..., 0]]
     np.testing.assert_allclose(model.apply(params, x)[..., 0], expected, rtol=1e-12, atol=1e-12)
 

@@ -4,7 +4,9 @@ import numpy as np
 from product_interactions.algebra import (Algebra, clebsch_gordan, clifford, complex_numbers, diagonal, direct_sum, gaunt, matrix_algebra,
                      position, quaternions, tensor_algebra, tensor_product, translation)
 
-STRATEGY_NAMES = ("identify", "gather", "codegen", "dense")
+from product_interactions.kernels import STRATEGIES
+
+STRATEGY_NAMES = tuple(STRATEGIES)          # every registered strategy: a new one is tested without a change here
 
 
 def random_dense(dim: int = 5, seed: int = 0) -> Algebra:
@@ -17,11 +19,12 @@ def builtin_algebras() -> dict:
     """Every built-in family, small: plain algebras, a direct sum and tensor products (with FFT-sized cyclic)."""
     plain = [diagonal(3), position(4), translation(5), translation(9), translation(6, cyclic=False), clifford(2),
              clifford(3, 0, 1), clifford(1, 1), complex_numbers(), quaternions(), matrix_algebra(2),
-             tensor_algebra(2, 2), direct_sum(complex_numbers(), diagonal(2)), random_dense(), clebsch_gordan(2),
-             clebsch_gordan(1, parity=True), gaunt(1)]
+             tensor_algebra(2, 2), tensor_algebra(3, 3), direct_sum(complex_numbers(), diagonal(2)), random_dense(),
+             clebsch_gordan(2), clebsch_gordan(1, parity=True), gaunt(1)]
     products = [tensor_product(position(3), quaternions()), tensor_product(translation(3), matrix_algebra(2)),
                 tensor_product(clifford(1), diagonal(2), translation(4, cyclic=False)),
-                tensor_product(translation(8), translation(4)), tensor_product(random_dense(3, seed=1), position(2))]
+                tensor_product(translation(8), translation(4)), tensor_product(random_dense(3, seed=1), position(2)),
+                tensor_product(tensor_algebra(2, 2), quaternions()), tensor_product(position(2), tensor_algebra(2, 2))]
     return {A.name: A for A in plain + products}
 
 

@@ -7,10 +7,11 @@ from kernel_cases import numeric_gradient, relative_error
 
 from product_interactions import kernels
 from product_interactions.algebra import clifford, diagonal, position, quaternions, tensor_product, translation
-from product_interactions.kernels.strategies import gather
+from product_interactions.algebra import tensor_algebra
 
-CASES = [(diagonal(3), "identify"), (translation(9), "gather"), (translation(5, cyclic=False), "gather"),
-         (clifford(3, 0, 1), "codegen"), (quaternions(), "dense"), (tensor_product(position(2), quaternions()), "auto"),
+CASES = [(diagonal(3), "identify"), (translation(9), "gather"), (translation(9), "fft"),
+         (translation(5, cyclic=False), "gather"), (clifford(3, 0, 1), "codegen"), (quaternions(), "dense"),
+         (tensor_algebra(2, 2), "graded"), (tensor_product(position(2), quaternions()), "auto"),
          (tensor_product(translation(3), clifford(1)), ("gather", "dense"))]
 
 
@@ -31,8 +32,7 @@ def test_gradients_equal_finite_differences(A, strategy):
         assert relative_error(gradient, numeric_gradient(loss, (x, y), index)) < 1e-7
 
 
-def test_index_gather_gradient(monkeypatch):
-    monkeypatch.setattr(gather, "FOURIER_MIN_DIM", 100)
+def test_index_gather_gradient():
     kernel = kernels.product(translation(6), strategy="gather")
     x, y = np.random.default_rng(1).standard_normal((2, 6))
     loss = lambda x, y: anp.sum(kernel(x, y) ** 2)      # noqa: E731

@@ -12,12 +12,17 @@ from product_interactions.kernels.factor import Factor
 
 @pytest.mark.parametrize("A, expected", [
     (diagonal(256), ("identify",)), (tensor_product(position(64), diagonal(32)), ("identify", "identify")),
-    (translation(256), ("gather",)), (translation(256, cyclic=False), ("gather",)),
-    (clifford(3, 0, 1), ("codegen",)), (matrix_algebra(3), ("codegen",)), (tensor_algebra(2, 3), ("codegen",)),
-    (random_dense(8), ("dense",)), (tensor_product(translation(64), quaternions()), ("gather", "codegen")),
+    (translation(256), ("fft",)), (translation(256, cyclic=False), ("gather",)), (clifford(3, 0, 1), ("codegen",)),
+    (tensor_algebra(2, 3), ("graded",)), (tensor_algebra(4, 5), ("graded",)), (random_dense(8), ("dense",)),
+    (tensor_product(translation(64), quaternions()), ("fft", "codegen")),
 ])
-def test_auto_picks_by_structure(A, expected):
+def test_auto_picks_what_the_structure_makes_cheapest_at_a_large_batch(A, expected):
     assert kernels.product(A).strategies == expected
+
+
+def test_auto_takes_few_calls_for_a_few_rows():
+    assert kernels.product(clifford(3, 0, 1)).strategies_for(8) == ("dense",)
+    assert kernels.product(matrix_algebra(3)).strategies_for(10**5) != ("dense",)
 
 
 def test_codegen_writes_one_expression_per_component_and_shares_subexpressions():
@@ -75,11 +80,11 @@ def test_tensor_products_are_never_contracted_through_a_kronecker_product():
 
 def test_mixed_strategies_nest_each_factor_on_its_own_axis():
     A = tensor_product(clifford(2), translation(9), diagonal(2), quaternions())
-    kernel = kernels.product(A, strategy=("codegen", "gather", "identify", "dense"))
+    kernel = kernels.product(A, strategy=("codegen", "fft", "identify", "dense"))
     x, y = operands(A, batch=(3,))
     assert relative_error(kernel(x, y), reference(A, x, y)) <= 1e-12
     lines = kernel.explain().splitlines()
-    assert [line.split(" on axis")[0] for line in lines if " on axis " in line] == ["gather via FFT", "codegen"]
+    assert [line.split(" on axis")[0] for line in lines if " on axis " in line] == ["fft", "codegen"]
 
 
 def test_component_major_layout_equals_batch_first():

@@ -7,7 +7,6 @@ from kernel_cases import STRATEGY_NAMES, builtin_algebras, operands, reference, 
 
 from product_interactions import kernels
 from product_interactions.algebra import clifford, diagonal, tensor_product, translation
-from product_interactions.kernels.strategies import gather
 
 ALGEBRAS = builtin_algebras()
 TOLERANCE = {np.float64: 1e-12, np.float32: 1e-5}
@@ -38,22 +37,25 @@ def test_every_strategy_equals_the_dense_reference(name, dtype):
     assert {"auto", "codegen", "dense"} <= set(tried)
 
 
-def test_gather_covers_its_index_path_and_its_fft_path(monkeypatch):
-    A = translation(9)
-    x, y = operands(A, batch=(4, 3))
-    assert "fft" in kernels.product(A, strategy="gather").explain()
-    monkeypatch.setattr(gather, "FOURIER_MIN_DIM", 10)
-    index_kernel = kernels.product(A, strategy="gather")
-    assert "fft" not in index_kernel.explain()
-    assert relative_error(index_kernel(x, y), reference(A, x, y)) <= 1e-12
+@pytest.mark.parametrize("rows", [1, 8, 64, 4096, 10**5])
+def test_auto_takes_the_cheapest_strategy_by_the_cost_model(rows):
+    from product_interactions.kernels import select
+    for A in ALGEBRAS.values():
+        if len(A.shape) > 1:
+            continue
+        factor = kernels.Factor.from_algebra(A)
+        chosen = kernels.product(A).strategies_for(rows)[0]
+        prices = {name: select.estimate(factor, name, max(4 ** (rows.bit_length() // 2), 1))
+                  for name in select.applicable(factor)}
+        assert prices[chosen] == min(prices.values()), (A.name, rows, prices)
 
 
 def test_fft_handles_complex_spectra_inside_a_two_dimensional_lattice():
     A = tensor_product(translation(10), translation(12))
     x, y = operands(A, batch=(3,))
     expected = np.fft.irfft2(np.fft.rfft2(x) * np.fft.rfft2(y), s=A.shape)
-    kernel = kernels.product(A)
-    assert kernel.explain().count("FFT") == 2
+    kernel = kernels.product(A, strategy="fft")
+    assert kernel.explain().count("fft on axis") == 2
     assert relative_error(kernel(x, y), expected) <= 1e-12
 
 
@@ -88,7 +90,7 @@ def test_chunked_and_unchunked_batches_agree(monkeypatch, y_batch, layout):
                   else (lambda a: np.moveaxis(a, -1, 0), lambda a: np.moveaxis(a, 0, -1)))
     for strategy in ("codegen", "gather", "dense"):
         kernel = kernels.product(A, strategy=strategy, layout=layout)
-        monkeypatch.setattr(kernel, "_chunk_bytes", 50_000)          # chunks of a few rows, the last one partial
+        monkeypatch.setattr(kernel, "_chunk_bytes", lambda program: 50_000)   # a few rows, the last one partial
         assert kernel._rows((1000, 2)) < 100
         assert relative_error(back(kernel(move(x), move(y))), expected) <= 1e-12
 

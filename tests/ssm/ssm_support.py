@@ -9,7 +9,7 @@ import pytest
 import sympy
 
 from product_interactions.interactions import Scan, formula
-from product_interactions.interactions.order import polynomial_degree
+from product_interactions.interactions.orders import polynomial_degree
 
 
 def sigmoid(v):

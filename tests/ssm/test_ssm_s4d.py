@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from product_interactions.interactions.architectures.ssm import Orders, ssm
-from product_interactions.interactions.order import polynomial_degree
+from product_interactions.interactions.orders import polynomial_degree
 from ssm_support import check_gradient, formula_values, ssm_loop, step_degrees
 
 METHODS = ["auto", "convolution", "sequential", "parallel", "expression"]

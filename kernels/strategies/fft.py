@@ -1,4 +1,4 @@
-"""The FFT path of `gather`, for lam[i, j, k] = [k = s1 i + s2 j mod n] (cyclic groups and their transposes).
+"""fft: lam[i, j, k] = [k = s1 i + s2 j mod n] (cyclic groups and their transposes), through the DFT.
 
 The DFT turns the circular convolution into a product per frequency; s = -1 (a reflected argument, as in the
 vector-Jacobian products) conjugates a real spectrum and reflects a complex one.  Real inputs use rfft/irfft;
@@ -8,7 +8,7 @@ complex ones (a cyclic factor inside another's FFT, e.g. a 2-D lattice) use fft/
 >>> from product_interactions.algebra import translation
 >>> from product_interactions.kernels.factor import Factor
 >>> from product_interactions.kernels.strategies.identify import Elementwise
->>> level = Fourier(Factor.from_algebra(translation(4)), -1, Elementwise(1))
+>>> level = lower(Factor.from_algebra(translation(4)), -1, Elementwise(1))
 >>> level(np.array([0.0, 1.0, 0.0, 0.0]), np.array([0.0, 0.0, 0.0, 1.0])).round(12)   # e_1 e_3 = e_0
 array([1., 0., 0., 0.])
 """
@@ -18,9 +18,35 @@ import math
 
 import numpy as np
 
-from .level import Level
+from .level import Level, around
 
-NAME = "gather (fft)"
+NAME = "fft"
+ROLE = "level"
+NESTING = 0                     # outermost: one transform for everything inside
+
+
+def unsupported(factor):
+    """Why the FFT cannot represent `factor` (it needs a cyclic group or a transpose of one), or None."""
+    if factor.cyclic_signs() is None:
+        return f"{factor.name} is not a cyclic group algebra (lam[i, j, k] = [k = +-i +- j mod n]); fft needs one"
+    return None
+
+
+def cost(factor, inner):
+    """Three transforms of 2.5 n log2 n FLOPs per inner element, and the inner product on n/2 + 1 complex
+    frequencies (4 real products each)."""
+    c, n = inner, factor.shape[0]
+    half = n // 2 + 1
+    transform = 2.5 * n * math.log2(max(n, 2))
+    transforms = transform * (c.x + c.y + c.z)
+    return around(factor, c, flops=transforms + 4 * half * c.flops, moved=4 * n * (c.x + c.y + c.z) + 2 * half * c.moved,
+                  temporary=2 * half * (c.x + c.y + c.z + c.temporary), calls=6 + 4 * c.calls, gemm=4 * half * c.gemm,
+                  loop=transforms + 4 * half * c.loop, row_calls=c.x + c.y + c.z + 4 * half * c.row_calls)
+
+
+def lower(factor, axis: int, inner):
+    """The FFT level for `factor` on `axis` around `inner`."""
+    return Fourier(factor, axis, inner)
 
 
 class Fourier(Level):
@@ -30,14 +56,8 @@ class Fourier(Level):
     chunk_bytes = None          # no gain from chunks
 
     def __init__(self, factor, axis: int, inner):
-        super().__init__(factor, axis, inner)
+        super().__init__(factor, axis, inner, cost(factor, inner.cost))
         self.n, self.signs = factor.shape[0], factor.cyclic_signs()
-        c, n = inner.cost, self.n
-        half = n // 2 + 1
-        transform = 2.5 * n * math.log2(max(n, 2))
-        self.cost = self.around(flops=transform * (c.x + c.y + c.z) + 4 * half * c.flops,
-                                moved=2 * n * (c.x + c.y + c.z) + 2 * half * c.moved,
-                                temporary=2 * half * (c.x + c.y + c.z + c.temporary))
 
     def _spectrum(self, x, sign: int, real: bool):
         if real:
@@ -59,5 +79,5 @@ class Fourier(Level):
 
     def describe(self) -> list:
         s1, s2 = ("" if s > 0 else "-" for s in self.signs)
-        return [f"gather via FFT on axis {self.axis}: z = irfft(rfft({s1}x) * rfft({s2}y)), n = {self.n} "
+        return [f"fft on axis {self.axis}: z = irfft(rfft({s1}x) * rfft({s2}y)), n = {self.n} "
                 f"(cyclic: k = {s1}i + {s2}j mod {self.n})"]

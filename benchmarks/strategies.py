@@ -1,0 +1,121 @@
+"""Every strategy on every built-in algebra, timed in one run, beside what ``strategy="auto"`` picks.
+
+    python benchmarks/strategies.py [--repeats 5] [--batches 64,4096,65536] [--dtype float64]
+
+For each algebra and batch: the median time of each strategy that applies (forced; those the model puts 30 times
+beyond the best are skipped), the model's estimate, auto's choice and auto's time over the best forced time
+(target: at most 1.1).  The first line records the machine's
+load.  Each kernel is checked against the dense reference before it is timed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.timing import median_time  # noqa: E402
+from product_interactions import kernels  # noqa: E402
+from product_interactions.algebra import (clebsch_gordan, clifford, complex_numbers, diagonal, gaunt,  # noqa: E402
+                                          matrix_algebra, position, quaternions, tensor_algebra, tensor_product,
+                                          translation)
+from product_interactions.kernels import select  # noqa: E402
+
+TARGET = 1.1
+
+
+def algebras() -> list:
+    """Every built-in family at a small and a large size, and tensor products."""
+    return [diagonal(16), position(256), translation(8), translation(64), translation(512),
+            translation(16, cyclic=False), translation(128, cyclic=False), tensor_algebra(2, 4), tensor_algebra(4, 3),
+            tensor_algebra(4, 5), clifford(2), clifford(3), clifford(3, 0, 1), clifford(4, 1), complex_numbers(),
+            quaternions(), matrix_algebra(2), matrix_algebra(4), matrix_algebra(8), clebsch_gordan(1),
+            clebsch_gordan(2), clebsch_gordan(4), clebsch_gordan(2, parity=True), gaunt(2),
+            tensor_product(position(16), quaternions()), tensor_product(translation(16), diagonal(8))]
+
+
+def forced(A, dtype, batches) -> dict:
+    """{strategy tuple: kernel} for every single strategy that applies to all factors, and auto."""
+    found = {}
+    for name in kernels.STRATEGIES:
+        factors = [kernels.Factor.from_algebra(f) for f in A.factors]
+        if name == "dense" and sum(np.prod(f.shape) for f in factors) * dtype.itemsize > 2**26:
+            continue                                  # constants over 64 MB: not a contender
+        try:
+            kernel = kernels.product(A, strategy=name, dtype=dtype)
+        except ValueError:
+            continue
+        found[kernel.strategies] = kernel
+    auto = kernels.product(A, dtype=dtype)
+    for names in {auto.strategies_for(rows) for rows in batches}:
+        if names not in found:
+            found[names] = kernels.product(A, strategy=names, dtype=dtype)
+    return found
+
+
+def interleaved(kernel_table, x, y, repeats) -> dict:
+    """Median seconds per kernel, timed round-robin (a BLAS thread left spinning by one strategy, or a burst of
+    load, then falls on all of them alike)."""
+    times = {names: [] for names in kernel_table}
+    for kernel in kernel_table.values():
+        kernel(x, y)
+    for _ in range(repeats):
+        for names, kernel in kernel_table.items():
+            times[names].append(median_time(lambda: kernel(x, y), repeats=1, warmup=0))
+    return {names: float(np.median(values)) for names, values in times.items()}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--batches", default="64,4096,65536")
+    parser.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    parser.add_argument("--only", default="", help="only the algebras whose name contains this text")
+    arguments = parser.parse_args(argv)
+    dtype, batches = np.dtype(arguments.dtype), [int(b) for b in arguments.batches.split(",")]
+    rng = np.random.default_rng(0)
+    print(f"numpy {np.__version__}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, {dtype.name}")
+    print(f"{'algebra':32} {'batch':>6} {'auto picks':24} {'auto/best':>9}  strategies: ms (model ms)", flush=True)
+    worst = 0.0
+    for A in (A for A in algebras() if arguments.only in A.name):
+        kernel_table = forced(A, dtype, batches)
+        auto = kernels.product(A, dtype=dtype)
+        for batch in batches:
+            if batch * A.dim * dtype.itemsize > 2**29:
+                continue
+            x, y = (rng.standard_normal((batch, *A.shape)).astype(dtype) for _ in range(2))
+            if len(A.shape) == 1 and A.dim <= 128:
+                expected = np.einsum("bi,bj,ijk->bk", x[:8].astype(float), y[:8].astype(float),
+                                     A.structure_constants())
+                for names, kernel in kernel_table.items():
+                    assert np.allclose(kernel(x[:8], y[:8]), expected, rtol=1e-4, atol=1e-4), (A.name, names)
+            models = {names: model(A, names, batch, dtype) for names in kernel_table}
+            contenders = {names: kernel for names, kernel in kernel_table.items()
+                          if models[names] <= 30 * min(models.values()) or names == auto.strategies_for(batch)}
+            timings = interleaved(contenders, x, y, arguments.repeats)
+            chosen = auto.strategies_for(batch)
+            best = min(timings.values())
+            ratio = timings[chosen] / best
+            worst = max(worst, ratio)
+            rest = " ".join(f"{'+'.join(n)}: {t * 1e3:.3g} ({models[n] * 1e3:.3g})"
+                            for n, t in sorted(timings.items(), key=lambda item: item[1]))
+            print(f"{A.name[:32]:32} {batch:>6} {'+'.join(chosen):24} {ratio:9.2f}  {rest}", flush=True)
+    print(f"worst auto/best: {worst:.2f} (target <= {TARGET})")
+    return 0 if worst <= TARGET else 1
+
+
+def model(A, names, batch, dtype) -> float:
+    """The cost model's seconds for the strategy tuple (factor by factor, as auto ranks them)."""
+    factors = [kernels.Factor.from_algebra(f) for f in A.factors]
+    total = 0.0
+    for position_, (factor, name) in enumerate(zip(factors, names)):
+        rest = int(np.prod([f.shape[2] for n, f in enumerate(factors) if n != position_]))
+        total = max(total, select.estimate(factor, name, batch, dtype.itemsize, rest))
+    return total
+
+
+if __name__ == "__main__":
+    sys.exit(main())

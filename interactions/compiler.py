@@ -1,0 +1,79 @@
+"""`compile(expr)`: an expression lowered into a `kernels.plan.Plan`, node by node, once.
+
+Each node lowers itself (its ``_lower``) through the public builder API of `kernels` (`kernels.builder`), so the
+plan is built when the expression is compiled, never per call; `Plan.explain()` prints it.  Inputs: a signal's
+array has batch axes, then one axis per factor it varies along (``signal.shape``); a parameter's array has
+exactly its ``shape``.  The output has batch axes, then ``expr.shape``.
+
+>>> import numpy as np
+>>> from product_interactions.algebra import complex_numbers
+>>> from product_interactions.interactions import Signal, Parameter
+>>> C = complex_numbers()
+>>> X, K = Signal("x", C), Parameter("k", C)
+>>> f = compile(K * X)
+>>> f(np.array([[1., 2.]]), {"k": np.array([0., 1.])})      # i * (1 + 2i) = -2 + i
+array([[-2.,  1.]])
+"""
+from __future__ import annotations
+
+from ..kernels.builder import PlanBuilder
+from .expression import Expr, Parameter, Signal, check_expression
+from .scan import Placeholder
+
+
+class Lowering:
+    """The lowered value of every node of one expression (each node lowered once), and the builder they go to;
+    a scan's body gets a child with its placeholders bound."""
+
+    def __init__(self, builder: PlanBuilder, root: "Lowering" | None = None, bindings=None):
+        self.builder, self._root = builder, root or self
+        self._values = {id(node): value for node, value in (bindings or {}).items()}
+        self._inputs = {} if root is None else None
+
+    def child(self, builder: PlanBuilder, bindings: dict) -> "Lowering":
+        """A lowering for an enclosed body (a Scan step) with placeholders bound to values."""
+        return Lowering(builder, self._root, bindings)
+
+    def value(self, node: Expr):
+        """The node's lowered value (a `kernels.builder.Value`, or a register for a matrix parameter)."""
+        if id(node) not in self._values:
+            if isinstance(node, Placeholder):
+                raise ValueError(f"{node.name}: a placeholder used outside the node that binds it")
+            self._values[id(node)] = node._lower(self)
+        return self._values[id(node)]
+
+    def input(self, node):
+        """The value of a signal or parameter, declared once per name in the whole plan."""
+        inputs = self._root._inputs
+        if node.name not in inputs:
+            builder = self._root.builder
+            if isinstance(node, Signal):
+                inputs[node.name] = builder.signal(node.name, node.factors, node.units, node.support,
+                                                   f" (batch axes, then one axis per factor of {node.algebra.name} "
+                                                   f"that is not constant)")
+            elif node.algebra is None:
+                inputs[node.name] = builder.matrix(node.name, node.array_shape)
+            else:
+                inputs[node.name] = builder.parameter(node.name, node.factors, node.units, node.support)
+        return inputs[node.name]
+
+
+def _check_names(expr) -> None:
+    nodes = expr.walk()
+    for kind in (Signal, Parameter):
+        table = {}
+        for node in nodes:
+            if isinstance(node, Placeholder) or not isinstance(node, kind):
+                continue
+            if table.setdefault(node.name, node) is not node:
+                raise ValueError(f"expr: two different {kind.__name__.lower()}s are named {node.name!r}")
+
+
+def compile(expr, strategy: str = "auto"):
+    """Compile an expression to a `kernels.plan.Plan` (see the module docstring); `strategy` forces one lowering
+    strategy on every product factor it applies to ("auto": the cheapest by the cost model)."""
+    check_expression(expr, "expr")
+    _check_names(expr)
+    builder = PlanBuilder(strategy=strategy)
+    value = Lowering(builder).value(expr)
+    return builder.finish(value, expr.factors, expr.units, name=repr(expr)[:80])

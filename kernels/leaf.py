@@ -1,0 +1,134 @@
+"""The leaf of a product kernel: one contraction over the factors whose strategy is a leaf (identify, dense).
+
+Each leaf strategy gives its factor's axis a term (`kernels.strategies`): labels for x, y and z and, when it
+has constants, their labels.  All terms form one opt_einsum contraction with the constants as constants, built
+once per pair of input shapes (path included) and cached; constants come first in the equation so that
+intermediates keep the batch axes first, and with one dense factor x meets its lam in one matrix product, then
+y.  Factors are contracted one at a time, never through a Kronecker product.  When every term is a bare shared
+label the leaf is ``x * y``.
+
+>>> import numpy as np
+>>> from product_interactions.algebra import quaternions
+>>> from product_interactions.kernels.factor import Factor
+>>> leaf = build([(Factor.from_algebra(quaternions()), "dense")], np.float64)
+>>> leaf.equation
+'abc,...a,...b->...c'
+>>> leaf(np.eye(4)[1], np.eye(4)[2])        # i j = k
+array([0., 0., 0., 1.])
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import opt_einsum as oe
+
+from . import numpy_backend
+from .cost import Cost
+from .strategies import STRATEGIES
+from .strategies.identify import Elementwise
+
+#: Contract expressions kept per leaf (one per pair of input shapes).
+EXPRESSIONS_KEPT = 64
+
+
+def cost(parts) -> Cost:
+    """The leaf's cost per batch row: the strategies' own costs composed when at most one factor has constants
+    of three axes (the calibrated single-contraction case), else opt_einsum's count for the whole contraction."""
+    symbols = (oe.get_symbol(n) for n in range(3 * len(parts) + 3))
+    terms = [STRATEGIES[name].term(factor, symbols.__next__) for factor, name in parts]
+    if sum(1 for t in terms if t[3] is not None and len(t[3]) == 3) <= 1:
+        total = Cost.elementwise(1)
+        for factor, name in parts:
+            total = STRATEGIES[name].cost(factor, total)
+        return total
+    return Contraction.count(parts, terms)
+
+
+def build(parts, dtype):
+    """The leaf for `parts`, a list of (factor, leaf strategy name) for the trailing axes in order."""
+    symbols = (oe.get_symbol(n) for n in range(3 * len(parts) + 3))
+    terms = [STRATEGIES[name].term(factor, symbols.__next__) for factor, name in parts]
+    if all(t[3] is None and t[0] == t[1] == t[2] for t in terms):
+        return Elementwise(math.prod(factor.shape[0] for factor, _ in parts))
+    return Contraction(parts, terms, dtype)
+
+
+class Contraction:
+    """The leaf contraction; see the module docstring."""
+
+    #: Few large chunks: every matrix product synchronises the BLAS threads, which costs most on a loaded machine.
+    chunk_bytes = 16 * 2**20
+
+    def __init__(self, parts, terms, dtype):
+        self.dtype = np.dtype(dtype)
+        x, y, z = ("".join(t[role] for t in terms) for role in range(3))
+        constant = [(factor, name, t[3]) for (factor, name), t in zip(parts, terms) if t[3] is not None]
+        self.equation = ",".join([*(labels for _, _, labels in constant), f"...{x}", f"...{y}"]) + f"->...{z}"
+        self._constant_parts = [(factor, name) for factor, name, _ in constant]
+        self._shapes = [tuple(factor.shape[:1]) if len(labels) == 1 else factor.shape
+                        for factor, _, labels in constant]
+        self._path = self._single_dense_path([labels for _, _, labels in constant])
+        self._constants = None
+        self._expressions = {}
+        self.cost = self.count(parts, terms)
+
+    @staticmethod
+    def count(parts, terms) -> Cost:
+        """The contraction's cost per batch row, by opt_einsum's path for 1024 rows: its FLOPs at the speed of
+        per-row loops (several dense factors contract through einsum steps more than through large matrix
+        products), one row loop per pairwise step."""
+        x, y, z = ("".join(t[role] for t in terms) for role in range(3))
+        constant = [(factor, t[3]) for (factor, _), t in zip(parts, terms) if t[3] is not None]
+        equation = ",".join([*(labels for _, labels in constant), f"...{x}", f"...{y}"]) + f"->...{z}"
+        shapes = [tuple(factor.shape[:1]) if len(labels) == 1 else factor.shape for factor, labels in constant]
+        sizes = [math.prod(f.shape[r] for f, _ in parts) for r in range(3)]
+        rows = 1024
+        many = [(rows, *(f.shape[r] for f, _ in parts)) for r in (0, 1)]
+        info = oe.contract_path(equation, *shapes, *many, shapes=True)[1]
+        steps = len(info.contraction_list)
+        return Cost(*sizes, flops=float(info.opt_cost) / rows, moved=sum(sizes) + 2 * sum(info.size_list) / rows,
+                    temporary=float(info.largest_intermediate) / rows, fixed=sum(map(math.prod, shapes)),
+                    calls=steps + 25, loop=float(info.opt_cost) / rows, row_calls=steps)
+
+    @staticmethod
+    def _single_dense_path(terms):
+        """With one dense factor: x into its lam first (one matrix product, batch axes first, lam not transposed;
+        it beat the outer product of x and y first, then lam), then the rest in one step; with several dense
+        factors, opt_einsum's optimiser chooses."""
+        dense = [n for n, term in enumerate(terms) if len(term) == 3]
+        if len(dense) != 1:
+            return "auto"
+        return [(dense[0], len(terms)), tuple(range(len(terms) + 1))]
+
+    def constants(self) -> list:
+        """The constant operands in the kernel's dtype (built on first use)."""
+        if self._constants is None:
+            self._constants = [STRATEGIES[name].constant(factor, self.dtype) for factor, name in self._constant_parts]
+        return self._constants
+
+    def expression(self, x_shape, y_shape):
+        """The cached ``contract_expression`` for these input shapes, and its path information."""
+        key = (tuple(x_shape), tuple(y_shape))
+        if key not in self._expressions:
+            if len(self._expressions) >= EXPRESSIONS_KEPT:
+                self._expressions.pop(next(iter(self._expressions)))
+            constants = self.constants()
+            path, info = oe.contract_path(self.equation, *self._shapes, x_shape, y_shape, shapes=True,
+                                          optimize=self._path)
+            expression = oe.contract_expression(self.equation, *constants, x_shape, y_shape,
+                                                constants=range(len(constants)), optimize=path)
+            self._expressions[key] = (expression, info)
+        return self._expressions[key]
+
+    def __call__(self, x, y):
+        numpy_arrays = type(x) is np.ndarray and type(y) is np.ndarray
+        return self.expression(np.shape(x), np.shape(y))[0](x, y, backend=numpy_backend.NAME if numpy_arrays
+                                                            else "auto")
+
+    def describe(self) -> list:
+        lines = [f"leaf: opt_einsum contract_expression {self.equation!r}, structure constants as constants"]
+        for (x_shape, y_shape), (_, info) in self._expressions.items():
+            steps = "; ".join(step[2] for step in info.contraction_list)
+            lines.append(f"  x {x_shape}, y {y_shape}: {steps}")
+        return lines

@@ -1,0 +1,112 @@
+"""`Mask`: which (query, key) pairs a masked reduction or softmax keeps, as a rule that fits any length or as a
+fixed array.
+
+A rule (every pair, causal: key <= query, a band |query - key| <= r) is materialised for the sizes of a call only,
+in a bounded cache, so a plan that uses one serves every sequence length; a fixed array pins its sizes.  Masked
+entries are left out (``where``), never multiplied by zero: a NaN or an infinity at a masked entry reaches no
+output.
+
+>>> Mask.causal().array(3, 3).astype(int)
+array([[1, 0, 0],
+       [1, 1, 0],
+       [1, 1, 1]])
+>>> Mask.band(1).array(2, 4).astype(int)
+array([[1, 1, 0, 0],
+       [1, 1, 1, 0]])
+>>> Mask.fixed([[1, 0], [1, 1]]) == Mask.causal(), Mask.causal().generic, Mask.fixed([[1]]).generic
+(False, True, False)
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+#: Materialised rule masks kept (per kind, radius and size).
+CACHED_MASKS = 16
+
+
+class Mask:
+    """A 0/1 pattern over (query, key) pairs: ``Mask.full()``, ``Mask.causal()``, ``Mask.band(radius)`` or
+    ``Mask.fixed(array)``."""
+
+    __slots__ = ("kind", "radius", "_array")
+
+    def __init__(self, kind: str, radius=None, array=None):
+        self.kind, self.radius, self._array = kind, radius, array
+
+    @classmethod
+    def full(cls) -> "Mask":
+        """Every pair."""
+        return cls("full")
+
+    @classmethod
+    def causal(cls) -> "Mask":
+        """Pairs with key <= query."""
+        return cls("causal")
+
+    @classmethod
+    def band(cls, radius) -> "Mask":
+        """Pairs with |query - key| <= radius."""
+        if isinstance(radius, bool) or not isinstance(radius, (int, float, np.integer, np.floating)) or not \
+                radius >= 0:
+            raise ValueError(f"radius: expected a non-negative number, got {radius!r}")
+        return cls("band", float(radius))
+
+    @classmethod
+    def fixed(cls, array, argument: str = "mask") -> "Mask":
+        """A given 0/1 array of shape (queries, keys)."""
+        values = np.asarray(array, dtype=float)
+        if values.ndim != 2:
+            raise ValueError(f"{argument}: expected a 2-D array (query, key), got shape {values.shape}")
+        if not np.all((values == 0) | (values == 1)):
+            raise ValueError(f"{argument}: expected only zeros and ones")
+        values = values.astype(bool)
+        values.setflags(write=False)
+        return cls("fixed", array=values)
+
+    @property
+    def generic(self) -> bool:
+        """True for a rule (it fits any sizes)."""
+        return self.kind != "fixed"
+
+    @property
+    def shape(self):
+        """(queries, keys) of a fixed mask, None for a rule."""
+        return None if self._array is None else self._array.shape
+
+    def array(self, rows: int, columns: int) -> np.ndarray:
+        """The bool (rows, columns) array (read-only; rules cached per size)."""
+        if self._array is not None:
+            if self._array.shape != (rows, columns):
+                raise ValueError(f"mask: this fixed mask has shape {self._array.shape}, the call needs "
+                                 f"({rows}, {columns})")
+            return self._array
+        return _rule_array(self.kind, self.radius, int(rows), int(columns))
+
+    def _key(self):
+        return (self.kind, self.radius, None if self._array is None else self._array.tobytes(), self.shape)
+
+    def __eq__(self, other):
+        return isinstance(other, Mask) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        if self.kind == "band":
+            return f"Mask.band({self.radius:g})"
+        return f"Mask.fixed(shape {self.shape})" if self.kind == "fixed" else f"Mask.{self.kind}()"
+
+
+@functools.lru_cache(maxsize=CACHED_MASKS)
+def _rule_array(kind: str, radius, rows: int, columns: int) -> np.ndarray:
+    query, key = np.arange(rows)[:, None], np.arange(columns)[None, :]
+    if kind == "full":
+        array = np.ones((rows, columns), dtype=bool)
+    elif kind == "causal":
+        array = key <= query
+    else:
+        array = np.abs(query - key) <= radius
+    array.setflags(write=False)
+    return array

@@ -1,0 +1,594 @@
+"""`Plan`: a compiled expression as a backend-neutral program of steps over numbered registers.
+
+A plan is built once (by `kernels.builder.PlanBuilder`, which `interactions` drives node by node) and run on every
+call.  Its steps are contractions with fixed einsum equations and constants (`Contract`), gathers (`Gather`),
+pointwise maps and the masked softmax (`Map`, `Softmax`), relayouts (`Expand`), lags and sums (`Lag`, `Add`),
+products through a strategy kernel (`Product`) and scans whose body is a plan of its own (`Scan`).  Inputs are
+named signals (batch axes first, then one axis per factor) and parameters (exact shapes).
+
+Sizes are `Dim`s.  A parametric dim (a position factor that no constant depends on) takes its size from the
+inputs of each call, so one plan serves every sequence length; the masks and index tables such a dim needs are
+generated per size in bounded caches.  A dim a constant depends on is pinned to its compile-time size.  Registers
+are released after their last use, so a call holds only the arrays still needed.
+
+The numpy engine (`kernels.engine`) runs the steps on numpy and autograd arrays.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import engine as engines
+from .contract import contract
+from .masks import Mask
+from .softmax import softmax
+
+
+class Dim:
+    """A factor's size in a plan: `size` at compile time; `parametric` ones are bound from each call's inputs."""
+
+    __slots__ = ("name", "size", "parametric")
+
+    def __init__(self, name: str, size: int, parametric: bool):
+        self.name, self.size, self.parametric = name, int(size), parametric
+
+    def pin(self) -> None:
+        """A constant depends on this size: it is fixed from now on."""
+        self.parametric = False
+
+    def __repr__(self):
+        return f"{self.name}{'=n' if self.parametric else ''}"
+
+
+def size(dim, sizes: dict) -> int:
+    """The size of `dim` (or an int) in a call whose parametric dims are bound in `sizes`."""
+    return dim if isinstance(dim, int) else sizes.get(dim, dim.size)
+
+
+# ---------------------------------------------------------------------- operand sources
+class Register:
+    """An array computed by a step (or an input)."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def array(self, registers, sizes):
+        return registers[self.index]
+
+    def describe(self) -> str:
+        return f"r{self.index}"
+
+
+class Constant:
+    """A fixed numpy array (structure constants, coefficients, selections); it pins the dims it depends on."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = np.asarray(value)
+
+    def array(self, registers, sizes):
+        return self.value
+
+    def describe(self) -> str:
+        return "scalar" if self.value.ndim == 0 else f"constant{self.value.shape}"
+
+
+class Ones:
+    """A vector of ones along a dim (the unit g_0 of a position factor, given an axis)."""
+
+    __slots__ = ("dim",)
+
+    def __init__(self, dim: Dim):
+        self.dim = dim
+
+    def array(self, registers, sizes):
+        return np.ones(size(self.dim, sizes))
+
+    def describe(self) -> str:
+        return f"ones({self.dim!r})"
+
+
+class MaskArray:
+    """A `Mask` over two dims, restricted to supports (tuples, or None for the whole axis)."""
+
+    __slots__ = ("mask", "dims", "supports")
+
+    def __init__(self, mask: Mask, dims, supports=(None, None)):
+        self.mask, self.dims, self.supports = mask, tuple(dims), tuple(supports)
+
+    def array(self, registers, sizes):
+        full = self.mask.array(*(size(d, sizes) for d in self.dims))
+        rows, columns = self.supports
+        if rows is not None:
+            full = full[list(rows)]
+        if columns is not None:
+            full = full[:, list(columns)]
+        return full
+
+    def describe(self) -> str:
+        return f"{self.mask!r}"
+
+
+# ---------------------------------------------------------------------- steps
+class Step:
+    """Base of the steps: `reads` registers, writes `output`; ``run(engine, registers, sizes)``."""
+
+    reads: tuple = ()
+    output: int = -1
+
+    def sources(self) -> list:
+        return []
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+
+class Contract(Step):
+    """``output = einsum(equation, *operands)`` evaluated pairwise with batched matrix products (`kernels.contract`).
+
+    `exclusion`, when given, is ``(mask source, query label, key label, zero)``: the pairs the mask drops are left
+    out of the sum over the key label.  Operands holding both labels are masked with ``where`` (except those in
+    `zero`, known to be 0 there already); a non-finite value of an operand holding the key but not the query is
+    taken out of the contraction and added back only to the queries the mask lets see it.
+    """
+
+    def __init__(self, output: int, equation: str, operands, exclusion=None):
+        self.output, self.equation, self.operands, self.exclusion = output, equation, list(operands), exclusion
+        self.reads = tuple(s.index for s in self.sources() if isinstance(s, Register))
+
+    def sources(self) -> list:
+        mask = [self.exclusion[0]] if self.exclusion is not None else []
+        return list(self.operands) + mask
+
+    def run(self, engine, registers, sizes):
+        arrays = [source.array(registers, sizes) for source in self.operands]
+        variable = [a for a, s in zip(arrays, self.operands) if not isinstance(s, (Constant, Ones, MaskArray))]
+        dtype = engines.result_dtype(variable)
+        arrays = [engine.asarray(a, dtype) if not isinstance(s, Register) else a
+                  for a, s in zip(arrays, self.operands)]
+        inputs, output = self.equation.split("->")
+        terms = inputs.split(",")
+        arrays, terms = _fold_scalars(engine, arrays, terms)
+        if self.exclusion is None:
+            registers[self.output] = _contract(engine, terms, output, arrays)
+            return
+        registers[self.output] = _excluding(engine, terms, output, arrays, self.exclusion, registers, sizes, dtype)
+
+    def describe(self) -> str:
+        names = ", ".join(source.describe() for source in self.operands)
+        text = f"r{self.output} = contract {self.equation!r} of {names}"
+        if self.exclusion is not None:
+            text += f"; entries outside {self.exclusion[0].describe()} left out"
+        return text
+
+
+def _fold_scalars(engine, arrays, terms):
+    """0-d constants multiplied into the smallest array first (one pass over the least data)."""
+    scalars = [a for a, t in zip(arrays, terms) if t == "" and np.ndim(a) == 0]
+    if not scalars or len(scalars) == len(arrays):
+        return arrays, terms
+    kept = [(a, t) for a, t in zip(arrays, terms) if not (t == "" and np.ndim(a) == 0)]
+    smallest = min(range(len(kept)), key=lambda n: np.size(kept[n][0]) if not isinstance(kept[n][0], np.ndarray)
+                   or kept[n][0].ndim else math.inf)
+    factor = float(np.prod([float(s) for s in scalars]))
+    array, term = kept[smallest]
+    kept[smallest] = (array * engine.asarray(factor, engines.result_dtype([array])), term)
+    return [a for a, _ in kept], [t for _, t in kept]
+
+
+def _contract(engine, terms, output, arrays):
+    equation = ",".join(terms) + "->" + output
+    if len(arrays) == 1 and terms[0] == output:
+        return arrays[0]
+    return contract(equation, *arrays)
+
+
+def _align(array, labels: str, target: str, batched: bool, target_rank: int):
+    """A mask-like `array` (optional batch axes, then `labels`) viewed with size-1 axes to broadcast against an
+    operand whose axes are batch axes then `target`."""
+    batch = np.ndim(array) - len(labels)
+    order = sorted(range(len(labels)), key=lambda n: target.index(labels[n]))
+    moved = np.transpose(array, list(range(batch)) + [batch + n for n in order])
+    present = sorted(labels, key=target.index)
+    shape = list(np.shape(moved)[:batch]) + [np.shape(moved)[batch + present.index(c)] if c in labels else 1
+                                             for c in target]
+    lead = target_rank - len(target) - batch
+    if lead < 0:
+        raise ValueError("a batched mask meets an operand without batch axes")
+    return np.reshape(moved, [1] * lead + shape)
+
+
+def _excluding(engine, terms, output, arrays, exclusion, registers, sizes, dtype):
+    """The contraction with the masked pairs left out (see `Contract`)."""
+    source, query, key, zero = exclusion
+    keep = np.asarray(source.array(registers, sizes)).astype(bool) if not isinstance(source, Register) else \
+        engine.to_bool(source.array(registers, sizes))
+    holders = [n for n, t in enumerate(terms) if key in t]
+    arrays = list(arrays)
+    for n in holders:
+        t = terms[n].replace("...", "")
+        if query in t and n not in zero:
+            aligned = _align(keep, query + key, t, False, np.ndim(arrays[n]))
+            arrays[n] = engine.where(aligned, arrays[n], 0)
+    lone = [n for n in holders if query not in terms[n] and not np.all(np.isfinite(engine.value(arrays[n])))]
+    if not lone:
+        return _contract(engine, terms + [query + key], output, arrays + [engine.asarray(keep, dtype)]) \
+            if not any(query in terms[n] for n in holders) else _contract(engine, terms, output, arrays)
+    bad = np.zeros(np.shape(keep)[-1], dtype=bool)
+    for n in lone:
+        t = terms[n].replace("...", "")
+        axis = np.ndim(arrays[n]) - len(t) + t.index(key)
+        finite = np.isfinite(engine.value(arrays[n]))
+        bad |= ~np.all(np.moveaxis(finite, axis, -1).reshape(-1, finite.shape[axis]), axis=0)
+    positions = np.flatnonzero(bad)
+    clean, picked = list(arrays), list(arrays)
+    for n in lone:
+        t = terms[n].replace("...", "")
+        axis = np.ndim(arrays[n]) - len(t) + t.index(key)
+        shape = [1] * np.ndim(arrays[n])
+        shape[axis] = len(bad)
+        clean[n] = engine.where(bad.reshape(shape), 0, arrays[n])
+    mask_needed = not any(query in terms[n] for n in holders)
+    extra_terms, extra = ([query + key], [engine.asarray(keep, dtype)]) if mask_needed else ([], [])
+    main = _contract(engine, terms + extra_terms, output, clean + extra)
+    for n in holders:
+        t = terms[n].replace("...", "")
+        picked[n] = engine.take(arrays[n], positions, np.ndim(arrays[n]) - len(t) + t.index(key))
+    kept_labels = output + (query if query not in output else "") + key
+    term = _contract(engine, terms, kept_labels, picked)
+    restricted = keep[..., positions]
+    aligned = _align(restricted, query + key, kept_labels.replace("...", ""), False, np.ndim(term))
+    term = engine.where(aligned, term, 0)
+    summed = tuple(range(np.ndim(term) - (1 if query in output else 2), np.ndim(term)))
+    return main + engine.sum(term, axis=summed)
+
+
+class Map(Step):
+    """``output = f(input)`` coefficient by coefficient (`kernels.pointwise`)."""
+
+    def __init__(self, output: int, source: int, function: str):
+        self.output, self.reads, self.function = output, (source,), function
+
+    def run(self, engine, registers, sizes):
+        registers[self.output] = engine.pointwise(self.function, registers[self.reads[0]])
+
+    def describe(self) -> str:
+        return f"r{self.output} = {self.function}(r{self.reads[0]})"
+
+
+class Softmax(Step):
+    """``output = softmax(input)`` along `axis` (counted from the end), over the pairs the mask keeps."""
+
+    def __init__(self, output: int, source: int, axis: int, mask=None, mask_axes=None):
+        self.output, self.axis, self.mask, self.mask_axes = output, axis, mask, mask_axes
+        self.reads = (source,) + ((mask.index,) if isinstance(mask, Register) else ())
+
+    def sources(self) -> list:
+        return [self.mask] if self.mask is not None else []
+
+    def run(self, engine, registers, sizes):
+        x = registers[self.reads[0]]
+        keep = None
+        if self.mask is not None:
+            array = self.mask.array(registers, sizes)
+            keep = engine.to_bool(array)
+            rank, (query, key) = np.ndim(x), self.mask_axes
+            batch = np.ndim(keep) - 2
+            if query > key:
+                keep = np.swapaxes(keep, -1, -2)
+            shape = [1] * rank
+            shape[:batch] = np.shape(keep)[:batch]
+            shape[rank + min(query, key)], shape[rank + max(query, key)] = np.shape(keep)[-2:]
+            keep = np.reshape(keep, shape)
+        registers[self.output] = softmax(x, axis=self.axis, mask=keep)
+
+    def describe(self) -> str:
+        within = f" within {self.mask.describe()}" if self.mask is not None else ""
+        return f"r{self.output} = softmax(r{self.reads[0]}) along axis {self.axis}{within} (masked entries left out)"
+
+
+class Add(Step):
+    """``output = a + b`` (broadcasting)."""
+
+    def __init__(self, output: int, a: int, b: int):
+        self.output, self.reads = output, (a, b)
+
+    def run(self, engine, registers, sizes):
+        registers[self.output] = registers[self.reads[0]] + registers[self.reads[1]]
+
+    def describe(self) -> str:
+        return f"r{self.output} = r{self.reads[0]} + r{self.reads[1]}"
+
+
+class Expand(Step):
+    """Relayout: axes (after `batch` leading ones) in `layout`, one entry per axis of the result:
+    ``("keep", input axis)``, ``("scatter", input axis, support, dim)`` (components placed into a full axis, zeros
+    elsewhere), ``("repeat", dim)`` (a new axis, the value repeated) or ``("new",)`` (a size-1 axis)."""
+
+    def __init__(self, output: int, source: int, layout):
+        self.output, self.reads, self.layout = output, (source,), tuple(layout)
+
+    def run(self, engine, registers, sizes):
+        x = registers[self.reads[0]]
+        kept = [entry[1] for entry in self.layout if entry[0] in ("keep", "scatter")]
+        batch = np.ndim(x) - len(kept)
+        x = engine.transpose(x, list(range(batch)) + [batch + a for a in np.argsort(np.argsort(kept))]) \
+            if kept != sorted(kept) else x
+        position = batch
+        for entry in self.layout:
+            if entry[0] == "keep":
+                position += 1
+            elif entry[0] == "scatter":
+                _, _, support, dim = entry
+                x = engine.scatter(x, position, support, size(dim, sizes))
+                position += 1
+            elif entry[0] == "repeat":
+                x = engine.repeat_new(x, position, size(entry[1], sizes))
+                position += 1
+            else:
+                x = engine.expand_dims(x, position)
+                position += 1
+        registers[self.output] = x
+
+    def describe(self) -> str:
+        parts = [entry[0] + ("" if entry[0] == "new" else f" {entry[1] if entry[0] != 'repeat' else entry[1]!r}")
+                 for entry in self.layout]
+        return f"r{self.output} = relayout r{self.reads[0]}: {', '.join(parts)}"
+
+
+class Gather(Step):
+    """``output[..., r, m, ...] = weight[r, m] * input[..., index[r, m], ...]`` along `axis` where `valid`, 0
+    elsewhere (index arithmetic of a factor with one nonzero per pair; invalid entries are left out)."""
+
+    def __init__(self, output: int, source: int, axis: int, index, weight, valid):
+        self.output, self.reads, self.axis = output, (source,), axis
+        self.index, self.weight, self.valid = index, weight, valid
+
+    def run(self, engine, registers, sizes):
+        registers[self.output] = engine.gather(registers[self.reads[0]], self.axis, self.index, self.weight,
+                                               self.valid)
+
+    def describe(self) -> str:
+        return (f"r{self.output} = gather r{self.reads[0]} along axis {self.axis}: {self.index.shape[0]} rows x "
+                f"{self.index.shape[1]} outputs, index arithmetic")
+
+
+class View(Step):
+    """``output = reshape(input, shape)``, then `takes[a]` (None: all) along source axis a (after `first` target
+    axes): a linear map's matrix read as (target dims..., source dims...), restricted to a support."""
+
+    def __init__(self, output: int, source: int, shape, takes, first: int):
+        self.output, self.reads, self.shape, self.takes, self.first = output, (source,), tuple(shape), takes, first
+
+    def run(self, engine, registers, sizes):
+        block = engine.reshape(registers[self.reads[0]], self.shape)
+        for axis, take in enumerate(self.takes):
+            if take is not None:
+                block = engine.take(block, take, self.first + axis)
+        registers[self.output] = block
+
+    def describe(self) -> str:
+        return f"r{self.output} = r{self.reads[0]} as {self.shape}"
+
+
+class Product(Step):
+    """``output = kernel(x, y)``: a product through a `kernels.Kernel` (level strategies) on full factor axes."""
+
+    def __init__(self, output: int, x: int, y: int, kernel):
+        self.output, self.reads, self.kernel = output, (x, y), kernel
+
+    def run(self, engine, registers, sizes):
+        registers[self.output] = self.kernel(registers[self.reads[0]], registers[self.reads[1]])
+
+    def describe(self) -> str:
+        return f"r{self.output} = product r{self.reads[0]} * r{self.reads[1]} through {self.kernel!r}"
+
+
+class Lag(Step):
+    """``output = input`` shifted by `lag` along `axis` (from the end), zeros first: x_t -> x_{t-lag}."""
+
+    def __init__(self, output: int, source: int, axis: int, lag: int):
+        self.output, self.reads, self.axis, self.lag = output, (source,), axis, lag
+
+    def run(self, engine, registers, sizes):
+        registers[self.output] = engine.lag(registers[self.reads[0]], self.axis, self.lag)
+
+    def describe(self) -> str:
+        return f"r{self.output} = r{self.reads[0]} lagged by {self.lag} along axis {self.axis}"
+
+
+class Scan(Step):
+    """A recurrence: h_t = body(h_{t-1}, x_t) along `axis` of the input (counted from the end; the input has
+    `factor_axes` axes after its batch axes).
+
+    The body is a list of steps over the same registers, run once per step with `h` and `x_t` bound; steps that
+    read neither (nor anything computed from them) were hoisted out of the loop when the plan was built.
+    `drop` lists the axes of x_t (after its batch axes) removed by taking index 0 (factors constant along them).
+    """
+
+    def __init__(self, output: int, source: int, initial, axis: int, factor_axes: int, h: int, x_t: int,
+                 result: int, body, drop, state, return_sequences: bool):
+        self.output, self.axis, self.factor_axes, self.h, self.x_t, self.result = output, axis, factor_axes, h, x_t, \
+            result
+        self.body, self.drop, self.state = list(body), tuple(drop), tuple(state)
+        self.initial, self.return_sequences = initial, return_sequences
+        inner = {r for step in self.body for r in step.reads} - {h, x_t} - {step.output for step in self.body}
+        self.reads = (source,) + ((initial,) if initial is not None else ()) + tuple(sorted(inner))
+
+    def run(self, engine, registers, sizes):
+        x = registers[self.reads[0]]
+        lead = np.shape(x)[:np.ndim(x) - self.factor_axes]
+        time = np.ndim(x) + self.axis
+        h = engine.zeros(tuple(lead) + tuple(size(d, sizes) for d in self.state), engines.result_dtype([x]))
+        if self.initial is not None:
+            h = h + registers[self.initial]
+        states = []
+        for t in range(np.shape(x)[time]):
+            step = engine.take_index(x, t, time)
+            for axis in sorted(self.drop, reverse=True):
+                step = engine.take_index(step, 0, len(lead) + axis)
+            registers[self.h], registers[self.x_t] = h, step
+            for body_step in self.body:
+                body_step.run(engine, registers, sizes)
+            h = registers[self.result]
+            states.append(h)
+        registers[self.output] = engine.stack(states, len(lead)) if self.return_sequences else states[-1]
+
+    def describe(self) -> str:
+        lines = [f"r{self.output} = scan r{self.reads[0]} along axis {self.axis}: h = r{self.h}, x_t = r{self.x_t}, "
+                 f"new state r{self.result}{', every state' if self.return_sequences else ', last state'}"]
+        lines += [f"    | {step.describe()}" for step in self.body]
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- the plan
+def _is_array(value) -> bool:
+    return hasattr(value, "shape") and hasattr(value, "dtype")
+
+
+def _real(value, argument: str):
+    """`value` as a real floating-point array (lists are converted; other arrays kept as they are)."""
+    array = value if _is_array(value) else np.asarray(value, dtype=float)
+    dtype = getattr(array, "dtype", None)
+    if dtype is not None and not np.issubdtype(dtype, np.floating) and dtype != object:
+        raise TypeError(f"{argument}: expected a real floating-point array, got dtype {dtype}")
+    return array
+
+class InputSpec:
+    """A named input: a signal (batch axes, then `axes`) or a parameter (exactly `axes`)."""
+
+    __slots__ = ("name", "kind", "axes", "register", "describe_as")
+
+    def __init__(self, name: str, kind: str, axes, register: int, describe_as: str = ""):
+        self.name, self.kind, self.axes, self.register, self.describe_as = name, kind, tuple(axes), register, \
+            describe_as
+
+
+class Plan:
+    """A compiled expression; call it as ``plan(inputs, parameters)`` (see the module docstring)."""
+
+    def __init__(self, inputs, steps, output: int, registers: int, name: str = "expression"):
+        self.inputs, self.steps, self.output, self.registers, self.name = list(inputs), list(steps), output, \
+            registers, name
+        self.signals = {spec.name: spec for spec in self.inputs if spec.kind == "signal"}
+        self.parameters = {spec.name: spec for spec in self.inputs if spec.kind == "parameter"}
+        self._release = self._last_uses()
+
+    def _last_uses(self) -> list:
+        """For each step, the registers no later step (nor the output) reads."""
+        last = {}
+        for position, step in enumerate(self.steps):
+            for r in step.reads:
+                last[r] = position
+        release = [[] for _ in self.steps]
+        for r, position in last.items():
+            if r != self.output:
+                release[position].append(r)
+        return release
+
+    @property
+    def parametric(self) -> list:
+        """The dims whose size each call's inputs decide."""
+        found = {}
+        for spec in self.inputs:
+            for axis in spec.axes:
+                if isinstance(axis, Dim) and axis.parametric:
+                    found[id(axis)] = axis
+        return list(found.values())
+
+    def bind(self, inputs: dict, parameters: dict) -> dict:
+        """Check the arrays against the inputs' specs; the sizes of the parametric dims."""
+        sizes = {}
+        for spec in self.inputs:
+            array = (inputs if spec.kind == "signal" else parameters)[spec.name]
+            shape = tuple(np.shape(array))
+            count = len(spec.axes)
+            found = shape[len(shape) - count:] if spec.kind == "signal" else shape
+            if len(shape) < count or (spec.kind == "parameter" and len(shape) != count):
+                self._refuse(spec, shape, sizes)
+            for axis, n in zip(spec.axes, found):
+                if isinstance(axis, Dim) and axis.parametric:
+                    if sizes.setdefault(axis, n) != n:
+                        self._refuse(spec, shape, sizes)
+                elif n != size(axis, sizes):
+                    self._refuse(spec, shape, sizes)
+        return sizes
+
+    def _refuse(self, spec, shape, sizes):
+        expected = ", ".join(str(sizes.get(a, a.size) if isinstance(a, Dim) and not a.parametric or a in sizes
+                                 else "n" if isinstance(a, Dim) else a) for a in spec.axes)
+        where = "inputs" if spec.kind == "signal" else "parameters"
+        lead = "..., " if spec.kind == "signal" else ""
+        raise ValueError(f"{where}[{spec.name!r}]: expected shape ({lead}{expected}){spec.describe_as}, got {shape}")
+
+    def accepts(self, inputs: dict, parameters: dict) -> bool:
+        """True when these arrays fit the plan (parametric dims bound consistently, pinned ones matching)."""
+        try:
+            self.bind(inputs, parameters)
+        except (ValueError, KeyError):
+            return False
+        return True
+
+    def __call__(self, inputs, parameters=None, engine=None):
+        """The plan on `inputs` (an array for a single signal, or a dict name -> array) and `parameters` (a dict
+        name -> array); arrays may be numpy or autograd arrays."""
+        return self.run(self._check_inputs(inputs), self._check_parameters(parameters or {}), engine)
+
+    def _check_inputs(self, inputs) -> dict:
+        if _is_array(inputs) or isinstance(inputs, (list, tuple)):
+            if len(self.signals) != 1:
+                raise ValueError(f"inputs: the expression has signals {sorted(self.signals)}; pass a dict")
+            inputs = {next(iter(self.signals)): inputs}
+        if not isinstance(inputs, dict):
+            raise TypeError(f"inputs: expected an array or a dict of arrays, got {type(inputs).__name__}")
+        missing = sorted(set(self.signals) - set(inputs))
+        if missing:
+            raise ValueError(f"inputs: missing signal(s) {missing}")
+        return {name: _real(inputs[name], f"inputs[{name!r}]") for name in self.signals}
+
+    def _check_parameters(self, parameters) -> dict:
+        if not (hasattr(parameters, "keys") and hasattr(parameters, "__getitem__")):   # dicts, autograd DictBox
+            raise TypeError(f"parameters: expected a dict name -> array, got {type(parameters).__name__}")
+        missing = sorted(set(self.parameters) - set(parameters.keys()))
+        if missing:
+            raise ValueError(f"parameters: missing {missing} (expected shapes "
+                             f"{ {n: self._shape_text(self.parameters[n]) for n in missing} })")
+        return {name: _real(parameters[name], f"parameters[{name!r}]") for name in self.parameters}
+
+    @staticmethod
+    def _shape_text(spec) -> tuple:
+        return tuple(a.size if isinstance(a, Dim) else a for a in spec.axes)
+
+    def run(self, inputs: dict, parameters: dict, engine=None):
+        """Execute on checked arrays (dicts name -> array)."""
+        engine = engine or engines.NUMPY
+        sizes = self.bind(inputs, parameters)
+        registers = [None] * self.registers
+        for spec in self.inputs:
+            registers[spec.register] = (inputs if spec.kind == "signal" else parameters)[spec.name]
+        for step, release in zip(self.steps, self._release):
+            step.run(engine, registers, sizes)
+            for r in release:
+                registers[r] = None
+        return registers[self.output]
+
+    def explain(self) -> str:
+        """The program: inputs with their dims, then one line per step."""
+        lines = [f"Plan for {self.name}: {len(self.steps)} steps, {self.registers} registers"]
+        for spec in self.inputs:
+            axes = ", ".join(repr(a) if isinstance(a, Dim) else str(a) for a in spec.axes)
+            lines.append(f"  input r{spec.register}: {spec.kind} {spec.name!r} "
+                         f"({'..., ' if spec.kind == 'signal' else ''}{axes})")
+        parametric = self.parametric
+        lines.append("  one plan for every size of " + ", ".join(d.name for d in parametric) if parametric else
+                     "  fixed sizes")
+        lines += ["  " + step.describe() for step in self.steps]
+        lines.append(f"  output r{self.output}")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"<Plan {self.name}: {len(self.steps)} steps>"
