@@ -15,7 +15,7 @@ sys.path[:] = [os.path.dirname(_here)] + [p for p in sys.path if os.path.abspath
 
 from benchmarks.timing import TABLE_HEADER, median_time, parse_arguments, ratio_row  # noqa: E402
 from product_interactions.interactions.architectures.seq2tens import ls2t  # noqa: E402
-from product_interactions.interactions.seq2tens import signature  # noqa: E402
+from product_interactions.interactions.feature_map import signature  # noqa: E402
 
 
 def numpy_signature(x, depth):

@@ -14,7 +14,7 @@ from .formulas import formula
 from .orders import order
 from .pointwise import Pointwise
 from .scan import Placeholder, Scan
-from .seq2tens import flatten, seq2tens, seq2tens_expression, signature
+from .feature_map import flatten, seq2tens, seq2tens_expression, signature
 from .structural import (CausalReduce, Flip, Lag, NeighbourhoodReduce, RankProjection, Reduce, ScalarProjection)
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 F acts on the structurally nonzero components (a projection's dropped components stay zero).  ``softmax``
 normalises over one factor (the keys), optionally within a mask over (query, key) pairs: the masked softmax of
-causal attention, whose masked entries are left out (`kernels.softmax`).  The numeric maps are those of
+causal attention, whose masked entries are left out (`kernels.masked_softmax`).  The numeric maps are those of
 `kernels.pointwise`; this module keeps their symbolic meaning.
 
 >>> from product_interactions.algebra import position

@@ -9,8 +9,9 @@ the structure constants).  ``strategy="auto"`` takes the cheapest by the cost mo
 batch at hand; `Kernel.explain` shows the choice.
 
 Expressions lower into a `Plan` (`kernels.plan`) through `PlanBuilder` (`kernels.builder`), which uses the same
-registry.  The hand kernels are here too: `linear_scan`, `selective_scan`, `softmax`, and the Seq2Tens recursions
-(`kernels.seq2tens`).
+registry.  The hand kernels are here too: `linear_scan` (`kernels.recurrence`), `selective_scan`
+(`kernels.selective_ssm`), the masked `softmax` (`kernels.masked_softmax`), `causal_convolution`
+(`kernels.convolution`) and the Seq2Tens recursions with their method choice (`kernels.seq2tens`).
 
 >>> import numpy as np
 >>> from product_interactions import kernels
@@ -33,18 +34,18 @@ import numpy as np
 from .builder import PlanBuilder
 from .factor import Factor
 from .kernel import Kernel
-from .linear_scan import linear_scan
+from .recurrence import linear_scan
 from .masks import Mask
 from .memory import DEFAULT_LIMIT, MemoryLimitError
 from .plan import Plan
-from .softmax import softmax
+from .masked_softmax import softmax
 from .strategies import STRATEGIES
 
 #: Bytes of temporaries a kernel may allocate (structure constants and intermediates); settable.
 MEMORY_LIMIT = DEFAULT_LIMIT
 
 __all__ = ["Factor", "Kernel", "Mask", "MemoryLimitError", "MEMORY_LIMIT", "Plan", "PlanBuilder", "STRATEGIES",
-           "bilinear", "linear_scan", "product", "softmax"]
+           "bilinear", "causal_convolution", "linear_scan", "product", "selective_scan", "softmax"]
 
 
 def product(A, strategy="auto", dtype=np.float64, layout="batch-first") -> Kernel:

@@ -22,7 +22,7 @@ import numpy as np
 from . import engine as engines
 from .contract import contract
 from .masks import Mask
-from .softmax import softmax
+from .masked_softmax import softmax
 
 
 class Dim:
@@ -525,11 +525,11 @@ class Plan:
         lead = "..., " if spec.kind == "signal" else ""
         raise ValueError(f"{where}[{spec.name!r}]: expected shape ({lead}{expected}){spec.describe_as}, got {shape}")
 
-    def accepts(self, inputs: dict, parameters: dict) -> bool:
+    def accepts(self, inputs, parameters=None) -> bool:
         """True when these arrays fit the plan (parametric dims bound consistently, pinned ones matching)."""
         try:
-            self.bind(inputs, parameters)
-        except (ValueError, KeyError):
+            self.bind(self._check_inputs(inputs), self._check_parameters(parameters or {}))
+        except (ValueError, KeyError, TypeError):
             return False
         return True
 

@@ -33,6 +33,9 @@ METHODS = ("sequential", "levelwise", "parallel")
 #: `low_rank` runs through time in blocks whose projections hold about this many numbers (4 MB in float64).
 BLOCK_NUMBERS = 2 ** 19
 
+#: Working memory (bytes) up to which `choose_method` takes the level-wise kernel; past it, the sequential one.
+LEVELWISE_BYTES = 2 ** 28
+
 
 def _merge_last(a):
     shape = anp.shape(a)
@@ -122,6 +125,14 @@ def _parallel(x, degree, order, return_sequences):
 
 
 _SCANS = {"sequential": _sequential, "levelwise": _levelwise, "parallel": _parallel}
+
+
+def choose_method(shape, degree: int, return_sequences: bool, itemsize: int = 8) -> str:
+    """"levelwise" if its arrays over all times fit in `LEVELWISE_BYTES`, else "sequential" (memory independent of
+    the length).  "parallel" does more work than "levelwise" and holds as much, so "auto" never takes it."""
+    batch, length, d = shape
+    largest = degree if return_sequences else max(degree - 2, 2)      # per time step, see kernels.seq2tens
+    return "levelwise" if 4 * batch * length * d ** largest * itemsize <= LEVELWISE_BYTES else "sequential"
 
 
 def scan(x, degree: int, order: int, method: str = "levelwise", return_sequences: bool = False) -> tuple:

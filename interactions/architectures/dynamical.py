@@ -14,7 +14,7 @@ Products in A are elementwise; learnable maps on either side give them learnable
 
 Each number is the self-interaction order in X of that term, per step, H(s-1) counted as order 0; `order()`
 reads them off the expression, with the output's order max(I, H) + 1.  The recurrence is linear in H with a
-diagonal transition, so the fast path is one `kernels.linear_scan`.
+diagonal transition, so the fast path is one `kernels.recurrence`.
 
 >>> import numpy as np
 >>> model = dynamical(d_model=4, input_order=3, hidden_order=2)
@@ -32,7 +32,7 @@ import numpy as np
 
 from ...algebra import diagonal, position, tensor_product
 from ...algebra.algebra import check_count
-from ...kernels.linear_scan import linear_scan
+from ...kernels.recurrence import linear_scan
 
 from ..expression import Linear, Parameter, Scale, Signal
 from ...kernels.pointwise import FUNCTIONS as NUMERIC

@@ -1,14 +1,21 @@
 """`Model`: an architecture as an expression with named parameters, initialisation and a compiled apply.
 
-Architectures build their expression from the nodes of `interactions`; `Model` compiles it once per input
-geometry (sequence length, image size) and checks parameters by name and shape.
+Architectures build their expression from the nodes of `interactions`; `Model` compiles it into a plan and
+checks parameters by name and shape.  A plan whose position sizes are parametric serves every input geometry
+(sequence length, number of points), so most models compile once; a geometry no kept plan accepts is compiled
+anew, and at most `PLANS_KEPT` plans are kept (the least recently used goes first).
 """
 from __future__ import annotations
+
+from collections import OrderedDict
 
 import numpy as np
 
 from ..expression import Parameter
 from ..orders import order as self_interaction_order
+
+#: Compiled plans a model keeps (for geometries no other kept plan serves).
+PLANS_KEPT = 8
 
 
 class Model:
@@ -22,7 +29,8 @@ class Model:
     scales: dict = {}
 
     def __init__(self):
-        self._built = {}
+        self._default = None
+        self._plans = OrderedDict()
 
     # ------------------------------------------------------------------ expression
     def build(self, geometry):
@@ -31,21 +39,39 @@ class Model:
     def geometry_of(self, x) -> tuple:
         raise NotImplementedError
 
-    def _get(self, geometry):
-        if geometry not in self._built:
-            expr, signal = self.build(geometry)
-            self._built[geometry] = (expr, signal, expr.compile())
-        return self._built[geometry]
+    def _built(self):
+        if self._default is None:
+            self._default = self.build(self.geometry)
+        return self._default
 
     @property
     def expr(self):
         """The expression at the default geometry (small, for inspection and formulas)."""
-        return self._get(self.geometry)[0]
+        return self._built()[0]
 
     @property
     def signal(self):
         """The input Signal of `expr`."""
-        return self._get(self.geometry)[1]
+        return self._built()[1]
+
+    def plan(self, geometry=None, probe=None):
+        """The compiled plan for an input geometry (default: the inspected one): a kept plan that accepts the
+        `probe` inputs ``(inputs, parameters)``, else a new one (see the module docstring)."""
+        geometry = self.geometry if geometry is None else tuple(geometry)
+        plan = self._plans.get(geometry)
+        if plan is None and probe is not None:
+            plan = next((kept for kept in reversed(self._plans.values()) if kept.accepts(*probe)), None)
+        if plan is None:
+            plan = (self._built()[0] if geometry == self.geometry else self.build(geometry)[0]).compile()
+        self._plans[geometry] = plan
+        self._plans.move_to_end(geometry)
+        while len(set(map(id, self._plans.values()))) > PLANS_KEPT or len(self._plans) > 4 * PLANS_KEPT:
+            self._plans.popitem(last=False)
+        return plan
+
+    def explain(self, geometry=None) -> str:
+        """The compiled plan, step by step (`kernels.plan.Plan.explain`)."""
+        return self.plan(geometry).explain()
 
     def order(self) -> int:
         """The self-interaction order in the input."""
@@ -73,5 +99,4 @@ class Model:
     # ------------------------------------------------------------------ numerics
     def apply(self, params, x):
         """The model on a batch of inputs (autograd arrays welcome)."""
-        _, _, compiled = self._get(self.geometry_of(x))
-        return compiled(x, params)
+        return self.plan(self.geometry_of(x), (x, params))(x, params)

@@ -62,11 +62,11 @@ class SE3Attention(Model):
     def apply(self, params, points, features):
         """Features (batch, n, (lmax+1)^2, c_in) at points (batch, n, 3) -> (batch, n, (lmax+1)^2, channels)."""
         points = check_cloud(points, features, self.lmax, self.channels_in)
-        _, _, compiled = self._get((points.shape[-2],))
         dtype = np.result_type(features, np.float32)
         inputs = {"s": features, "w_k": self.keys(params, points, dtype), "w_v": self.values(params, points, dtype),
                   "neighbours": self.keys.neighbours(points)}
-        return compiled(inputs, {"W_Q": params["W_Q"]})
+        weights = {"W_Q": params["W_Q"]}
+        return self.plan((points.shape[-2],), (inputs, weights))(inputs, weights)
 
 
 def se3_attention(lmax: int = 2, channels_in: int = 4, channels: int = 4, radius: float = 2.0, basis: int = 8,

@@ -43,7 +43,7 @@ from ...algebra.algebra import check_count
 from ...kernels.seq2tens import low_rank
 
 from ...kernels.pointwise import FUNCTIONS as NUMERIC
-from ..seq2tens import check_sequences, increments, zero_padding
+from ..feature_map import check_sequences, increments, zero_padding
 
 NORMALISE_EPSILON = 1e-5
 

@@ -4,7 +4,7 @@
 a *hidden term* (everything that involves H(t-1)) plus an *input term* I(t).  `order` reports per-step orders in
 the layer's input with H(t-1) counted as order 0 (the paper's convention: an SSM is order 1, Mamba order 3) and the
 order of the whole layer.  `apply` evaluates the expression (``method="expression"``) or a fast numeric path built
-on `kernels.linear_scan` (``"sequential"``, ``"parallel"`` or ``"auto"``, which picks the faster).
+on `kernels.recurrence` (``"sequential"``, ``"parallel"`` or ``"auto"``, which picks the faster).
 
 The diagonal SSM: per channel c and mode n a complex A = -exp(log_A_real) + i A_imag, a learnable step
 Delta_c = exp(log_step_c) and the zero-order hold Abar = exp(Delta A), Bbar = (Abar - 1) / A * B, so
@@ -33,7 +33,8 @@ import numpy as np
 
 from ...algebra import complex_numbers, diagonal, position, tensor_product
 from ...algebra.algebra import check_count
-from ...kernels.linear_scan import linear_scan
+from ...kernels.convolution import causal_convolution
+from ...kernels.recurrence import linear_scan
 
 from ..expression import Parameter, Signal
 from ..orders import order
@@ -172,8 +173,8 @@ class DiagonalSSM(StateSpaceModel):
     def expression_apply(self, params, x):
         _, Abar, Bbar, C = self.discretise(params)
         values = {"Abar": _pairs(Abar), "Bbar": _pairs(Bbar), "C": _pairs(C), "D": params["D"][:, None]}
-        _, _, compiled = self._get(self.geometry_of(x))
-        return compiled(anp.stack([x, anp.zeros_like(x)], axis=-1), values)[..., 0]
+        pairs = anp.stack([x, anp.zeros_like(x)], axis=-1)
+        return self.plan(self.geometry_of(x), (pairs, values))(pairs, values)[..., 0]
 
     def fast(self, params, x, method):
         step_A, Abar, Bbar, C = self.discretise(params)
@@ -181,9 +182,7 @@ class DiagonalSSM(StateSpaceModel):
             length = np.shape(x)[1]
             powers = anp.exp(step_A[..., None] * np.arange(length, dtype=x.dtype))   # Abar^k, (H, N, L)
             kernel = anp.real(anp.einsum("hn,hnl->hl", C * Bbar, powers))
-            size = 2 * length                  # zero padding; time last and even: autograd's rfft gradient needs both
-            spectrum = anp.fft.rfft(anp.swapaxes(x, 1, 2), size) * anp.fft.rfft(kernel, size)
-            y = anp.swapaxes(anp.fft.irfft(spectrum, size)[..., :length], 1, 2)
+            y = anp.swapaxes(causal_convolution(anp.swapaxes(x, 1, 2), kernel), 1, 2)
         else:
             xt = anp.swapaxes(x, 0, 1)                                                   # (L, batch, H)
             inputs = xt[..., None] * Bbar

@@ -57,9 +57,9 @@ class TensorFieldNetwork(Model):
     def apply(self, params, points, features):
         """Features (batch, n, (lmax+1)^2, c_in) at points (batch, n, 3) -> (batch, n, (lmax+1)^2, c_out)."""
         points = check_cloud(points, features, self.lmax, self.channels_in)
-        _, _, compiled = self._get((points.shape[-2],))
         dtype = np.result_type(features, np.float32)
-        return compiled({"s": features, "k": self.filter(params, points, dtype)}, {})
+        inputs = {"s": features, "k": self.filter(params, points, dtype)}
+        return self.plan((points.shape[-2],), (inputs, {}))(inputs, {})
 
 
 def tfn(lmax: int = 2, channels_in: int = 4, channels_out: int = 4, radius: float = 2.0, basis: int = 8,

@@ -39,7 +39,7 @@ import autograd.numpy as anp
 import numpy as np
 
 from ..architectures import convolution, deep_ls2t
-from ..seq2tens import check_sequences, zero_padding
+from ..feature_map import check_sequences, zero_padding
 from .datasets import time_series
 from .report import Timings, check_setting, report, row
 from .training import accuracy, adam, cross_entropy, minibatches

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from product_interactions.algebra import tensor_algebra
 from product_interactions.interactions import formula, order
-from product_interactions.interactions.seq2tens import flatten, seq2tens, seq2tens_expression, signature
+from product_interactions.interactions.feature_map import flatten, seq2tens, seq2tens_expression, signature
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 METHODS = ("sequential", "levelwise", "parallel")

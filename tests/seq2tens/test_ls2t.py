@@ -9,7 +9,7 @@ from product_interactions.kernels import seq2tens as seq2tens_kernels
 
 from product_interactions.interactions.architectures import convolution
 from product_interactions.interactions.architectures.seq2tens import deep_ls2t, ls2t
-from product_interactions.interactions.seq2tens import seq2tens
+from product_interactions.interactions.feature_map import seq2tens
 
 
 def functional(V, weights, m, n, reverse):

@@ -1,10 +1,10 @@
-"""kernels.linear_scan: both scans against a Python loop, the adjoint, gradients (real and complex), the choice."""
+"""kernels.recurrence: both scans against a Python loop, the adjoint, gradients (real and complex), the choice."""
 import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
 
-from product_interactions.kernels.linear_scan import PARALLEL_WIDTH, choose, linear_scan, parallel, reverse, sequential
+from product_interactions.kernels.recurrence import PARALLEL_WIDTH, choose, linear_scan, parallel, reverse, sequential
 from ssm_support import check_gradient
 
 

@@ -8,12 +8,13 @@ increments that is the path signature (`signature`); ``embedding_order=p`` lifts
 The map is a Scan of the T(V) product: `seq2tens_expression` builds it from the nodes of `interactions`
 (for `order` and `formula` on small cases); `seq2tens` computes it with the level-wise kernels of
 `kernels.seq2tens` ("levelwise": one cumulative sum over time per level; "sequential": a loop over time;
-"parallel": an associative prefix scan; "auto" takes "levelwise" unless its working memory would pass
-`LEVELWISE_BYTES`).  All three give the same numbers and let autograd through.
+"parallel": an associative prefix scan; "auto": `kernels.seq2tens.choose_method`).  All three give the same
+numbers and let autograd through.
 
 Sequences are arrays (batch, length, d).  ``mask`` (batch, length) marks the points kept with 1 and the padding
 with 0 (each row ones, then zeros); padding contributes the unit, so it changes no result.  Bad input raises
-ValueError naming the argument; a NaN or infinity at a kept point of x is bad input, at padding it is ignored.
+ValueError naming the argument.  A NaN or infinity at a kept point propagates as IEEE arithmetic says, to its own
+sequence from its step on (the prefixes before it stay as they were); at padding it is ignored.
 
 >>> import numpy as np
 >>> x = np.array([[[1., 0.], [0., 2.], [1., 1.]]])
@@ -33,24 +34,18 @@ import math
 import autograd.numpy as anp
 import numpy as np
 import sympy
-from autograd.tracer import getval
 
 from ..algebra import position, tensor_algebra, tensor_product
 from ..algebra.algebra import check_count
-from ..kernels.seq2tens import METHODS, scan
+from ..kernels.seq2tens import METHODS, choose_method, scan
 
 from .expression import Scale, Signal
 from .scan import Scan
-
-#: Working memory (bytes) up to which method "auto" runs the level-wise kernel; past it, the sequential one.
-LEVELWISE_BYTES = 2 ** 28
-
 
 def check_sequences(x, mask=None, dim: int | None = None):
     """x as a real array (batch, length, d) (autograd arrays pass through), and the mask as a bool array or None.
 
     The mask must have shape (batch, length), hold only 0 and 1 (or bools), and be ones then zeros in each row.
-    x must be finite wherever the mask keeps a point.
     """
     if not hasattr(x, "shape") or not hasattr(x, "dtype"):
         x = np.asarray(x)
@@ -70,13 +65,6 @@ def check_sequences(x, mask=None, dim: int | None = None):
         mask = mask.astype(bool)
         if np.any(mask[:, 1:] & ~mask[:, :-1]):
             raise ValueError("mask: expected each row to be ones then zeros (padding at the end)")
-    bad = ~np.isfinite(getval(x))
-    if mask is not None:
-        bad &= mask[:, :, None]
-    if np.any(bad):
-        where = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"x: expected finite values at the kept points, got {getval(x)[where]} at "
-                         f"(batch, time, coordinate) = {where}")
     return x, mask
 
 
@@ -98,14 +86,6 @@ def _lift_order(lift: str, embedding_order, degree: int) -> int:
     if embedding_order is not None:
         return min(check_count(embedding_order, "embedding_order"), degree)
     return 1 if lift == "linear" else degree
-
-
-def choose_method(shape, degree: int, return_sequences: bool, itemsize: int = 8) -> str:
-    """"levelwise" if its arrays over all times fit in `LEVELWISE_BYTES`, else "sequential" (memory independent of
-    the length).  "parallel" does more work than "levelwise" and holds as much, so "auto" never takes it."""
-    batch, length, d = shape
-    largest = degree if return_sequences else max(degree - 2, 2)      # per time step, see kernels.seq2tens
-    return "levelwise" if 4 * batch * length * d ** largest * itemsize <= LEVELWISE_BYTES else "sequential"
 
 
 def seq2tens(x, degree: int, lift: str = "linear", embedding_order=None, return_sequences: bool = False,

@@ -1,6 +1,6 @@
 """The selective scan of Mamba: h_t = exp(delta_t A) h_{t-1} + delta_t B_t u_t, y_t = C_t h_t (+ D u_t) (* silu(z_t)).
 
-Time-major inside, in cache-sized chunks of time (`kernels.linear_scan` within each; exp(delta A), most of the
+Time-major inside, in cache-sized chunks of time (`kernels.recurrence` within each; exp(delta A), most of the
 work, split over `THREADS` threads), with a hand-written gradient (autograd primitive) that recomputes each chunk
 from the state before it instead of storing every state.  Causal: y_t reads u, delta, B and C at steps <= t only.
 
@@ -19,7 +19,7 @@ import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 from autograd.tracer import getval
 
-from .linear_scan import METHODS, choose, reverse, scan
+from .recurrence import METHODS, choose, reverse, scan
 from .pointwise import silu
 
 #: Bytes of one chunk's (time, batch, d_state, channels) arrays in the sequential selective scan: small enough to

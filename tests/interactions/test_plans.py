@@ -1,0 +1,68 @@
+"""Plans are built once: per expression and length bucket, never per call; kept plans are bounded; explain."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from product_interactions.algebra import diagonal, position, tensor_product
+from product_interactions.interactions import CausalReduce, Flip, Mask, Pointwise, Signal, compiler
+from product_interactions.interactions.architectures import attention, convolution, gating
+from product_interactions.interactions.architectures import model as model_module
+
+
+@pytest.fixture
+def lowerings(monkeypatch):
+    """Counts the plans built (one PlanBuilder each)."""
+    count = [0]
+    real = compiler.PlanBuilder
+
+    def counting(*args, **kwargs):
+        count[0] += 1
+        return real(*args, **kwargs)
+    monkeypatch.setattr(compiler, "PlanBuilder", counting)
+    return count
+
+
+def test_a_compiled_expression_lowers_once_whatever_the_calls(lowerings):
+    X = Signal("x", tensor_product(position(4), position(4), diagonal(3)), units=[1])
+    plan = CausalReduce(Pointwise("softmax", X * Flip(X), factor=1, mask=Mask.causal()) * Flip(X)).compile()
+    for n in (4, 7, 30):
+        for _ in range(3):
+            assert plan(np.ones((2, n, 3))).shape == (2, n, 3)
+    assert lowerings[0] == 1
+
+
+def test_length_generic_models_compile_once_for_every_length(lowerings):
+    for model in (attention(d_model=8, heads=2), gating(channels=3)):
+        params = model.init(seed=0)
+        for n in (5, 9, 17, 5, 100):
+            width = 8 if "W_Q" in params else 3
+            model.apply(params, np.random.default_rng(n).standard_normal((2, n, width)))
+    assert lowerings[0] == 2
+
+
+def test_length_specific_models_compile_once_per_length_and_keep_a_bounded_number(lowerings, monkeypatch):
+    monkeypatch.setattr(model_module, "PLANS_KEPT", 3)
+    model = convolution(channels_in=2, channels_out=2, size=3, cyclic=False)     # translation sizes are pinned
+    params = model.init(seed=0)
+    for n in (5, 6, 5, 7, 6, 8, 9, 10, 9):
+        model.apply(params, np.ones((1, n, 2)))
+    assert lowerings[0] == 6                                 # 5, 6, 7, 8, 9, 10 (the repeats were kept)
+    assert len(set(map(id, model._plans.values()))) <= 3
+    model.apply(params, np.ones((1, 5, 2)))                  # 5 was the least recently used: evicted, built again
+    assert lowerings[0] == 7
+
+
+def test_a_plan_refuses_sizes_it_was_not_built_for():
+    model = convolution(channels_in=1, channels_out=1, size=2)
+    plan = model.build((6,))[0].compile()
+    with pytest.raises(ValueError, match=r"inputs\['x'\]: expected shape \(\.\.\., 6, 1\)"):
+        plan(np.ones((1, 7, 1)), model.init(seed=0))
+    assert not plan.accepts(np.ones((1, 7, 1)), model.init(seed=0))
+
+
+def test_explain_prints_the_steps_and_what_serves_every_length():
+    text = attention(d_model=8, heads=2).explain()
+    assert "one plan for every size of position(3)" in text
+    assert "softmax(" in text and "within Mask.causal()" in text and "left out" in text
+    assert text.count("contract '") == 2

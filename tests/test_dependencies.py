@@ -1,0 +1,71 @@
+"""The packages depend in one direction: interactions -> kernels -> algebra, and nothing of ours below algebra."""
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+ALLOWED = {"algebra": set(), "kernels": {"algebra"}, "interactions": {"algebra", "kernels"}}
+
+
+def _imports(path: pathlib.Path, package: str) -> set:
+    """The sibling packages a module imports (relative imports resolved, absolute ones through the namespace)."""
+    depth = len(path.relative_to(ROOT / package).parts) - 1          # subpackages below the package
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                climbed = node.level - 1 - depth                     # levels past the package itself
+                parts = (node.module or "").split(".")
+                if climbed >= 1 and parts[0]:
+                    found.add(parts[0])
+                elif climbed >= 1:
+                    found.update(alias.name for alias in node.names)
+            elif node.module and node.module.split(".")[0] == "product_interactions":
+                parts = node.module.split(".")
+                found.update([parts[1]] if len(parts) > 1 else [alias.name for alias in node.names])
+            elif node.module and node.module.split(".")[0] in ALLOWED:
+                found.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "product_interactions" and len(parts) > 1:
+                    found.add(parts[1])
+                elif parts[0] in ALLOWED:
+                    found.add(parts[0])
+    return found & set(ALLOWED)
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_imports_go_one_way(package):
+    wrong = {}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        bad = _imports(path, package) - ALLOWED[package] - {package}
+        if bad:
+            wrong[str(path.relative_to(ROOT))] = sorted(bad)
+    assert not wrong, f"{package} may import only {sorted(ALLOWED[package])}: {wrong}"
+
+
+def test_the_checker_sees_a_violation(tmp_path, monkeypatch):
+    fake = tmp_path / "kernels"
+    fake.mkdir()
+    (fake / "bad.py").write_text("from ..interactions.expression import Expr\n")
+    monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path, raising=False)
+    assert _imports(fake / "bad.py", "kernels") == {"interactions"}
+
+
+def test_no_module_is_shadowed_by_a_function_of_its_name():
+    # kernels and interactions; the families named after their builder (algebra/clifford.py holds clifford(),
+    # interactions/architectures/attention.py attention()) follow the design card's one file per builder
+    import importlib
+    import pkgutil
+    shadowed = []
+    for package in ("kernels", "interactions"):
+        module = importlib.import_module(f"product_interactions.{package}")
+        for info in pkgutil.iter_modules(module.__path__):
+            attribute = getattr(module, info.name, None)
+            if attribute is not None and not isinstance(attribute, type(module)):
+                shadowed.append(f"{package}.{info.name}")
+    assert not shadowed, shadowed
