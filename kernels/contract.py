@@ -53,10 +53,16 @@ def _pairwise(step: str, a, b):
         right = "".join(c for c in right if c in left or c in output)
     if not summed:                                        # nothing to contract: a broadcast product
         return _aligned(a, left, output) * _aligned(b, right, output)
+    a_keep.sort(key=output.index)                         # transpose the operands, not the (larger) product
+    b_keep.sort(key=output.index)
+    if batch + b_keep + a_keep == list(output) and batch + a_keep + b_keep != list(output):
+        a, b, left, right, a_keep, b_keep = b, a, right, left, b_keep, a_keep          # b @ a lands in order
     size = dict(zip(left, np.shape(a)))
     size.update({c: max(size.get(c, 1), n) for c, n in zip(right, np.shape(b))})
     a = anp.transpose(a, [left.index(c) for c in batch + a_keep + summed])
     b = anp.transpose(b, [right.index(c) for c in batch + summed + b_keep])
+    product_size = int(np.prod([size[c] for c in batch + a_keep + b_keep]))
+    a, b = (_contiguous(v) if np.size(v) * 4 <= product_size else v for v in (a, b))
     a_batch, b_batch = np.shape(a)[:len(batch)], np.shape(b)[:len(batch)]
     m, k, n = (int(np.prod([size[c] for c in group])) for group in (a_keep, summed, b_keep))
     product = anp.matmul(anp.reshape(a, a_batch + (m, k)), anp.reshape(b, b_batch + (k, n)))
@@ -64,6 +70,12 @@ def _pairwise(step: str, a, b):
     product = anp.reshape(product, batch_shape + tuple(size[c] for c in a_keep + b_keep))
     order = batch + a_keep + b_keep
     return anp.transpose(product, [order.index(c) for c in output])
+
+
+def _contiguous(array):
+    """A numpy operand copied to C order, so that the (larger) product is laid out in order too (matmul follows
+    its inputs' layout); traced arrays unchanged."""
+    return np.ascontiguousarray(array) if isinstance(array, np.ndarray) else array
 
 
 def _aligned(array, labels: str, output: str):

@@ -1,9 +1,10 @@
 """The masked softmax: exp(x) normalised along one axis over the entries a mask keeps; the others are left out.
 
-Masked entries are replaced by -inf before anything else (``where``), so whatever they hold, a NaN or an
-infinity included, they come out exactly 0 and reach no other entry; a row the mask empties entirely comes out
-0.  The shift by the row maximum is taken as a constant (softmax does not depend on it), so autograd
-differentiates the exact formula; without a gradient to trace, the work is done in place.
+Masked entries are replaced by -inf before anything else, so whatever they hold, a NaN or an infinity included,
+they come out exactly 0 and reach no other entry; a row the mask empties entirely comes out 0.  The shift by the
+row maximum is taken as a constant (softmax does not depend on it), so autograd differentiates the exact formula.
+Without a gradient to trace, the last axis is normalised in chunks of rows that stay in cache, in place when the
+caller gives `out` (a plan does when the scores are not needed again).
 
 >>> import numpy as np
 >>> x = np.array([[1.0, np.nan], [0.0, 0.0]])
@@ -18,20 +19,43 @@ import autograd.numpy as anp
 import numpy as np
 from autograd.tracer import getval
 
+#: Bytes of scores one chunk of the in-cache path works on.
+CHUNK_BYTES = 1 << 20
 
-def softmax(x, axis: int = -1, mask=None):
-    """exp(x) / sum exp(x) along `axis`, over the entries where `mask` (a bool array broadcasting to x) is True."""
-    raw = getval(x)
-    traced = not isinstance(x, np.ndarray)
+
+def softmax(x, axis: int = -1, mask=None, out=None):
+    """exp(x) / sum exp(x) along `axis`, over the entries where `mask` (a bool array broadcasting to x) is True;
+    `out` (x itself, say) receives the result when nothing is traced."""
+    if isinstance(x, np.ndarray) and axis in (-1, x.ndim - 1) and x.ndim >= 1:
+        return _in_cache(x, mask, out)
+    tiny = np.finfo(getval(x).dtype).tiny
     if mask is not None:
-        x = anp.where(mask, x, -np.inf) if traced else np.where(mask, x, -np.inf)
+        x = anp.where(mask, x, -np.inf)
     peak = np.max(getval(x), axis=axis, keepdims=True)
     peak[~np.isfinite(peak)] = 0                                   # rows the mask empties entirely
-    tiny = np.finfo(raw.dtype).tiny
-    if not traced:
-        exps = x - peak if mask is None else np.subtract(x, peak, out=x)
-        np.exp(exps, out=exps)
-        exps /= np.maximum(exps.sum(axis=axis, keepdims=True), tiny)
-        return exps
     exps = anp.exp(x - peak)
     return exps / anp.maximum(anp.sum(exps, axis=axis, keepdims=True), tiny)
+
+
+def _in_cache(x, mask, out):
+    """The numpy path: rows in chunks of about CHUNK_BYTES, each masked, shifted, exponentiated and normalised
+    while it is in cache; `out` must be C-contiguous."""
+    out = np.empty(x.shape, x.dtype) if out is None else out          # C order: its rows are views
+    rows = x.reshape(-1, x.shape[-1]) if x.size else x.reshape(0, max(x.shape[-1], 1))
+    target = out.reshape(rows.shape)
+    keep = None if mask is None else np.broadcast_to(mask, x.shape).reshape(rows.shape)
+    tiny = np.finfo(x.dtype).tiny
+    step = max(1, CHUNK_BYTES // max(1, x.shape[-1] * x.itemsize))
+    for start in range(0, rows.shape[0], step):
+        part = target[start:start + step]
+        if out is not x:
+            np.copyto(part, rows[start:start + step])
+        if keep is not None:
+            np.copyto(part, -np.inf, where=~keep[start:start + step])
+        peak = part.max(axis=-1, keepdims=True)
+        peak[~np.isfinite(peak)] = 0
+        part -= peak
+        np.exp(part, out=part)
+        total = part.sum(axis=-1, keepdims=True)
+        part /= np.maximum(total, tiny)
+    return out

@@ -261,7 +261,10 @@ class Map(Step):
 
 
 class Softmax(Step):
-    """``output = softmax(input)`` along `axis` (counted from the end), over the pairs the mask keeps."""
+    """``output = softmax(input)`` along `axis` (counted from the end), over the pairs the mask keeps; in place
+    when the plan marks the input as `consumed` (computed by an earlier step and read by no later one)."""
+
+    consumed = False
 
     def __init__(self, output: int, source: int, axis: int, mask=None, mask_axes=None):
         self.output, self.axis, self.mask, self.mask_axes = output, axis, mask, mask_axes
@@ -284,7 +287,8 @@ class Softmax(Step):
             shape[:batch] = np.shape(keep)[:batch]
             shape[rank + min(query, key)], shape[rank + max(query, key)] = np.shape(keep)[-2:]
             keep = np.reshape(keep, shape)
-        registers[self.output] = softmax(x, axis=self.axis, mask=keep)
+        in_place = self.consumed and isinstance(x, np.ndarray) and x.flags.writeable and x.flags.c_contiguous
+        registers[self.output] = softmax(x, axis=self.axis, mask=keep, out=x if in_place else None)
 
     def describe(self) -> str:
         within = f" within {self.mask.describe()}" if self.mask is not None else ""
@@ -479,7 +483,8 @@ class Plan:
         self._release = self._last_uses()
 
     def _last_uses(self) -> list:
-        """For each step, the registers no later step (nor the output) reads."""
+        """For each step, the registers no later step (nor the output) reads; steps that may overwrite their
+        first input (computed by an earlier step, read by no later one) are marked ``consumed``."""
         last = {}
         for position, step in enumerate(self.steps):
             for r in step.reads:
@@ -488,6 +493,12 @@ class Plan:
         for r, position in last.items():
             if r != self.output:
                 release[position].append(r)
+        produced = {step.output for step in self.steps}
+        for position, step in enumerate(self.steps):
+            if isinstance(step, Softmax):
+                source = step.reads[0]
+                step.consumed = source in produced and source in release[position] and \
+                    step.reads.count(source) == 1
         return release
 
     @property
