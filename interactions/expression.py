@@ -54,7 +54,8 @@ def _check_units(algebra: Algebra, units, argument: str) -> frozenset:
     return units
 
 
-def _check_factor(node, factor, argument: str = "factor") -> int:
+def check_factor(node, factor, argument: str = "factor") -> int:
+    """A factor index of `node` (negative ones count from the end), or a ValueError naming `argument`."""
     n = len(node.factors)
     if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or not -n <= factor < n:
         raise ValueError(f"{argument}: expected a factor index in {-n}..{n - 1} of {node.algebra.name}, "
@@ -187,7 +188,7 @@ class Parameter(Expr):
     def _check_support(self, support) -> dict:
         checked = {}
         for factor, components in dict(support).items():
-            factor = _check_factor(self, factor, "support")
+            factor = check_factor(self, factor, "support")
             dim = self.factors[factor].dim
             components = tuple(int(c) for c in components)
             if factor in self.units or not components or len(set(components)) != len(components) or not all(
@@ -296,7 +297,7 @@ class Linear(Expr):
 
     def __init__(self, W, X: Expr, factor=-1, into: Algebra | None = None):
         X = check_expression(X, "X")
-        sources = tuple(sorted(_check_factor(X, f) for f in (factor if isinstance(factor, tuple) else (factor,))))
+        sources = tuple(sorted(check_factor(X, f) for f in (factor if isinstance(factor, tuple) else (factor,))))
         if not sources or sources != tuple(range(sources[0], sources[0] + len(sources))):
             raise ValueError(f"factor: expected one factor index or a tuple of adjacent ones, got {factor!r}")
         if not isinstance(W, Parameter) or W.array_shape is None or len(W.array_shape) != 2:

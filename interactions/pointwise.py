@@ -20,7 +20,7 @@ from ..algebra import Element, tensor_product
 from ..kernels.pointwise import FUNCTIONS as NUMERIC
 from ..kernels.plan import Register
 from . import masks
-from .expression import Expr, Signal, Unary, _check_factor, check_expression
+from .expression import Expr, Signal, Unary, check_factor, check_expression
 
 
 class _Named(sympy.Function):
@@ -75,9 +75,9 @@ class Pointwise(Unary):
         if function == "softmax":
             if factor is None:
                 raise ValueError("factor: softmax needs the factor to normalise over")
-            factor = _check_factor(X, factor)
+            factor = check_factor(X, factor)
             if mask is not None:
-                query = _check_factor(X, query, "query")
+                query = check_factor(X, query, "query")
                 mask = _check_mask(mask, X, query, factor)
         elif factor is not None or mask is not None:
             raise ValueError(f"factor, mask: only softmax takes them, not {function}")

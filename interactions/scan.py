@@ -22,7 +22,7 @@ import numpy as np
 
 from ..algebra import Algebra, Element, tensor_product
 
-from .expression import Expr, Signal, _check_factor, check_expression
+from .expression import Expr, Signal, check_factor, check_expression
 
 
 class Placeholder(Signal):
@@ -43,7 +43,7 @@ class Scan(Expr):
         X = check_expression(X, "X")
         if not isinstance(state, Algebra):
             raise TypeError(f"state: expected an Algebra, got {type(state).__name__}")
-        time = _check_factor(X, time, "time")
+        time = check_factor(X, time, "time")
         if time in X.units:
             raise ValueError(f"time: X is constant along factor {time}; scan a factor it varies along")
         if not callable(step):

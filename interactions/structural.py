@@ -25,7 +25,7 @@ from ..algebra import Element
 from ..algebra.algebra import check_count
 from ..kernels.masks import Mask
 from . import masks
-from .expression import Expr, Unary, _check_factor, check_expression, unit_is_all_ones
+from .expression import Expr, Unary, check_factor, check_expression, unit_is_all_ones
 
 
 class Flip(Unary):
@@ -33,7 +33,7 @@ class Flip(Unary):
 
     def __init__(self, X: Expr, source: int = 0, target: int = 1):
         X = check_expression(X, "X")
-        source, target = _check_factor(X, source, "source"), _check_factor(X, target, "target")
+        source, target = check_factor(X, source, "source"), check_factor(X, target, "target")
         if source == target or X.factors[source] != X.factors[target]:
             raise ValueError(f"source, target: expected two distinct factors holding the same algebra, got "
                              f"{source} ({X.factors[source].name}) and {target} ({X.factors[target].name})")
@@ -63,7 +63,7 @@ class Reduce(Unary):
 
     def __init__(self, X: Expr, factor: int = 1, mask=None, query: int = 0):
         X = check_expression(X, "X")
-        factor, query = _check_factor(X, factor), _check_factor(X, query, "query")
+        factor, query = check_factor(X, factor), check_factor(X, query, "query")
         if not unit_is_all_ones(X.factors[factor]):
             raise ValueError(f"factor: reduction needs a position-like factor (unit g_0 = sum of the basis), "
                              f"factor {factor} is {X.factors[factor].name}")
@@ -104,7 +104,7 @@ class NeighbourhoodReduce(Reduce):
 
     def __init__(self, X: Expr, mask=None, radius=None, points=None, factor: int = 1, query: int = 0):
         X = check_expression(X, "X")
-        n = X.factors[_check_factor(X, factor)].dim
+        n = X.factors[check_factor(X, factor)].dim
         if (mask is None) == (radius is None):
             raise ValueError("mask, radius: give exactly one of them")
         if radius is not None:
@@ -117,7 +117,7 @@ class NeighbourhoodReduce(Reduce):
 class _Projection(Unary):
     def __init__(self, X: Expr, components, factor: int):
         X = check_expression(X, "X")
-        factor = _check_factor(X, factor)
+        factor = check_factor(X, factor)
         if factor in X.units:
             raise ValueError(f"factor: X is constant (g_0) along factor {factor}; project a factor it varies along")
         super().__init__(X.algebra, X.units)
@@ -148,7 +148,7 @@ class RankProjection(_Projection):
 
     def __init__(self, X: Expr, rank: int, factor: int = -1):
         X = check_expression(X, "X")
-        dim = X.factors[_check_factor(X, factor)].dim
+        dim = X.factors[check_factor(X, factor)].dim
         if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 1 <= rank <= dim:
             raise ValueError(f"rank: expected an int in 1..{dim} (the factor's dimension), got {rank!r}")
         super().__init__(X, range(int(rank)), factor)
@@ -167,7 +167,7 @@ class Lag(Unary):
 
     def __init__(self, X: Expr, lag: int, factor: int = 0):
         X = check_expression(X, "X")
-        factor = _check_factor(X, factor)
+        factor = check_factor(X, factor)
         if factor in X.units:
             raise ValueError(f"factor: X is constant along factor {factor}; lag a factor it varies along")
         super().__init__(X.algebra, X.units)

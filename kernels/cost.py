@@ -32,7 +32,7 @@ GEMM_RATE = {8: 35e9, 4: 70e9}
 #: FLOPs per second of per-row loops (numpy's FFT on short rows, batched products of small matrices).
 LOOP_RATE = 1.5e9
 #: Seconds of overhead per row and per row loop (one short FFT, one small matrix product).
-ROW_SECONDS = 50e-9
+ROW_SECONDS = 25e-9
 
 
 @dataclass(frozen=True)

@@ -160,10 +160,19 @@ class Contract(Step):
 
     def describe(self) -> str:
         names = ", ".join(source.describe() for source in self.operands)
-        text = f"r{self.output} = contract {self.equation!r} of {names}"
+        text = f"r{self.output} = contract {_readable(self.equation)!r} of {names}"
         if self.exclusion is not None:
             text += f"; entries outside {self.exclusion[0].describe()} left out"
         return text
+
+
+def _readable(equation: str) -> str:
+    """The equation with its labels renamed a, b, c, ... in order of appearance (for `explain`)."""
+    letters = {}
+    for c in equation:
+        if c not in ".,->" and c not in letters:
+            letters[c] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[len(letters) % 52]
+    return "".join(letters.get(c, c) for c in equation)
 
 
 def _fold_scalars(engine, arrays, terms):

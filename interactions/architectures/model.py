@@ -63,6 +63,7 @@ class Model:
             plan = next((kept for kept in reversed(self._plans.values()) if kept.accepts(*probe)), None)
         if plan is None:
             plan = (self._built()[0] if geometry == self.geometry else self.build(geometry)[0]).compile()
+            plan.name = f"{type(self).__name__} at {geometry}"
         self._plans[geometry] = plan
         self._plans.move_to_end(geometry)
         while len(set(map(id, self._plans.values()))) > PLANS_KEPT or len(self._plans) > 4 * PLANS_KEPT:

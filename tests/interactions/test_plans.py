@@ -66,3 +66,24 @@ def test_explain_prints_the_steps_and_what_serves_every_length():
     assert "one plan for every size of position(3)" in text
     assert "softmax(" in text and "within Mask.causal()" in text and "left out" in text
     assert text.count("contract '") == 2
+
+
+LOWER_HUGE = r"""
+import resource, time
+resource.setrlimit(resource.RLIMIT_AS, (1500 * 1024**2, 1500 * 1024**2))
+from product_interactions.interactions.architectures import attention, gating
+start = time.perf_counter()
+for model in (attention(d_model=8, heads=2), gating(channels=4)):
+    plan = model.build((10**7,))[0].compile()           # ten million positions: n x n would be 10^14 entries
+    assert "one plan for every size" in plan.explain()
+print(f"{time.perf_counter() - start:.2f}")
+"""
+
+
+def test_building_and_lowering_cost_nothing_in_the_length():
+    import os
+    import subprocess
+    import sys
+    result = subprocess.run([sys.executable, "-c", LOWER_HUGE], cwd="/", capture_output=True, text=True,
+                            timeout=120, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    assert result.returncode == 0, result.stderr[-800:]
