@@ -309,8 +309,7 @@ class PlanBuilder:
         for f, factor in enumerate(factors):
             if k.out[f] is not None and x.out[f] is not None:
                 plans[f] = self._factor_plan(Factor.from_algebra(factor), k.support[f], x.support[f], k.dims[f])
-        levels = {f: p[1] for f, p in plans.items() if p[0] == "level"}
-        if levels:
+        if any(p[0] == "level" for p in plans.values()):
             return self._product(k, x, factors, plans)
         gathered = [f for f, p in plans.items() if p[0] == "gather"]
         if gathered:

@@ -85,11 +85,10 @@ class Kernel:
         if len(libraries) > 1:
             raise TypeError(f"x, y: expected arrays of one library, got {' and '.join(sorted(libraries))}")
         library = libraries.pop()
-        if len(levels(self._program(select.resolve(self.requested, self.factors)))) > 1:
+        if len(levels(self.program)) > 1:
             raise TypeError(f"x, y: {library} arrays run through opt_einsum, for identify and dense factors only; "
                             f"this kernel uses {', '.join(self.strategies)}: build it with strategy='dense'")
-        return self._relayout(self._program(select.resolve(self.requested, self.factors))(
-            *self._relayout((x, y), library, True)), library)
+        return self._relayout(self.program(*self._relayout((x, y), library, True)), library)
 
     def _operand(self, value, argument, role):
         if hasattr(value, "algebra") and hasattr(value, "to_array"):          # an algebra.Element

@@ -329,8 +329,7 @@ class Expand(Step):
         x = registers[self.reads[0]]
         kept = [entry[1] for entry in self.layout if entry[0] in ("keep", "scatter")]
         batch = np.ndim(x) - len(kept)
-        x = engine.transpose(x, list(range(batch)) + [batch + a for a in np.argsort(np.argsort(kept))]) \
-            if kept != sorted(kept) else x
+        x = engine.transpose(x, list(range(batch)) + [batch + a for a in kept]) if kept != sorted(kept) else x
         position = batch
         for entry in self.layout:
             if entry[0] == "keep":
@@ -348,8 +347,7 @@ class Expand(Step):
         registers[self.output] = x
 
     def describe(self) -> str:
-        parts = [entry[0] + ("" if entry[0] == "new" else f" {entry[1] if entry[0] != 'repeat' else entry[1]!r}")
-                 for entry in self.layout]
+        parts = [entry[0] if entry[0] == "new" else f"{entry[0]} {entry[1]!r}" for entry in self.layout]
         return f"r{self.output} = relayout r{self.reads[0]}: {', '.join(parts)}"
 
 

@@ -9,7 +9,8 @@ Every strategy module declares
 * ``unsupported(factor)``: why it cannot represent the factor, or None (when it applies);
 * ``cost(factor, inner)``: its `kernels.cost.Cost` per batch row, given the cost of what it multiplies per pair
   of components (``inner``);
-* how it lowers: ``term(factor, fresh)`` (a leaf's einsum term) or ``Level(factor, axis, inner)`` (a level).
+* how it lowers: ``term(factor, fresh)`` and ``constant(factor, dtype)`` (a leaf's einsum term and its constant
+  operand, `kernels.leaf`) or ``lower(factor, axis, inner)`` (a level around the program `inner`).
 
 ``strategy="auto"`` takes the cheapest applicable one by the cost model (`kernels.select`).
 
