@@ -115,3 +115,15 @@ def test_bilinear_with_one_tensor_per_factor_acts_axis_by_axis():
     expected = np.einsum("bad,bce,acf,deg->bfg", x, y, first, second)
     kernel = kernels.bilinear(first, second, strategy=("codegen", "dense"))
     assert relative_error(kernel(x, y), expected) <= 1e-12
+
+
+def test_every_strategy_file_is_registered_with_the_whole_interface():
+    import pkgutil
+    from product_interactions.kernels import strategies
+    files = {info.name for info in pkgutil.iter_modules(strategies.__path__)} - {"level"}    # level: the base class
+    assert {module.__name__.rsplit(".", 1)[1] for module in kernels.STRATEGIES.values()} == files
+    for name, module in kernels.STRATEGIES.items():
+        assert module.NAME == name and module.ROLE in ("leaf", "level")
+        assert callable(module.unsupported) and callable(module.cost)
+        assert callable(module.term) and callable(module.constant) if module.ROLE == "leaf" else \
+            callable(module.lower) and isinstance(module.NESTING, int)
