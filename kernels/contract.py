@@ -3,7 +3,8 @@
 opt_einsum finds the contraction order (once per equation and shapes, cached); each pairwise step is then
 rewritten as ``matmul`` on (batch..., M, K) @ (batch..., K, N) views, so contractions that share batch indices
 (attention's heads and sequences) reach BLAS instead of numpy's generic einsum loop.  Single-operand steps and
-the rare steps that cannot be written that way use einsum.  Works on numpy and autograd arrays.
+the rare steps that cannot be written that way use einsum.  Written over an engine (`kernels.engines`): numpy and
+autograd arrays by default, torch and JAX arrays through theirs.
 
 >>> import numpy as np
 >>> a, b = np.arange(24.).reshape(2, 3, 4), np.arange(40.).reshape(2, 4, 5)
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import functools
 
-import autograd.numpy as anp
 import numpy as np
 import opt_einsum
 
@@ -27,18 +27,18 @@ def _plan(equation: str, shapes: tuple):
     return tuple((tuple(step[0]), step[2]) for step in info.contraction_list)
 
 
-def _einsum(step: str, *arrays):
-    """numpy's einsum on a step whose labels may be any symbols (mapped to letters first)."""
+def _einsum(engine, step: str, *arrays):
+    """The engine's einsum on a step whose labels may be any symbols (mapped to letters first)."""
     letters = {c: opt_einsum.get_symbol(n) for n, c in enumerate(dict.fromkeys(step.replace(",", "").replace("->", "")))}
-    return anp.einsum("".join(letters.get(c, c) for c in step), *arrays)
+    return engine.einsum("".join(letters.get(c, c) for c in step), *arrays)
 
 
-def _pairwise(step: str, a, b):
+def _pairwise(engine, step: str, a, b):
     """One two-operand einsum step as a broadcast batched matmul."""
     inputs, output = step.split("->")
     left, right = inputs.split(",")
     if len(set(left)) != len(left) or len(set(right)) != len(right):
-        return _einsum(step, a, b)
+        return _einsum(engine, step, a, b)
     batch = [c for c in output if c in left and c in right]
     summed = [c for c in left if c in right and c not in output]
     a_only = [c for c in left if c not in right]
@@ -46,54 +46,55 @@ def _pairwise(step: str, a, b):
     a_keep = [c for c in a_only if c in output]
     b_keep = [c for c in b_only if c in output]
     if len(a_keep) != len(a_only):                        # indices of one side summed alone: sum them first
-        a = anp.sum(a, axis=tuple(left.index(c) for c in a_only if c not in output))
+        a = engine.sum(a, axis=tuple(left.index(c) for c in a_only if c not in output))
         left = "".join(c for c in left if c in right or c in output)
     if len(b_keep) != len(b_only):
-        b = anp.sum(b, axis=tuple(right.index(c) for c in b_only if c not in output))
+        b = engine.sum(b, axis=tuple(right.index(c) for c in b_only if c not in output))
         right = "".join(c for c in right if c in left or c in output)
     if not summed:                                        # nothing to contract: a broadcast product
-        return _aligned(a, left, output) * _aligned(b, right, output)
+        return _aligned(engine, a, left, output) * _aligned(engine, b, right, output)
     a_keep.sort(key=output.index)                         # transpose the operands, not the (larger) product
     b_keep.sort(key=output.index)
     if batch + b_keep + a_keep == list(output) and batch + a_keep + b_keep != list(output):
         a, b, left, right, a_keep, b_keep = b, a, right, left, b_keep, a_keep          # b @ a lands in order
-    size = dict(zip(left, np.shape(a)))
-    size.update({c: max(size.get(c, 1), n) for c, n in zip(right, np.shape(b))})
-    a = anp.transpose(a, [left.index(c) for c in batch + a_keep + summed])
-    b = anp.transpose(b, [right.index(c) for c in batch + summed + b_keep])
+    size = dict(zip(left, a.shape))
+    size.update({c: max(size.get(c, 1), n) for c, n in zip(right, b.shape)})
+    a = engine.transpose(a, [left.index(c) for c in batch + a_keep + summed])
+    b = engine.transpose(b, [right.index(c) for c in batch + summed + b_keep])
     product_size = int(np.prod([size[c] for c in batch + a_keep + b_keep]))
-    a, b = (_contiguous(v) if np.size(v) * 4 <= product_size else v for v in (a, b))
-    a_batch, b_batch = np.shape(a)[:len(batch)], np.shape(b)[:len(batch)]
+    a, b = (engine.contiguous(v) if _size(v) * 4 <= product_size else v for v in (a, b))
+    a_batch, b_batch = tuple(a.shape[:len(batch)]), tuple(b.shape[:len(batch)])
     m, k, n = (int(np.prod([size[c] for c in group])) for group in (a_keep, summed, b_keep))
-    product = anp.matmul(anp.reshape(a, a_batch + (m, k)), anp.reshape(b, b_batch + (k, n)))
-    batch_shape = np.shape(product)[:len(batch)]
-    product = anp.reshape(product, batch_shape + tuple(size[c] for c in a_keep + b_keep))
+    product = engine.matmul(engine.reshape(a, a_batch + (m, k)), engine.reshape(b, b_batch + (k, n)))
+    batch_shape = tuple(product.shape[:len(batch)])
+    product = engine.reshape(product, batch_shape + tuple(size[c] for c in a_keep + b_keep))
     order = batch + a_keep + b_keep
-    return anp.transpose(product, [order.index(c) for c in output])
+    return engine.transpose(product, [order.index(c) for c in output])
 
 
-def _contiguous(array):
-    """A numpy operand copied to C order, so that the (larger) product is laid out in order too (matmul follows
-    its inputs' layout); traced arrays unchanged."""
-    return np.ascontiguousarray(array) if isinstance(array, np.ndarray) else array
+def _size(array) -> int:
+    return int(np.prod(array.shape))
 
 
-def _aligned(array, labels: str, output: str):
+def _aligned(engine, array, labels: str, output: str):
     """`array` (axes `labels`, all in `output`) transposed to output order, with size-1 axes for the rest."""
-    array = anp.transpose(array, sorted(range(len(labels)), key=lambda n: output.index(labels[n])))
+    array = engine.transpose(array, sorted(range(len(labels)), key=lambda n: output.index(labels[n])))
     present = sorted(labels, key=output.index)
-    return anp.reshape(array, [np.shape(array)[present.index(c)] if c in labels else 1 for c in output])
+    return engine.reshape(array, [array.shape[present.index(c)] if c in labels else 1 for c in output])
 
 
-def contract(equation: str, *arrays):
-    """einsum(equation, *arrays), evaluated pairwise along opt_einsum's path with batched matmuls."""
+def contract(equation: str, *arrays, engine=None):
+    """einsum(equation, *arrays), evaluated pairwise along opt_einsum's path with batched matmuls, on `engine`
+    (default: numpy with autograd)."""
+    if engine is None:
+        from .engines import NUMPY as engine
     arrays = list(arrays)
-    for positions, step in _plan(equation, tuple(tuple(np.shape(a)) for a in arrays)):
+    for positions, step in _plan(equation, tuple(tuple(a.shape) for a in arrays)):
         taken = [arrays.pop(p) for p in sorted(positions, reverse=True)]
         if len(taken) == 2:
             inputs = step.split("->")[0].split(",")
             # contraction_list orders the step's inputs as the popped operands (highest position first)
-            arrays.append(_pairwise(step, *taken) if len(inputs) == 2 else _einsum(step, *taken))
+            arrays.append(_pairwise(engine, step, *taken) if len(inputs) == 2 else _einsum(engine, step, *taken))
         else:
-            arrays.append(_einsum(step, *taken))
+            arrays.append(_einsum(engine, step, *taken))
     return arrays[0]

@@ -15,26 +15,26 @@ array([[1. , 0. ],
 """
 from __future__ import annotations
 
-import autograd.numpy as anp
 import numpy as np
-from autograd.tracer import getval
 
 #: Bytes of scores one chunk of the in-cache path works on.
 CHUNK_BYTES = 1 << 20
 
 
-def softmax(x, axis: int = -1, mask=None, out=None):
-    """exp(x) / sum exp(x) along `axis`, over the entries where `mask` (a bool array broadcasting to x) is True;
-    `out` (x itself, say) receives the result when nothing is traced."""
+def softmax(x, axis: int = -1, mask=None, out=None, engine=None):
+    """exp(x) / sum exp(x) along `axis`, over the entries where `mask` (a bool array of the engine, broadcasting
+    to x) is True; `out` (x itself, say) receives the result when nothing is traced (numpy)."""
+    if engine is None:
+        from .engines import NUMPY as engine
     if isinstance(x, np.ndarray) and axis in (-1, x.ndim - 1) and x.ndim >= 1:
         return _in_cache(x, mask, out)
-    tiny = np.finfo(getval(x).dtype).tiny
+    tiny = np.finfo(engine.dtype(x)).tiny
     if mask is not None:
-        x = anp.where(mask, x, -np.inf)
-    peak = np.max(getval(x), axis=axis, keepdims=True)
-    peak[~np.isfinite(peak)] = 0                                   # rows the mask empties entirely
-    exps = anp.exp(x - peak)
-    return exps / anp.maximum(anp.sum(exps, axis=axis, keepdims=True), tiny)
+        x = engine.where(mask, x, -np.inf)
+    peak = engine.amax(engine.detached(x), axis=axis, keepdims=True)
+    peak = engine.where(engine.isfinite(peak), peak, 0.0)            # rows the mask empties entirely
+    exps = engine.exp(x - peak)
+    return exps / engine.maximum(engine.sum(exps, axis=axis, keepdims=True), tiny)
 
 
 def _in_cache(x, mask, out):

@@ -11,7 +11,8 @@ inputs of each call, so one plan serves every sequence length; the masks and ind
 generated per size in bounded caches.  A dim a constant depends on is pinned to its compile-time size.  Registers
 are released after their last use, so a call holds only the arrays still needed.
 
-The numpy engine (`kernels.engine`) runs the steps on numpy and autograd arrays.
+Engines (`kernels.engines`) run the steps: numpy with autograd by default, torch or JAX when the inputs are theirs;
+the result comes back in the inputs' library, dtype and device.
 """
 from __future__ import annotations
 
@@ -19,10 +20,8 @@ import math
 
 import numpy as np
 
-from . import engine as engines
-from .contract import contract
+from .engines import NUMPY, engine_of
 from .masks import Mask
-from .masked_softmax import softmax
 
 
 class Dim:
@@ -145,18 +144,15 @@ class Contract(Step):
         return list(self.operands) + mask
 
     def run(self, engine, registers, sizes):
-        arrays = [source.array(registers, sizes) for source in self.operands]
-        variable = [a for a, s in zip(arrays, self.operands) if not isinstance(s, (Constant, Ones, MaskArray))]
-        dtype = engines.result_dtype(variable)
-        arrays = [engine.asarray(a, dtype) if not isinstance(s, Register) else a
-                  for a, s in zip(arrays, self.operands)]
+        raw = [source.array(registers, sizes) for source in self.operands]
+        like = next((a for a, s in zip(raw, self.operands) if isinstance(s, Register)), None)
+        arrays = [a if isinstance(s, Register) else engine.constant(a, like) for a, s in zip(raw, self.operands)]
         inputs, output = self.equation.split("->")
-        terms = inputs.split(",")
-        arrays, terms = _fold_scalars(engine, arrays, terms)
+        arrays, terms = _fold_scalars(arrays, inputs.split(","))
         if self.exclusion is None:
             registers[self.output] = _contract(engine, terms, output, arrays)
             return
-        registers[self.output] = _excluding(engine, terms, output, arrays, self.exclusion, registers, sizes, dtype)
+        registers[self.output] = _excluding(engine, terms, output, arrays, self.exclusion, registers, sizes, like)
 
     def describe(self) -> str:
         names = ", ".join(source.describe() for source in self.operands)
@@ -175,85 +171,103 @@ def _readable(equation: str) -> str:
     return "".join(letters.get(c, c) for c in equation)
 
 
-def _fold_scalars(engine, arrays, terms):
+def _fold_scalars(arrays, terms):
     """0-d constants multiplied into the smallest array first (one pass over the least data)."""
-    scalars = [a for a, t in zip(arrays, terms) if t == "" and np.ndim(a) == 0]
-    if not scalars or len(scalars) == len(arrays):
+    scalar = [n for n, (a, term) in enumerate(zip(arrays, terms)) if term == "" and len(a.shape) == 0]
+    if not scalar or len(scalar) == len(arrays):
         return arrays, terms
-    kept = [(a, t) for a, t in zip(arrays, terms) if not (t == "" and np.ndim(a) == 0)]
-    smallest = min(range(len(kept)), key=lambda n: np.size(kept[n][0]) if not isinstance(kept[n][0], np.ndarray)
-                   or kept[n][0].ndim else math.inf)
-    factor = float(np.prod([float(s) for s in scalars]))
-    array, term = kept[smallest]
-    kept[smallest] = (array * engine.asarray(factor, engines.result_dtype([array])), term)
-    return [a for a, _ in kept], [t for _, t in kept]
+    kept = [n for n in range(len(arrays)) if n not in scalar]
+    smallest = min(kept, key=lambda n: math.prod(arrays[n].shape))
+    folded = arrays[smallest]
+    for n in scalar:
+        folded = folded * arrays[n]
+    return ([folded if n == smallest else arrays[n] for n in kept], [terms[n] for n in kept])
 
 
 def _contract(engine, terms, output, arrays):
     equation = ",".join(terms) + "->" + output
     if len(arrays) == 1 and terms[0] == output:
         return arrays[0]
-    return contract(equation, *arrays)
+    return engine.contract(equation, *arrays)
 
 
-def _align(array, labels: str, target: str, batched: bool, target_rank: int):
+def _align(engine, array, labels: str, target: str, target_rank: int):
     """A mask-like `array` (optional batch axes, then `labels`) viewed with size-1 axes to broadcast against an
     operand whose axes are batch axes then `target`."""
-    batch = np.ndim(array) - len(labels)
+    batch = len(array.shape) - len(labels)
     order = sorted(range(len(labels)), key=lambda n: target.index(labels[n]))
-    moved = np.transpose(array, list(range(batch)) + [batch + n for n in order])
+    moved = engine.transpose(array, list(range(batch)) + [batch + n for n in order])
     present = sorted(labels, key=target.index)
-    shape = list(np.shape(moved)[:batch]) + [np.shape(moved)[batch + present.index(c)] if c in labels else 1
-                                             for c in target]
+    shape = list(moved.shape[:batch]) + [moved.shape[batch + present.index(c)] if c in labels else 1 for c in target]
     lead = target_rank - len(target) - batch
     if lead < 0:
         raise ValueError("a batched mask meets an operand without batch axes")
-    return np.reshape(moved, [1] * lead + shape)
+    return engine.reshape(moved, [1] * lead + shape)
 
 
-def _excluding(engine, terms, output, arrays, exclusion, registers, sizes, dtype):
+def _key_axis(array, term: str, key: str) -> int:
+    labels = term.replace("...", "")
+    return len(array.shape) - len(labels) + labels.index(key)
+
+
+def _excluding(engine, terms, output, arrays, exclusion, registers, sizes, like):
     """The contraction with the masked pairs left out (see `Contract`)."""
     source, query, key, zero = exclusion
-    keep = np.asarray(source.array(registers, sizes)).astype(bool) if not isinstance(source, Register) else \
-        engine.to_bool(source.array(registers, sizes))
+    mask = source.array(registers, sizes)
+    keep = engine.constant(np.asarray(mask, dtype=bool), like) if not isinstance(source, Register) else mask != 0
     holders = [n for n, t in enumerate(terms) if key in t]
     arrays = list(arrays)
     for n in holders:
         t = terms[n].replace("...", "")
         if query in t and n not in zero:
-            aligned = _align(keep, query + key, t, False, np.ndim(arrays[n]))
-            arrays[n] = engine.where(aligned, arrays[n], 0)
-    lone = [n for n in holders if query not in terms[n] and not np.all(np.isfinite(engine.value(arrays[n])))]
-    if not lone:
-        return _contract(engine, terms + [query + key], output, arrays + [engine.asarray(keep, dtype)]) \
-            if not any(query in terms[n] for n in holders) else _contract(engine, terms, output, arrays)
-    bad = np.zeros(np.shape(keep)[-1], dtype=bool)
+            arrays[n] = engine.where(_align(engine, keep, query + key, t, len(arrays[n].shape)), arrays[n], 0.0)
+    paired = any(query in terms[n] for n in holders)        # an operand holds both labels: the mask is in it now
+    mask_terms, mask_arrays = ([], []) if paired else ([query + key], [engine.floats(keep, like)])
+    lone = [n for n in holders if query not in terms[n] and not isinstance(arrays[n], (int, float))]
+    bad = None
     for n in lone:
-        t = terms[n].replace("...", "")
-        axis = np.ndim(arrays[n]) - len(t) + t.index(key)
-        finite = np.isfinite(engine.value(arrays[n]))
-        bad |= ~np.all(np.moveaxis(finite, axis, -1).reshape(-1, finite.shape[axis]), axis=0)
-    positions = np.flatnonzero(bad)
+        moved = engine.moveaxis(arrays[n], _key_axis(arrays[n], terms[n], key), -1)
+        count = engine.sum(engine.floats(~engine.isfinite(moved), like), axis=tuple(range(len(moved.shape) - 1)))
+        bad = count > 0 if bad is None else bad | (count > 0)
+    if bad is None or not engine.concrete(bad) or not engine.value(bad).any():
+        if bad is not None and not engine.concrete(bad):
+            return _poisoned(engine, terms, output, arrays, lone, key, query, keep, bad, mask_terms, mask_arrays)
+        return _contract(engine, terms + mask_terms, output, arrays + mask_arrays)
+    positions = np.flatnonzero(engine.value(bad))
     clean, picked = list(arrays), list(arrays)
     for n in lone:
-        t = terms[n].replace("...", "")
-        axis = np.ndim(arrays[n]) - len(t) + t.index(key)
-        shape = [1] * np.ndim(arrays[n])
-        shape[axis] = len(bad)
-        clean[n] = engine.where(bad.reshape(shape), 0, arrays[n])
-    mask_needed = not any(query in terms[n] for n in holders)
-    extra_terms, extra = ([query + key], [engine.asarray(keep, dtype)]) if mask_needed else ([], [])
-    main = _contract(engine, terms + extra_terms, output, clean + extra)
+        axis = _key_axis(arrays[n], terms[n], key)
+        shape = [1] * len(arrays[n].shape)
+        shape[axis] = -1
+        clean[n] = engine.where(engine.reshape(bad, shape), 0.0, arrays[n])
+    main = _contract(engine, terms + mask_terms, output, clean + mask_arrays)
     for n in holders:
-        t = terms[n].replace("...", "")
-        picked[n] = engine.take(arrays[n], positions, np.ndim(arrays[n]) - len(t) + t.index(key))
+        picked[n] = engine.take(arrays[n], positions, _key_axis(arrays[n], terms[n], key))
     kept_labels = output + (query if query not in output else "") + key
     term = _contract(engine, terms, kept_labels, picked)
-    restricted = keep[..., positions]
-    aligned = _align(restricted, query + key, kept_labels.replace("...", ""), False, np.ndim(term))
-    term = engine.where(aligned, term, 0)
-    summed = tuple(range(np.ndim(term) - (1 if query in output else 2), np.ndim(term)))
+    restricted = engine.take(keep, positions, -1)
+    term = engine.where(_align(engine, restricted, query + key, kept_labels.replace("...", ""), len(term.shape)),
+                        term, 0.0)
+    summed = tuple(range(len(term.shape) - (1 if query in output else 2), len(term.shape)))
     return main + engine.sum(term, axis=summed)
+
+
+def _poisoned(engine, terms, output, arrays, lone, key, query, keep, bad, mask_terms, mask_arrays):
+    """Traced arrays (JAX under jit): no data-dependent shapes, so the non-finite key entries are zeroed and every
+    query a mask lets see one comes out NaN (the exact infinity, where there is one, is not kept)."""
+    clean = list(arrays)
+    for n in lone:
+        axis = _key_axis(arrays[n], terms[n], key)
+        shape = [1] * len(arrays[n].shape)
+        shape[axis] = -1
+        clean[n] = engine.where(engine.reshape(bad, shape), 0.0, arrays[n])
+    main = _contract(engine, terms + mask_terms, output, clean + mask_arrays)
+    seen = engine.contract(f"...{query}{key},{key}->...{query}", engine.floats(keep, main),
+                           engine.floats(bad, main))
+    labels = output.replace("...", "")
+    if query not in labels:
+        return engine.where(engine.sum(seen) > 0, np.nan, main)
+    return engine.where(_align(engine, seen > 0, query, labels, len(main.shape)), np.nan, main)
 
 
 class Map(Step):
@@ -287,17 +301,17 @@ class Softmax(Step):
         keep = None
         if self.mask is not None:
             array = self.mask.array(registers, sizes)
-            keep = engine.to_bool(array)
-            rank, (query, key) = np.ndim(x), self.mask_axes
-            batch = np.ndim(keep) - 2
+            keep = array != 0 if isinstance(self.mask, Register) else engine.constant(np.asarray(array, bool), x)
+            rank, (query, key) = len(x.shape), self.mask_axes
+            batch = len(keep.shape) - 2
             if query > key:
-                keep = np.swapaxes(keep, -1, -2)
+                keep = engine.swapaxes(keep, -1, -2)
             shape = [1] * rank
-            shape[:batch] = np.shape(keep)[:batch]
-            shape[rank + min(query, key)], shape[rank + max(query, key)] = np.shape(keep)[-2:]
-            keep = np.reshape(keep, shape)
+            shape[:batch] = keep.shape[:batch]
+            shape[rank + min(query, key)], shape[rank + max(query, key)] = keep.shape[-2:]
+            keep = engine.reshape(keep, shape)
         in_place = self.consumed and isinstance(x, np.ndarray) and x.flags.writeable and x.flags.c_contiguous
-        registers[self.output] = softmax(x, axis=self.axis, mask=keep, out=x if in_place else None)
+        registers[self.output] = engine.softmax(x, axis=self.axis, mask=keep, out=x if in_place else None)
 
     def describe(self) -> str:
         within = f" within {self.mask.describe()}" if self.mask is not None else ""
@@ -328,7 +342,7 @@ class Expand(Step):
     def run(self, engine, registers, sizes):
         x = registers[self.reads[0]]
         kept = [entry[1] for entry in self.layout if entry[0] in ("keep", "scatter")]
-        batch = np.ndim(x) - len(kept)
+        batch = len(x.shape) - len(kept)
         x = engine.transpose(x, list(range(batch)) + [batch + a for a in kept]) if kept != sorted(kept) else x
         position = batch
         for entry in self.layout:
@@ -432,16 +446,16 @@ class Scan(Step):
 
     def run(self, engine, registers, sizes):
         x = registers[self.reads[0]]
-        lead = np.shape(x)[:np.ndim(x) - self.factor_axes]
-        time = np.ndim(x) + self.axis
-        h = engine.zeros(tuple(lead) + tuple(size(d, sizes) for d in self.state), engines.result_dtype([x]))
+        lead = tuple(x.shape[:len(x.shape) - self.factor_axes])
+        time = len(x.shape) + self.axis
+        h = engine.zeros(lead + tuple(size(d, sizes) for d in self.state), x)
         if self.initial is not None:
             h = h + registers[self.initial]
         states = []
-        for t in range(np.shape(x)[time]):
-            step = engine.take_index(x, t, time)
+        for t in range(x.shape[time]):
+            step = engine.index(x, t, time)
             for axis in sorted(self.drop, reverse=True):
-                step = engine.take_index(step, 0, len(lead) + axis)
+                step = engine.index(step, 0, len(lead) + axis)
             registers[self.h], registers[self.x_t] = h, step
             for body_step in self.body:
                 body_step.run(engine, registers, sizes)
@@ -464,9 +478,9 @@ def _is_array(value) -> bool:
 def _real(value, argument: str):
     """`value` as a real floating-point array (lists are converted; other arrays kept as they are)."""
     array = value if _is_array(value) else np.asarray(value, dtype=float)
-    dtype = getattr(array, "dtype", None)
-    if dtype is not None and not np.issubdtype(dtype, np.floating) and dtype != object:
-        raise TypeError(f"{argument}: expected a real floating-point array, got dtype {dtype}")
+    kind = engine_of({argument: array}).dtype(array).kind
+    if kind != "f":
+        raise TypeError(f"{argument}: expected a real floating-point array, got dtype {array.dtype}")
     return array
 
 class InputSpec:
@@ -523,7 +537,7 @@ class Plan:
         sizes = {}
         for spec in self.inputs:
             array = (inputs if spec.kind == "signal" else parameters)[spec.name]
-            shape = tuple(np.shape(array))
+            shape = tuple(array.shape)
             count = len(spec.axes)
             found = shape[len(shape) - count:] if spec.kind == "signal" else shape
             if len(shape) < count or (spec.kind == "parameter" and len(shape) != count):
@@ -551,10 +565,11 @@ class Plan:
             return False
         return True
 
-    def __call__(self, inputs, parameters=None, engine=None):
+    def __call__(self, inputs, parameters=None):
         """The plan on `inputs` (an array for a single signal, or a dict name -> array) and `parameters` (a dict
-        name -> array); arrays may be numpy or autograd arrays."""
-        return self.run(self._check_inputs(inputs), self._check_parameters(parameters or {}), engine)
+        name -> array).  Arrays may be numpy (autograd's traced ones too), torch or JAX arrays; the rule for
+        mixing them is `kernels.engines`'.  The result is in the inputs' library, dtype and device."""
+        return self.run(self._check_inputs(inputs), self._check_parameters(parameters or {}))
 
     def _check_inputs(self, inputs) -> dict:
         if _is_array(inputs) or isinstance(inputs, (list, tuple)):
@@ -581,13 +596,18 @@ class Plan:
     def _shape_text(spec) -> tuple:
         return tuple(a.size if isinstance(a, Dim) else a for a in spec.axes)
 
-    def run(self, inputs: dict, parameters: dict, engine=None):
-        """Execute on checked arrays (dicts name -> array)."""
-        engine = engine or engines.NUMPY
+    def run(self, inputs: dict, parameters: dict):
+        """Execute on checked arrays (dicts name -> array), on the engine of their library."""
+        named = {**{f"inputs[{n!r}]": a for n, a in inputs.items()},
+                 **{f"parameters[{n!r}]": a for n, a in parameters.items()}}
+        engine = engine_of(named)
         sizes = self.bind(inputs, parameters)
+        like = next((a for a in named.values() if engine.owns(a)), None)
         registers = [None] * self.registers
         for spec in self.inputs:
-            registers[spec.register] = (inputs if spec.kind == "signal" else parameters)[spec.name]
+            array = (inputs if spec.kind == "signal" else parameters)[spec.name]
+            registers[spec.register] = array if engine is NUMPY or engine.owns(array) else engine.convert(
+                np.asarray(array), like)
         for step, release in zip(self.steps, self._release):
             step.run(engine, registers, sizes)
             for r in release:

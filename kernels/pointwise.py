@@ -1,4 +1,5 @@
-"""Pointwise maps of the plans, numeric: applied coefficient by coefficient (numpy and autograd arrays).
+"""Pointwise maps of the plans, numeric: applied coefficient by coefficient, on any engine (`kernels.engines`;
+numpy with autograd by default).
 
 >>> import numpy as np
 >>> sorted(FUNCTIONS)
@@ -8,29 +9,45 @@
 """
 from __future__ import annotations
 
-import autograd.numpy as anp
+
+def _engine(engine):
+    if engine is None:
+        from .engines import NUMPY
+        return NUMPY
+    return engine
 
 
-def sigmoid(x):
+def sigmoid(x, engine=None):
     """1 / (1 + exp(-x)), through tanh (no overflow for large |x|)."""
-    return 0.5 * (anp.tanh(0.5 * x) + 1.0)
+    return 0.5 * (_engine(engine).tanh(0.5 * x) + 1.0)
 
 
-def softplus(x):
+def softplus(x, engine=None):
     """log(1 + exp(x)), without overflow."""
-    return anp.logaddexp(0.0, x)
+    e = _engine(engine)
+    return e.logaddexp(e.zeros((), x), x)
 
 
-def silu(x):
+def silu(x, engine=None):
     """x sigmoid(x)."""
-    return x * sigmoid(x)
+    return x * sigmoid(x, engine)
 
 
-def relu(x):
+def relu(x, engine=None):
     """max(x, 0)."""
-    return anp.maximum(x, 0.0)
+    e = _engine(engine)
+    return e.maximum(x, e.zeros((), x))
 
 
-#: Name -> function, for the `Map` step of a plan.
-FUNCTIONS = {"sigmoid": sigmoid, "softplus": softplus, "silu": silu, "exp": anp.exp, "relu": relu,
-             "tanh": anp.tanh}
+def exp(x, engine=None):
+    """e^x."""
+    return _engine(engine).exp(x)
+
+
+def tanh(x, engine=None):
+    """tanh x."""
+    return _engine(engine).tanh(x)
+
+
+#: Name -> function(x, engine=None), for the `Map` step of a plan.
+FUNCTIONS = {"sigmoid": sigmoid, "softplus": softplus, "silu": silu, "exp": exp, "relu": relu, "tanh": tanh}

@@ -1,0 +1,37 @@
+"""Engines run plans and kernels, one array library each: numpy with autograd (the default, core install), torch
+and JAX (extras).  Results come back in the inputs' library, dtype and device.
+
+The rule for mixed inputs: the non-numpy arrays decide the engine, and must all be of one library; numpy
+arrays (parameters, constants) are then converted into it, on the device and in the floating dtype of the first
+such array.  Arrays of two non-numpy libraries are refused with a TypeError naming them.  Nothing is converted to
+numpy and back.
+
+>>> import numpy as np
+>>> engine_of({"x": np.ones(3)}).name
+'numpy'
+"""
+from __future__ import annotations
+
+from .base import Engine
+from .jax_engine import JAX
+from .numpy_engine import NUMPY
+from .torch_engine import TORCH
+
+#: Every engine, by name.
+ENGINES = {engine.name: engine for engine in (NUMPY, TORCH, JAX)}
+
+__all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "TORCH", "engine_of"]
+
+
+def engine_of(arrays: dict) -> Engine:
+    """The engine of a call's arrays ({argument name: array}), by the rule of the module docstring."""
+    found = {}
+    for argument, array in arrays.items():
+        for engine in (TORCH, JAX):
+            if engine.owns(array):
+                found.setdefault(engine.name, argument)
+    if len(found) > 1:
+        described = " and ".join(f"{name} ({argument})" for name, argument in found.items())
+        raise TypeError(f"{', '.join(found.values())}: expected arrays of one library (numpy ones are converted), "
+                        f"got {described}")
+    return ENGINES[next(iter(found))] if found else NUMPY

@@ -1,0 +1,165 @@
+"""`Engine`: the array operations plans and kernels need, for one array library.
+
+An engine speaks numpy's vocabulary (``sum(a, axis=...)``, ``moveaxis``, ``rfft(a, n, axis)``) whatever its
+library, so that a plan's steps, the strategies' levels and the hand kernels are written once.  Subclasses bind
+`xp` (a module with numpy's API: autograd.numpy, jax.numpy, or torch with a few adapters) and override what
+their library does differently or better; the composite operations below (contractions, gathers, relayouts, the
+masked softmax, pointwise maps) are built from those primitives.
+
+Constants (structure constants, masks, index tables) are numpy arrays; `constant` converts one into the
+library, dtype and device of a given array, once per (constant, dtype, device) in a bounded cache.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+#: Converted constants kept per engine.
+CONSTANTS_KEPT = 256
+
+
+class Engine:
+    """See the module docstring.  `name` is the library's name; `xp` its numpy-like namespace."""
+
+    name = "abstract"
+    xp = None
+
+    def __init__(self):
+        self._constants = OrderedDict()
+
+    # ------------------------------------------------------------------ arrays and their numbers
+    def owns(self, a) -> bool:
+        """True when `a` is an array of this engine's library (traced ones included)."""
+        raise NotImplementedError
+
+    def value(self, a) -> np.ndarray:
+        """The plain numbers of `a` as numpy (detached: for checks that need no gradient)."""
+        raise NotImplementedError
+
+    def detached(self, a):
+        """`a` as an array of this library that no gradient flows through (a constant shift, say)."""
+        raise NotImplementedError
+
+    def dtype(self, a) -> np.dtype:
+        """The numpy dtype matching `a`'s."""
+        return np.dtype(str(a.dtype).split(".")[-1])
+
+    def native_dtype(self, dtype, like=None):
+        """The library's dtype for a numpy dtype."""
+        return np.dtype(dtype)
+
+    def convert(self, value: np.ndarray, like):
+        """A numpy array as this library's array, in `like`'s floating dtype (bools and ints keep theirs)."""
+        raise NotImplementedError
+
+    def constant(self, value, like):
+        """`convert`, cached by (the constant, dtype, device): a plan's constants cross over once."""
+        value = np.asarray(value)
+        key = (id(value), self._placement(like), value.dtype.kind)
+        hit = self._constants.get(key)
+        if hit is not None and hit[0] is value:
+            self._constants.move_to_end(key)
+            return hit[1]
+        converted = self.convert(value, like)
+        self._constants[key] = (value, converted)
+        while len(self._constants) > CONSTANTS_KEPT:
+            self._constants.popitem(last=False)
+        return converted
+
+    def _placement(self, like):
+        return str(getattr(like, "dtype", None))
+
+    def zeros(self, shape, like):
+        return self.convert(np.zeros(shape, self.dtype(like)), like)
+
+    def floats(self, mask, like):
+        """A bool array of this library as 0.0 / 1.0 in `like`'s floating dtype."""
+        raise NotImplementedError
+
+    def concrete(self, a) -> bool:
+        """True when `a` holds numbers now (False for arrays traced by a compiler, whose values are unknown)."""
+        return True
+
+    # ------------------------------------------------------------------ numpy vocabulary
+    def __getattr__(self, name):
+        """Anything not defined here is the namespace's function of that name."""
+        if name.startswith("_") or self.xp is None:
+            raise AttributeError(name)
+        return getattr(self.xp, name)
+
+    def index(self, a, i: int, axis: int):
+        """a[..., i, ...] with i on `axis` (the axis is dropped)."""
+        return a[(slice(None),) * (axis % a.ndim) + (i,)]
+
+    def take(self, a, indices, axis: int):
+        """The entries `indices` (a numpy int array) along `axis`."""
+        return a[(slice(None),) * (axis % a.ndim) + (np.asarray(indices),)]
+
+    def rfft(self, a, n=None, axis=-1):
+        return self.xp.fft.rfft(a, n, axis=axis)
+
+    def irfft(self, a, n=None, axis=-1):
+        return self.xp.fft.irfft(a, n, axis=axis)
+
+    def fft(self, a, axis=-1):
+        return self.xp.fft.fft(a, axis=axis)
+
+    def ifft(self, a, axis=-1):
+        return self.xp.fft.ifft(a, axis=axis)
+
+    def add_at(self, z, rows, w):
+        """z with w added to z[rows] (rows along the first axis: an int, a slice or an index array)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ composite operations
+    def contract(self, equation: str, *arrays):
+        """einsum(equation, *arrays), pairwise along opt_einsum's path, each step a batched matrix product."""
+        from ..contract import contract
+        return contract(equation, *arrays, engine=self)
+
+    def pointwise(self, name: str, a):
+        """A map of `kernels.pointwise`, coefficient by coefficient."""
+        from ..pointwise import FUNCTIONS
+        return FUNCTIONS[name](a, self)
+
+    def softmax(self, a, axis: int = -1, mask=None, out=None):
+        """The masked softmax (`kernels.masked_softmax`); `out` is a hint an engine may ignore."""
+        from ..masked_softmax import softmax
+        return softmax(a, axis, mask, engine=self)
+
+    def repeat_new(self, a, axis: int, count: int):
+        """A new axis at `axis` holding `count` copies of a."""
+        expanded = self.expand_dims(a, axis)
+        shape = list(expanded.shape)
+        shape[axis] = count
+        return self.broadcast_to(expanded, tuple(shape)) * 1
+
+    def scatter(self, a, axis: int, support, size: int):
+        """a's `axis` placed at positions `support` of a new axis of `size`, zeros elsewhere."""
+        placement = np.zeros((len(support), size))
+        placement[np.arange(len(support)), list(support)] = 1
+        moved = self.moveaxis(a, axis, -1)
+        return self.moveaxis(self.matmul(moved, self.constant(placement, a)), -1, axis)
+
+    def gather(self, a, axis: int, index, weight, valid):
+        """a[..., index[r, m], ...] along `axis` (a new pair of axes r, m there), times `weight`, 0 where not
+        `valid` (left out, not multiplied)."""
+        axis %= a.ndim
+        taken = self.take(a, index.reshape(-1), axis)
+        taken = self.reshape(taken, tuple(a.shape[:axis]) + index.shape + tuple(a.shape[axis + 1:]))
+        tail = (1,) * (a.ndim - axis - 1)
+        if not valid.all():
+            taken = self.where(self.constant(valid.reshape(valid.shape + tail), taken), taken, 0.0)
+        if not np.all(weight[valid] == 1):
+            taken = taken * self.constant(weight.reshape(weight.shape + tail), taken)
+        return taken
+
+    def lag(self, a, axis: int, lag: int):
+        """x_t -> x_{t - lag} along `axis` (zeros first)."""
+        axis %= a.ndim
+        n = a.shape[axis]
+        shape = list(a.shape)
+        shape[axis] = min(lag, n)
+        head = (slice(None),) * axis
+        return self.concatenate([self.zeros(tuple(shape), a), a[head + (slice(0, max(n - lag, 0)),)]], axis=axis)

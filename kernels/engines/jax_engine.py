@@ -1,0 +1,69 @@
+"""`JAX`: jax arrays, concrete or traced (``jax.grad``, ``jit``, ``vmap``), through jax.numpy.
+
+Every operation is functional, so plans and kernels compose with JAX's transformations.  Float64 needs
+``jax.config.update("jax_enable_x64", True)``, JAX's own switch; without it JAX computes in float32.  JAX is
+imported when the engine is first used.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Engine
+
+
+class JaxEngine(Engine):
+    """See the module docstring."""
+
+    name = "jax"
+
+    @property
+    def xp(self):
+        import jax.numpy as jnp
+        return jnp
+
+    def owns(self, a) -> bool:
+        module = type(a).__module__
+        return module.startswith(("jax", "jaxlib"))
+
+    def value(self, a) -> np.ndarray:
+        return np.asarray(a)
+
+    def detached(self, a):
+        import jax
+        return jax.lax.stop_gradient(a)
+
+    def dtype(self, a) -> np.dtype:
+        return np.dtype(a.dtype)
+
+    def convert(self, value, like):
+        jnp = self.xp
+        value = np.asarray(value)
+        if value.dtype.kind == "f" and like is not None and np.dtype(like.dtype).kind == "f":
+            return jnp.asarray(value, dtype=like.dtype)
+        return jnp.asarray(value)
+
+    def constant(self, value, like):
+        return self.convert(value, like)                # jit keeps constants in the compiled program
+
+    def zeros(self, shape, like):
+        return self.xp.zeros(tuple(shape), dtype=like.dtype)
+
+    def floats(self, mask, like):
+        return mask.astype(like.dtype if like is not None else self.xp.float32)
+
+    def concrete(self, a) -> bool:
+        import jax
+        return not isinstance(a, jax.core.Tracer)
+
+    def contiguous(self, a):
+        return a
+
+    def take(self, a, indices, axis: int):
+        return self.xp.take(a, np.asarray(indices), axis=axis)
+
+    def add_at(self, z, rows, w):
+        return z.at[rows].add(w)
+
+
+#: The JAX engine.
+JAX = JaxEngine()

@@ -1,0 +1,122 @@
+"""`TORCH`: torch tensors on any device, with torch's own autograd (every operation is a torch operation).
+
+Results stay on the inputs' device and in their dtype; numpy constants are moved there once (`Engine.constant`).
+torch is imported when the engine is first used, so the core install never needs it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Engine
+
+_DTYPES = {"float64": "float64", "float32": "float32", "float16": "float16", "bfloat16": "float32",
+           "complex128": "complex128", "complex64": "complex64", "bool": "bool", "int64": "int64",
+           "int32": "int32"}
+
+
+class TorchEngine(Engine):
+    """See the module docstring."""
+
+    name = "torch"
+
+    @property
+    def xp(self):
+        import torch
+        return torch
+
+    def owns(self, a) -> bool:
+        return type(a).__module__.startswith("torch") and hasattr(a, "detach")
+
+    def value(self, a) -> np.ndarray:
+        return a.detach().cpu().numpy()
+
+    def detached(self, a):
+        return a.detach()
+
+    def dtype(self, a) -> np.dtype:
+        return np.dtype(_DTYPES[str(a.dtype).split(".")[-1]])
+
+    def native_dtype(self, dtype, like=None):
+        return getattr(self.xp, np.dtype(dtype).name)
+
+    def convert(self, value, like):
+        torch = self.xp
+        value = np.array(value)                          # a writable copy (masks and constants are read-only)
+        device = getattr(like, "device", None)
+        if value.dtype.kind == "f":
+            dtype = like.dtype if like is not None and like.dtype.is_floating_point else torch.float64
+            return torch.as_tensor(value, device=device).to(dtype)
+        if value.dtype.kind == "c":
+            return torch.as_tensor(value, device=device)
+        return torch.as_tensor(value, device=device)
+
+    def _placement(self, like):
+        return (str(getattr(like, "dtype", None)), str(getattr(like, "device", None)))
+
+    def zeros(self, shape, like):
+        return self.xp.zeros(tuple(shape), dtype=like.dtype, device=like.device)
+
+    def floats(self, mask, like):
+        return mask.to(like.dtype if like is not None else self.xp.float64)
+
+    def contiguous(self, a):
+        return a.contiguous()
+
+    def take(self, a, indices, axis: int):
+        index = self.xp.as_tensor(np.asarray(indices), device=a.device)
+        return self.xp.index_select(a, axis % a.ndim, index.reshape(-1)).reshape(
+            tuple(a.shape[:axis % a.ndim]) + np.shape(indices) + tuple(a.shape[axis % a.ndim + 1:]))
+
+    def where(self, condition, a, b):
+        torch = self.xp
+        like = a if torch.is_tensor(a) else b
+        a, b = (v if torch.is_tensor(v) else torch.as_tensor(v, dtype=like.dtype, device=like.device) for v in (a, b))
+        return torch.where(condition, a, b)
+
+    def maximum(self, a, b):
+        torch = self.xp
+        return torch.maximum(a, b if torch.is_tensor(b) else torch.as_tensor(b, dtype=a.dtype, device=a.device))
+
+    def amax(self, a, axis=None, keepdims=False):
+        return self.xp.amax(a, dim=axis, keepdim=keepdims)
+
+    def sum(self, a, axis=None, keepdims=False):
+        if axis is None:
+            return a.sum()
+        return self.xp.sum(a, dim=axis, keepdim=keepdims)
+
+    def transpose(self, a, axes):
+        return a.permute(*axes)
+
+    def expand_dims(self, a, axis: int):
+        return a.unsqueeze(axis)
+
+    def broadcast_to(self, a, shape):
+        return a.expand(*shape)
+
+    def rfft(self, a, n=None, axis=-1):
+        return self.xp.fft.rfft(a, n=n, dim=axis)
+
+    def irfft(self, a, n=None, axis=-1):
+        return self.xp.fft.irfft(a, n=n, dim=axis)
+
+    def fft(self, a, axis=-1):
+        return self.xp.fft.fft(a, dim=axis)
+
+    def ifft(self, a, axis=-1):
+        return self.xp.fft.ifft(a, dim=axis)
+
+    def add_at(self, z, rows, w):
+        z = z.clone()
+        z[rows] += w
+        return z
+
+    def stack(self, arrays, axis=0):
+        return self.xp.stack(list(arrays), dim=axis)
+
+    def concatenate(self, arrays, axis=0):
+        return self.xp.cat(list(arrays), dim=axis)
+
+
+#: The torch engine.
+TORCH = TorchEngine()
