@@ -1,8 +1,8 @@
-"""Axis bookkeeping shared by the strategies that split an axis into components (numpy arrays).
+"""Axis bookkeeping shared by the strategies that split an axis into components, on any engine.
 
 A strategy working on one factor axis moves it to the front, so that ``x[i]`` is the i-th component with every
 other axis intact (contiguous, when the caller's array was not already laid out that way), and moves the
-output axis back at the end.
+output axis back at the end.  `engine_of` finds the engine of a level's operands.
 
 >>> import numpy as np
 >>> x, y = align(np.ones((5, 3)), np.ones((2, 5, 3)))
@@ -11,13 +11,19 @@ output axis back at the end.
 """
 from __future__ import annotations
 
-import numpy as np
+from .engines import NUMPY, engine_of as _engine_of_dict
+
+
+def engine_of(*arrays):
+    """The engine of a level's operands (numpy unless one of them is a torch or JAX array)."""
+    return _engine_of_dict({f"operand {n}": a for n, a in enumerate(arrays)})
 
 
 def align(x, y):
     """x and y with leading unit axes added to the one with fewer axes (a view), so components broadcast."""
-    rank = max(x.ndim, y.ndim)
-    return x.reshape((1,) * (rank - x.ndim) + x.shape), y.reshape((1,) * (rank - y.ndim) + y.shape)
+    rank = max(len(x.shape), len(y.shape))
+    return (x.reshape((1,) * (rank - len(x.shape)) + tuple(x.shape)),
+            y.reshape((1,) * (rank - len(y.shape)) + tuple(y.shape)))
 
 
 def _to_front(rank: int, axis: int) -> tuple:
@@ -25,19 +31,21 @@ def _to_front(rank: int, axis: int) -> tuple:
     return (axis, *range(axis), *range(axis + 1, rank))
 
 
-def components(x, axis: int):
-    """x with `axis` moved to the front; copied when a component would not be contiguous."""
-    moved = x.transpose(_to_front(x.ndim, axis))          # transpose: a fraction of moveaxis's overhead
-    return moved if moved[0].flags.c_contiguous else np.ascontiguousarray(moved)
+def components(x, axis: int, engine=NUMPY):
+    """x with `axis` moved to the front; copied when a component would not be contiguous (numpy)."""
+    moved = engine.transpose(x, _to_front(len(x.shape), axis))
+    if engine is NUMPY:
+        return moved if moved[0].flags.c_contiguous else engine.contiguous(moved)
+    return engine.contiguous(moved)
 
 
-def restore(z, axis: int):
+def restore(z, axis: int, engine=NUMPY):
     """Undo `components` on the output: its leading component axis goes back to `axis` (a view)."""
-    order = _to_front(z.ndim, axis)
-    return z.transpose(sorted(range(z.ndim), key=order.__getitem__))
+    order = _to_front(len(z.shape), axis)
+    return engine.transpose(z, sorted(range(len(z.shape)), key=order.__getitem__))
 
 
-def stack(parts, probe):
+def stack(parts, probe, engine=NUMPY):
     """Stack component arrays on a new leading axis; None stands for a zero component.
 
     `probe()` computes one product, only to learn the shape and dtype when every part is None.
@@ -46,6 +54,6 @@ def stack(parts, probe):
     if known is None:
         known = probe()
     if any(part is None for part in parts):
-        zero = np.zeros_like(known)
+        zero = known * 0
         parts = [zero if part is None else part for part in parts]
-    return np.stack(parts)
+    return engine.stack(parts, axis=0)

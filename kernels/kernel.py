@@ -3,8 +3,9 @@
 Build one with `kernels.product` or `kernels.bilinear`.  Arrays carry batch axes first, then one axis per
 factor (``layout="component-major"`` puts the factor axes first instead).  numpy arrays run every strategy, in
 chunks of the batch sized for the cache and within ``kernels.MEMORY_LIMIT``; autograd arrays run the same code
-as one primitive with kernel VJPs (`kernels.autodiff`); other libraries' arrays (torch, jax) run kernels whose
-factors are all identify or dense, through opt_einsum's backend dispatch.  With ``strategy="auto"`` the
+as one primitive with kernel VJPs (`kernels.autodiff`); torch and JAX arrays run the same program on their engine
+(`kernels.engines`), differentiated by their own autodiff, on their device and in their dtype (a numpy operand
+beside one of them is converted into it).  With ``strategy="auto"`` the
 strategies are chosen for the batch of each call (the cost model weighs calls against arithmetic, so a small
 batch may take other strategies than a large one); `strategies` are the choice for `select.NOMINAL_ROWS` rows.
 
@@ -24,9 +25,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from opt_einsum.backends import get_func
-
 from . import autodiff, checks, memory, select
+from .engines import NUMPY, engine_of
 from .lowering import levels, lower
 from .strategies import STRATEGIES
 
@@ -75,20 +75,21 @@ class Kernel:
         """z = x * y; see the module docstring for shapes, layouts and array types."""
         x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
         batch = checks.batch_shape(x, y, len(self.factors), self.layout)
-        libraries = {checks.backend(x), checks.backend(y)} - {"numpy"}
-        if not libraries:
-            return self._evaluate(*self._relayout((x, y), "numpy", True), batch, self.layout)
-        if libraries == {"autograd"}:
-            if self._differentiable is None:
-                self._differentiable = autodiff.differentiable(self)
-            return self._relayout(self._differentiable(*self._relayout((x, y), "autograd", True)), "autograd")
-        if len(libraries) > 1:
-            raise TypeError(f"x, y: expected arrays of one library, got {' and '.join(sorted(libraries))}")
-        library = libraries.pop()
-        if len(levels(self.program)) > 1:
-            raise TypeError(f"x, y: {library} arrays run through opt_einsum, for identify and dense factors only; "
-                            f"this kernel uses {', '.join(self.strategies)}: build it with strategy='dense'")
-        return self._relayout(self.program(*self._relayout((x, y), library, True)), library)
+        engine = engine_of({"x": x, "y": y})
+        if engine is not NUMPY:
+            like = x if engine.owns(x) else y
+            x, y = (a if engine.owns(a) else engine.convert(np.asarray(a), like) for a in (x, y))
+            program = self._program(self.strategies_for(math.prod(batch)))
+            self._rows(batch, program)                                  # the memory guard, before any work
+            return self._relayout(engine, program(*self._relayout(engine, (x, y), True)))
+        libraries = {checks.backend(x), checks.backend(y)}
+        if libraries - {"numpy", "autograd"}:
+            raise TypeError(f"x, y: expected numpy, autograd, torch or JAX arrays, got {', '.join(sorted(libraries))}")
+        if libraries == {"numpy"}:
+            return self._evaluate(*self._relayout(NUMPY, (x, y), True), batch, self.layout)
+        if self._differentiable is None:
+            self._differentiable = autodiff.differentiable(self)
+        return self._relayout(NUMPY, self._differentiable(*self._relayout(NUMPY, (x, y), True)))
 
     def _operand(self, value, argument, role):
         if hasattr(value, "algebra") and hasattr(value, "to_array"):          # an algebra.Element
@@ -100,17 +101,17 @@ class Kernel:
             value = value.to_array(self.dtype)          # no batch axes: the same in either layout
         return checks.operand(value, argument, self.shapes[role], self.dtype, self.layout, self.name)
 
-    def _relayout(self, arrays, library, forward=False):
-        """Component-major <-> batch-first by a transposition in `library` (nothing for batch-first)."""
+    def _relayout(self, engine, arrays, forward=False):
+        """Component-major <-> batch-first by a transposition (nothing for batch-first)."""
         if self.layout == checks.LAYOUTS[0]:
             return arrays
-        transpose, count = get_func("transpose", library), len(self.factors)
+        count = len(self.factors)
 
         def move(a):
-            rank = len(np.shape(a))
+            rank = len(a.shape)
             order = [*range(count, rank), *range(count)] if forward else [*range(rank - count, rank),
                                                                          *range(rank - count)]
-            return transpose(a, order)
+            return engine.transpose(a, order)
         return tuple(map(move, arrays)) if forward else move(arrays)
 
     def evaluate(self, x, y, layout="batch-first"):

@@ -24,7 +24,9 @@ import numpy as np
 import opt_einsum as oe
 
 from . import numpy_backend
+from .axes import engine_of
 from .cost import Cost
+from .engines import NUMPY
 from .strategies import STRATEGIES
 from .strategies.identify import Elementwise
 
@@ -123,8 +125,12 @@ class Contraction:
 
     def __call__(self, x, y):
         numpy_arrays = type(x) is np.ndarray and type(y) is np.ndarray
-        return self.expression(np.shape(x), np.shape(y))[0](x, y, backend=numpy_backend.NAME if numpy_arrays
-                                                            else "auto")
+        if numpy_arrays or all(NUMPY.owns(a) for a in (x, y)):
+            return self.expression(tuple(x.shape), tuple(y.shape))[0](
+                x, y, backend=numpy_backend.NAME if numpy_arrays else "autograd")
+        engine = engine_of(x, y)                      # torch, JAX: the constants on the operands' device
+        like = x if engine.owns(x) else y
+        return engine.contract(self.equation, *(engine.constant(c, like) for c in self.constants()), x, y)
 
     def describe(self) -> list:
         lines = [f"leaf: opt_einsum contract_expression {self.equation!r}, structure constants as constants"]

@@ -108,8 +108,9 @@ class Engine:
     def ifft(self, a, axis=-1):
         return self.xp.fft.ifft(a, axis=axis)
 
-    def add_at(self, z, rows, w):
-        """z with w added to z[rows] (rows along the first axis: an int, a slice or an index array)."""
+    def add_at(self, z, rows, w, scale=1.0):
+        """z with scale * w added to z[rows] (rows along the first axis: an int, a slice or a numpy index array);
+        z is the caller's own fresh array, which an engine may update in place."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ composite operations

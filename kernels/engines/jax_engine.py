@@ -61,8 +61,8 @@ class JaxEngine(Engine):
     def take(self, a, indices, axis: int):
         return self.xp.take(a, np.asarray(indices), axis=axis)
 
-    def add_at(self, z, rows, w):
-        return z.at[rows].add(w)
+    def add_at(self, z, rows, w, scale=1.0):
+        return z.at[rows].add(w if scale == 1 else scale * w)
 
 
 #: The JAX engine.

@@ -59,8 +59,13 @@ class NumpyEngine(Engine):
         """C order for a numpy array (matmul lays its product out like its inputs); traced arrays unchanged."""
         return np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a
 
-    def add_at(self, z, rows, w):
-        z[rows] += w                                    # the levels run on plain numpy arrays
+    def add_at(self, z, rows, w, scale=1.0):
+        if scale == 1:                                  # the levels run on plain numpy arrays: in place
+            z[rows] += w
+        elif scale == -1:
+            z[rows] -= w
+        else:
+            z[rows] += scale * w
         return z
 
     def repeat_new(self, a, axis: int, count: int):

@@ -106,9 +106,8 @@ class TorchEngine(Engine):
     def ifft(self, a, axis=-1):
         return self.xp.fft.ifft(a, dim=axis)
 
-    def add_at(self, z, rows, w):
-        z = z.clone()
-        z[rows] += w
+    def add_at(self, z, rows, w, scale=1.0):
+        z[rows] += w if scale == 1 else scale * w       # a fresh tensor of the level's: in place is safe for autograd
         return z
 
     def stack(self, arrays, axis=0):

@@ -14,7 +14,7 @@ array([0., 0., 0., 1.])
 from __future__ import annotations
 
 from .. import source
-from ..axes import align, components, restore, stack
+from ..axes import align, components, engine_of, restore, stack
 from .level import Level, around
 
 NAME = "codegen"
@@ -61,10 +61,11 @@ class Codegen(Level):
         self.source = source.generate(factor)
 
     def __call__(self, x, y):
+        engine = engine_of(x, y)
         x, y = align(x, y)
-        xc, yc = components(x, self.axis), components(y, self.axis)
+        xc, yc = components(x, self.axis, engine), components(y, self.axis, engine)
         parts = self.source.function(xc, yc, self.inner)
-        return restore(stack(parts, lambda: self.inner(xc[0], yc[0])), self.axis)
+        return restore(stack(parts, lambda: self.inner(xc[0], yc[0]), engine), self.axis, engine)
 
     def describe(self) -> list:
         s = self.source

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ..axes import engine_of
 from .level import Level, around
 
 NAME = "fft"
@@ -59,23 +60,25 @@ class Fourier(Level):
         super().__init__(factor, axis, inner, cost(factor, inner.cost))
         self.n, self.signs = factor.shape[0], factor.cyclic_signs()
 
-    def _spectrum(self, x, sign: int, real: bool):
+    def _spectrum(self, engine, x, sign: int, real: bool):
         if real:
-            spectrum = np.fft.rfft(x, axis=self.axis)
-            return np.conj(spectrum) if sign < 0 else spectrum
-        spectrum = np.fft.fft(x, axis=self.axis)
-        return np.take(spectrum, -np.arange(self.n) % self.n, axis=self.axis) if sign < 0 else spectrum
+            spectrum = engine.rfft(x, axis=self.axis)
+            return engine.conj(spectrum) if sign < 0 else spectrum
+        spectrum = engine.fft(x, axis=self.axis)
+        return engine.take(spectrum, -np.arange(self.n) % self.n, self.axis) if sign < 0 else spectrum
 
     def __call__(self, x, y):
-        real = not (np.iscomplexobj(x) or np.iscomplexobj(y))
-        spectra = [self._spectrum(a, s, real) for a, s in zip((x, y), self.signs)]
+        engine = engine_of(x, y)
+        real = engine.dtype(x).kind != "c" and engine.dtype(y).kind != "c"
+        spectra = [self._spectrum(engine, a, s, real) for a, s in zip((x, y), self.signs)]
         if getattr(self.inner, "positional", True):
-            product = np.moveaxis(self.inner(*(np.moveaxis(a, self.axis, 0) for a in spectra)), 0, self.axis)
+            product = engine.moveaxis(self.inner(*(engine.moveaxis(a, self.axis, 0) for a in spectra)), 0,
+                                      self.axis)
         else:
             product = self.inner(*spectra)
         if real:
-            return np.fft.irfft(product, n=self.n, axis=self.axis)
-        return np.fft.ifft(product, axis=self.axis)
+            return engine.irfft(product, n=self.n, axis=self.axis)
+        return engine.ifft(product, axis=self.axis)
 
     def describe(self) -> list:
         s1, s2 = ("" if s > 0 else "-" for s in self.signs)

@@ -19,7 +19,7 @@ import itertools
 
 import numpy as np
 
-from ..axes import align, components, restore, stack
+from ..axes import align, components, engine_of, restore, stack
 from ..factor import TABLE_LIMIT
 from .level import Level, around
 
@@ -157,22 +157,18 @@ class Gather(Level):
         self.steps = [(a, _index(b), _index(k), c) for a, b, k, c in (by_x if self.driver == 0 else by_y)]
 
     def __call__(self, x, y):
+        engine = engine_of(x, y)
         x, y = align(x, y)
-        xc, yc = components(x, self.axis), components(y, self.axis)
+        xc, yc = components(x, self.axis, engine), components(y, self.axis, engine)
         z = None
         for a, b, k, c in self.steps:
             w = self.inner(xc[a], yc[b]) if self.driver == 0 else self.inner(xc[b], yc[a])
             if z is None:
-                z = np.zeros((self.factor.shape[2],) + w.shape[1:], dtype=w.dtype)
-            if c == 1:
-                z[k] += w
-            elif c == -1:
-                z[k] -= w
-            else:
-                z[k] += c * w
+                z = engine.zeros((self.factor.shape[2],) + tuple(w.shape[1:]), w)
+            z = engine.add_at(z, k, w, c)
         if z is None:
-            z = stack([None] * self.factor.shape[2], lambda: self.inner(xc[0], yc[0]))
-        return restore(z, self.axis)
+            z = stack([None] * self.factor.shape[2], lambda: self.inner(xc[0], yc[0]), engine)
+        return restore(z, self.axis, engine)
 
     def describe(self) -> list:
         driver = "xy"[self.driver]

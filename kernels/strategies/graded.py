@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..axes import align, components, restore
+from ..axes import align, components, engine_of, restore
+from ..engines import NUMPY
 from .identify import Elementwise
 from .level import Level, around
 
@@ -65,11 +66,12 @@ class Graded(Level):
         return components[self.offsets[k]:self.offsets[k + 1]]
 
     def __call__(self, x, y):
+        engine = engine_of(x, y)
         x, y = align(x, y)
-        xc, yc = components(x, self.axis), components(y, self.axis)
-        if isinstance(self.inner, Elementwise):
+        xc, yc = components(x, self.axis, engine), components(y, self.axis, engine)
+        if isinstance(self.inner, Elementwise) and engine is NUMPY:
             return restore(self._in_place(xc, yc), self.axis)
-        return restore(self._nested(xc, yc), self.axis)
+        return restore(self._outer_products(engine, xc, yc), self.axis, engine)
 
     def _in_place(self, xc, yc):
         """Nothing inside: z_k = sum_i x_i (x) y_(k-i), each outer product by broadcasting into a buffer, then
@@ -88,19 +90,21 @@ class Graded(Level):
                 zk += part
         return z
 
-    def _nested(self, xc, yc):
-        """Other factors inside: each outer product through the inner level."""
+    def _outer_products(self, engine, xc, yc):
+        """Each outer product through the inner level (other factors inside, or an engine that works out of
+        place): level k is the sum of its outer products, the levels concatenated."""
         parts = []
         for k in range(self.degree + 1):
             total = None
             for i in range(k + 1):
                 xi, yj = self._level(xc, i), self._level(yc, k - i)
-                pairs = (len(xi), len(yj)) + np.broadcast_shapes(xi.shape[1:], yj.shape[1:])
-                xs, ys = (np.broadcast_to(a, pairs).reshape((-1,) + pairs[2:]) for a in (xi[:, None], yj[None, :]))
+                pairs = (xi.shape[0], yj.shape[0]) + np.broadcast_shapes(tuple(xi.shape[1:]), tuple(yj.shape[1:]))
+                xs, ys = (engine.reshape(engine.broadcast_to(a, pairs), (-1,) + pairs[2:])
+                          for a in (xi[:, None], yj[None, :]))
                 outer = self.inner(xs, ys)
                 total = outer if total is None else total + outer
             parts.append(total)
-        return np.concatenate(parts, axis=0)
+        return engine.concatenate(parts, axis=0)
 
     def describe(self) -> list:
         return [f"graded on axis {self.axis}: T(R^{self.width}) to degree {self.degree}, z_k = sum_(i+j=k) x_i (x) "

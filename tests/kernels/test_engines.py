@@ -1,0 +1,70 @@
+"""Kernels on every engine: torch and JAX give numpy's numbers and gradients, in their own library, dtype and
+device; mixed and unknown libraries get a clear error."""
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from kernel_cases import builtin_algebras, operands, reference, relative_error
+
+from product_interactions import kernels
+
+ALGEBRAS = builtin_algebras()
+torch = pytest.importorskip("torch")
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+
+
+def _applicable(A):
+    for name in ("auto",) + tuple(kernels.STRATEGIES):
+        try:
+            yield name, kernels.product(A, strategy=name)
+        except ValueError:
+            continue
+
+
+@pytest.mark.parametrize("name", ALGEBRAS)
+def test_every_strategy_gives_numpys_numbers_on_torch_and_jax(name):
+    A = ALGEBRAS[name]
+    x, y = operands(A, batch=(4,), seed=1)
+    expected = reference(A, x, y)
+    for strategy, kernel in _applicable(A):
+        on_torch = kernel(torch.tensor(x), torch.tensor(y))
+        on_jax = kernel(jnp.asarray(x), jnp.asarray(y))
+        assert isinstance(on_torch, torch.Tensor) and on_torch.dtype == torch.float64
+        assert isinstance(on_jax, jax.Array) and on_jax.dtype == jnp.float64
+        assert relative_error(on_torch.numpy(), expected) <= 1e-12, strategy
+        assert relative_error(np.asarray(on_jax), expected) <= 1e-12, strategy
+
+
+@pytest.mark.parametrize("name", ["quaternions", "translation(9)", "tensor_algebra(2, 2)", "clebsch_gordan(2)",
+                                  "position(3) ⊗ quaternions"])
+def test_gradients_agree_across_engines(name):
+    A = ALGEBRAS[name]
+    x, y = operands(A, batch=(3,), seed=2)
+    weights = np.random.default_rng(3).standard_normal(x.shape)
+    for strategy, kernel in _applicable(A):
+        expected = autograd.grad(lambda a: anp.sum(anp.tanh(kernel(a, y)) * weights))(x)
+        xt = torch.tensor(x, requires_grad=True)
+        (torch.tanh(kernel(xt, torch.tensor(y))) * torch.tensor(weights)).sum().backward()
+        on_jax = jax.jit(jax.grad(lambda a: jnp.sum(jnp.tanh(kernel(a, jnp.asarray(y))) * weights)))(jnp.asarray(x))
+        assert relative_error(xt.grad.numpy(), expected) <= 1e-10, strategy
+        assert relative_error(np.asarray(on_jax), expected) <= 1e-10, strategy
+
+
+def test_float32_and_a_numpy_operand_follow_the_foreign_array():
+    A = ALGEBRAS["clifford(3, 0, 1)"]
+    x, y = operands(A, batch=(2,))
+    z = kernels.product(A)(torch.tensor(x, dtype=torch.float32), y)           # y is numpy: converted
+    assert z.dtype == torch.float32 and relative_error(z.numpy(), reference(A, x, y)) <= 1e-5
+
+
+def test_mixed_and_unknown_libraries_are_refused_by_name():
+    kernel = kernels.product(ALGEBRAS["quaternions"])
+    with pytest.raises(TypeError, match=r"x, y: expected arrays of one library .*torch \(x\) and jax \(y\)"):
+        kernel(torch.ones(4, dtype=torch.float64), jnp.ones(4))
+
+    class Foreign:
+        shape, dtype = (4,), np.dtype(float)
+    Foreign.__module__ = "somelibrary"
+    with pytest.raises(TypeError, match="x"):
+        kernel(Foreign(), np.ones(4))
