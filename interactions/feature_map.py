@@ -31,35 +31,39 @@ from __future__ import annotations
 
 import math
 
-import autograd.numpy as anp
 import numpy as np
 import sympy
 
 from ..algebra import position, tensor_algebra, tensor_product
 from ..algebra.algebra import check_count
+from ..kernels.engines import NUMPY, engine_of
 from ..kernels.seq2tens import METHODS, choose_method, scan
 
 from .expression import Scale, Signal
 from .scan import Scan
 
 def check_sequences(x, mask=None, dim: int | None = None):
-    """x as a real array (batch, length, d) (autograd arrays pass through), and the mask as a bool array or None.
+    """x as a real array (batch, length, d) (autograd, torch and JAX arrays pass through), and the mask as a
+    numpy bool array or None.
 
     The mask must have shape (batch, length), hold only 0 and 1 (or bools), and be ones then zeros in each row.
     """
     if not hasattr(x, "shape") or not hasattr(x, "dtype"):
         x = np.asarray(x)
-    if np.issubdtype(x.dtype, np.integer) or x.dtype == bool:
-        x = np.asarray(x, dtype=np.float64)
-    if not np.issubdtype(x.dtype, np.floating):
+    engine = engine_of({"x": x})
+    kind = engine.dtype(x).kind
+    if engine is NUMPY and kind in "iub":
+        x, kind = np.asarray(x, dtype=np.float64), "f"
+    if kind != "f":
         raise TypeError(f"x: expected a real array, got dtype {x.dtype}")
     expected = "d" if dim is None else str(dim)
-    if np.ndim(x) != 3 or 0 in np.shape(x) or (dim is not None and np.shape(x)[2] != dim):
-        raise ValueError(f"x: expected shape (batch, length, {expected}) with positive sizes, got {np.shape(x)}")
+    shape = tuple(x.shape)
+    if len(shape) != 3 or 0 in shape or (dim is not None and shape[2] != dim):
+        raise ValueError(f"x: expected shape (batch, length, {expected}) with positive sizes, got {shape}")
     if mask is not None:
-        mask = np.asarray(mask)
-        if mask.shape != np.shape(x)[:2]:
-            raise ValueError(f"mask: expected shape (batch, length) = {np.shape(x)[:2]}, got {mask.shape}")
+        mask = engine_of({"mask": mask}).value(mask) if hasattr(mask, "shape") else np.asarray(mask)
+        if mask.shape != shape[:2]:
+            raise ValueError(f"mask: expected shape (batch, length) = {shape[:2]}, got {mask.shape}")
         if mask.dtype != bool and not np.all((mask == 0) | (mask == 1)):
             raise ValueError("mask: expected only zeros and ones (or bools)")
         mask = mask.astype(bool)
@@ -70,14 +74,17 @@ def check_sequences(x, mask=None, dim: int | None = None):
 
 def zero_padding(x, mask):
     """x with the padded points set to 0 (NaN padding included), so that they lift to the unit."""
-    return x if mask is None else anp.where(mask[:, :, None], x, anp.zeros((), x.dtype))
+    if mask is None:
+        return x
+    engine = engine_of({"x": x})
+    return engine.where(engine.constant(mask[:, :, None], x), x, 0.0)
 
 
 def increments(x, mask=None, basepoint: bool = False):
     """x_t - x_{t-1} at every point, 0 on padding; the first is 0, or x_0 with ``basepoint=True`` (x_{-1} = 0)."""
     x = zero_padding(x, mask)
-    start = x[:, :1] if basepoint else anp.zeros_like(x[:, :1])
-    return zero_padding(anp.concatenate([start, x[:, 1:] - x[:, :-1]], axis=1), mask)
+    start = x[:, :1] if basepoint else x[:, :1] * 0
+    return zero_padding(engine_of({"x": x}).concatenate([start, x[:, 1:] - x[:, :-1]], axis=1), mask)
 
 
 def _lift_order(lift: str, embedding_order, degree: int) -> int:
@@ -97,26 +104,28 @@ def seq2tens(x, degree: int, lift: str = "linear", embedding_order=None, return_
     degree = check_count(degree, "degree")
     order = _lift_order(lift, embedding_order, degree)
     x, mask = check_sequences(x, mask)
+    engine = engine_of({"x": x})
     if method == "auto":
-        method = choose_method(np.shape(x), degree, return_sequences, x.dtype.itemsize)
+        method = choose_method(tuple(x.shape), degree, return_sequences, engine.dtype(x).itemsize)
     if method not in METHODS:
         raise ValueError(f"method: expected 'auto' or one of {METHODS}, got {method!r}")
     levels = scan(zero_padding(x, mask), degree, order, method, bool(return_sequences))
-    lead, d = np.shape(levels[0])[:-1], np.shape(x)[2]
-    return (anp.ones(lead, x.dtype),) + tuple(anp.reshape(level, lead + (d,) * m)
-                                              for m, level in enumerate(levels, start=1))
+    lead, d = tuple(levels[0].shape[:-1]), x.shape[2]
+    return (engine.zeros(lead, x) + 1,) + tuple(engine.reshape(level, lead + (d,) * m)
+                                                for m, level in enumerate(levels, start=1))
 
 
 def flatten(levels) -> np.ndarray:
     """Levels 1..M of a `seq2tens` result concatenated, each row-major: (..., d + d^2 + ... + d^M)."""
     if not isinstance(levels, (tuple, list)) or len(levels) < 2:
         raise ValueError(f"levels: expected the tuple (level 0, level 1, ...) of seq2tens, got {type(levels).__name__}")
-    lead = np.shape(levels[0])
-    d = np.shape(levels[1])[-1] if np.ndim(levels[1]) else 0
+    lead = tuple(np.shape(levels[0]))
+    d = tuple(np.shape(levels[1]))[-1] if np.ndim(levels[1]) else 0
     for m, level in enumerate(levels):
-        if np.shape(level) != lead + (d,) * m:
-            raise ValueError(f"levels[{m}]: expected shape {lead + (d,) * m}, got {np.shape(level)}")
-    return anp.concatenate([anp.reshape(level, lead + (-1,)) for level in levels[1:]], axis=-1)
+        if tuple(np.shape(level)) != lead + (d,) * m:
+            raise ValueError(f"levels[{m}]: expected shape {lead + (d,) * m}, got {tuple(np.shape(level))}")
+    engine = engine_of({"levels": levels[1]})
+    return engine.concatenate([engine.reshape(level, lead + (-1,)) for level in levels[1:]], axis=-1)
 
 
 def signature(x, depth: int, mask=None, return_sequences: bool = False, method: str = "auto"):

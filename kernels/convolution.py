@@ -3,7 +3,8 @@
 y[..., t] = sum_{s <= t} kernel[..., t - s] x[..., s]: both zero-padded to twice the length (even, as autograd's
 rfft gradient needs), multiplied as spectra and cut back.  The FFT would spread a NaN or an infinity at step s to
 every output; such entries are left out of the transform and their terms added back directly, to the outputs at
-t >= s only, so the result is what the direct sum gives.  Differentiable with autograd.
+t >= s only, so the result is what the direct sum gives (under JAX's jit, whose values are unknown when it
+compiles, the outputs from s on come out NaN instead).  Runs and differentiates on every engine.
 
 >>> import numpy as np
 >>> x = np.array([1.0, 2.0, 3.0, np.nan])
@@ -12,22 +13,25 @@ array([ 1.,  3.,  5., nan])
 """
 from __future__ import annotations
 
-import autograd.numpy as anp
 import numpy as np
-from autograd.tracer import getval
+
+from .engines import adopt
 
 
 def causal_convolution(x, kernel):
     """The causal convolution of x (..., L) with kernel (..., L) (broadcasting), see the module docstring."""
-    length = np.shape(x)[-1]
+    engine, arrays = adopt({"x": x, "kernel": kernel})
+    x, kernel = arrays["x"], arrays["kernel"]
+    length = x.shape[-1]
     size = 2 * length
-    bad = ~np.isfinite(getval(x))
-    clean = anp.where(bad, 0.0, x) if bad.any() else x
-    spectrum = anp.fft.rfft(clean, size) * anp.fft.rfft(kernel, size)
-    y = anp.fft.irfft(spectrum, size)[..., :length]
-    for step in np.unique(np.nonzero(bad)[-1]):
-        column = anp.where(bad[..., step], x[..., step], 0.0)                 # the non-finite entries at this step
+    bad = ~engine.isfinite(x)
+    clean = engine.where(bad, 0.0, x)
+    y = engine.irfft(engine.rfft(clean, size) * engine.rfft(kernel, size), size)[..., :length]
+    if not engine.concrete(bad):
+        seen = engine.cumsum(engine.floats(bad, y), axis=-1)
+        return engine.where(seen > 0, np.nan, y)
+    for step in np.unique(np.nonzero(engine.value(bad))[-1]):
+        column = engine.where(bad[..., step], x[..., step], 0.0)             # the non-finite entries at this step
         terms = kernel[..., :length - step] * column[..., None]
-        zeros = np.zeros(np.shape(terms)[:-1] + (step,), getval(terms).dtype)
-        y = y + anp.concatenate([zeros, terms], axis=-1)
+        y = y + engine.concatenate([engine.zeros(tuple(terms.shape[:-1]) + (int(step),), terms), terms], axis=-1)
     return y

@@ -4,7 +4,8 @@ An *element* is a tuple of arrays that share the scanned axis; ``combine(a, b)``
 two elements, applied to many of them at once (the scanned axis is just another batch axis to it).
 `prefix_scan` returns e_0, e_0 e_1, ..., e_0 ... e_{n-1} with fewer than 2n products in about 2 log2(n) rounds
 (combine neighbours, scan the half-length sequence, fix up the even positions); `tree_reduce` returns the
-total e_0 ... e_{n-1} in log2(n) rounds.  The product need not commute; arrays may be autograd arrays.
+total e_0 ... e_{n-1} in log2(n) rounds.  The product need not commute; arrays may be numpy (autograd's traced
+ones too), torch or JAX arrays (`kernels.engines`).
 
 >>> import numpy as np
 >>> matmul = lambda a, b: (a[0] @ b[0],)
@@ -24,6 +25,12 @@ import autograd.numpy as anp
 import numpy as np
 from autograd.extend import defvjp, primitive
 
+from .engines import NUMPY, engine_of
+
+
+def _engine(element: tuple):
+    return engine_of({f"element[{n}]": a for n, a in enumerate(element)})
+
 
 def _take(element: tuple, index, axis: int) -> tuple:
     key = (slice(None),) * axis + (index,)
@@ -31,19 +38,21 @@ def _take(element: tuple, index, axis: int) -> tuple:
 
 
 def _length(element: tuple, axis: int) -> int:
-    lengths = {anp.shape(array)[axis] for array in element}
+    lengths = {array.shape[axis] for array in element}
     if len(lengths) != 1:
         raise ValueError(f"element: expected arrays of one length along axis {axis}, got lengths {sorted(lengths)}")
     return lengths.pop()
 
 
-def _interleave(even, odd, axis: int):
+def _interleave(engine, even, odd, axis: int):
     """Positions 0, 2, 4, ... from `even` and 1, 3, ... from `odd` (len(even) - len(odd) is 0 or 1)."""
-    tail = anp.shape(even)[axis] - anp.shape(odd)[axis]
-    paired = even[(slice(None),) * axis + (slice(0, anp.shape(odd)[axis]),)]
-    shape = anp.shape(odd)
-    woven = anp.reshape(anp.stack([paired, odd], axis=axis + 1), shape[:axis] + (2 * shape[axis],) + shape[axis + 1:])
-    return anp.concatenate([woven, even[(slice(None),) * axis + (slice(-1, None),)]], axis=axis) if tail else woven
+    tail = even.shape[axis] - odd.shape[axis]
+    paired = even[(slice(None),) * axis + (slice(0, odd.shape[axis]),)]
+    shape = tuple(odd.shape)
+    woven = engine.reshape(engine.stack([paired, odd], axis=axis + 1),
+                           shape[:axis] + (2 * shape[axis],) + shape[axis + 1:])
+    return engine.concatenate([woven, even[(slice(None),) * axis + (slice(-1, None),)]], axis=axis) if tail else \
+        woven
 
 
 def prefix_scan(combine, element, axis: int = 0) -> tuple:
@@ -55,8 +64,9 @@ def prefix_scan(combine, element, axis: int = 0) -> tuple:
     pairs = combine(_take(element, slice(0, n - 1, 2), axis), _take(element, slice(1, n, 2), axis))
     odd = prefix_scan(combine, pairs, axis)                       # the prefixes ending at 1, 3, 5, ...
     even = combine(_take(odd, slice(0, (n - 1) // 2), axis), _take(element, slice(2, n, 2), axis))
-    first = _take(element, slice(0, 1), axis)
-    return tuple(_interleave(anp.concatenate([f, e], axis=axis), o, axis) for f, e, o in zip(first, even, odd))
+    first, engine = _take(element, slice(0, 1), axis), _engine(element)
+    return tuple(_interleave(engine, engine.concatenate([f, e], axis=axis), o, axis) for f, e, o in
+                 zip(first, even, odd))
 
 
 def tree_reduce(combine, element, axis: int = 0) -> tuple:
@@ -66,15 +76,25 @@ def tree_reduce(combine, element, axis: int = 0) -> tuple:
     while n > 1:
         pairs = combine(_take(element, slice(0, n - 1, 2), axis), _take(element, slice(1, n, 2), axis))
         if n % 2:
-            pairs = tuple(anp.concatenate([p, e], axis=axis) for p, e in zip(pairs, _take(element, slice(-1, None),
-                                                                                           axis)))
+            engine = _engine(element)
+            pairs = tuple(engine.concatenate([p, e], axis=axis) for p, e in zip(pairs, _take(element, slice(-1, None),
+                                                                                              axis)))
         element, n = pairs, (n + 1) // 2
     return _take(element, 0, axis)
 
 
-@primitive
 def cumulative_sum(a, axis: int):
     """Sums of a along `axis` of every prefix, the empty one first: n + 1 entries (0, a_0, a_0 + a_1, ...)."""
+    engine = engine_of({"a": a})
+    if engine is NUMPY:
+        return _numpy_cumulative_sum(a, axis)
+    shape = list(a.shape)
+    shape[axis] = 1
+    return engine.concatenate([engine.zeros(tuple(shape), a), engine.cumsum(a, axis=axis)], axis=axis)
+
+
+@primitive
+def _numpy_cumulative_sum(a, axis: int):
     shape = list(np.shape(a))
     shape[axis] += 1
     out = np.zeros(shape, dtype=a.dtype)
@@ -90,4 +110,4 @@ def _cumulative_sum_vjp(result, a, axis):
     return vjp
 
 
-defvjp(cumulative_sum, _cumulative_sum_vjp)
+defvjp(_numpy_cumulative_sum, _cumulative_sum_vjp)

@@ -8,7 +8,9 @@ Two evaluations, one result:
 
 ``auto`` (see `choose`) takes ``parallel`` where the per-step update is too small to pay for a Python call.
 `linear_scan` is differentiable with autograd: its adjoint l_t = g_t + a_{t+1} l_{t+1} is the same recurrence run
-backwards (`reverse`).  Arrays may be real or complex, float32 or float64; the dtype is kept.
+backwards (`reverse`).  Arrays may be real or complex, float32 or float64; the dtype is kept.  On torch and JAX
+arrays the same two methods run on their engine (the parallel one as an associative scan: JAX's own, or
+`kernels.prefix_scan`), differentiated by their own autodiff.
 
 >>> import numpy as np
 >>> a, b = np.full((4, 1), 0.5), np.ones((4, 1))
@@ -22,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 from autograd.numpy.numpy_vjps import match_complex
+
+from .engines import NUMPY, engine_of
 
 METHODS = ("auto", "sequential", "parallel")
 
@@ -139,16 +143,38 @@ defvjp_argnums(_linear_scan, _linear_scan_vjp)
 def linear_scan(a, b, initial=None, method: str = "auto"):
     """All states h_0..h_{T-1} of h_t = a_t h_{t-1} + b_t, h_{-1} = `initial` (default 0).
 
-    `a` and `b` have the same shape (time, ...); `initial` has shape (...).  Differentiable with autograd in
-    `a`, `b` and `initial` (first order).
+    `a` and `b` have the same shape (time, ...); `initial` has shape (...).  Differentiable in `a`, `b` and
+    `initial` (first order) with autograd, torch or JAX.
     """
     if method not in METHODS:
         raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
-    shape = np.shape(b)
+    shape = tuple(b.shape)
     if len(shape) < 1 or shape[0] < 1:
         raise ValueError(f"b: expected shape (time, ...) with at least one step, got {shape}")
-    if np.shape(a) != shape:
-        raise ValueError(f"a: expected the shape of b {shape}, got {np.shape(a)}")
-    if initial is not None and np.shape(initial) != shape[1:]:
-        raise ValueError(f"initial: expected shape {shape[1:]} (one state), got {np.shape(initial)}")
-    return _linear_scan(a, b, initial, method)
+    if tuple(a.shape) != shape:
+        raise ValueError(f"a: expected the shape of b {shape}, got {tuple(a.shape)}")
+    if initial is not None and tuple(initial.shape) != shape[1:]:
+        raise ValueError(f"initial: expected shape {shape[1:]} (one state), got {tuple(initial.shape)}")
+    engine = engine_of({"a": a, "b": b, "initial": initial})
+    if engine is NUMPY:
+        return _linear_scan(a, b, initial, method)
+    return on_engine(engine, a, b, initial, method)
+
+
+def _combine(first, second):
+    """(a, b) pairs composed: h -> a2 (a1 h + b1) + b2."""
+    (a1, b1), (a2, b2) = first, second
+    return a2 * a1, a2 * b1 + b2
+
+
+def on_engine(engine, a, b, initial=None, method: str = "auto"):
+    """`linear_scan` on a torch or JAX engine: a loop over time, or an associative scan of the (a, b) pairs."""
+    if initial is not None:
+        b = engine.concatenate([a[:1] * initial + b[:1], b[1:]], axis=0)
+    if method == "sequential":
+        h, states = b[0], [b[0]]
+        for t in range(1, b.shape[0]):
+            h = a[t] * h + b[t]
+            states.append(h)
+        return engine.stack(states, axis=0)
+    return engine.associative_scan(_combine, (a, b), axis=0)[1]

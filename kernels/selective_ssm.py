@@ -14,12 +14,11 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 
-import autograd.numpy as anp
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
-from autograd.tracer import getval
 
-from .recurrence import METHODS, choose, reverse, scan
+from .engines import NUMPY, engine_of
+from .recurrence import METHODS, choose, on_engine, reverse, scan
 from .pointwise import silu
 
 #: Bytes of one chunk's (time, batch, d_state, channels) arrays in the sequential selective scan: small enough to
@@ -121,13 +120,20 @@ defvjp_argnums(_readout, _readout_vjp)
 
 def time_major(u, delta, A, B, C, D, z, method):
     """`selective_scan` on time-major arrays (time first, then batch): u, delta, z (L, batch, channels), B, C
-    (L, batch, N)."""
+    (L, batch, N).  torch and JAX arrays run the states as one linear scan on their engine (L x batch x N x
+    channels numbers), differentiated by their own autodiff."""
+    engine = engine_of({"u": u, "delta": delta, "A": A, "B": B, "C": C, "D": D, "z": z})
     if method == "auto":
-        method = choose(np.shape(u)[0], np.shape(u)[1] * np.size(A))
-    y = _readout(u, delta, A, B, C, method)
+        method = choose(u.shape[0], u.shape[1] * A.shape[0] * A.shape[1]) if engine is NUMPY else "parallel"
+    if engine is NUMPY:
+        y = _readout(u, delta, A, B, C, method)
+    else:
+        a = engine.exp(delta[:, :, None, :] * engine.transpose(A, (1, 0)))          # (L, batch, N, channels)
+        states = on_engine(engine, a, (delta * u)[:, :, None, :] * B[:, :, :, None], method=method)
+        y = engine.matmul(C[:, :, None, :], states)[:, :, 0, :]
     if D is not None:
         y = y + D * u
-    return y if z is None else y * silu(z)
+    return y if z is None else y * silu(z, engine)
 
 
 def selective_scan(u, delta, A, B, C, D=None, z=None, method: str = "auto"):
@@ -143,7 +149,8 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, method: str = "auto"):
     array([0.5  , 0.75 , 0.875])
     """
     _check_selective(u, delta, A, B, C, D, z, method)
-    swap = lambda v: None if v is None else anp.swapaxes(v, 0, 1)  # noqa: E731
+    engine = engine_of({"u": u, "delta": delta, "A": A, "B": B, "C": C, "D": D, "z": z})
+    swap = lambda v: None if v is None else engine.swapaxes(v, 0, 1)  # noqa: E731
     return swap(time_major(*map(swap, (u, delta)), A, *map(swap, (B, C)), D, swap(z), method))
 
 
@@ -158,8 +165,9 @@ def _check_selective(u, delta, A, B, C, D, z, method):
     for name, value in (("delta", delta), ("B", B), ("C", C), ("D", D), ("z", z)):
         if value is not None and np.shape(value) != expected[name]:
             raise ValueError(f"{name}: expected shape {expected[name]}, got {np.shape(value)}")
-    if np.any(getval(delta) <= 0):
-        raise ValueError(f"delta: expected positive steps, got a minimum of {np.min(getval(delta))}")
+    smallest = np.min(engine_of({"delta": delta}).value(delta))
+    if not smallest > 0:
+        raise ValueError(f"delta: expected positive steps, got a minimum of {smallest}")
     if method not in METHODS:
         raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
 

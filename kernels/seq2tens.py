@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import math
 
-import autograd.numpy as anp
-
+from .engines import engine_of
 from .prefix_scan import cumulative_sum, prefix_scan, tree_reduce
+
+
+def _engine(a):
+    return engine_of({"x": a})
 
 METHODS = ("sequential", "levelwise", "parallel")
 
@@ -38,8 +41,8 @@ LEVELWISE_BYTES = 2 ** 28
 
 
 def _merge_last(a):
-    shape = anp.shape(a)
-    return anp.reshape(a, shape[:-2] + (shape[-2] * shape[-1],))
+    shape = tuple(a.shape)
+    return _engine(a).reshape(a, shape[:-2] + (shape[-2] * shape[-1],))
 
 
 def outer(a, b):
@@ -58,7 +61,7 @@ def _series(lower, x, m: int, order: int, skip: int = 0):
 
 
 def _unit(x):
-    return anp.ones(anp.shape(x)[:-1] + (1,), x.dtype)
+    return _engine(x).zeros(tuple(x.shape[:-1]) + (1,), x) + 1
 
 
 def lift(x, degree: int, order: int) -> tuple:
@@ -67,7 +70,7 @@ def lift(x, degree: int, order: int) -> tuple:
     for m in range(1, degree + 1):
         if m > 1:
             power = outer(power, x) / m
-        levels.append(power if m <= order else anp.zeros_like(power))
+        levels.append(power if m <= order else power * 0)
     return tuple(levels)
 
 
@@ -77,21 +80,22 @@ def multiply(s: tuple, t: tuple) -> tuple:
 
 
 def _sequential(x, degree, order, return_sequences):
-    d = anp.shape(x)[-1]
-    state = [_unit(x[..., 0, :])] + [anp.zeros(anp.shape(x)[:-2] + (d ** m,), x.dtype) for m in range(1, degree + 1)]
+    engine, d = _engine(x), x.shape[-1]
+    state = [_unit(x[..., 0, :])] + [engine.zeros(tuple(x.shape[:-2]) + (d ** m,), x) for m in range(1, degree + 1)]
     states = []
-    for t in range(anp.shape(x)[-2]):
+    for t in range(x.shape[-2]):
         step = x[..., t, :]
         state = state[:1] + [state[m] + outer(_series(state, step, m, order), step) for m in range(1, degree + 1)]
         states.append(tuple(state[1:]))
     if not return_sequences:
         return states[-1]
-    return tuple(anp.stack(level, axis=-2) for level in zip(*states))
+    return tuple(engine.stack(level, axis=-2) for level in zip(*states))
 
 
 def _sum_outer(a, b):
     """sum over time (axis -2) of a_t (x) b_t."""
-    return _merge_last(anp.matmul(anp.swapaxes(a, -1, -2), b))
+    engine = _engine(a)
+    return _merge_last(engine.matmul(engine.swapaxes(a, -1, -2), b))
 
 
 def _top_levels(exclusive, x, degree, order, time):
@@ -99,7 +103,7 @@ def _top_levels(exclusive, x, degree, order, time):
     level M-1, Phi_{M-1} = sum_s I(s) (x) x_s; Phi_M = sum_t (E_{M-1}(t) + G(t) (x) x_t) (x) x_t with
     E_{M-1}(t) = sum_{s<t} I(s) (x) x_s, so its first part is sum_s I(s) (x) x_s (x) (sum_{t>s} x_t)."""
     if degree == 1:
-        return [anp.sum(x, axis=-2)]
+        return [_engine(x).sum(x, axis=-2)]
     inner = _series(exclusive, x, degree - 1, order)
     sums = cumulative_sum(x, time)
     top = _sum_outer(inner, outer(x, sums[..., -1:, :] - sums[..., 1:, :]))
@@ -110,7 +114,7 @@ def _top_levels(exclusive, x, degree, order, time):
 
 def _levelwise(x, degree, order, return_sequences):
     exclusive, levels = [_unit(x)], []              # exclusive[j]: level j of the product over times < t
-    time = anp.ndim(x) - 2
+    time = len(x.shape) - 2
     for m in range(1, degree + 1 if return_sequences else degree - 1):
         prefixes = cumulative_sum(outer(_series(exclusive, x, m, order), x), time)
         levels.append(prefixes[..., 1:, :] if return_sequences else prefixes[..., -1, :])
@@ -120,7 +124,7 @@ def _levelwise(x, degree, order, return_sequences):
 
 def _parallel(x, degree, order, return_sequences):
     lifts = lift(x, degree, order)
-    axis = anp.ndim(x) - 2
+    axis = len(x.shape) - 2
     return (prefix_scan if return_sequences else tree_reduce)(multiply, lifts, axis)
 
 
@@ -156,19 +160,20 @@ def low_rank(x, V, degree: int, independent: bool, return_sequences: bool = Fals
     >>> low_rank(x, np.array([[[1.], [2.]]]), 2, independent=False)[0, :, 0]    # 1 + 3 + 5, 2 (1*3 + 1*5 + 3*5)
     array([ 9., 46.])
     """
-    batch, length, h = anp.shape(x)
-    slots, width = anp.shape(V)[1:]
-    projection = anp.reshape(V, (h, slots * width))
+    engine = _engine(x)
+    batch, length, h = tuple(x.shape)
+    slots, width = tuple(V.shape[1:])
+    projection = engine.reshape(V, (h, slots * width))
     block = max(1, BLOCK_NUMBERS // (batch * slots * width))
     totals, outputs = [None] * degree, []
     for start in range(0, length, block):
-        z = anp.reshape(x[:, start:start + block] @ projection, (batch, -1, slots, width))
+        z = engine.reshape(x[:, start:start + block] @ projection, (batch, -1, slots, width))
         levels, totals = _low_rank_block(z, totals, independent)
         if return_sequences:
-            outputs.append(anp.stack(levels, axis=-2))
+            outputs.append(engine.stack(levels, axis=-2))
     if return_sequences:
-        return anp.concatenate(outputs, axis=1)
-    return anp.stack([total[:, 0] for total in totals], axis=-2)
+        return engine.concatenate(outputs, axis=1)
+    return engine.stack([total[:, 0] for total in totals], axis=-2)
 
 
 def _low_rank_block(z, totals, independent):

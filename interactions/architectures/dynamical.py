@@ -27,7 +27,6 @@ True
 """
 from __future__ import annotations
 
-import autograd.numpy as anp
 import numpy as np
 
 from ...algebra import diagonal, position, tensor_product
@@ -35,7 +34,7 @@ from ...algebra.algebra import check_count
 from ...kernels.recurrence import linear_scan
 
 from ..expression import Linear, Parameter, Scale, Signal
-from ...kernels.pointwise import FUNCTIONS as NUMERIC
+from ...kernels.pointwise import sigmoid
 from ..pointwise import Pointwise
 from .ssm import StateSpaceModel
 
@@ -84,19 +83,19 @@ class Dynamical(StateSpaceModel):
         H = self.recurrence(step, X, A)
         return linear("W_o", linear("W_c", X) * H), X
 
-    def fast(self, params, x, method):
-        p, sigmoid = params, NUMERIC["sigmoid"]
-        xt = anp.swapaxes(x, 0, 1)                                                 # (L, batch, d_model)
-        linear = lambda name: xt @ p[name].T  # noqa: E731
-        gate = sigmoid(linear("W_g"))
-        K = gate if self.hidden_order == 1 else gate * sigmoid(linear("W_h"))
+    def fast(self, engine, params, x, method):
+        p = params
+        xt = engine.swapaxes(x, 0, 1)                                              # (L, batch, d_model)
+        linear = lambda name: xt @ engine.swapaxes(p[name], 0, 1)  # noqa: E731
+        gate = sigmoid(linear("W_g"), engine)
+        K = gate if self.hidden_order == 1 else gate * sigmoid(linear("W_h"), engine)
         term = linear("W_u")
         if self.input_order > 1:
             term = linear("W_b") * term
         if self.input_order > 2:
             term = gate * term
-        states = linear_scan(1 - K * anp.exp(p["A_log"]), term, method=method)
-        return anp.swapaxes((linear("W_c") * states) @ p["W_o"].T, 0, 1)
+        states = linear_scan(1 - K * engine.exp(p["A_log"]), term, method=method)
+        return engine.swapaxes((linear("W_c") * states) @ engine.swapaxes(p["W_o"], 0, 1), 0, 1)
 
 
 def dynamical(d_model: int = 64, input_order: int = 3, hidden_order: int = 2, length: int = 3) -> Dynamical:

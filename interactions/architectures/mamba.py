@@ -26,7 +26,6 @@ True
 """
 from __future__ import annotations
 
-import autograd.numpy as anp
 import numpy as np
 
 from ...algebra import diagonal, position, tensor_product
@@ -97,18 +96,19 @@ class Mamba(StateSpaceModel):
         y = Reduce(C * H, factor=2) + Parameter("D", u.algebra, units=[0, 2]) * u
         return project("W_out", y * Pointwise("silu", project("W_z", X, channels)), diagonal(self.width)), X
 
-    def fast(self, params, x, method):
+    def fast(self, engine, params, x, method):
         p, lag = params, self.d_conv - 1
-        xt = anp.swapaxes(x, 0, 1)                                                  # (L, batch, d_model)
-        x_in = xt @ p["W_x"].T
-        padded = anp.concatenate([anp.zeros((lag,) + x_in.shape[1:], x_in.dtype), x_in])
+        T = lambda name: engine.swapaxes(p[name], 0, 1)                              # noqa: E731
+        xt = engine.swapaxes(x, 0, 1)                                                # (L, batch, d_model)
+        x_in = xt @ T("W_x")
+        padded = engine.concatenate([engine.zeros((lag,) + tuple(x_in.shape[1:]), x_in), x_in], axis=0)
         length = x_in.shape[0]
         conv = sum(p[f"conv_{k}"] * padded[lag - k:lag - k + length] for k in range(self.d_conv))
-        u = silu(conv + p["conv_bias"])
-        delta = softplus((u @ p["W_delta"].T) @ p["W_dt"].T + p["dt_bias"])
-        y = time_major(u, delta, -anp.exp(p["A_log"]), u @ p["W_B"], u @ p["W_C"], p["D"], xt @ p["W_z"].T,
+        u = silu(conv + p["conv_bias"], engine)
+        delta = softplus((u @ T("W_delta")) @ T("W_dt") + p["dt_bias"], engine)
+        y = time_major(u, delta, -engine.exp(p["A_log"]), u @ p["W_B"], u @ p["W_C"], p["D"], xt @ T("W_z"),
                        method)
-        return anp.swapaxes(y @ p["W_out"].T, 0, 1)
+        return engine.swapaxes(y @ T("W_out"), 0, 1)
 
 
 def mamba(d_model: int = 64, d_state: int = 16, expand: int = 2, d_conv: int = 4, dt_rank: int | None = None,

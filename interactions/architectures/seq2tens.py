@@ -36,10 +36,10 @@ from __future__ import annotations
 
 import math
 
-import autograd.numpy as anp
 import numpy as np
 
 from ...algebra.algebra import check_count
+from ...kernels.engines import adopt
 from ...kernels.seq2tens import low_rank
 
 from ...kernels.pointwise import FUNCTIONS as NUMERIC
@@ -137,44 +137,45 @@ class LS2T:
     def _directions(self):
         return [("V", False), ("V_reverse", True)] if self.bidirectional else [("V", self.reverse)]
 
-    def _time(self, x, mask):
-        batch, length, _ = np.shape(x)
+    def _time(self, engine, x, mask):
+        batch, length, _ = tuple(x.shape)
         n = np.full(batch, length) if mask is None else mask.sum(axis=1)
         t = np.arange(length)[None, :] / np.maximum(n - 1, 1)[:, None]
-        return anp.concatenate([x, t[:, :, None].astype(x.dtype)], axis=2)
+        return engine.concatenate([x, engine.constant(t[:, :, None], x)], axis=2)
 
-    def _static_map(self, params, x):
+    def _static_map(self, engine, params, x):
         if self.static == "dense":
             layers = len(self.hidden) + 1
             for i in range(layers):
-                x = x @ anp.swapaxes(params[f"W{i}"], 0, 1) + params[f"b{i}"]
-                x = NUMERIC[self.activation](x) if i < layers - 1 else x
+                x = x @ engine.swapaxes(params[f"W{i}"], 0, 1) + params[f"b{i}"]
+                x = NUMERIC[self.activation](x, engine) if i < layers - 1 else x
         elif self.static == "convolution":
-            K, length = params["K"], np.shape(x)[1]
-            lags = anp.concatenate([anp.zeros((np.shape(x)[0], self.kernel_size - 1, np.shape(x)[2]), x.dtype), x],
-                                   axis=1)
-            x = sum(lags[:, self.kernel_size - 1 - k:self.kernel_size - 1 - k + length] @ anp.swapaxes(K[k], 0, 1)
+            K, length = params["K"], x.shape[1]
+            lags = engine.concatenate([engine.zeros((x.shape[0], self.kernel_size - 1, x.shape[2]), x), x], axis=1)
+            x = sum(lags[:, self.kernel_size - 1 - k:self.kernel_size - 1 - k + length] @ engine.swapaxes(K[k], 0, 1)
                     for k in range(self.kernel_size)) + params["b"]
         return x
 
-    def _functionals(self, features, V, reverse: bool):
-        y = low_rank(features[:, ::-1] if reverse else features, V, self.order, self.weights == "independent",
-                     self.return_sequences)
-        y = y[:, ::-1] if reverse and self.return_sequences else y
+    def _functionals(self, engine, features, V, reverse: bool):
+        y = low_rank(engine.flip(features, 1) if reverse else features, V, self.order,
+                     self.weights == "independent", self.return_sequences)
+        y = engine.flip(y, 1) if reverse and self.return_sequences else y
         if self.normalise:
-            centred = y - anp.mean(y, axis=-1, keepdims=True)
-            y = centred / anp.sqrt(anp.mean(centred ** 2, axis=-1, keepdims=True) + NORMALISE_EPSILON)
-        return anp.reshape(y, np.shape(y)[:-2] + (-1,))
+            centred = y - engine.mean(y, axis=-1, keepdims=True)
+            y = centred / engine.sqrt(engine.mean(centred ** 2, axis=-1, keepdims=True) + NORMALISE_EPSILON)
+        return engine.reshape(y, tuple(y.shape[:-2]) + (-1,))
 
     def apply(self, params, x, mask=None):
-        """The layer on x (batch, length, d_in); mask (batch, length) marks kept points (ones, then padding)."""
+        """The layer on x (batch, length, d_in); mask (batch, length) marks kept points (ones, then padding).  x
+        and the parameters may be numpy, torch or JAX arrays (`kernels.engines`)."""
         x, mask = check_sequences(x, mask, self.d_in)
-        params = self._check_params(params)
-        x = zero_padding(self._time(x, mask) if self.time else x, mask)
+        engine, arrays = adopt({"x": x, **self._check_params(params)})
+        x, params = arrays.pop("x"), arrays
+        x = zero_padding(self._time(engine, x, mask) if self.time else x, mask)
         x = increments(x, mask, basepoint=True) if self.difference else x
-        features = zero_padding(self._static_map(params, x), mask)
-        return anp.concatenate([self._functionals(features, params[name], reverse)
-                                for name, reverse in self._directions()], axis=-1)
+        features = zero_padding(self._static_map(engine, params, x), mask)
+        return engine.concatenate([self._functionals(engine, features, params[name], reverse)
+                                   for name, reverse in self._directions()], axis=-1)
 
     @property
     def out_width(self) -> int:

@@ -28,12 +28,12 @@ from __future__ import annotations
 import numbers
 from typing import NamedTuple
 
-import autograd.numpy as anp
 import numpy as np
 
 from ...algebra import complex_numbers, diagonal, position, tensor_product
 from ...algebra.algebra import check_count
 from ...kernels.convolution import causal_convolution
+from ...kernels.engines import adopt
 from ...kernels.recurrence import linear_scan
 
 from ..expression import Parameter, Signal
@@ -55,7 +55,8 @@ class Orders(NamedTuple):
 class StateSpaceModel(Model):
     """A `Model` whose expression contains one Scan built by `recurrence`; inputs (batch, length, `width`).
 
-    Subclasses define ``build``, ``width`` and ``fast(params, x, method)`` (x already checked).
+    Subclasses define ``build``, ``width`` and ``fast(engine, params, x, method)`` (x and params checked, and in
+    the engine's library).
     """
 
     methods = ("auto", "expression", "sequential", "parallel")
@@ -97,13 +98,16 @@ class StateSpaceModel(Model):
         if method not in self.methods:
             raise ValueError(f"method: expected one of {', '.join(self.methods)}, got {method!r}")
         self.geometry_of(x)
-        params = self.checked(params)
-        return self.expression_apply(params, x) if method == "expression" else self.fast(params, x, method)
+        engine, arrays = adopt({"x": x, **self.checked(params)})
+        x, params = arrays.pop("x"), arrays
+        if method == "expression":
+            return self.expression_apply(engine, params, x)
+        return self.fast(engine, params, x, method)
 
-    def expression_apply(self, params, x):
+    def expression_apply(self, engine, params, x):
         return super().apply(params, x)
 
-    def fast(self, params, x, method):
+    def fast(self, engine, params, x, method):
         raise NotImplementedError
 
 
@@ -119,8 +123,8 @@ def _complex(pairs):
     return pairs[..., 0] + 1j * pairs[..., 1]
 
 
-def _pairs(z):
-    return anp.stack([anp.real(z), anp.imag(z)], axis=-1)
+def _pairs(engine, z):
+    return engine.stack([engine.real(z), engine.imag(z)], axis=-1)
 
 
 class DiagonalSSM(StateSpaceModel):
@@ -163,31 +167,35 @@ class DiagonalSSM(StateSpaceModel):
         D = Parameter("D", X.algebra, units=[0, 2], support={3: (0,)})
         return ScalarProjection(Reduce(C * H, factor=2) + D * X, factor=3), X
 
-    def discretise(self, params):
-        """Zero-order hold: (Delta A, Abar, Bbar, C) as complex arrays (channels, d_state)."""
-        step = anp.exp(params["log_step"])[:, None]
-        A = -anp.exp(params["log_A_real"]) + 1j * params["A_imag"]
-        Abar = anp.exp(step * A)
+    def discretise(self, params, engine=None):
+        """Zero-order hold: (Delta A, Abar, Bbar, C) as complex arrays (channels, d_state), on the parameters'
+        engine."""
+        engine = engine or adopt(dict(params))[0]
+        step = engine.exp(params["log_step"])[:, None]
+        A = -engine.exp(params["log_A_real"]) + 1j * params["A_imag"]
+        Abar = engine.exp(step * A)
         return step * A, Abar, (Abar - 1) / A * _complex(params["B"]), _complex(params["C"])
 
-    def expression_apply(self, params, x):
-        _, Abar, Bbar, C = self.discretise(params)
-        values = {"Abar": _pairs(Abar), "Bbar": _pairs(Bbar), "C": _pairs(C), "D": params["D"][:, None]}
-        pairs = anp.stack([x, anp.zeros_like(x)], axis=-1)
+    def expression_apply(self, engine, params, x):
+        _, Abar, Bbar, C = self.discretise(params, engine)
+        values = {"Abar": _pairs(engine, Abar), "Bbar": _pairs(engine, Bbar), "C": _pairs(engine, C),
+                  "D": params["D"][:, None]}
+        pairs = engine.stack([x, x * 0], axis=-1)
         return self.plan(self.geometry_of(x), (pairs, values))(pairs, values)[..., 0]
 
-    def fast(self, params, x, method):
-        step_A, Abar, Bbar, C = self.discretise(params)
+    def fast(self, engine, params, x, method):
+        step_A, Abar, Bbar, C = self.discretise(params, engine)
         if method in ("auto", "convolution"):          # measured: never slower than the scans (L >= 16, N >= 1)
-            length = np.shape(x)[1]
-            powers = anp.exp(step_A[..., None] * np.arange(length, dtype=x.dtype))   # Abar^k, (H, N, L)
-            kernel = anp.real(anp.einsum("hn,hnl->hl", C * Bbar, powers))
-            y = anp.swapaxes(causal_convolution(anp.swapaxes(x, 1, 2), kernel), 1, 2)
+            steps = engine.constant(np.arange(x.shape[1], dtype=float), x)
+            powers = engine.exp(step_A[..., None] * steps)                                # Abar^k, (H, N, L)
+            kernel = engine.real(engine.einsum("hn,hnl->hl", C * Bbar, powers))
+            y = engine.swapaxes(causal_convolution(engine.swapaxes(x, 1, 2), kernel), 1, 2)
         else:
-            xt = anp.swapaxes(x, 0, 1)                                                   # (L, batch, H)
+            xt = engine.swapaxes(x, 0, 1)                                                # (L, batch, H)
             inputs = xt[..., None] * Bbar
-            states = linear_scan(anp.broadcast_to(Abar[None, None], np.shape(inputs)), inputs, method=method)
-            y = anp.swapaxes(anp.real(anp.einsum("lbhn,hn->lbh", states, C)), 0, 1)
+            states = linear_scan(engine.broadcast_to(Abar[None, None], tuple(inputs.shape)) * 1, inputs,
+                                 method=method)
+            y = engine.swapaxes(engine.real(engine.einsum("lbhn,hn->lbh", states, C)), 0, 1)
         return y + params["D"] * x
 
 

@@ -12,6 +12,8 @@ numpy and back.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .base import Engine
 from .jax_engine import JAX
 from .numpy_engine import NUMPY
@@ -20,7 +22,7 @@ from .torch_engine import TORCH
 #: Every engine, by name.
 ENGINES = {engine.name: engine for engine in (NUMPY, TORCH, JAX)}
 
-__all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "TORCH", "engine_of"]
+__all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "TORCH", "adopt", "engine_of"]
 
 
 def engine_of(arrays: dict) -> Engine:
@@ -35,3 +37,14 @@ def engine_of(arrays: dict) -> Engine:
         raise TypeError(f"{', '.join(found.values())}: expected arrays of one library (numpy ones are converted), "
                         f"got {described}")
     return ENGINES[next(iter(found))] if found else NUMPY
+
+
+def adopt(arrays: dict):
+    """``(engine, arrays)``: the engine of the arrays ({name: array or None}), and the arrays with the numpy ones
+    converted into its library (the rule of the module docstring)."""
+    engine = engine_of({name: a for name, a in arrays.items() if a is not None})
+    if engine is NUMPY:
+        return engine, arrays
+    like = next(a for a in arrays.values() if a is not None and engine.owns(a))
+    return engine, {name: a if a is None or engine.owns(a) else engine.convert(np.asarray(a), like)
+                    for name, a in arrays.items()}

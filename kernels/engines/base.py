@@ -113,6 +113,11 @@ class Engine:
         z is the caller's own fresh array, which an engine may update in place."""
         raise NotImplementedError
 
+    def associative_scan(self, combine, element: tuple, axis: int = 0) -> tuple:
+        """Every inclusive prefix of an associative product along `axis` (`kernels.prefix_scan`)."""
+        from ..prefix_scan import prefix_scan
+        return prefix_scan(combine, element, axis)
+
     # ------------------------------------------------------------------ composite operations
     def contract(self, equation: str, *arrays):
         """einsum(equation, *arrays), pairwise along opt_einsum's path, each step a batched matrix product."""

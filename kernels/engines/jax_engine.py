@@ -61,6 +61,10 @@ class JaxEngine(Engine):
     def take(self, a, indices, axis: int):
         return self.xp.take(a, np.asarray(indices), axis=axis)
 
+    def associative_scan(self, combine, element: tuple, axis: int = 0) -> tuple:
+        import jax
+        return jax.lax.associative_scan(combine, tuple(element), axis=axis)
+
     def add_at(self, z, rows, w, scale=1.0):
         return z.at[rows].add(w if scale == 1 else scale * w)
 

@@ -68,6 +68,9 @@ class NumpyEngine(Engine):
             z[rows] += scale * w
         return z
 
+    def flip(self, a, axis: int):
+        return a[(slice(None),) * (axis % len(a.shape)) + (slice(None, None, -1),)]      # autograd has no flip VJP
+
     def repeat_new(self, a, axis: int, count: int):
         return anp.repeat(anp.expand_dims(a, axis), count, axis=axis)
 

@@ -110,6 +110,9 @@ class TorchEngine(Engine):
         z[rows] += w if scale == 1 else scale * w       # a fresh tensor of the level's: in place is safe for autograd
         return z
 
+    def flip(self, a, axis):
+        return self.xp.flip(a, (axis,))
+
     def stack(self, arrays, axis=0):
         return self.xp.stack(list(arrays), dim=axis)
 
