@@ -32,13 +32,15 @@ from __future__ import annotations
 import numpy as np
 
 from .builder import PlanBuilder
+from .convolution import causal_convolution
 from .factor import Factor
 from .kernel import Kernel
-from .recurrence import linear_scan
+from .masked_softmax import softmax
 from .masks import Mask
 from .memory import DEFAULT_LIMIT, MemoryLimitError
 from .plan import Plan
-from .masked_softmax import softmax
+from .recurrence import linear_scan
+from .selective_ssm import selective_scan
 from .strategies import STRATEGIES
 
 #: Bytes of temporaries a kernel may allocate (structure constants and intermediates); settable.

@@ -27,13 +27,13 @@ from .gaunt import gaunt, gaunt_tensor
 from .path_algebra import Block, PathAlgebra
 from .quadrature import sphere_quadrature
 from .rotations import ROTATION_ATOL, check_rotation, random_rotation, rotation_from_euler
-from .spherical_harmonics import spherical_harmonic_formula, spherical_harmonics
+from .spherical_harmonics import solid_harmonics, spherical_harmonic_formula, spherical_harmonics
 from .wigner import representation, wigner_D, wigner_D_exact, wigner_D_from_euler
 
 __all__ = [
     "Block", "PathAlgebra", "ROTATION_ATOL", "basis_index", "basis_labels", "check_rotation", "clebsch_gordan",
     "clebsch_gordan_coefficients", "clebsch_gordan_path", "clebsch_gordan_tensor", "feature_dim", "from_e3nn",
     "gaunt", "gaunt_tensor", "irreps", "random_rotation", "representation", "rotation_from_euler",
-    "sphere_quadrature", "spherical_harmonic_formula", "spherical_harmonics", "to_e3nn", "wigner_D", "wigner_D_exact",
+    "solid_harmonics", "sphere_quadrature", "spherical_harmonic_formula", "spherical_harmonics", "to_e3nn", "wigner_D", "wigner_D_exact",
     "wigner_D_from_euler",
 ]

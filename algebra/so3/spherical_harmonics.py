@@ -109,6 +109,40 @@ def spherical_harmonics(lmax: int, points, normalize: bool = True) -> np.ndarray
     return out.T.reshape(batch + (out.shape[0],))
 
 
+def solid_harmonics(lmax: int, x, y, z, stack):
+    """The solid harmonics r^l Y_l^m at coordinates x, y, z of any array library: the recurrence of
+    `spherical_harmonics` written with arithmetic operators only, the (lmax + 1)**2 components joined by
+    ``stack(list, axis=-1)`` (the library's stack).  Divide the coordinates by r first for Y_l^m on the sphere.
+
+    >>> import numpy as np
+    >>> x, y, z = np.array([0.3]), np.array([-1.2]), np.array([0.5])
+    >>> bool(np.allclose(solid_harmonics(3, x, y, z, np.stack),
+    ...                  spherical_harmonics(3, np.stack([x, y, z], -1), normalize=False)))
+    True
+    """
+    lmax = check_lmax(lmax)
+    r2 = x * x + y * y + z * z
+    start, a, b = _recurrence_constants(lmax)
+    out = [None] * feature_dim(lmax)
+    cos_m, sin_m = x * 0 + 1, x * 0                            # Re and Im of (x + i y)^m
+    for m in range(lmax + 1):
+        if m:
+            cos_m, sin_m = x * cos_m - y * sin_m, x * sin_m + y * cos_m
+        previous, current = None, x * 0 + start[m]
+        for l in range(m, lmax + 1):
+            if l > m:
+                following = a[l, m] * z * current
+                if l > m + 1:
+                    following = following - b[l, m] * r2 * previous
+                previous, current = current, following
+            centre = l * l + l
+            if m == 0:
+                out[centre] = current
+            else:
+                out[centre + m], out[centre - m] = current * cos_m, current * sin_m
+    return stack(out, axis=-1)
+
+
 def spherical_harmonic_formula(l: int, m: int, x=None, y=None, z=None) -> sympy.Expr:
     """The exact Y_l^m as a homogeneous polynomial of degree l in x, y, z (real sympy symbols by default).
 

@@ -12,11 +12,12 @@ channels, fed to the layers as a signal.
 """
 from __future__ import annotations
 
-import autograd.numpy as anp
 import numpy as np
 
 from ...algebra.algebra import check_count
-from ...algebra.so3 import spherical_harmonics
+from ...algebra.so3 import solid_harmonics, spherical_harmonics
+from ...kernels.engines import adopt, engine_of
+from ...kernels.pointwise import silu
 
 
 class RadialFilter:
@@ -39,34 +40,45 @@ class RadialFilter:
 
     def __call__(self, params, points, dtype=None):
         """K[..., a, b, (l, m), o, i] = R_{l,o,i}(|r_ab|) cutoff(|r_ab|) Y_lm(r_ab / |r_ab|), r_ab = r_a - r_b
-        (in `dtype` when given and no gradient is traced)."""
-        W_radial, b_radial, W_out = (params[name] for name in self.parameters)
+        (numpy: in `dtype` when given and no gradient is traced; torch and JAX: in the points' library)."""
+        engine, arrays = adopt({"points": points, **{name: params[name] for name in self.parameters}})
+        points, (W_radial, b_radial, W_out) = arrays["points"], (arrays[name] for name in self.parameters)
         difference = points[..., :, None, :] - points[..., None, :, :]
-        distance = np.sqrt(np.sum(difference ** 2, axis=-1))
-        centres = np.linspace(0.0, self.radius, self.basis)
-        gaussians = np.exp(-((distance[..., None] - centres) * self.basis / self.radius) ** 2)
-        cutoff = np.where(distance < self.radius, 0.5 * (np.cos(np.pi * distance / self.radius) + 1), 0.0)
-        hidden = gaussians @ W_radial.T + b_radial
-        hidden = hidden / (1 + anp.exp(-hidden))                                     # silu
-        radial = (hidden @ W_out.T) * cutoff[..., None]
-        radial = anp.reshape(radial, distance.shape + (self.lmax + 1, self.channels_out, self.channels_in))
+        distance = engine.sqrt(engine.sum(difference ** 2, axis=-1))
+        centres = engine.constant(np.linspace(0.0, self.radius, self.basis), points)
+        gaussians = engine.exp(-((distance[..., None] - centres) * self.basis / self.radius) ** 2)
+        cutoff = engine.where(distance < self.radius, 0.5 * (engine.cos(np.pi * distance / self.radius) + 1), 0.0)
+        hidden = silu(gaussians @ engine.swapaxes(W_radial, 0, 1) + b_radial, engine)
+        radial = (hidden @ engine.swapaxes(W_out, 0, 1)) * cutoff[..., None]
+        radial = engine.reshape(radial, tuple(distance.shape) + (self.lmax + 1, self.channels_out, self.channels_in))
         degrees = np.repeat(np.arange(self.lmax + 1), 2 * np.arange(self.lmax + 1) + 1)
-        harmonics = spherical_harmonics(self.lmax, difference)[..., :, None, None]
+        harmonics = self._harmonics(engine, difference, distance)[..., :, None, None]
+        radial = engine.take(radial, degrees, -3)
         if dtype is not None and isinstance(radial, np.ndarray):          # no gradient traced: compute in dtype
-            return harmonics.astype(dtype) * radial[..., degrees, :, :].astype(dtype)
-        return harmonics * radial[..., degrees, :, :]
+            return harmonics.astype(dtype) * radial.astype(dtype)
+        return harmonics * radial
+
+    def _harmonics(self, engine, difference, distance):
+        """Y_lm of the directions (0 beyond l = 0 where two points coincide)."""
+        if engine.name == "numpy":
+            return spherical_harmonics(self.lmax, engine.value(difference))
+        unit = difference / engine.where(distance > 0, distance, 1.0)[..., None]
+        return solid_harmonics(self.lmax, unit[..., 0], unit[..., 1], unit[..., 2], engine.stack)
 
     def neighbours(self, points):
-        """The 0/1 mask of pairs closer than the radius (each point is its own neighbour)."""
+        """The 0/1 mask of pairs closer than the radius (each point is its own neighbour), in the points' library."""
+        engine = engine_of({"points": points})
         difference = points[..., :, None, :] - points[..., None, :, :]
-        return (np.sum(difference ** 2, axis=-1) < self.radius ** 2).astype(float)
+        return engine.floats(engine.sum(difference ** 2, axis=-1) < self.radius ** 2, points)
 
 
 def check_cloud(points, features, lmax: int, channels_in: int):
-    """Points (batch, n, 3) as floats and features (batch, n, (lmax+1)^2, channels_in), or a ValueError."""
-    points = np.asarray(points, dtype=float)
-    if points.ndim < 2 or points.shape[-1] != 3:
-        raise ValueError(f"points: expected shape (batch, n, 3), got {points.shape}")
+    """Points (batch, n, 3) as floats (numpy ones as float64; torch and JAX ones as they are) and features
+    (batch, n, (lmax+1)^2, channels_in), or a ValueError."""
+    if engine_of({"points": points}).name == "numpy":
+        points = np.asarray(points, dtype=float)
+    if len(points.shape) < 2 or points.shape[-1] != 3:
+        raise ValueError(f"points: expected shape (batch, n, 3), got {tuple(points.shape)}")
     expected = (points.shape[-2], (lmax + 1) ** 2, channels_in)
     if tuple(np.shape(features)[-3:]) != expected:
         raise ValueError(f"features: expected shape (batch, {', '.join(map(str, expected))}), got "

@@ -62,7 +62,7 @@ class SE3Attention(Model):
     def apply(self, params, points, features):
         """Features (batch, n, (lmax+1)^2, c_in) at points (batch, n, 3) -> (batch, n, (lmax+1)^2, channels)."""
         points = check_cloud(points, features, self.lmax, self.channels_in)
-        dtype = np.result_type(features, np.float32)
+        dtype = np.result_type(features, np.float32) if isinstance(features, np.ndarray) else None
         inputs = {"s": features, "w_k": self.keys(params, points, dtype), "w_v": self.values(params, points, dtype),
                   "neighbours": self.keys.neighbours(points)}
         weights = {"W_Q": params["W_Q"]}

@@ -57,7 +57,7 @@ class TensorFieldNetwork(Model):
     def apply(self, params, points, features):
         """Features (batch, n, (lmax+1)^2, c_in) at points (batch, n, 3) -> (batch, n, (lmax+1)^2, c_out)."""
         points = check_cloud(points, features, self.lmax, self.channels_in)
-        dtype = np.result_type(features, np.float32)
+        dtype = np.result_type(features, np.float32) if isinstance(features, np.ndarray) else None
         inputs = {"s": features, "k": self.filter(params, points, dtype)}
         return self.plan((points.shape[-2],), (inputs, {}))(inputs, {})
 
