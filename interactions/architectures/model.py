@@ -97,6 +97,12 @@ class Model:
             params[name] = (scale * rng.standard_normal(shape)).astype(dtype)
         return params
 
+    def to_torch(self, seed=0, dtype=np.float64):
+        """This model as a `torch.nn.Module` whose parameters start at ``init(seed, dtype)``
+        (`interactions.torch_module`)."""
+        from ..torch_module import to_torch
+        return to_torch(self, seed, dtype)
+
     # ------------------------------------------------------------------ numerics
     def apply(self, params, x):
         """The model on a batch of inputs (autograd arrays welcome)."""

@@ -177,6 +177,11 @@ class LS2T:
         return engine.concatenate([self._functionals(engine, features, params[name], reverse)
                                    for name, reverse in self._directions()], axis=-1)
 
+    def to_torch(self, seed=0, dtype=np.float64):
+        """This layer as a `torch.nn.Module` (`interactions.torch_module`)."""
+        from ..torch_module import to_torch
+        return to_torch(self, seed, dtype)
+
     @property
     def out_width(self) -> int:
         """The size of the output's last axis."""
@@ -217,6 +222,11 @@ class DeepLS2T:
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         return {f"layer{i}/{name}": value for i, layer in enumerate(self.layers)
                 for name, value in layer.init(rng, dtype).items()}
+
+    def to_torch(self, seed=0, dtype=np.float64):
+        """These layers as a `torch.nn.Module` (`interactions.torch_module`)."""
+        from ..torch_module import to_torch
+        return to_torch(self, seed, dtype)
 
     def apply(self, params, x, mask=None):
         """The layers in turn on x (batch, length, d_in), each with the same mask."""

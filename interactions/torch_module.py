@@ -1,0 +1,45 @@
+"""`to_torch`: an architecture as a `torch.nn.Module`, its parameters `nn.Parameter`s under the model's names.
+
+The module's parameters start at ``model.init(seed)``; calling it on a batch runs ``model.apply`` on the torch
+engine (`kernels.engines`), so torch's autograd, optimisers, devices (``.to("cuda")``) and
+`DistributedDataParallel` all apply.  Compiled expressions and product kernels take torch tensors directly, so
+they can be called inside any module of one's own.  torch is imported only here.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def to_torch(model, seed=0, dtype=np.float64):
+    """A `torch.nn.Module` for `model` (anything with ``parameters``, ``init(seed, dtype)`` and
+    ``apply(params, *inputs, **options)``); see the module docstring.
+
+    >>> import numpy as np, torch
+    >>> from product_interactions.interactions.architectures import gating
+    >>> model = gating(channels=3)
+    >>> module = to_torch(model, seed=0)
+    >>> sorted(name for name, _ in module.named_parameters())
+    ['W']
+    >>> x = np.random.default_rng(1).standard_normal((2, 5, 3))
+    >>> bool(np.allclose(module(torch.tensor(x)).detach().numpy(), model.apply(model.init(seed=0), x)))
+    True
+    """
+    import torch
+
+    class ModelModule(torch.nn.Module):
+        """`model` as a torch module: ``forward(*inputs, **options) = model.apply(parameters, *inputs, ...)``."""
+
+        def __init__(self):
+            super().__init__()
+            self.model = model
+            for name, value in model.init(seed, dtype).items():
+                self.register_parameter(name, torch.nn.Parameter(torch.as_tensor(value)))
+
+        def forward(self, *inputs, **options):
+            return self.model.apply(dict(self._parameters), *inputs, **options)
+
+        def extra_repr(self) -> str:
+            return type(self.model).__name__
+
+    ModelModule.__name__ = ModelModule.__qualname__ = f"{type(model).__name__}Module"
+    return ModelModule()

@@ -1,0 +1,143 @@
+"""Architectures as torch modules and in torch and JAX training code: the same numbers as `apply`, named
+parameters, training with torch.optim, DistributedDataParallel on 2 processes, and JAX sharding on 2 devices."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from product_interactions import kernels
+from product_interactions.algebra import quaternions
+from product_interactions.interactions.architectures import (attention, convolution, deep_ls2t, dynamical, gating,
+                                                             ls2t, mamba, se3_attention, ssm, tfn)
+
+torch = pytest.importorskip("torch")
+
+SEQUENCE = np.random.default_rng(0).standard_normal((2, 6, 4))
+POINTS, FEATURES = np.random.default_rng(1).standard_normal((2, 5, 3)), np.random.default_rng(2).standard_normal(
+    (2, 5, 4, 2))
+MODELS = [(attention(d_model=4, heads=2), (SEQUENCE,)), (gating(channels=4), (SEQUENCE,)),
+          (convolution(channels_in=4, channels_out=2, size=3), (SEQUENCE,)), (ssm(channels=4, d_state=2), (SEQUENCE,)),
+          (mamba(d_model=4, d_state=2), (SEQUENCE,)), (dynamical(d_model=4), (SEQUENCE,)),
+          (ls2t(d_in=4, width=2, order=2), (SEQUENCE,)), (deep_ls2t(d_in=4, widths=(2, 2), order=2), (SEQUENCE,)),
+          (tfn(lmax=1, channels_in=2, channels_out=2), (POINTS, FEATURES)),
+          (se3_attention(lmax=1, channels_in=2, channels=2), (POINTS, FEATURES))]
+
+
+@pytest.mark.parametrize("model, inputs", MODELS, ids=[type(m).__name__ for m, _ in MODELS])
+def test_a_torch_module_carries_the_names_and_the_numbers(model, inputs):
+    module = model.to_torch(seed=3)
+    assert dict((name, tuple(p.shape)) for name, p in module.named_parameters()) == {
+        name: tuple(shape) for name, shape in model.parameters.items()}
+    out = module(*(torch.tensor(x) for x in inputs))
+    np.testing.assert_allclose(out.detach().numpy(), model.apply(model.init(seed=3), *inputs), rtol=1e-10,
+                               atol=1e-12)
+
+
+def test_a_module_trains_with_torch_optim():
+    torch.manual_seed(0)
+    module = attention(d_model=4, heads=2).to_torch(seed=0).float()
+    x = torch.tensor(SEQUENCE, dtype=torch.float32)
+    target = torch.roll(x, 1, dims=1)
+    optimiser = torch.optim.Adam(module.parameters(), lr=0.05)
+    losses = []
+    for _ in range(40):
+        optimiser.zero_grad()
+        loss = ((module(x) - target) ** 2).mean()
+        loss.backward()
+        optimiser.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.6 * losses[0]
+
+
+def test_kernels_and_compiled_expressions_inside_a_module_of_ones_own():
+    product = kernels.product(quaternions())
+    plan = gating(channels=4).build((6,))[0].compile()
+
+    class Mine(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.left = torch.nn.Parameter(torch.randn(4, dtype=torch.float64))
+            self.W = torch.nn.Parameter(torch.randn(4, 4, dtype=torch.float64))
+
+        def forward(self, x):
+            return plan(product(self.left, x), {"W": self.W})
+
+    module, x = Mine(), torch.tensor(SEQUENCE)
+    module(x).sum().backward()
+    assert module.left.grad.shape == (4,) and module.W.grad.shape == (4, 4)
+
+
+DDP = """
+import numpy as np, torch, torch.distributed as dist, torch.multiprocessing as mp
+from product_interactions.interactions.architectures import attention
+
+def train(module, x, y, steps=3):
+    optimiser = torch.optim.SGD(module.parameters(), lr=0.1)
+    for _ in range(steps):
+        optimiser.zero_grad()
+        ((module(x) - y) ** 2).mean().backward()
+        optimiser.step()
+
+def worker(rank, world, port, x, y, out):
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    module = torch.nn.parallel.DistributedDataParallel(attention(d_model=4, heads=2).to_torch(seed=0))
+    half = len(x) // world
+    train(module, x[rank * half:(rank + 1) * half], y[rank * half:(rank + 1) * half])
+    if rank == 0:
+        torch.save({k: v.detach() for k, v in module.module.named_parameters()}, out)
+    dist.destroy_process_group()
+
+if __name__ == "__main__":
+    import socket, sys
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
+    g = torch.Generator().manual_seed(1)
+    x, y = torch.randn(8, 6, 4, generator=g, dtype=torch.float64), torch.randn(8, 6, 4, generator=g, dtype=torch.float64)
+    mp.spawn(worker, args=(2, port, x, y, sys.argv[1]), nprocs=2)
+    single = attention(d_model=4, heads=2).to_torch(seed=0)
+    train(single, x, y)
+    distributed = torch.load(sys.argv[1])
+    print(max(float((p.detach() - distributed[k]).abs().max()) for k, p in single.named_parameters()))
+"""
+
+
+def test_distributed_data_parallel_on_two_processes_equals_one_process(tmp_path):
+    script = tmp_path / "ddp.py"
+    script.write_text(DDP)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    result = subprocess.run([sys.executable, str(script), str(tmp_path / "params.pt")], capture_output=True,
+                            text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr[-1500:]
+    assert float(result.stdout.strip().splitlines()[-1]) < 1e-12
+
+
+SHARDING = """
+import numpy as np, jax, jax.numpy as jnp
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+jax.config.update("jax_enable_x64", True)
+from product_interactions.interactions.architectures import attention
+assert len(jax.devices()) == 2, jax.devices()
+model = attention(d_model=4, heads=2)
+params = {k: jnp.asarray(v) for k, v in model.init(seed=0).items()}
+x = jnp.asarray(np.random.default_rng(1).standard_normal((8, 6, 4)))
+mesh = Mesh(np.array(jax.devices()), ("data",))
+sharded = jax.device_put(x, NamedSharding(mesh, PartitionSpec("data")))
+loss = jax.jit(jax.value_and_grad(lambda p, x: jnp.sum(model.apply(p, x) ** 2)))
+(value, grad), (plain, plain_grad) = loss(params, sharded), loss(params, x)
+assert len(sharded.sharding.device_set) == 2
+print(abs(float(value - plain)), max(float(jnp.abs(grad[k] - plain_grad[k]).max()) for k in grad))
+"""
+
+
+def test_jax_shards_a_batch_over_two_devices(tmp_path):
+    pytest.importorskip("jax")
+    script = tmp_path / "sharding.py"
+    script.write_text(SHARDING)
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr[-1500:]
+    assert all(float(v) < 1e-10 for v in result.stdout.split())
