@@ -1,10 +1,10 @@
 """Engines run plans and kernels, one array library each: numpy with autograd (the default, core install), torch
 and JAX (extras).  Results come back in the inputs' library, dtype and device.
 
-The rule for mixed inputs: the non-numpy arrays decide the engine, and must all be of one library; numpy
-arrays (parameters, constants) are then converted into it, on the device and in the floating dtype of the first
-such array.  Arrays of two non-numpy libraries are refused with a TypeError naming them.  Nothing is converted to
-numpy and back.
+The rule for mixed inputs: the non-numpy arrays decide the engine, and must all be of one library and on one
+device; numpy arrays (parameters, constants) are then converted into it, on that device and in the floating dtype
+of the first such array.  Arrays of two non-numpy libraries, or on two devices, are refused with an error naming
+them.  Nothing is converted to numpy and back.
 
 >>> import numpy as np
 >>> engine_of({"x": np.ones(3)}).name
@@ -36,7 +36,16 @@ def engine_of(arrays: dict) -> Engine:
         described = " and ".join(f"{name} ({argument})" for name, argument in found.items())
         raise TypeError(f"{', '.join(found.values())}: expected arrays of one library (numpy ones are converted), "
                         f"got {described}")
-    return ENGINES[next(iter(found))] if found else NUMPY
+    engine = ENGINES[next(iter(found))] if found else NUMPY
+    devices = {}
+    for argument, array in arrays.items():
+        device = engine.device(array) if engine.owns(array) else None
+        if device is not None:
+            devices.setdefault(device, argument)
+    if len(devices) > 1:
+        described = " and ".join(f"{device} ({argument})" for device, argument in devices.items())
+        raise ValueError(f"{', '.join(devices.values())}: expected arrays on one device, got {described}")
+    return engine
 
 
 def adopt(arrays: dict):

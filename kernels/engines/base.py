@@ -37,6 +37,10 @@ class Engine:
         """The plain numbers of `a` as numpy (detached: for checks that need no gradient)."""
         raise NotImplementedError
 
+    def device(self, a):
+        """Where `a` lives (None where the library has one place, or places arrays itself)."""
+        return None
+
     def detached(self, a):
         """`a` as an array of this library that no gradient flows through (a constant shift, say)."""
         raise NotImplementedError

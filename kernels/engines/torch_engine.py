@@ -30,6 +30,9 @@ class TorchEngine(Engine):
     def value(self, a) -> np.ndarray:
         return a.detach().cpu().numpy()
 
+    def device(self, a):
+        return str(a.device)
+
     def detached(self, a):
         return a.detach()
 

@@ -91,6 +91,14 @@ def test_mixed_libraries_are_refused_naming_the_arguments():
         model.apply(params, torch.tensor(SEQUENCE))
 
 
+def test_arrays_on_two_devices_are_refused_naming_them():
+    model = gating(channels=4)
+    params = {name: torch.tensor(value, device="meta") for name, value in model.init(seed=0).items()}
+    with pytest.raises(ValueError, match=r"expected arrays on one device, got cpu \(inputs\['x'\]\) and meta "
+                                         r"\(parameters\['W'\]\)"):
+        model.apply(params, torch.tensor(SEQUENCE))
+
+
 def test_hand_kernels_on_every_engine():
     a, b = RNG.uniform(0.2, 0.9, (9, 2, 3)), RNG.standard_normal((9, 2, 3))
     for method in ("sequential", "parallel"):
