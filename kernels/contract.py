@@ -59,9 +59,12 @@ def _pairwise(engine, step: str, a, b):
         a, b, left, right, a_keep, b_keep = b, a, right, left, b_keep, a_keep          # b @ a lands in order
     size = dict(zip(left, a.shape))
     size.update({c: max(size.get(c, 1), n) for c, n in zip(right, b.shape)})
+    product_size = int(np.prod([size[c] for c in batch + a_keep + b_keep]))
+    larger, labels = (a, left) if _size(a) >= _size(b) else (b, right)
+    if _size(larger) > product_size:               # batch axes in the large operand's order: no copy of it
+        batch.sort(key=labels.index)
     a = engine.transpose(a, [left.index(c) for c in batch + a_keep + summed])
     b = engine.transpose(b, [right.index(c) for c in batch + summed + b_keep])
-    product_size = int(np.prod([size[c] for c in batch + a_keep + b_keep]))
     a, b = (engine.contiguous(v) if _size(v) * 4 <= product_size else v for v in (a, b))
     a_batch, b_batch = tuple(a.shape[:len(batch)]), tuple(b.shape[:len(batch)])
     m, k, n = (int(np.prod([size[c] for c in group])) for group in (a_keep, summed, b_keep))

@@ -61,6 +61,15 @@ class JaxEngine(Engine):
     def take(self, a, indices, axis: int):
         return self.xp.take(a, np.asarray(indices), axis=axis)
 
+    def softmax(self, a, axis: int = -1, mask=None, out=None):
+        """jax.nn.softmax over the entries the mask keeps (its `where`); rows the mask empties come out 0."""
+        import jax
+        if mask is None:
+            return jax.nn.softmax(a, axis=axis)
+        mask = self.xp.broadcast_to(mask, a.shape)
+        weights = jax.nn.softmax(self.xp.where(mask, a, -self.xp.inf), axis=axis, where=mask)
+        return self.xp.where(mask, weights, 0.0)
+
     def associative_scan(self, combine, element: tuple, axis: int = 0) -> tuple:
         import jax
         return jax.lax.associative_scan(combine, tuple(element), axis=axis)

@@ -113,6 +113,14 @@ class TorchEngine(Engine):
         z[rows] += w if scale == 1 else scale * w       # a fresh tensor of the level's: in place is safe for autograd
         return z
 
+    def softmax(self, a, axis: int = -1, mask=None, out=None):
+        """torch's fused softmax, masked entries set to -inf first; rows the mask empties come out 0."""
+        torch = self.xp
+        if mask is None:
+            return torch.softmax(a, axis)
+        weights = torch.softmax(a.masked_fill(~mask, float("-inf")), axis)
+        return weights.masked_fill(~mask.any(axis, keepdim=True), 0.0)
+
     def flip(self, a, axis):
         return self.xp.flip(a, (axis,))
 
