@@ -1,0 +1,140 @@
+"""The torch and JAX engines against hand-written torch and JAX, as ratios of medians measured in one run.
+
+    python benchmarks/engines.py [--repeats 5] [--quick]
+
+1. Causal attention (d_model 64, 4 heads, batch 32), forward plus backward, float32: the library's attention on
+   the torch engine against torch's ``scaled_dot_product_attention`` (target <= 1.5) and against the same model
+   written with torch matmuls and ``torch.softmax``; on JAX under jit against the same model in jax.numpy (target
+   <= 1.2).  Lengths 192 and 1024 (``--quick``: 192 only).
+2. Products on torch (auto strategy) against the best hand-written torch, einsum over the dense structure
+   constants or x @ lam then a batched matmul with y (the tensor algebra: levelwise outer products): PGA (batch
+   10,000), Clebsch-Gordan lmax 6 (batch 1,000), T(R^4) degree 4 (batch 2,048), float64 and float32 (target <= 1.2).
+
+Skipped, with a note, when torch or JAX is not installed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.timing import TABLE_HEADER, ratio_row  # noqa: E402
+from product_interactions import kernels  # noqa: E402
+from product_interactions.algebra import clebsch_gordan, clifford, tensor_algebra  # noqa: E402
+from product_interactions.interactions.architectures import attention  # noqa: E402
+
+
+def torch_rows(repeats: int, lengths) -> list:
+    try:
+        import torch
+    except ImportError:
+        return ["| torch rows skipped: torch is not installed | | | |"]
+    import torch.nn.functional as functional
+
+    def projections(p, x, heads, d_head):
+        b, n, _ = x.shape
+        return [(x @ p[name].T).reshape(b, n, heads, d_head).transpose(1, 2) for name in ("W_Q", "W_K", "W_V")]
+
+    def sdpa(p, x):
+        q, k, v = projections(p, x, 4, 16)
+        o = functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return o.transpose(1, 2).reshape(x.shape[0], x.shape[1], 64) @ p["W_O"].T
+
+    def explicit(p, x):
+        q, k, v = projections(p, x, 4, 16)
+        n = x.shape[1]
+        s = (q @ k.transpose(-1, -2) / 4.0).masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf"))
+        o = torch.softmax(s, -1) @ v
+        return o.transpose(1, 2).reshape(x.shape[0], n, 64) @ p["W_O"].T
+
+    rows, model = [], attention(d_model=64, heads=4)
+    for n in lengths:
+        params = {k: torch.tensor(v, dtype=torch.float32, requires_grad=True) for k, v in model.init(seed=0).items()}
+        x = torch.randn(32, n, 64, generator=torch.Generator().manual_seed(n))
+        error = float((model.apply(params, x) - sdpa(params, x)).abs().max())
+        assert error < 1e-4, error
+
+        def step(f):
+            return lambda: f(params, x).sum().backward()
+        ours = step(model.apply)
+        rows.append(ratio_row(f"torch attention L={n} fwd+bwd float32, vs scaled_dot_product_attention", ours,
+                              step(sdpa), 1.5, repeats))
+        rows.append(ratio_row(f"torch attention L={n} fwd+bwd float32, vs matmul + torch.softmax", ours,
+                              step(explicit), 1.2, repeats))
+    for A, batch in ((clifford(3, 0, 1), 10_000), (clebsch_gordan(6), 1_000), (tensor_algebra(4, 4), 2_048)):
+        kernel = kernels.product(A)
+        for dtype in (torch.float64, torch.float32):
+            g = torch.Generator().manual_seed(A.dim)
+            x, y = (torch.randn(batch, A.dim, dtype=dtype, generator=g) for _ in range(2))
+            reference, name = _best_torch(torch, A, x, y, repeats)
+            assert torch.allclose(kernel(x, y), reference(), rtol=1e-3, atol=1e-3)
+            rows.append(ratio_row(f"torch {A.name} product, batch {batch}, {str(dtype)[6:]} "
+                                  f"({'+'.join(kernel.strategies_for(batch))}), vs {name}",
+                                  lambda: kernel(x, y), reference, 1.2, repeats))
+    return rows
+
+
+def _best_torch(torch, A, x, y, repeats):
+    """The faster hand-written torch product, timed here: (function, its name)."""
+    from benchmarks.timing import median_time
+    if A.name.startswith("tensor_algebra"):
+        width, degree = 4, 4
+        offsets = [sum(width**m for m in range(k)) for k in range(degree + 2)]
+
+        def levelwise():
+            return torch.cat([sum((x[:, offsets[i]:offsets[i + 1], None] * y[:, None, offsets[k - i]:offsets[k - i + 1]])
+                                  .reshape(len(x), -1) for i in range(k + 1)) for k in range(degree + 1)], 1)
+        return levelwise, "levelwise outer products"
+    lam = torch.tensor(A.structure_constants(), dtype=x.dtype)
+    flat = lam.reshape(A.dim, -1)
+    candidates = {"einsum over dense lam": lambda: torch.einsum("bi,bj,ijk->bk", x, y, lam),
+                  "x @ lam, then bmm with y": lambda: torch.bmm(y[:, None, :], (x @ flat).reshape(
+                      len(x), A.dim, A.dim))[:, 0]}
+    name = min(candidates, key=lambda key: median_time(candidates[key], repeats=repeats))
+    return candidates[name], name
+
+
+def jax_rows(repeats: int, lengths) -> list:
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return ["| JAX rows skipped: JAX is not installed | | | |"]
+    model, rows = attention(d_model=64, heads=4), []
+
+    def hand(p, x):
+        b, n, _ = x.shape
+        q, k, v = [(x @ p[name].T).reshape(b, n, 4, 16).transpose(0, 2, 1, 3) for name in ("W_Q", "W_K", "W_V")]
+        s = jnp.where(jnp.tril(jnp.ones((n, n), bool)), q @ k.transpose(0, 1, 3, 2) / 4.0, -jnp.inf)
+        o = jax.nn.softmax(s, axis=-1) @ v
+        return o.transpose(0, 2, 1, 3).reshape(b, n, 64) @ p["W_O"].T
+
+    for n in lengths:
+        params = {k: jnp.asarray(v, dtype=jnp.float32) for k, v in model.init(seed=0).items()}
+        x = jnp.asarray(np.random.default_rng(n).standard_normal((32, n, 64)), dtype=jnp.float32)
+        ours = jax.jit(jax.grad(lambda p, x: jnp.sum(model.apply(p, x))))
+        theirs = jax.jit(jax.grad(lambda p, x: jnp.sum(hand(p, x))))
+        rows.append(ratio_row(f"JAX attention L={n} jit(grad) float32, vs the same model in jax.numpy",
+                              lambda: jax.block_until_ready(ours(params, x)),
+                              lambda: jax.block_until_ready(theirs(params, x)), 1.2, repeats))
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="length 192 only")
+    arguments = parser.parse_args(argv)
+    lengths = (192,) if arguments.quick else (192, 1024)
+    print(f"numpy {np.__version__}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    rows = list(TABLE_HEADER) + torch_rows(arguments.repeats, lengths) + jax_rows(arguments.repeats, lengths)
+    print("\n".join(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
