@@ -1,5 +1,5 @@
 """Command line: ``product-interactions tour`` (or ``python -m product_interactions tour``), ``derive NAME [--latex]`` and
-``experiment NAME [--quick] [--seed S] [--out results.json]``."""
+``experiment NAME [--quick] [--seed S] [--engine numpy|torch|jax] [--out results.json]``."""
 from __future__ import annotations
 
 import argparse
@@ -8,6 +8,7 @@ import sys
 from . import tour
 from .derive import SMALL, derive
 from .experiments import EXPERIMENTS, run, table
+from .experiments.training import PREFERENCE
 
 
 def main(argv=None) -> int:
@@ -23,6 +24,8 @@ def main(argv=None) -> int:
     experiment.add_argument("name", choices=sorted(EXPERIMENTS))
     experiment.add_argument("--quick", action="store_true", help="the small setting the tests run")
     experiment.add_argument("--seed", type=int, default=0, help="random seed")
+    experiment.add_argument("--engine", choices=PREFERENCE,
+                            help="the array library to train on (default: the fastest installed, torch first)")
     experiment.add_argument("--out", help="write the result as JSON to this path")
     arguments = parser.parse_args(argv)
     if arguments.command == "tour":
@@ -30,7 +33,8 @@ def main(argv=None) -> int:
     if arguments.command == "derive":
         print("\n".join(derive(arguments.name, arguments.latex)))
         return 0
-    result = run(arguments.name, quick=arguments.quick, seed=arguments.seed, out=arguments.out)
+    result = run(arguments.name, quick=arguments.quick, seed=arguments.seed, out=arguments.out,
+                 engine=arguments.engine)
     print(table(result))
     if arguments.out:
         print(f"written to {arguments.out}")

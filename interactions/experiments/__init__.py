@@ -1,7 +1,7 @@
 """Small, seeded, offline experiments; each returns its figures as data (see `report`) and can write them as JSON.
 
-``run(name, quick=..., seed=..., out=...)`` or ``python -m interactions experiment NAME [--quick] [--seed S]
-[--out results.json]``.  NAME is one of `EXPERIMENTS`:
+``run(name, quick=..., seed=..., out=..., engine=...)`` or ``product-interactions experiment NAME [--quick]
+[--seed S] [--engine numpy|torch|jax] [--out results.json]``.  NAME is one of `EXPERIMENTS`:
 
 * ``copy``: selective copying at length 192 with attention of projection rank R = 1, 2, 4 (`selective_copy`);
 * ``symmetry``: the multiplication operator O_K on digits, exact translation constraint vs none vs the
@@ -10,6 +10,9 @@
 * ``dynamical``: the dynamical layer's (I, H) grid against Mamba on sequential digits (`dynamical`).
 
 ``--quick`` is the setting the tests run (well under a minute); the full setting reproduces the paper's trend.
+``--engine`` picks the array library the models train on (`training.engine_named`): by default the fastest
+installed one (torch, then JAX, then numpy), in float32 on torch and JAX and float64 on numpy; the JSON records
+the engine and its version.  Each experiment names the engines it supports.
 The data come from the ``experiments`` extra: ``pip install -e ".[experiments]"``.
 """
 from __future__ import annotations
@@ -21,13 +24,15 @@ from .report import check_setting, table, write
 EXPERIMENTS = {"copy": "selective_copy", "symmetry": "symmetry", "seq2tens": "seq2tens", "dynamical": "dynamical"}
 
 
-def run(name: str, quick: bool = False, seed: int = 0, out=None, progress: bool = True) -> dict:
-    """Run experiment `name`; writes the result as JSON to `out` when given, and returns it."""
+def run(name: str, quick: bool = False, seed: int = 0, out=None, progress: bool = True,
+        engine: str | None = None) -> dict:
+    """Run experiment `name` on `engine` (None: the fastest installed that it supports); writes the result as JSON
+    to `out` when given, and returns it."""
     if name not in EXPERIMENTS:
         raise ValueError(f"name: expected one of {sorted(EXPERIMENTS)}, got {name!r}")
     check_setting(quick, seed)
     module = importlib.import_module(f".{EXPERIMENTS[name]}", __name__)
-    result = module.run(quick=quick, seed=seed, progress=progress)
+    result = module.run(quick=quick, seed=seed, progress=progress, engine=engine)
     if out is not None:
         write(result, out)
     return result

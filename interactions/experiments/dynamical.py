@@ -34,14 +34,14 @@ from __future__ import annotations
 
 import time
 
-import autograd.numpy as anp
 import numpy as np
-from autograd import value_and_grad
 
 from ..architectures import dynamical, mamba
 from . import datasets
 from .report import Timings, check_setting, report, row
-from .training import accuracy, adam, cross_entropy, minibatches
+from ...kernels.engines import adopt, engine_of
+from .training import (accuracy, adam, cross_entropy, engine_named, leaves, minibatches, rebuild, to_engine,
+                       training_dtype, value_and_gradient)
 
 #: The paper's (I, H) grid, and its CIFAR-10 accuracies (percent) and Vision Mamba throughputs (it/s).
 GRID = ((3, 2), (3, 1), (2, 1), (1, 1))
@@ -82,8 +82,9 @@ def layer(point, d_model: int, d_state: int = 16):
     return dynamical(d_model=d_model, input_order=point[0], hidden_order=point[1])
 
 
-def _rms(x, gain):
-    return x / anp.sqrt(anp.mean(x ** 2, axis=-1, keepdims=True) + 1e-6) * gain
+def rms_norm(x, gain, engine):
+    """x over its root mean square on the features, times `gain`."""
+    return x / engine.sqrt(engine.mean(x ** 2, axis=-1, keepdims=True) + 1e-6) * gain
 
 
 class SequenceClassifier:
@@ -110,11 +111,14 @@ class SequenceClassifier:
                 "readout_bias": np.zeros(self.classes)}
 
     def logits(self, params, x):
-        """Class scores (batch, classes) of the sequences `x` (batch, steps, features)."""
-        h = x @ params["embed"] + params["embed_bias"]
+        """Class scores (batch, classes) of the sequences `x` (batch, steps, features), in the parameters'
+        library (numpy `x` is converted into it)."""
+        engine, arrays = adopt({"embed": params["embed"], "x": x})
+        h = arrays["x"] @ params["embed"] + params["embed_bias"]
         for block, gain in zip(params["blocks"], params["gains"]):
-            h = h + self.block.apply(block, _rms(h, gain))
-        return _rms(anp.mean(h, axis=1), params["final_gain"]) @ params["readout"] + params["readout_bias"]
+            h = h + self.block.apply(block, rms_norm(h, gain, engine))
+        pooled = rms_norm(engine.mean(h, axis=1), params["final_gain"], engine)
+        return pooled @ params["readout"] + params["readout_bias"]
 
     def loss(self, params, batch):
         """Cross-entropy on ``batch = (x, labels)``."""
@@ -128,28 +132,42 @@ def _train(model, x, y, config, seed, progress, description):
 
     def batches(step):
         index = next(stream)
-        return x[index], y[index]
+        return x[index].astype(config["dtype"]), y[index]
 
     params, _ = adam(model.loss, model.init(seed), config["steps"], batches, lr=config["lr"], clip=config["clip"],
-                     schedule="cosine", progress=progress, description=description)
+                     schedule="cosine", progress=progress, description=description, engine=config["engine"],
+                     dtype=config["dtype"])
     return params
 
 
 def _predict(model, params, x, size=500):
-    return np.concatenate([model.logits(params, x[start:start + size]) for start in range(0, len(x), size)])
+    engine = engine_of({"embed": params["embed"]})
+    return np.concatenate([engine.value(model.logits(params, x[start:start + size]))
+                           for start in range(0, len(x), size)])
 
 
-def _throughput(models, x, y, repeats):
+def _throughput(models, x, y, repeats, engine_name: str, dtype: str):
     """Median iterations per second of each model's training step (loss and gradient) and inference (logits) on
-    the batch (x, y), the models timed in turn within each repeat; returns {model: (training, inference)}."""
-    steps = {key: (value_and_grad(model.loss), model.init(0)) for key, model in models.items()}
+    the batch (x, y) on the engine (jitted on JAX), the models timed in turn within each repeat; returns
+    {model: (training, inference)}."""
+    engine = engine_named(engine_name)
+    steps = {}
+    for key, model in models.items():
+        structure, arrays = leaves(to_engine(model.init(0), engine, dtype))
+        gradient = value_and_gradient(engine, model.loss, structure)
+        forward = lambda arrays, x, model=model, structure=structure: model.logits(rebuild(structure, arrays), x)
+        if engine.name == "jax":
+            import jax
+            gradient, forward = jax.jit(gradient), jax.jit(forward)
+        steps[key] = (gradient, forward, arrays)
+    x = np.asarray(x, dtype)
     seconds = {key: ([], []) for key in models}
     for _ in range(repeats + 1):                                        # the first round warms up and is dropped
-        for key, (step, params) in steps.items():
+        for key, (gradient, forward, arrays) in steps.items():
             start = time.perf_counter()
-            step(params, (x, y))
+            float(gradient(arrays, (x, y))[0])
             middle = time.perf_counter()
-            models[key].logits(params, x)
+            engine.value(forward(arrays, x))
             seconds[key][0].append(middle - start)
             seconds[key][1].append(time.perf_counter() - middle)
     return {key: tuple(1.0 / np.median(times[1:]) for times in pair) for key, pair in seconds.items()}
@@ -158,7 +176,10 @@ def _throughput(models, x, y, repeats):
 def experiment(config: dict, seed: int = 0, progress: bool = True, quick: bool = False) -> dict:
     """Train and test Mamba and each grid point of ``config["grid"]`` on the digits of ``config["source"]`` read
     as ``config["reading"]``, then time Mamba against the first grid point; the `report` of `run`.  Every point
-    is checked (`layer`) before the data are read."""
+    is checked (`layer`) before the data are read.  ``config["engine"]`` (absent or None: the fastest installed)
+    trains in ``config["dtype"]`` (absent: `training_dtype`)."""
+    engine = engine_named(config.get("engine")).name
+    config = dict(config, engine=engine, dtype=config.get("dtype") or training_dtype(engine))
     if not config["grid"]:
         raise ValueError("grid: expected at least one (I, H) point, got none")
     points = ["Mamba"] + [tuple(point) for point in config["grid"]]
@@ -178,16 +199,16 @@ def experiment(config: dict, seed: int = 0, progress: bool = True, quick: bool =
     with timings("throughput"):
         timed = {"Mamba": models["Mamba"], "dynamical": models[points[1]]}
         index = train[:config["batch"]]
-        speed = _throughput(timed, x[index], labels[index], config["repeats"])
+        speed = _throughput(timed, x[index], labels[index], config["repeats"], config["engine"], config["dtype"])
     for phase, (label, paper) in enumerate((("training", PAPER_TRAINING), ("inference", PAPER_INFERENCE))):
         rows.append(row(f"{label} throughput, dynamical / Mamba", speed["dynamical"][phase] / speed["Mamba"][phase],
                         paper=round(paper["dynamical"] / paper["Mamba"], 2), dynamical=name(points[1]),
                         it_per_s={key: value[phase] for key, value in speed.items()}, paper_it_per_s=paper))
-    return report("dynamical", quick, seed, config, rows, timings, sequence_shape=list(x.shape[1:]),
+    return report("dynamical", quick, seed, config, rows, timings, engine=config["engine"], sequence_shape=list(x.shape[1:]),
                   train_count=len(train), test_count=len(test))
 
 
-def run(quick: bool = False, seed: int = 0, progress: bool = True) -> dict:
-    """The experiment in the `QUICK` or `FULL` setting."""
+def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None) -> dict:
+    """The experiment in the `QUICK` or `FULL` setting, on `engine` (None: the fastest installed)."""
     check_setting(quick, seed)
-    return experiment(QUICK if quick else FULL, seed=seed, progress=progress, quick=quick)
+    return experiment(dict(QUICK if quick else FULL, engine=engine), seed=seed, progress=progress, quick=quick)

@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+import importlib
 import json
 import pathlib
 import platform
@@ -39,11 +40,12 @@ def row(name: str, ours, paper=None, **extra) -> dict:
 
 
 def report(experiment: str, quick: bool, seed: int, config: dict, rows: list, timings: dict | None = None,
-           **extra) -> dict:
-    """The result of one run, ready for `write`."""
+           engine: str = "numpy", **extra) -> dict:
+    """The result of one run, ready for `write`: with the engine it ran on and that library's version."""
+    version = importlib.import_module(engine).__version__
     return {"experiment": experiment, "setting": "quick" if quick else "full", "seed": seed, "config": config,
             "rows": rows, "timings": timings or {}, "python": platform.python_version(),
-            "numpy": np.__version__, **extra}
+            "numpy": np.__version__, "engine": {"name": engine, "version": version}, **extra}
 
 
 class Timings(dict):

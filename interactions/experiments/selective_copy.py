@@ -34,19 +34,20 @@ the ranks in ``workers`` processes at once (the two cores of a small machine).
 """
 from __future__ import annotations
 
+import math
+import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-import autograd.numpy as anp
 import numpy as np
-from autograd.misc import flatten
 from tqdm import tqdm
 
 from ...algebra.algebra import check_count
 
 from ..architectures import attention
+from ...kernels.engines import engine_of
 from .report import Timings, check_setting, report, row, subsample
-from .training import adam, cross_entropy
+from .training import adam, cross_entropy, engine_named, leaves, training_dtype
 
 #: Token ids: noise, marker, then the data symbols FIRST_DATA, ..., FIRST_DATA + vocabulary - 1.
 NOISE, MARKER, FIRST_DATA = 0, 1, 2
@@ -99,10 +100,10 @@ def position_code(length: int, d_model: int) -> np.ndarray:
     return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)[:, :d_model]
 
 
-def _normalise(h):
+def layer_norm(h, engine):
     """Layer norm without gain or bias, over the features."""
-    centred = h - anp.mean(h, axis=-1, keepdims=True)
-    return centred / anp.sqrt(anp.mean(centred ** 2, axis=-1, keepdims=True) + 1e-5)
+    centred = h - engine.mean(h, axis=-1, keepdims=True)
+    return centred / engine.sqrt(engine.mean(centred ** 2, axis=-1, keepdims=True) + 1e-5)
 
 
 class CopyModel:
@@ -127,16 +128,19 @@ class CopyModel:
 
     def logits(self, params: dict, inputs):
         """Logits over the data symbols at the marker positions: shape (batch, tokens, vocabulary)."""
-        h = params["embed"][inputs] + self.code[: inputs.shape[1]]
+        engine = engine_of({"params": params["embed"]})
+        h = params["embed"][inputs]
+        h = h + engine.constant(self.code, h)[: inputs.shape[1]]
         for layer in range(self.config["layers"]):
-            h = h + self.attention.apply(params[f"attention{layer}"], _normalise(h))
-            h = h + anp.dot(anp.maximum(anp.dot(_normalise(h), params[f"up{layer}"]), 0.0), params[f"down{layer}"])
-        marked = _normalise(h[:, -self.config["tokens"]:])
-        return anp.dot(marked, params["readout"]) + params["offset"]
+            h = h + self.attention.apply(params[f"attention{layer}"], layer_norm(h, engine))
+            h = h + engine.maximum(layer_norm(h, engine) @ params[f"up{layer}"], 0.0) @ params[f"down{layer}"]
+        return layer_norm(h[:, -self.config["tokens"]:], engine) @ params["readout"] + params["offset"]
 
 
 def train(config: dict, rank: int, seed: int, progress: bool = False) -> dict:
     """Train and test the rank-`rank` model: accuracy, accuracy per marker, loss curve, parameter count, seconds.
+    ``config["engine"]`` (absent or None: the fastest installed) trains in ``config["dtype"]`` (absent:
+    `training_dtype`).
 
     The training sequences (fresh ones at every step) and the test sequences depend on `seed` only, so every rank
     sees the same data.
@@ -153,15 +157,19 @@ def train(config: dict, rank: int, seed: int, progress: bool = False) -> dict:
     def loss(params, batch):
         return cross_entropy(model.logits(params, batch[0]), batch[1])
 
+    engine = engine_named(config.get("engine"))
+    if config["workers"] > 1 and engine.name == "torch":
+        engine.xp.set_num_threads(max(1, (os.cpu_count() or 1) // config["workers"]))   # one share of the cores
     params, history = adam(loss, model.init(seed), config["steps"], batches, lr=config["lr"], clip=config["clip"],
-                           schedule=config["schedule"], progress=progress, description=f"copy R = {rank}")
+                           schedule=config["schedule"], progress=progress, description=f"copy R = {rank}",
+                           engine=engine.name, dtype=config.get("dtype") or training_dtype(engine.name))
     inputs, targets = generate(config["test_samples"], *shape, np.random.default_rng([seed, 2]))
-    predicted = np.concatenate([np.argmax(model.logits(params, inputs[i:i + EVAL_BATCH]), axis=-1)
+    predicted = np.concatenate([np.argmax(engine.value(model.logits(params, inputs[i:i + EVAL_BATCH])), axis=-1)
                                 for i in range(0, len(inputs), EVAL_BATCH)])
     correct = predicted == targets - FIRST_DATA
     return {"accuracy": float(np.mean(correct)), "by_marker": np.mean(correct, axis=0).tolist(),
             "curve": subsample(history, config["curve_points"]),
-            "parameters": int(flatten(params)[0].size),
+            "parameters": sum(math.prod(a.shape) for a in leaves(params)[1]),
             "seconds": time.perf_counter() - start}
 
 
@@ -175,16 +183,17 @@ def _train_ranks(config: dict, seed: int, progress: bool) -> dict:
         return {rank: futures[rank].result() for rank in tqdm(ranks, desc="copy", disable=not progress)}
 
 
-def run(quick: bool = False, seed: int = 0, progress: bool = True) -> dict:
-    """Train every rank on the same data; rows of copy accuracy beside Table 3, plus loss curves and the accuracy
-    at each marker (``curves``, ``by_marker``) for plots."""
+def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None) -> dict:
+    """Train every rank on the same data on `engine` (None: the fastest installed); rows of copy accuracy beside
+    Table 3, plus loss curves and the accuracy at each marker (``curves``, ``by_marker``) for plots."""
     check_setting(quick, seed)
-    config = dict(QUICK if quick else FULL)
+    engine = engine_named(engine).name
+    config = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine))
     timings = Timings()
     with timings("train and test"):
         results = _train_ranks(config, seed, progress)
     rows = [row(f"R = {rank}", result["accuracy"], paper=PAPER[rank], parameters=result["parameters"],
                 seconds=round(result["seconds"], 2)) for rank, result in results.items()]
-    return report("copy", quick, seed, config, rows, dict(timings), chance=1 / config["vocabulary"],
+    return report("copy", quick, seed, config, rows, dict(timings), engine=engine, chance=1 / config["vocabulary"],
                   curves={f"R = {rank}": result["curve"] for rank, result in results.items()},
                   by_marker={f"R = {rank}": result["by_marker"] for rank, result in results.items()})

@@ -35,14 +35,16 @@ batches of 32) and 5 seeds; `QUICK` (the tests) has D = 2, N = 8, 8 filters, one
 """
 from __future__ import annotations
 
-import autograd.numpy as anp
+import math
+
 import numpy as np
 
 from ..architectures import convolution, deep_ls2t
 from ..feature_map import check_sequences, zero_padding
 from .datasets import time_series
 from .report import Timings, check_setting, report, row
-from .training import accuracy, adam, cross_entropy, minibatches
+from ...kernels.engines import adopt
+from .training import accuracy, adam, cross_entropy, engine_named, minibatches, training_dtype
 
 MODELS = ("LS2T", "FCN-LS2T")
 #: The paper's test accuracies (%), mean +- std over its trainings; BasicMotions is not in its table.
@@ -116,30 +118,33 @@ class Classifier:
     def apply(self, params, x, mask):
         """Logits (cases, classes) of standardised x (cases, length, d_in) with its mask."""
         x, mask = check_sequences(x, mask, self.d_in)
-        h = zero_padding(x, mask)
+        engine, arrays = adopt({"readout/A": params.get("readout/A"), "x": x})
+        h = zero_padding(arrays["x"], mask)
         for k, layer in enumerate(self.convolutions):
             ahead = layer.size // 2                 # centre the causal taps: look `ahead` steps into the zero padding
-            h = anp.concatenate([h, anp.zeros((np.shape(h)[0], ahead, np.shape(h)[2]))], axis=1)
+            h = engine.concatenate([h, engine.zeros((h.shape[0], ahead, h.shape[2]), h)], axis=1)
             h = layer.apply({"K": params[f"fcn{k}/K"]}, h)[:, ahead:] + params[f"fcn{k}/b"]
-            centred = h - anp.mean(h, axis=-1, keepdims=True)
-            normed = centred / anp.sqrt(anp.mean(centred ** 2, axis=-1, keepdims=True) + LAYERNORM_EPSILON)
-            h = zero_padding(anp.maximum(normed, 0.0), mask)
+            centred = h - engine.mean(h, axis=-1, keepdims=True)
+            normed = centred / engine.sqrt(engine.mean(centred ** 2, axis=-1, keepdims=True) + LAYERNORM_EPSILON)
+            h = zero_padding(engine.maximum(normed, 0.0), mask)
         features = self.ls2t.apply({name[5:]: value for name, value in params.items() if name.startswith("ls2t/")},
                                    h, mask)
         return features @ params["readout/A"] + params["readout/c"]
 
 
-def train(model, data, steps, batch, lr, clip, rng, progress=True, description="adam"):
+def train(model, data, steps, batch, lr, clip, rng, progress=True, description="adam", engine="numpy",
+          dtype="float64"):
     """Fit `model` on ``data["x_train"]`` (standardised) by Adam with a cosine schedule on minibatches of `batch`
-    cases drawn by `rng` (which also initialises the parameters); returns (params, per-step losses)."""
-    x, mask, y = data["x_train"], data["mask_train"], data["y_train"]
+    cases drawn by `rng` (which also initialises the parameters), on `engine` in `dtype`; returns (params,
+    per-step losses)."""
+    x, mask, y = data["x_train"].astype(dtype), data["mask_train"], data["y_train"]
     stream = minibatches(len(y), min(batch, len(y)), rng)
 
     def loss(params, indices):
         return cross_entropy(model.apply(params, x[indices], mask[indices]), y[indices])
 
     return adam(loss, model.init(rng), steps, lambda step: next(stream), lr=lr, clip=clip, schedule="cosine",
-                progress=progress, description=description)
+                progress=progress, description=description, engine=engine, dtype=dtype)
 
 
 def prepare(name: str) -> dict:
@@ -151,12 +156,15 @@ def prepare(name: str) -> dict:
     return data
 
 
-def run(quick: bool = False, seed: int = 0, progress: bool = True) -> dict:
+def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None) -> dict:
     """Train and test every (dataset, model) of `QUICK` or `FULL` ``seeds`` times; rows give the test accuracy
     in percent (mean over the seeds, with the population ``std``, the per-seed ``accuracies`` and the model's
-    ``parameters``) beside the paper's; ``curves`` holds the training losses, every steps / 50-th."""
+    ``parameters``) beside the paper's; ``curves`` holds the training losses, every steps / 50-th.  `engine`:
+    numpy or torch (None: torch when installed); the masks of these variable-length series are numpy arrays
+    that a jitted JAX step cannot take, so JAX is refused."""
     check_setting(quick, seed)
-    config = QUICK if quick else FULL
+    engine = engine_named(engine, supported=("torch", "numpy")).name
+    config = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine))
     seeds = config["seeds"]
     timings, rows, curves = Timings(), [], {}
     for dataset in config["datasets"]:
@@ -171,12 +179,13 @@ def run(quick: bool = False, seed: int = 0, progress: bool = True) -> dict:
                 label = f"{dataset}, {name}, seed {replicate}"
                 with timings(f"{dataset}, {name}"):
                     params, history = train(model, data, config["steps"][dataset], config["batch"], config["lr"],
-                                            config["clip"], np.random.default_rng((seed, replicate)), progress, label)
-                    logits = model.apply(params, data["x_test"], data["mask_test"])
+                                            config["clip"], np.random.default_rng((seed, replicate)), progress, label,
+                                            engine, config["dtype"])
+                    logits = model.apply(params, data["x_test"].astype(config["dtype"]), data["mask_test"])
                 scores.append(round(100 * accuracy(logits, data["y_test"]), 2))
                 curves[label] = history[::max(1, len(history) // CURVE_POINTS)]
             rows.append(row(f"{dataset}, {name} (test %, {seeds} seed{'s' * (seeds > 1)})",
                             round(float(np.mean(scores)), 2), paper=PAPER.get((dataset, name)),
                             std=round(float(np.std(scores)), 2), accuracies=scores, unit="test accuracy, %",
-                            parameters=sum(int(np.size(value)) for value in params.values())))
-    return report("seq2tens", quick, seed, config, rows, timings, curves=curves)
+                            parameters=sum(math.prod(value.shape) for value in params.values())))
+    return report("seq2tens", quick, seed, config, rows, timings, engine=engine, curves=curves)

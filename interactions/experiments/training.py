@@ -1,7 +1,12 @@
-"""Training loops on parameter dicts, with gradients from autograd: Adam on minibatches, scipy's L-BFGS.
+"""Training loops on parameter dicts, on any engine: Adam on minibatches (numpy with autograd, torch with its
+autograd, or JAX with the whole step under jit), and scipy's L-BFGS (numpy).
 
->>> import numpy as np, autograd.numpy as anp
->>> loss = lambda p, batch: anp.sum((p["w"] - 3.0) ** 2)
+One Adam serves every engine: the update is written in the engines' shared numpy vocabulary, and only the
+gradient comes from the engine's own differentiation.  The same losses on the same batches therefore take the
+same steps on numpy, torch and JAX (to rounding).
+
+>>> import numpy as np
+>>> loss = lambda p, batch: ((p["w"] - 3.0) ** 2).sum()
 >>> params, history = adam(loss, {"w": np.zeros(2)}, steps=300, batches=lambda step: None, lr=0.1, progress=False)
 >>> bool(np.allclose(params["w"], 3.0, atol=1e-2)), len(history)
 (True, 300)
@@ -10,27 +15,111 @@ True
 """
 from __future__ import annotations
 
+import importlib.util
+import math
 from typing import Callable
 
-import autograd.numpy as anp
 import numpy as np
 import scipy.optimize
 from autograd import value_and_grad
 from autograd.misc import flatten
 from tqdm import tqdm
 
+from ...kernels.engines import ENGINES, Engine, engine_of
+
+#: Engines in the order experiments prefer them when none is named: the fastest installed first.
+PREFERENCE = ("torch", "jax", "numpy")
+
+
+def installed_engines() -> list:
+    """The names of the engines whose library is installed, fastest first (numpy always)."""
+    return [name for name in PREFERENCE if name == "numpy" or importlib.util.find_spec(name) is not None]
+
+
+def engine_named(name: str | None = None, supported: tuple = PREFERENCE) -> Engine:
+    """The engine called `name` among `supported` ("numpy", "torch", "jax"); None picks the fastest installed one.
+
+    >>> engine_named("numpy").name
+    'numpy'
+    """
+    if name is None:
+        return ENGINES[next(found for found in installed_engines() if found in supported)]
+    if not isinstance(name, str) or name not in supported:
+        raise ValueError(f"engine: expected one of {list(supported)}, got {name!r}")
+    if name not in installed_engines():
+        raise ValueError(f"engine: {name} is not installed (pip install \"product-interactions[{name}]\")")
+    return ENGINES[name]
+
+
+def training_dtype(engine: str) -> str:
+    """The dtype experiments train in: float32 on torch and JAX, float64 on numpy (the reference engine)."""
+    return "float64" if engine == "numpy" else "float32"
+
+
+def leaves(params) -> tuple:
+    """(structure, arrays) of nested dicts, lists and tuples of arrays (dict keys in sorted order); `rebuild`
+    inverts it.
+
+    >>> structure, arrays = leaves({"b": 1, "a": [2, {"c": 3}]})
+    >>> arrays, rebuild(structure, [10, 20, 30])
+    ([2, 3, 1], {'a': [10, {'c': 20}], 'b': 30})
+    """
+    arrays = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            return {key: walk(node[key]) for key in sorted(node)}
+        if isinstance(node, (list, tuple)):
+            return type(node)(walk(value) for value in node)
+        arrays.append(node)
+        return None
+    return walk(params), arrays
+
+
+def rebuild(structure, arrays):
+    """The nested containers of `structure` (from `leaves`) holding `arrays` in order."""
+    remaining = iter(arrays)
+
+    def fill(node):
+        if isinstance(node, dict):
+            return {key: fill(value) for key, value in node.items()}
+        if isinstance(node, (list, tuple)):
+            return type(node)(fill(value) for value in node)
+        return next(remaining)
+    return fill(structure)
+
+
+def to_engine(params: dict, engine: Engine, dtype=np.float64) -> dict:
+    """Numpy parameters as `engine`'s arrays of `dtype` (arrays already of the engine are cast)."""
+    structure, arrays = leaves(params)
+    like = engine.xp.zeros((), dtype=engine.native_dtype(dtype))
+    converted = [engine.convert(np.asarray(engine.value(a) if engine.owns(a) else a, dtype=dtype), like)
+                 for a in arrays]
+    return rebuild(structure, converted)
+
+
+def to_numpy(params: dict) -> dict:
+    """Parameters of any engine as plain numpy arrays."""
+    structure, arrays = leaves(params)
+    return rebuild(structure, [engine_of({"a": a}).value(a) for a in arrays])
+
 
 def cross_entropy(logits, labels):
-    """Mean negative log-likelihood of integer `labels` under softmax(`logits`) on the last axis."""
-    shifted = logits - anp.max(logits, axis=-1, keepdims=True)
-    log_probabilities = shifted - anp.log(anp.sum(anp.exp(shifted), axis=-1, keepdims=True))
-    one_hot = np.asarray(labels)[..., None] == np.arange(np.shape(logits)[-1])
-    return -anp.sum(log_probabilities * one_hot) / one_hot[..., 0].size
+    """Mean negative log-likelihood of integer `labels` under softmax(`logits`) on the last axis (any engine;
+    numpy labels are converted into the logits' library)."""
+    engine = engine_of({"logits": logits})
+    if not engine.owns(labels) or engine.name == "numpy":
+        labels = engine.convert(np.asarray(labels), logits)
+    shifted = logits - engine.amax(logits, axis=-1, keepdims=True)
+    log_probabilities = shifted - engine.log(engine.sum(engine.exp(shifted), axis=-1, keepdims=True))
+    one_hot = engine.floats(labels[..., None] == engine.arange(logits.shape[-1]), logits)
+    return -engine.sum(log_probabilities * one_hot) / math.prod(labels.shape)
 
 
 def accuracy(logits, labels) -> float:
-    """Fraction of rows whose arg-max equals the label."""
-    return float(np.mean(np.argmax(np.asarray(logits), axis=-1) == np.asarray(labels)))
+    """Fraction of rows whose arg-max equals the label (any engine)."""
+    predicted = np.argmax(engine_of({"logits": logits}).value(logits), axis=-1)
+    return float(np.mean(predicted == np.asarray(labels)))
 
 
 def minibatches(count: int, size: int, rng: np.random.Generator):
@@ -43,41 +132,73 @@ def minibatches(count: int, size: int, rng: np.random.Generator):
             yield order[start:start + size]
 
 
+def value_and_gradient(engine: Engine, loss: Callable, structure) -> Callable:
+    """``(arrays, batch) -> (loss, gradients)`` of ``loss(params, batch)``, with params the `structure` (from
+    `leaves`) holding a list of the engine's arrays, by the engine's own differentiation."""
+    def of_arrays(arrays, batch):
+        return loss(rebuild(structure, arrays), batch)
+    if engine.name == "numpy":
+        return value_and_grad(of_arrays)
+    if engine.name == "jax":
+        import jax
+        return jax.value_and_grad(of_arrays)
+    import torch
+
+    def torch_value_and_grad(arrays, batch):
+        arrays = [a.detach().requires_grad_() for a in arrays]
+        value = of_arrays(arrays, batch)
+        return value.detach(), list(torch.autograd.grad(value, arrays))
+    return torch_value_and_grad
+
+
 def adam(loss: Callable, params: dict, steps: int, batches: Callable, lr: float = 1e-3, betas=(0.9, 0.999),
          eps: float = 1e-8, clip: float | None = None, schedule: str = "constant", progress: bool = True,
-         description: str = "adam"):
+         description: str = "adam", engine: str | None = "numpy", dtype=np.float64):
     """Minimise ``loss(params, batches(step))`` with Adam; returns (params, per-step losses).
 
-    `clip` bounds the global gradient norm; ``schedule="cosine"`` decays the rate to 0 over `steps`.
+    `params` (numpy, or the engine's) are trained as `engine`'s arrays of `dtype` and returned as such; `loss`
+    is written in the engines' vocabulary (operators, `Engine` methods, the library's architectures).  `clip`
+    bounds the global gradient norm; ``schedule="cosine"`` decays the rate to 0 over `steps`.  On JAX the
+    whole step (gradient and update) runs under jit.
     """
     if schedule not in ("constant", "cosine"):
         raise ValueError(f"schedule: expected 'constant' or 'cosine', got {schedule!r}")
-    flat, unflatten = flatten(params)
-    objective = value_and_grad(lambda vector, batch: loss(unflatten(vector), batch))
-    first, second = np.zeros_like(flat), np.zeros_like(flat)
+    engine = engine_named(engine)
+    structure, arrays = leaves(to_engine(params, engine, dtype))
+    gradient_of = value_and_gradient(engine, loss, structure)
+
+    def update(state, batch, rate):
+        arrays, first, second = state
+        value, gradient = gradient_of(arrays, batch)
+        norm = engine.sqrt(sum(engine.sum(g * g) for g in gradient))
+        if clip is not None:
+            gradient = [g * (clip / engine.maximum(norm + 1e-12, clip)) for g in gradient]
+        first = [betas[0] * m + (1 - betas[0]) * g for m, g in zip(first, gradient)]
+        second = [betas[1] * v + (1 - betas[1]) * g * g for v, g in zip(second, gradient)]
+        arrays = [a - rate * m / (engine.sqrt(v) + eps) for a, m, v in zip(arrays, first, second)]
+        return (arrays, first, second), value, norm
+
+    if engine.name == "jax":
+        import jax
+        update = jax.jit(update)
+    state = (arrays, [a * 0 for a in arrays], [a * 0 for a in arrays])
     history = []
     bar = tqdm(range(steps), desc=description, disable=not progress, leave=False)
     for step in bar:
-        value, gradient = objective(flat, batches(step))
-        gradient = np.asarray(gradient)
-        if not np.isfinite(value) or not np.all(np.isfinite(gradient)):
+        rate = lr if schedule == "constant" else lr * 0.5 * (1 + math.cos(math.pi * step / steps))
+        corrected = rate * math.sqrt(1 - betas[1] ** (step + 1)) / (1 - betas[0] ** (step + 1))
+        state, value, norm = update(state, batches(step), corrected)
+        value = float(value)
+        if not math.isfinite(value) or not math.isfinite(float(norm)):
             raise FloatingPointError(f"adam: the loss or its gradient is not finite at step {step} ({value})")
-        if clip is not None:
-            norm = np.linalg.norm(gradient)
-            gradient = gradient * min(1.0, clip / (norm + 1e-12))
-        first = betas[0] * first + (1 - betas[0]) * gradient
-        second = betas[1] * second + (1 - betas[1]) * gradient ** 2
-        rate = lr if schedule == "constant" else lr * 0.5 * (1 + np.cos(np.pi * step / steps))
-        corrected = rate * np.sqrt(1 - betas[1] ** (step + 1)) / (1 - betas[0] ** (step + 1))
-        flat = flat - corrected * first / (np.sqrt(second) + eps)
-        history.append(float(value))
+        history.append(value)
         if step % 10 == 0:
-            bar.set_postfix(loss=f"{float(value):.4f}")
-    return unflatten(flat), history
+            bar.set_postfix(loss=f"{value:.4f}")
+    return rebuild(structure, state[0]), history
 
 
 def lbfgs(loss: Callable, params: dict, maxiter: int = 200) -> dict:
-    """Minimise the full-batch ``loss(params)`` with scipy's L-BFGS-B; returns the parameters."""
+    """Minimise the full-batch ``loss(params)`` with scipy's L-BFGS-B (numpy engine); returns the parameters."""
     flat, unflatten = flatten(params)
     objective = value_and_grad(lambda vector: loss(unflatten(vector)))
 

@@ -1,0 +1,94 @@
+"""Training on every engine: one Adam, the same steps on numpy, torch and JAX; the engine's choice and its errors."""
+import numpy as np
+import pytest
+
+from product_interactions.interactions.__main__ import main
+from product_interactions.interactions.experiments import selective_copy, seq2tens, symmetry
+from product_interactions.interactions.experiments.report import report
+from product_interactions.interactions.experiments.dynamical import SequenceClassifier, layer
+from product_interactions.interactions.experiments.selective_copy import QUICK
+from product_interactions.interactions.experiments.training import (adam, engine_named, installed_engines, leaves,
+                                                                    rebuild, to_engine, to_numpy,
+                                                                    value_and_gradient)
+
+ENGINES = [pytest.param(name, marks=pytest.mark.skipif(name not in installed_engines(), reason=f"{name} absent"))
+           for name in ("numpy", "torch", "jax")]
+TINY = dict(QUICK, length=12, tokens=2, layers=1, steps=4, batch=4, test_samples=8, curve_points=4,
+            dtype="float64")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_copy_model_takes_the_same_steps_on_every_engine(engine):
+    reference = selective_copy.train(dict(TINY, engine="numpy"), rank=2, seed=0)
+    result = selective_copy.train(dict(TINY, engine=engine), rank=2, seed=0)
+    losses = [value for _, value in result["curve"]]
+    assert np.allclose(losses, [value for _, value in reference["curve"]], rtol=1e-9, atol=0)
+    assert losses[-1] < losses[0]
+    assert result["accuracy"] == reference["accuracy"] and result["parameters"] == reference["parameters"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("point", ["Mamba", (3, 2)])
+def test_sequence_classifier_losses_and_gradients_agree_across_engines(engine, point):
+    model = SequenceClassifier(layer(point, d_model=4, d_state=3), features=3, classes=5)
+    rng = np.random.default_rng(1)
+    batch = (rng.standard_normal((2, 6, 3)), rng.integers(0, 5, 2))
+    values = {}
+    for name in ("numpy", engine):
+        structure, arrays = leaves(to_engine(model.init(seed=0), engine_named(name), np.float64))
+        function = value_and_gradient(engine_named(name), model.loss, structure)
+        if name == "jax":
+            import jax
+            function = jax.jit(function)
+        value, gradient = function(arrays, batch)
+        values[name] = (float(value), to_numpy(rebuild(structure, gradient)))
+    assert np.isclose(values[engine][0], values["numpy"][0], rtol=1e-12)
+    for got, expected in zip(leaves(values[engine][1])[1], leaves(values["numpy"][1])[1]):
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_adam_clips_and_schedules_alike_on_every_engine(engine):
+    target = 3.0
+    loss = lambda p, batch: (((p["w"][0] - batch) ** 2).sum() + (p["w"][1] ** 4).sum())
+    params = {"w": [np.zeros(3), np.ones(2)]}
+    kept, history = adam(loss, params, 50, lambda step: target, lr=0.1, clip=0.5, schedule="cosine",
+                         progress=False, engine=engine, dtype=np.float64)
+    expected, expected_history = adam(loss, params, 50, lambda step: target, lr=0.1, clip=0.5, schedule="cosine",
+                                      progress=False, engine="numpy")
+    assert engine_named(engine).owns(kept["w"][0]) and isinstance(kept["w"], list)
+    np.testing.assert_allclose(history, expected_history, rtol=1e-10)
+    np.testing.assert_allclose(to_numpy(kept)["w"][0], expected["w"][0], rtol=1e-10)
+
+
+def test_float32_training_keeps_float32():
+    result = adam(lambda p, _: (p["w"] ** 2).sum(), {"w": np.ones(2)}, 2, lambda step: None, progress=False,
+                  engine=installed_engines()[0], dtype=np.float32)[0]["w"]
+    assert str(result.dtype).endswith("float32")
+
+
+def test_engine_choice_and_its_errors(monkeypatch):
+    assert engine_named(None).name == installed_engines()[0]
+    assert engine_named(None, supported=("numpy",)).name == "numpy"
+    with pytest.raises(ValueError, match=r"engine: expected one of \['torch', 'jax', 'numpy'\], got 'cuda'"):
+        engine_named("cuda")
+    with pytest.raises(ValueError, match="engine: expected one of"):
+        engine_named(3)
+    with pytest.raises(ValueError, match=r"engine: expected one of \['numpy'\], got 'torch'"):
+        symmetry.run(quick=True, engine="torch")
+    with pytest.raises(ValueError, match=r"engine: expected one of \['torch', 'numpy'\], got 'jax'"):
+        seq2tens.run(quick=True, engine="jax")
+    monkeypatch.setattr("product_interactions.interactions.experiments.training.installed_engines",
+                        lambda: ["numpy"])
+    with pytest.raises(ValueError, match=r"engine: torch is not installed \(pip install"):
+        engine_named("torch")
+    assert engine_named(None).name == "numpy"
+    with pytest.raises(SystemExit):
+        main(["experiment", "copy", "--engine", "cuda"])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_report_records_the_engine_and_its_version(engine):
+    import importlib
+    result = report("demo", quick=True, seed=0, config={}, rows=[], engine=engine)
+    assert result["engine"] == {"name": engine, "version": importlib.import_module(engine).__version__}
