@@ -37,6 +37,7 @@ import opt_einsum
 
 from ..algebra import Diagonal
 from . import select
+from .attend import fuse_attention
 from .cost import Cost
 from .factor import Factor
 from .kernel import Kernel
@@ -527,7 +528,8 @@ class PlanBuilder:
         """The plan whose output is `value` with batch axes, then one full axis per factor not in `units`."""
         del factors
         result = self.expand(value, units, full=True)
-        return Plan(self.inputs, self.steps, result.operands[0].source.index, self._registers[0], name)
+        output = result.operands[0].source.index
+        return Plan(self.inputs, fuse_attention(self.steps, output), output, self._registers[0], name)
 
 
 def _same_mask(a, b) -> bool:

@@ -24,6 +24,10 @@ class Engine:
 
     name = "abstract"
     xp = None
+    #: ``attention(q, k, v, keep, causal)``: the library's fused softmax(q k^T) v over the keys `keep` (a bool
+    #: (queries, keys) array, or None for all; `causal` for key <= query instead), q and k (..., n, e) and v
+    #: (..., n, f) with equal leading axes; None where the library has no such kernel (`kernels.attend`).
+    attention = None
 
     def __init__(self):
         self._constants = OrderedDict()

@@ -121,6 +121,11 @@ class TorchEngine(Engine):
         weights = torch.softmax(a.masked_fill(~mask, float("-inf")), axis)
         return weights.masked_fill(~mask.any(axis, keepdim=True), 0.0)
 
+    def attention(self, q, k, v, keep=None, causal=False):
+        """torch's scaled_dot_product_attention (scale 1: a plan's scale is already in q)."""
+        import torch.nn.functional as functional
+        return functional.scaled_dot_product_attention(q, k, v, attn_mask=keep, is_causal=causal, scale=1.0)
+
     def flip(self, a, axis):
         return self.xp.flip(a, (axis,))
 
