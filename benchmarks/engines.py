@@ -10,6 +10,11 @@
    constants or x @ lam then a batched matmul with y (the tensor algebra: levelwise outer products): PGA (batch
    10,000), Clebsch-Gordan lmax 6 (batch 1,000), T(R^4) degree 4 (batch 2,048), float64 and float32 (target <= 1.2).
 
+3. A training step of the copy model (length 192, batch 8, d_model 32, 2 layers, rank 2; Adam with clipping,
+   ten steps per timing) through the library's `adam` on the torch engine, against the same model written in torch
+   (``scaled_dot_product_attention``, ``torch.optim.Adam``), float32 and float64; on JAX, against the same model
+   in jax.numpy with a jitted Adam step (target <= 1.2).
+
 Skipped, with a note, when torch or JAX is not installed.
 """
 from __future__ import annotations
@@ -26,6 +31,78 @@ from benchmarks.timing import TABLE_HEADER, ratio_row  # noqa: E402
 from product_interactions import kernels  # noqa: E402
 from product_interactions.algebra import clebsch_gordan, clifford, tensor_algebra  # noqa: E402
 from product_interactions.interactions.architectures import attention  # noqa: E402
+from product_interactions.interactions.experiments import selective_copy  # noqa: E402
+from product_interactions.interactions.experiments.training import adam, cross_entropy, leaves  # noqa: E402
+
+#: The copy experiment's full setting, at rank 2, ten steps per timing.
+COPY = dict(selective_copy.FULL, steps=10)
+COPY_RANK = 2
+
+
+def _copy_batches():
+    rng = np.random.default_rng(0)
+    shape = (COPY["length"], COPY["tokens"], COPY["vocabulary"])
+    return [(inputs, targets - selective_copy.FIRST_DATA) for inputs, targets in
+            (selective_copy.generate(COPY["batch"], *shape, rng) for _ in range(COPY["steps"]))]
+
+
+def _ours_copy(engine: str, dtype: str, batches):
+    """Ten Adam steps of the copy model through the library, on `engine`."""
+    model = selective_copy.CopyModel(COPY, COPY_RANK)
+    params = model.init(0)
+
+    def loss(p, batch):
+        return cross_entropy(model.logits(p, batch[0]), batch[1])
+    return lambda: adam(loss, params, COPY["steps"], lambda step: batches[step], lr=COPY["lr"], clip=COPY["clip"],
+                        progress=False, engine=engine, dtype=dtype)
+
+
+def copy_torch_rows(torch, repeats: int) -> list:
+    """The copy model's training step on the torch engine against the same model hand-written in torch."""
+    functional = torch.nn.functional
+    batches, rows = _copy_batches(), []
+    d_head, tokens, vocabulary = COPY["d_head"], COPY["tokens"], COPY["vocabulary"]
+    code_numpy = selective_copy.position_code(COPY["length"], COPY["d_model"])
+
+    def norm(h):
+        return functional.layer_norm(h, h.shape[-1:], eps=1e-5)
+
+    for dtype in ("float32", "float64"):
+        code = torch.tensor(code_numpy, dtype=getattr(torch, dtype))
+        model_params = selective_copy.CopyModel(COPY, COPY_RANK).init(0)
+        tensor_batches = [(torch.tensor(i), torch.tensor(t)) for i, t in batches]
+
+        def logits(p, inputs):
+            h = p["embed"][inputs] + code[:inputs.shape[1]]
+            b, n, _ = h.shape
+            for layer in range(COPY["layers"]):
+                a, x = p[f"attention{layer}"], norm(h)
+                q, k, v = [(x @ a[w].T).reshape(b, n, COPY_RANK, d_head).transpose(1, 2) for w in ("W_Q", "W_K",
+                                                                                                   "W_V")]
+                o = functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+                h = h + o.transpose(1, 2).reshape(b, n, COPY_RANK * d_head) @ a["W_O"].T
+                h = h + torch.relu(norm(h) @ p[f"up{layer}"]) @ p[f"down{layer}"]
+            return norm(h[:, -tokens:]) @ p["readout"] + p["offset"]
+
+        def hand():
+            params = {key: ({k: torch.tensor(v, dtype=getattr(torch, dtype), requires_grad=True)
+                             for k, v in value.items()} if isinstance(value, dict) else
+                            torch.tensor(value, dtype=getattr(torch, dtype), requires_grad=True))
+                      for key, value in model_params.items()}
+            tensors = leaves(params)[1]
+            optimiser = torch.optim.Adam(tensors, lr=COPY["lr"])
+            for inputs, targets in tensor_batches:
+                optimiser.zero_grad()
+                loss = functional.cross_entropy(logits(params, inputs).reshape(-1, vocabulary), targets.reshape(-1))
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(tensors, COPY["clip"])
+                optimiser.step()
+            return params
+
+        ours = _ours_copy("torch", dtype, batches)
+        rows.append(ratio_row(f"copy model, 10 training steps on torch, {dtype}, vs the same model hand-written in "
+                              f"torch (SDPA, torch.optim.Adam)", ours, hand, 1.2, repeats))
+    return rows
 
 
 def torch_rows(repeats: int, lengths) -> list:
@@ -75,7 +152,7 @@ def torch_rows(repeats: int, lengths) -> list:
             rows.append(ratio_row(f"torch {A.name} product, batch {batch}, {str(dtype)[6:]} "
                                   f"({'+'.join(kernel.strategies_for(batch))}), vs {name}",
                                   lambda: kernel(x, y), reference, 1.2, repeats))
-    return rows
+    return rows + copy_torch_rows(torch, repeats)
 
 
 def _best_torch(torch, A, x, y, repeats):

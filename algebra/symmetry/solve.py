@@ -23,6 +23,7 @@ autograd arrays (so a model can learn the parameters of an exactly equivariant o
 from __future__ import annotations
 
 import autograd.numpy as anp
+from autograd.tracer import getval
 import numpy as np
 import scipy.linalg
 import sympy
@@ -56,7 +57,14 @@ class Solution:
         return len(self.basis)
 
     def __call__(self, params):
-        """The unknowns sum_b params[..., b] basis[b]: shape (*batch, *target.shape); differentiable."""
+        """The unknowns sum_b params[..., b] basis[b]: shape (*batch, *target.shape); differentiable by autograd.
+        Torch and JAX arrays are refused rather than silently made numpy: contract them with `basis` in their
+        own library."""
+        if not isinstance(getval(params), (np.ndarray, np.generic, list, tuple, int, float)):
+            kind = type(params)
+            raise TypeError(f"params: expected a numpy array or a list (autograd's traced arrays too), got "
+                            f"{kind.__module__}.{kind.__name__}; for torch or JAX, contract params with "
+                            f"solution.basis in that library")
         if np.shape(params)[-1:] != (self.dim,):
             raise ValueError(f"params: expected a last axis of length {self.dim} (one per free parameter), got "
                              f"shape {np.shape(params)}")

@@ -103,3 +103,10 @@ def test_wrong_types_and_options():
         rotations_so3([1, -2])
     with pytest.raises(ValueError, match=r"lmax: expected an int or a non-empty sequence of degrees"):
         rotations_so3([])
+
+
+def test_a_solution_refuses_torch_parameters_rather_than_dropping_their_gradient():
+    torch = pytest.importorskip("torch")
+    solution = solve(equivariant_constraints(translations(3), linear_map(3)))
+    with pytest.raises(TypeError, match=r"params: expected a numpy array .* got torch.Tensor; for torch or JAX"):
+        solution(torch.ones(3, requires_grad=True))
