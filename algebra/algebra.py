@@ -323,25 +323,23 @@ class Algebra:
         rows = list(equations.values())
         rhs = [sympy.Integer(int(j == k)) for _, j, k in equations]
         guess = self._numeric_unit_guess(rows, rhs)
-        if guess is False:
-            return None
         if guess is not None and self._is_unit(guess):
             return Element(self, guess)
         solution = linear.solve_affine(rows, rhs, self.dim)
         return None if solution is None else Element(self, solution)
 
     def _numeric_unit_guess(self, rows, rhs):
-        """Least squares in floating point: False when clearly no unit exists, else rational candidates (to be
-        verified exactly), or None when the coefficients are symbolic."""
+        """Rational candidates from least squares in floating point, to be verified exactly (a fast path only:
+        a float residual never decides that there is no unit), or None when the coefficients are symbolic."""
         if any(c.free_symbols for row in self._table.values() for c in row.values()):
             return None
         r, c, v = zip(*[(n, col, float(value)) for n, row in enumerate(rows) for col, value in row.items()]) \
             if any(rows) else ((), (), ())
+        if not all(np.isfinite(v)) or 0.0 in v:                   # out of float range: solve exactly only
+            return None
         matrix = scipy.sparse.csr_matrix((v, (r, c)), shape=(len(rows), self.dim))
         target = np.array([float(b) for b in rhs])
         solution = scipy.sparse.linalg.lsqr(matrix, target, atol=1e-14, btol=1e-14)[0]
-        if np.linalg.norm(matrix @ solution - target) > 1e-6:
-            return False
         return [sympy.Rational(Fraction(float(u)).limit_denominator(10**6)) for u in solution]
 
     def _is_unit(self, coefficients) -> bool:

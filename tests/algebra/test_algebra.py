@@ -252,3 +252,14 @@ def test_dense_structure_constants_refuse_when_too_large():
 def test_clifford_is_associative_and_graded():
     A = clifford(3, 0, 1)
     assert A.dim == 16 and A.is_associative() and not A.is_commutative()
+
+
+@pytest.mark.parametrize("exponent", [-400, -30, -12, -9, 9, 12, 30, 400])
+def test_unit_is_found_at_every_scale(exponent):
+    scale = Fraction(10) ** exponent
+    A = Algebra.from_structure_constants({(0, 0): {0: 1}, (1, 1): {1: scale}})
+    assert A.unit() == A.element([1, 1 / scale])
+
+
+def test_no_unit_is_still_none():
+    assert Algebra.from_structure_constants({(0, 0): {0: 1}, (1, 1): {0: Fraction(1, 10**9)}}).unit() is None
