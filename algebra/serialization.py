@@ -19,6 +19,7 @@ ValueError: coefficient: unexpected character '_' at position 0 in "__import__('
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import sympy
@@ -31,18 +32,29 @@ from .tensor_product import TensorProduct
 FORMAT = "product-interactions/algebra"
 VERSION = 1
 _ASSUMPTIONS = ("real", "positive", "nonnegative", "integer")
-_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z][A-Za-z0-9_]*)|(\*\*|[-+*/()]))")
-_MAX_TEXT = 10_000
-_MAX_EXPONENT = 64
+_TOKEN = re.compile(r"\s*(?:([0-9]+)|([A-Za-z][A-Za-z0-9_]*)|(\*\*|[-+*/()]))", re.ASCII)
+
+#: Bounds on one coefficient's text and on the work of reading it; beyond them it is refused (ValueError).
+MAX_TEXT = 10_000            # characters
+MAX_DIGITS = 1_000           # digits of one integer
+MAX_EXPONENT = 64            # of ``**``
+MAX_DEPTH = 64               # nested parentheses and sqrt
+MAX_TERMS = 10_000           # monomials of the expanded value (an upper bound computed while parsing)
+MAX_BITS = 2**16             # bits of the numbers in the value (an upper bound computed while parsing)
+MAX_SQRT_BITS = 256          # bits of the numerator and the denominator of a radicand
 
 
 # ---------------------------------------------------------------------- coefficients
 class _Parser:
     """expr := ['-'] term (('+'|'-') term)*; term := power (('*'|'/') power)*; power := atom ['**' int];
-    atom := int | name | 'sqrt' '(' expr ')' | '(' expr ')'."""
+    atom := int | name | 'sqrt' '(' expr ')' | '(' expr ')'.
+
+    Every rule returns ``(value, terms, bits)``: the sympy value and upper bounds on the number of monomials of
+    its expansion and on the bits of its numbers, checked against the limits before the work is done.
+    """
 
     def __init__(self, text: str, symbols: dict):
-        self.text, self.symbols, self.tokens, position = text, symbols, [], 0
+        self.text, self.symbols, self.tokens, self.depth, position = text, symbols, [], 0, 0
         while position < len(text):
             match = _TOKEN.match(text, position)
             if not match or match.end() == position:
@@ -59,6 +71,15 @@ class _Parser:
         found = self.tokens[self.at] if self.at < len(self.tokens) else "the end"
         raise ValueError(f"coefficient: expected {expected} but found {found!r} in {self.text!r}")
 
+    def bound(self, terms: int, bits: int) -> tuple:
+        if terms > MAX_TERMS:
+            raise ValueError(f"coefficient: expands to more than MAX_TERMS = {MAX_TERMS:,} terms (bound "
+                             f"{terms:,}) in {self.text[:80]!r}")
+        if bits > MAX_BITS:
+            raise ValueError(f"coefficient: holds numbers of more than MAX_BITS = {MAX_BITS:,} bits (bound "
+                             f"{bits:,}) in {self.text[:80]!r}")
+        return terms, bits
+
     def peek(self):
         return self.tokens[self.at] if self.at < len(self.tokens) else None
 
@@ -70,72 +91,92 @@ class _Parser:
         return current
 
     def parse(self):
-        value = self.expr()
+        value, _, _ = self.expr()
         if self.peek() is not None:
             self.fail("an operator or the end")
         return value
 
     def expr(self):
         negative = self.peek() == "-" and self.take()
-        value = self.term()
+        value, terms, bits = self.term()
         value = -value if negative else value
         while self.peek() in ("+", "-"):
             sign = self.take()
-            term = self.term()
+            term, more, size = self.term()
+            terms, bits = self.bound(terms + more, max(bits, size) + 1)
             value = value + term if sign == "+" else value - term
-        return value
+        return value, terms, bits
 
     def term(self):
-        value = self.power()
+        value, terms, bits = self.power()
         while self.peek() in ("*", "/"):
-            if self.take() == "*":
-                value = value * self.power()
+            multiply = self.take() == "*"
+            factor, more, size = self.power()
+            terms, bits = self.bound(terms * more, bits + size)
+            if multiply:
+                value = value * factor
+            elif not factor.is_number or factor == 0:
+                raise ValueError(f"coefficient: division only by a nonzero number in {self.text!r}")
             else:
-                divisor = self.power()
-                if not divisor.is_number or divisor == 0:
-                    raise ValueError(f"coefficient: division only by a nonzero number in {self.text!r}")
-                value = value / divisor
-        return value
+                value = value / factor
+        return value, terms, bits
 
     def power(self):
-        base = self.atom()
-        if self.peek() == "**":
-            self.take()
-            exponent = self.take()
-            if not exponent.isdigit() or int(exponent) > _MAX_EXPONENT:
-                raise ValueError(f"coefficient: exponents must be integers <= {_MAX_EXPONENT}, got {exponent!r} "
-                                 f"in {self.text!r}")
-            return base ** int(exponent)
-        return base
+        base, terms, bits = self.atom()
+        if self.peek() != "**":
+            return base, terms, bits
+        self.take()
+        exponent = self.take()
+        if not exponent.isdigit() or len(exponent) > 3 or int(exponent) > MAX_EXPONENT:
+            raise ValueError(f"coefficient: exponents must be integers <= MAX_EXPONENT = {MAX_EXPONENT}, got "
+                             f"{exponent!r} in {self.text!r}")
+        n = int(exponent)
+        terms, bits = self.bound(math.comb(n + terms - 1, n) if terms > 1 else 1, bits * max(n, 1))
+        return base ** n, terms, bits
 
     def atom(self):
         token = self.take()
         if token.isdigit():
-            return sympy.Integer(int(token))
-        if token == "(":
-            value = self.expr()
-            self.take(")")
-            return value
-        if token == "sqrt":
-            self.take("(")
-            radicand = self.expr()
-            self.take(")")
-            if not isinstance(radicand, sympy.Rational) or radicand < 0:
-                raise ValueError(f"coefficient: sqrt takes a non-negative rational, got {radicand} in {self.text!r}")
-            return sympy.sqrt(radicand)
+            if len(token) > MAX_DIGITS:
+                raise ValueError(f"coefficient: an integer of {len(token):,} digits, more than MAX_DIGITS = "
+                                 f"{MAX_DIGITS:,}, in {self.text[:80]!r}")
+            value = int(token)
+            return sympy.Integer(value), 1, value.bit_length()
+        if token in ("(", "sqrt"):
+            return self.nested(token)
         if token in self.symbols:
-            return self.symbols[token]
+            return self.symbols[token], 1, 1
         if token[0].isalpha():
             raise ValueError(f"coefficient: unknown name {token!r} in {self.text!r} (declare symbols in 'symbols')")
         self.fail("a number, a name, 'sqrt' or '('")
+
+    def nested(self, token):
+        """The inside of ``( ... )`` or ``sqrt( ... )``, at most `MAX_DEPTH` deep."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ValueError(f"coefficient: nested more than MAX_DEPTH = {MAX_DEPTH} parentheses deep in "
+                             f"{self.text[:80]!r}")
+        if token == "sqrt":
+            self.take("(")
+        value, terms, bits = self.expr()
+        self.take(")")
+        self.depth -= 1
+        if token == "(":
+            return value, terms, bits
+        if not isinstance(value, sympy.Rational) or value < 0:
+            raise ValueError(f"coefficient: sqrt takes a non-negative rational, got {value} in {self.text!r}")
+        if max(value.p.bit_length(), value.q.bit_length()) > MAX_SQRT_BITS:
+            raise ValueError(f"coefficient: sqrt of a rational with more than MAX_SQRT_BITS = {MAX_SQRT_BITS} "
+                             f"bits in {self.text[:80]!r}")
+        return sympy.sqrt(value), 1, bits
 
 
 def parse_coefficient(text: str, symbols: dict) -> sympy.Expr:
     """Parse one coefficient written by `format_coefficient`; `symbols` maps names to sympy symbols."""
     if not isinstance(text, str):
         raise TypeError(f"coefficient: expected a string, got {type(text).__name__} {text!r}")
-    if len(text) > _MAX_TEXT:
-        raise ValueError(f"coefficient: longer than {_MAX_TEXT} characters")
+    if len(text) > MAX_TEXT:
+        raise ValueError(f"coefficient: {len(text):,} characters, more than MAX_TEXT = {MAX_TEXT:,}")
     return _Parser(text, symbols).parse()
 
 
