@@ -25,8 +25,9 @@ import scipy.sparse.linalg
 import sympy
 
 from . import identities, linear
-from .element import Element
-from .exact import is_zero, object_array, to_exact
+from .element import Element, check_element_size
+from .exact import check_dtype, is_zero, object_array, to_exact
+from .limits import check_size
 
 #: Dense structure constants larger than this many bytes are refused (see `Algebra.structure_constants`).
 DENSE_LIMIT_BYTES = 2**30
@@ -34,6 +35,8 @@ DENSE_LIMIT_BYTES = 2**30
 
 def check_basis(basis, dim: int, argument: str = "basis") -> tuple:
     """`dim` distinct string (or tuple of strings) labels, default e_0.., or a TypeError / ValueError naming `argument`."""
+    check_size(dim, argument, "basis labels", "use a structured builder (diagonal, translation, ...) for "
+               "algebras this large")
     if basis is None:
         return tuple(f"e_{i}" for i in range(dim))
     if isinstance(basis, (str, bytes)) or not hasattr(basis, "__iter__"):
@@ -61,11 +64,6 @@ def check_count(value, argument: str, minimum: int = 1) -> int:
     if value < minimum:
         raise ValueError(f"{argument}: expected {kind}, got {value}")
     return int(value)
-
-
-#: The most exact structure constants (or basis labels) an algebra stores: about 200 bytes each, so 200 MB.
-#: Structured algebras (`algebra.structured`) may be larger; they refuse to materialise beyond it.
-MAX_ENTRIES = 2**20
 
 
 def check_index(value, dim: int, argument: str) -> int:
@@ -115,7 +113,11 @@ class Algebra:
         """
         if isinstance(lam, Mapping):
             return cls._from_mapping(lam, basis, name, dim)
+        sparse = "pass the nonzero constants as a mapping {(i, j): {k: c}}"
+        if isinstance(lam, np.ndarray):
+            check_size(lam.size, "lam", f"entries in a dense array of shape {lam.shape}", sparse)
         array = object_array(lam, "lam", "a (d, d, d) array-like or a mapping {(i, j): {k: c}}")
+        check_size(array.size, "lam", f"entries in a dense array of shape {array.shape}", sparse)
         if array.ndim != 3 or not array.shape[0] == array.shape[1] == array.shape[2] or array.shape[0] == 0:
             raise ValueError(f"lam: expected shape (d, d, d), got {array.shape}")
         d = array.shape[0]
@@ -136,6 +138,8 @@ class Algebra:
                 raise TypeError(f"lam: expected keys (i, j), got {key!r}")
             if not isinstance(row, Mapping):
                 raise TypeError(f"lam[{key}]: expected a mapping {{k: coefficient}}, got {type(row).__name__}")
+        check_size(sum(len(row) for row in lam.values()), "lam", "structure constants",
+                   "use a structured builder for algebras this large")
         indices = [i for (i, j), row in lam.items() for i in (i, j, *row)]
         if dim is None:
             if basis is not None and not isinstance(basis, (str, bytes)) and hasattr(basis, "__len__"):
@@ -163,6 +167,8 @@ class Algebra:
         True
         """
         dim = check_count(dim, "dim")
+        check_size(dim * dim, "dim", f"calls of mul for dim = {dim}", "use a structured builder for algebras "
+                   "this large")
         if not callable(mul):
             raise TypeError(f"mul: expected a callable mul(i, j) -> {{k: c}}, got {type(mul).__name__}")
         lam = {}
@@ -238,27 +244,34 @@ class Algebra:
     def structure_constants(self, dtype=float, max_bytes=None) -> np.ndarray:
         """The dense (d, d, d) numpy array of lam; ``dtype=object`` keeps the exact sympy values.
 
-        Refuses (ValueError) when the array would exceed `max_bytes` (default `DENSE_LIMIT_BYTES`).
+        `dtype` is a float or complex dtype, or object.  Refuses (ValueError) when the array would exceed
+        `max_bytes` (default `DENSE_LIMIT_BYTES`).
         """
+        dtype = check_dtype(dtype, allow_object=True)
+        if max_bytes is not None and (isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer))):
+            raise TypeError(f"max_bytes: expected an int number of bytes or None, got {type(max_bytes).__name__} "
+                            f"{max_bytes!r}")
         size = self.dim**3
-        itemsize = np.dtype(dtype).itemsize
-        limit = DENSE_LIMIT_BYTES if max_bytes is None else max_bytes
-        if size * itemsize > limit:
+        limit = DENSE_LIMIT_BYTES if max_bytes is None else int(max_bytes)
+        if size * dtype.itemsize > limit:
             raise ValueError(
-                f"structure_constants: the dense (d, d, d) array of {self.name} would take {size * itemsize:,} "
-                f"bytes (d = {self.dim}), more than max_bytes = {limit:,}; use sparse_structure_constants() or "
-                f"the per-factor constants of .factors")
+                f"structure_constants: the dense (d, d, d) array of {self.name} would take "
+                f"{size * dtype.itemsize:,} bytes (d = {self.dim}), more than max_bytes = {limit:,}; use "
+                f"sparse_structure_constants() or the per-factor constants of .factors")
+        entries = self.entries()
         lam = np.zeros((self.dim,) * 3, dtype=dtype)
-        for i, j, k, c in self.entries():
-            lam[i, j, k] = c if dtype is object else float(c)
+        for i, j, k, c in entries:
+            lam[i, j, k] = c if dtype == object else complex(c) if dtype.kind == "c" else float(c)
         return lam
 
     def sparse_structure_constants(self, dtype=float):
         """``(indices, values)``: an (nnz, 3) int array of (i, j, k) and the matching values."""
+        dtype = check_dtype(dtype, allow_object=True)
         entries = self.entries()
         indices = np.array([e[:3] for e in entries], dtype=np.int64).reshape(-1, 3)
         values = [c for *_, c in entries]
-        return indices, np.array(values if dtype is object else [float(c) for c in values], dtype=dtype)
+        convert = complex if dtype.kind == "c" else float
+        return indices, np.array(values if dtype == object else [convert(c) for c in values], dtype=dtype)
 
     # ------------------------------------------------------------------ elements
     def element(self, coefficients) -> Element:
@@ -268,10 +281,12 @@ class Algebra:
     def basis_element(self, label) -> Element:
         """The basis element e_label (a label or an index)."""
         index = self.index(label)
+        check_element_size(self, "basis_element")
         return Element(self, [int(i == index) for i in range(self.dim)])
 
     def zero(self) -> Element:
         """The zero element."""
+        check_element_size(self, "zero")
         return Element(self, [0] * self.dim)
 
     def symbols(self, name: str = "x", **assumptions) -> Element:
@@ -283,6 +298,7 @@ class Algebra:
         """
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"name: expected an identifier such as 'x', got {name!r}")
+        check_element_size(self, "symbols")
         assumptions.setdefault("real", True)
         return Element(self, [sympy.Symbol(f"{name}_{suffix}", **assumptions) for suffix in self._symbol_suffixes()])
 
@@ -353,6 +369,7 @@ class Algebra:
         return True
 
     def _regular(self, x, side: str) -> sympy.Matrix:
+        check_size(self.dim**2, f"{side}_regular", f"entries in the matrix of {self.name}", "use the kernels")
         x = self._as_element(x, "x")
         matrix = sympy.zeros(self.dim, self.dim)
         for (i, j), row in self._table.items():
@@ -375,6 +392,8 @@ class Algebra:
 
         For an associative algebra this is the centre.
         """
+        check_size(self.dim**2, "center", f"coefficients in a basis of the centre of {self.name} (at most)",
+                   "use the kernels")
         rows = {}
         for (i, j), row in self._table.items():
             for k, c in row.items():

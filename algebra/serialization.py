@@ -24,8 +24,9 @@ import re
 
 import sympy
 
-from .algebra import MAX_ENTRIES, Algebra
+from .algebra import Algebra
 from .direct_sum import DirectSum
+from .limits import MAX_ENTRIES
 from .structured import StructuredAlgebra
 from .tensor_product import TensorProduct
 

@@ -64,8 +64,13 @@ class TensorAlgebra(StructuredAlgebra):
 
     def label(self, i):
         m, a = self._word(self.index(i))
-        letters = [(a // self.width**(m - 1 - p)) % self.width + 1 for p in range(m)]
-        return word_label("e", letters, largest=self.width)
+        if self.width == 1:
+            return "e" + "1" * m if m else "1"
+        letters = []
+        for _ in range(m):
+            a, letter = divmod(a, self.width)
+            letters.append(letter + 1)
+        return word_label("e", letters[::-1], largest=self.width)
 
     def _parse(self, label):
         if label == "1":

@@ -48,7 +48,7 @@ import numpy as np
 import sympy
 from sympy.physics.wigner import wigner_3j
 
-from ..algebra import MAX_ENTRIES
+from ..limits import MAX_ENTRIES
 from .basis import block_offsets, check_lmax, check_parity, feature_dim, irreps
 from .cache import load_table, store_table
 from .path_algebra import PathAlgebra
@@ -151,7 +151,7 @@ def _check_path(l1, l2, l) -> tuple:
     size = (2 * l1 + 1) * (2 * l2 + 1) * (2 * l + 1)
     if size > MAX_ENTRIES:
         raise ValueError(f"l1, l2, l: the path ({l1}, {l2}, {l}) has a ({2 * l1 + 1}, {2 * l2 + 1}, {2 * l + 1}) "
-                         f"block of {size:,} entries, more than algebra.algebra.MAX_ENTRIES = {MAX_ENTRIES:,}")
+                         f"block of {size:,} entries, more than algebra.limits.MAX_ENTRIES = {MAX_ENTRIES:,}")
     return l1, l2, l
 
 
@@ -188,7 +188,7 @@ def check_table_lmax(lmax) -> int:
                 bound += min(2 * (2 * l1 + 1) * (2 * l2 + 1), (2 * l1 + 1) * (2 * l2 + 1) * (2 * l + 1))
                 if bound > MAX_ENTRIES:
                     raise ValueError(f"lmax: the coefficient tables up to lmax = {lmax} hold more than "
-                                     f"algebra.algebra.MAX_ENTRIES = {MAX_ENTRIES:,} entries; use a smaller lmax, "
+                                     f"algebra.limits.MAX_ENTRIES = {MAX_ENTRIES:,} entries; use a smaller lmax, "
                                      f"or clebsch_gordan_path for single paths")
     return lmax
 

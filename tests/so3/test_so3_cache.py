@@ -166,6 +166,6 @@ def test_concurrent_writers_leave_one_valid_file(folder):
 def test_large_lmax_is_refused_before_any_work(build):
     start = time.perf_counter()
     for lmax in (14, 40, 10**18):
-        with pytest.raises(ValueError, match="lmax: .* more than algebra.algebra.MAX_ENTRIES"):
+        with pytest.raises(ValueError, match="lmax: .* more than algebra.limits.MAX_ENTRIES"):
             build(lmax)
     assert time.perf_counter() - start < 1
