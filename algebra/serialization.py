@@ -25,8 +25,8 @@ import re
 import sympy
 
 from .algebra import Algebra
-from .direct_sum import DirectSum
-from .limits import MAX_ENTRIES
+from .direct_sum import DirectSum, direct_sum
+from .limits import MAX_ENTRIES, check_size
 from .structured import StructuredAlgebra
 from .tensor_product import TensorProduct
 
@@ -257,43 +257,68 @@ def dumps(algebra) -> str:
     return json.dumps(document, ensure_ascii=False)
 
 
+#: Bounds on a document, checked before the work they limit.
+MAX_DOCUMENT = 2**28         # characters of the JSON text
+MAX_NESTING = 16             # tensor products and direct sums inside one another
+
+
 def _require(mapping, key, kind, where):
     if not isinstance(mapping, dict) or key not in mapping:
         raise ValueError(f"from_json: {where} is missing the key {key!r}")
     value = mapping[key]
-    if not isinstance(value, kind):
+    if not isinstance(value, kind) or kind is int and isinstance(value, bool):
         raise ValueError(f"from_json: {where}[{key!r}] expected {kind.__name__}, got {type(value).__name__}")
     return value
 
 
-def _build(payload, symbols, where):
+def _parts(payload, key, symbols, where, depth):
+    """The algebras listed under `key` (factors or summands): at least one, each read by `_build`."""
+    items = _require(payload, key, list, where)
+    if not items:
+        raise ValueError(f"from_json: {where}.{key} expected at least one algebra, got an empty list")
+    return [_build(item, symbols, f"{where}.{key}[{n}]", depth + 1) for n, item in enumerate(items)]
+
+
+def _build(payload, symbols, where, depth=0):
+    if depth > MAX_NESTING:
+        raise ValueError(f"from_json: {where} is nested more than MAX_NESTING = {MAX_NESTING} tensor products or "
+                         f"direct sums deep")
     kind = _require(payload, "kind", str, where)
     name = _require(payload, "name", str, where)
     if kind == "tensor_product":
-        factors = [_build(f, symbols, f"{where}.factors[{n}]")
-                   for n, f in enumerate(_require(payload, "factors", list, where))]
+        factors = _parts(payload, "factors", symbols, where, depth)
+        for n, factor in enumerate(factors):
+            if isinstance(factor, TensorProduct):
+                raise ValueError(f"from_json: {where}.factors[{n}] expected a plain algebra, got a tensor product "
+                                 f"(factors are listed flat)")
         return TensorProduct(factors, name=name)
     if kind == "direct_sum":
-        summands = [_build(s, symbols, f"{where}.summands[{n}]")
-                    for n, s in enumerate(_require(payload, "summands", list, where))]
-        return DirectSum(summands, name=name)
+        return direct_sum(*_parts(payload, "summands", symbols, where, depth), name=name)
     builders = _builders()
     if kind != "algebra" and kind not in builders:
         raise ValueError(f"from_json: {where}.kind expected 'algebra', 'tensor_product', 'direct_sum' or a builder "
-                         f"({', '.join(sorted(builders))}), got {kind!r}")
+                         f"({', '.join(sorted(builders))}), got {kind!r}"[:400])
     rebuilt = None if kind == "algebra" else _rebuild(kind, _require(payload, "params", dict, where), where)
     if rebuilt is not None and "structure_constants" not in payload:
         rebuilt.name = name
         return rebuilt
     basis = _require(payload, "basis", list, where)
+    rows = _require(payload, "structure_constants", list, where)
+    check_size(len(rows), f"from_json: {where}.structure_constants", "rows", "write a structured builder instead")
     table = {}
-    for n, row in enumerate(_require(payload, "structure_constants", list, where)):
+    for n, row in enumerate(rows):
         if not (isinstance(row, list) and len(row) == 4 and all(type(v) is int for v in row[:3])
                 and isinstance(row[3], str)):
             raise ValueError(f"from_json: {where}.structure_constants[{n}] expected [i, j, k, \"coefficient\"], "
-                             f"got {row!r}")
+                             f"got {row!r}"[:400])
         i, j, k, text = row
-        table.setdefault((i, j), {})[k] = parse_coefficient(text, symbols)
+        entries = table.setdefault((i, j), {})
+        if k in entries:
+            raise ValueError(f"from_json: {where}.structure_constants[{n}]: the entry ({i}, {j}, {k}) appears twice")
+        try:
+            entries[k] = parse_coefficient(text, symbols)
+        except ValueError as error:
+            raise ValueError(f"from_json: {where}.structure_constants[{n}]: {error}") from None
     algebra = Algebra.from_structure_constants(table, basis=basis, name=name, dim=len(basis) or None)
     if rebuilt is None:
         return algebra
@@ -312,31 +337,53 @@ def _rebuild(kind: str, params: dict, where: str):
         if expected is None or type(value) is not expected or (
                 expected is list and not all(isinstance(v, str) for v in value)):
             raise ValueError(f"from_json: {where}.params[{key!r}] is not an argument of {kind} "
-                             f"({', '.join(f'{k}: {v.__name__}' for k, v in allowed.items())}), got {value!r}")
-    return builder(**params)
+                             f"({', '.join(f'{k}: {v.__name__}' for k, v in allowed.items())}), got {value!r}"[:400])
+    try:
+        return builder(**params)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"from_json: {where}.params: {error}") from None
+
+
+def _unique_keys(pairs):
+    """`json` object hook: a dict, refusing a key that appears twice (json would keep the last silently)."""
+    result = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"from_json: the key {key!r} appears twice in one object"[:400])
+        result[key] = value
+    return result
 
 
 def loads(text) -> Algebra:
     """Read an algebra from `dumps` output; never evaluates code."""
     if not isinstance(text, (str, bytes)):
         raise TypeError(f"text: expected a JSON string, got {type(text).__name__}")
+    if len(text) > MAX_DOCUMENT:
+        raise ValueError(f"text: {len(text):,} characters, more than MAX_DOCUMENT = {MAX_DOCUMENT:,}")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"text: not UTF-8 ({error.reason} at byte {error.start})") from None
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"text: not valid JSON ({error})") from None
+        document = json.loads(text, object_pairs_hook=_unique_keys)
+    except RecursionError:                   # raised cleanly by json's decoder on deep nesting
+        raise ValueError("text: nested too deeply to be an algebra") from None
+    except ValueError as error:              # JSONDecodeError, the integer digit limit, duplicate keys
+        raise ValueError(f"text: not valid JSON ({error})"[:400]) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         found = document.get("format") if isinstance(document, dict) else type(document).__name__
-        raise ValueError(f"text: expected format {FORMAT!r}, got {found!r}")
-    if document.get("version") != VERSION:
-        raise ValueError(f"text: expected format version {VERSION}, got {document.get('version')!r}")
+        raise ValueError(f"text: expected format {FORMAT!r}, got {found!r}"[:400])
+    if type(document.get("version")) is not int or document["version"] != VERSION:
+        raise ValueError(f"text: expected format version {VERSION}, got {document.get('version')!r}"[:400])
     declared = _require(document, "symbols", dict, "document")
     symbols = {}
     for name, assumptions in declared.items():
-        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name) or name == "sqrt":
-            raise ValueError(f"from_json: symbol name {name!r} is not allowed (letters, digits, _)")
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name, re.ASCII) or name == "sqrt":
+            raise ValueError(f"from_json: symbol name {name!r} is not allowed (letters, digits, _)"[:400])
         if not isinstance(assumptions, dict) or not set(assumptions) <= set(_ASSUMPTIONS) or not all(
                 v is True for v in assumptions.values()):
             raise ValueError(f"from_json: symbols[{name!r}] expected assumptions among {_ASSUMPTIONS}, "
-                             f"got {assumptions!r}")
+                             f"got {assumptions!r}"[:400])
         symbols[name] = sympy.Symbol(name, **assumptions)
     return _build(_require(document, "algebra", dict, "document"), symbols, "algebra")
