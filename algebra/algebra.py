@@ -66,6 +66,13 @@ def check_count(value, argument: str, minimum: int = 1) -> int:
     return int(value)
 
 
+def check_flag(value, argument: str) -> bool:
+    """A bool (numpy's np.bool_ too) as a bool, or a TypeError naming `argument` (ints and strings are refused)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{argument}: expected a bool, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
 def check_index(value, dim: int, argument: str) -> int:
     """An int index in 0..dim-1 (numpy ints too, not bool), or a TypeError / ValueError naming `argument`."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
@@ -195,6 +202,17 @@ class Algebra:
 
     # ------------------------------------------------------------------ basic data
     @property
+    def name(self) -> str:
+        """The display name (a str, kept by `to_json`)."""
+        return self._name
+
+    @name.setter
+    def name(self, value):
+        if not isinstance(value, str):
+            raise TypeError(f"name: expected a str, got {type(value).__name__} {value!r}")
+        self._name = value
+
+    @property
     def dim(self) -> int:
         """The dimension d."""
         return len(self._basis)
@@ -230,7 +248,7 @@ class Algebra:
         try:
             return self._index[label]
         except (KeyError, TypeError):
-            raise KeyError(f"label: {label!r} is not a basis label of {self.name} "
+            raise ValueError(f"label: {label!r} is not a basis label of {self.name} "
                            f"(labels: {', '.join(map(str, self._basis[:8]))}{', ...' if self.dim > 8 else ''})")
 
     def entries(self):

@@ -35,7 +35,7 @@ def _label_text(label) -> str:
 class Element:
     """An element sum_i c_i e_i of an algebra; immutable, exact."""
 
-    __slots__ = ("algebra", "flat")
+    __slots__ = ("_algebra", "_flat")
 
     def __init__(self, algebra, coefficients):
         check_element_size(algebra, "coefficients")
@@ -43,10 +43,20 @@ class Element:
         if array.shape not in (algebra.shape, (algebra.dim,)):
             raise ValueError(f"coefficients: expected shape {algebra.shape} for {algebra.name}, got {array.shape}")
         flat = array.reshape(-1)
-        self.algebra = algebra
-        self.flat = tuple(to_exact(v, f"coefficients[{i}]") for i, v in enumerate(flat))
+        self._algebra = algebra
+        self._flat = tuple(to_exact(v, f"coefficients[{i}]") for i, v in enumerate(flat))
 
     # ------------------------------------------------------------------ access
+    @property
+    def algebra(self):
+        """The algebra the element belongs to (read-only)."""
+        return self._algebra
+
+    @property
+    def flat(self) -> tuple:
+        """The exact coefficients in basis order, a tuple (read-only)."""
+        return self._flat
+
     @property
     def coefficients(self) -> np.ndarray:
         """The exact coefficients as an object array of shape ``algebra.shape``."""

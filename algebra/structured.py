@@ -92,7 +92,7 @@ class StructuredAlgebra(Algebra):
             return check_index(label, self._dim, "index")
         found = self._parse(label) if isinstance(label, (str, tuple)) else None
         if found is None:
-            raise KeyError(f"label: {label!r} is not a basis label of {self.name} (labels: "
+            raise ValueError(f"label: {label!r} is not a basis label of {self.name} (labels: "
                            f"{', '.join(str(self.label(i)) for i in range(min(self._dim, 8)))}"
                            f"{', ...' if self._dim > 8 else ''})")
         return found

@@ -52,7 +52,8 @@ class TensorProduct(StructuredAlgebra):
 
     def __init__(self, factors, name=None):
         self._factors = tuple(factors)
-        super().__init__(math.prod(f.dim for f in self._factors), name or " ⊗ ".join(f.name for f in self._factors))
+        super().__init__(math.prod(f.dim for f in self._factors),
+                         " ⊗ ".join(f.name for f in self._factors) if name is None else name)
 
     @property
     def shape(self) -> tuple:
@@ -73,11 +74,11 @@ class TensorProduct(StructuredAlgebra):
             return None
         if all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in label):
             if not all(0 <= i < n for i, n in zip(label, self.shape)):
-                raise KeyError(f"label: {label!r} is not a multi-index for shape {self.shape}")
+                raise ValueError(f"label: {label!r} is not a multi-index for shape {self.shape}")
             return _ravel(label, self.shape)
         try:
             return _ravel([f.index(part) for f, part in zip(self._factors, label)], self.shape)
-        except KeyError:
+        except ValueError:
             return None
 
     def _spec(self):

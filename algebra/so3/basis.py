@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algebra import check_count
+from ..algebra import check_count, check_flag
 
 
 def check_lmax(value, argument: str = "lmax") -> int:
@@ -41,9 +41,7 @@ def check_order(l: int, m, argument: str = "m") -> int:
 
 def check_parity(value, argument: str = "parity") -> bool:
     """Return `value` if it is a bool, else raise TypeError naming `argument`."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{argument}: expected a bool, got {type(value).__name__} {value!r}")
-    return bool(value)
+    return check_flag(value, argument)
 
 
 def feature_dim(lmax: int, parity: bool = False) -> int:

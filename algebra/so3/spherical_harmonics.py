@@ -34,6 +34,7 @@ import math
 import numpy as np
 import sympy
 
+from ..algebra import check_flag
 from .basis import check_lmax, check_order, feature_dim
 
 
@@ -75,8 +76,7 @@ def spherical_harmonics(lmax: int, points, normalize: bool = True) -> np.ndarray
     """
     lmax = check_lmax(lmax)
     array = check_points(points)
-    if not isinstance(normalize, (bool, np.bool_)):
-        raise TypeError(f"normalize: expected a bool, got {type(normalize).__name__} {normalize!r}")
+    normalize = check_flag(normalize, "normalize")
     batch = array.shape[:-1]
     flat = array.reshape(-1, 3)
     if normalize:

@@ -230,7 +230,7 @@ def test_bad_elements_and_mixing_algebras():
         H.basis_element(1) * C.basis_element(1)
     with pytest.raises(ValueError, match="cannot combine"):
         H.basis_element(1) + C.basis_element(1)
-    with pytest.raises(KeyError, match="'q' is not a basis label of quaternions"):
+    with pytest.raises(ValueError, match="'q' is not a basis label of quaternions"):
         H.basis_element("q")
     with pytest.raises(ValueError, match="index 7 out of range"):
         H.basis_element(7)
