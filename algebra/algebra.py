@@ -152,7 +152,7 @@ class Algebra:
             if basis is not None and not isinstance(basis, (str, bytes)) and hasattr(basis, "__len__"):
                 dim = len(basis)
             elif indices and all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in indices):
-                dim = max(indices) + 1
+                dim = max(max(indices) + 1, 1)            # negative indices are refused below, by name
             else:
                 raise ValueError("lam: an empty or non-integer mapping needs dim= or basis= to fix the dimension")
         dim = check_count(dim, "dim")

@@ -89,7 +89,13 @@ def load_table(name: str, lmax: int, max_entries: int, largest_prime: int) -> di
         raise ValueError(f"{where}: values and paths expected lists")
     if payload.get("sha256") != checksum(values, paths):
         raise ValueError(f"{where}: sha256 does not match the values and paths (the file was altered)")
-    values = [Surd.from_json(value, largest_prime) for value in values]
+    surds = []
+    for n, value in enumerate(values):
+        try:
+            surds.append(Surd.from_json(value, largest_prime))
+        except ValueError as error:
+            raise ValueError(f"{where}: values[{n}]: {error}") from None
+    values = surds
     table, count = {}, 0
     for n, item in enumerate(paths):
         if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], list)):

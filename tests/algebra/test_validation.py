@@ -91,3 +91,8 @@ def test_bad_labels_raise_value_error_naming_the_label(build, label):
     assert not isinstance(error.value, KeyError)
     with pytest.raises(ValueError, match="label: "):
         A.basis_element(label)
+
+
+def test_negative_indices_in_a_mapping_are_named():
+    with pytest.raises(ValueError, match=r"lam key \(-1, -1\): index -1 out of range"):
+        Algebra.from_structure_constants({(-1, -1): {-1: 1}})

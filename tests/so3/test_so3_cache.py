@@ -131,7 +131,7 @@ def test_hostile_cache_files_are_refused_quickly_naming_the_field(folder, data, 
     with pytest.raises(ValueError, match=re.escape(word)) as error:
         cache.load_table("clebsch_gordan", 1, max_entries=100, largest_prime=4)
     assert time.perf_counter() - start < 2
-    assert _file(folder).name in str(error.value) or "surd" in str(error.value)
+    assert str(error.value).startswith(_file(folder).name)
     with pytest.warns(RuntimeWarning, match="invalid disk cache"):
         assert clebsch_gordan(1).nnz > 0
 
