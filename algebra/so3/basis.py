@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..algebra import check_count, check_flag
+from ..limits import check_size
 
 
 def check_lmax(value, argument: str = "lmax") -> int:
@@ -79,5 +80,6 @@ def block_offsets(lmax: int, parity: bool = False) -> dict:
 
 def basis_labels(lmax: int, parity: bool = False) -> tuple:
     """Labels ``e^l_m`` (``e^le_m`` / ``e^lo_m`` with parity) in basis order."""
+    check_size(feature_dim(lmax, parity), "lmax", f"basis labels up to lmax = {lmax}", "use a smaller lmax")
     return tuple(f"e^{l}{'' if p is None else 'e' if p == 1 else 'o'}_{m}"
                  for l, p in irreps(lmax, parity) for m in range(-l, l + 1))

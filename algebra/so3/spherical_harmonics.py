@@ -35,6 +35,7 @@ import numpy as np
 import sympy
 
 from ..algebra import check_flag
+from ..limits import check_size
 from .basis import check_lmax, check_order, feature_dim
 
 
@@ -75,6 +76,7 @@ def spherical_harmonics(lmax: int, points, normalize: bool = True) -> np.ndarray
     associated Legendre functions and the recurrence of (x + i y)^m; float32 input stays float32.
     """
     lmax = check_lmax(lmax)
+    check_size((lmax + 1) ** 2, "lmax", f"harmonics per point up to lmax = {lmax}", "use a smaller lmax")
     array = check_points(points)
     normalize = check_flag(normalize, "normalize")
     batch = array.shape[:-1]
