@@ -55,6 +55,10 @@ from .path_algebra import PathAlgebra
 from .surds import Surd
 
 
+#: The most (m1, m2) pairs of one path computed exactly (each needs sympy's wigner_3j; 2^14 take seconds).
+MAX_PATH_PAIRS = 2**14
+
+
 # ---------------------------------------------------------------------- complex coefficients, from sympy
 @functools.lru_cache(maxsize=None)
 def _wigner_3j_class(columns: tuple) -> Surd:
@@ -152,6 +156,10 @@ def _check_path(l1, l2, l) -> tuple:
     if size > MAX_ENTRIES:
         raise ValueError(f"l1, l2, l: the path ({l1}, {l2}, {l}) has a ({2 * l1 + 1}, {2 * l2 + 1}, {2 * l + 1}) "
                          f"block of {size:,} entries, more than algebra.limits.MAX_ENTRIES = {MAX_ENTRIES:,}")
+    pairs = (2 * l1 + 1) * (2 * l2 + 1)
+    if pairs > MAX_PATH_PAIRS:
+        raise ValueError(f"l1, l2: the path ({l1}, {l2}, {l}) needs exact 3j symbols for {pairs:,} pairs (m1, m2), "
+                         f"more than MAX_PATH_PAIRS = {MAX_PATH_PAIRS:,}")
     return l1, l2, l
 
 

@@ -38,6 +38,9 @@ from ..algebra import check_flag
 from ..limits import check_size
 from .basis import check_lmax, check_order, feature_dim
 
+#: The largest degree `spherical_harmonic_formula` builds (l = 64 takes seconds).
+MAX_FORMULA_DEGREE = 64
+
 
 def check_points(points, argument: str = "points") -> np.ndarray:
     """`points` as a floating array of shape ``(..., 3)`` (float32 and float64 kept, integers to float64)."""
@@ -150,9 +153,12 @@ def spherical_harmonic_formula(l: int, m: int, x=None, y=None, z=None) -> sympy.
 
     On the unit sphere it is Y_l^m; elsewhere r^l Y_l^m(x / r).  Built independently of the numeric
     recurrence, from the m-th derivative of the Legendre polynomial P_l and Re / Im of (x + i y)^|m|.
-    Meant for small l (the cost grows quickly with l).
+    Meant for small l: the cost grows quickly with l, so l > `MAX_FORMULA_DEGREE` is refused.
     """
     l = check_lmax(l, "l")
+    if l > MAX_FORMULA_DEGREE:
+        raise ValueError(f"l: the exact formula is built for l <= MAX_FORMULA_DEGREE = {MAX_FORMULA_DEGREE} (its "
+                         f"cost grows quickly with l), got {l}; use spherical_harmonics for numeric values")
     m = check_order(l, m)
     x, y, z = (sympy.Symbol(name, real=True) if s is None else s for name, s in zip("xyz", (x, y, z)))
     k = abs(m)
