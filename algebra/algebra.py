@@ -25,8 +25,9 @@ import scipy.sparse.linalg
 import sympy
 
 from . import identities, linear
-from .element import Element
-from .exact import is_zero, object_array, to_exact
+from .element import Element, check_element_size
+from .exact import check_dtype, is_zero, object_array, to_exact
+from .limits import check_size
 
 #: Dense structure constants larger than this many bytes are refused (see `Algebra.structure_constants`).
 DENSE_LIMIT_BYTES = 2**30
@@ -34,6 +35,8 @@ DENSE_LIMIT_BYTES = 2**30
 
 def check_basis(basis, dim: int, argument: str = "basis") -> tuple:
     """`dim` distinct string (or tuple of strings) labels, default e_0.., or a TypeError / ValueError naming `argument`."""
+    check_size(dim, argument, "basis labels", "use a structured builder (diagonal, translation, ...) for "
+               "algebras this large")
     if basis is None:
         return tuple(f"e_{i}" for i in range(dim))
     if isinstance(basis, (str, bytes)) or not hasattr(basis, "__iter__"):
@@ -63,9 +66,11 @@ def check_count(value, argument: str, minimum: int = 1) -> int:
     return int(value)
 
 
-#: The most exact structure constants (or basis labels) an algebra stores: about 200 bytes each, so 200 MB.
-#: Structured algebras (`algebra.structured`) may be larger; they refuse to materialise beyond it.
-MAX_ENTRIES = 2**20
+def check_flag(value, argument: str) -> bool:
+    """A bool (numpy's np.bool_ too) as a bool, or a TypeError naming `argument` (ints and strings are refused)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{argument}: expected a bool, got {type(value).__name__} {value!r}")
+    return bool(value)
 
 
 def check_index(value, dim: int, argument: str) -> int:
@@ -115,7 +120,11 @@ class Algebra:
         """
         if isinstance(lam, Mapping):
             return cls._from_mapping(lam, basis, name, dim)
+        sparse = "pass the nonzero constants as a mapping {(i, j): {k: c}}"
+        if isinstance(lam, np.ndarray):
+            check_size(lam.size, "lam", f"entries in a dense array of shape {lam.shape}", sparse)
         array = object_array(lam, "lam", "a (d, d, d) array-like or a mapping {(i, j): {k: c}}")
+        check_size(array.size, "lam", f"entries in a dense array of shape {array.shape}", sparse)
         if array.ndim != 3 or not array.shape[0] == array.shape[1] == array.shape[2] or array.shape[0] == 0:
             raise ValueError(f"lam: expected shape (d, d, d), got {array.shape}")
         d = array.shape[0]
@@ -136,12 +145,14 @@ class Algebra:
                 raise TypeError(f"lam: expected keys (i, j), got {key!r}")
             if not isinstance(row, Mapping):
                 raise TypeError(f"lam[{key}]: expected a mapping {{k: coefficient}}, got {type(row).__name__}")
+        check_size(sum(len(row) for row in lam.values()), "lam", "structure constants",
+                   "use a structured builder for algebras this large")
         indices = [i for (i, j), row in lam.items() for i in (i, j, *row)]
         if dim is None:
             if basis is not None and not isinstance(basis, (str, bytes)) and hasattr(basis, "__len__"):
                 dim = len(basis)
             elif indices and all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in indices):
-                dim = max(indices) + 1
+                dim = max(max(indices) + 1, 1)            # negative indices are refused below, by name
             else:
                 raise ValueError("lam: an empty or non-integer mapping needs dim= or basis= to fix the dimension")
         dim = check_count(dim, "dim")
@@ -163,6 +174,8 @@ class Algebra:
         True
         """
         dim = check_count(dim, "dim")
+        check_size(dim * dim, "dim", f"calls of mul for dim = {dim}", "use a structured builder for algebras "
+                   "this large")
         if not callable(mul):
             raise TypeError(f"mul: expected a callable mul(i, j) -> {{k: c}}, got {type(mul).__name__}")
         lam = {}
@@ -188,6 +201,17 @@ class Algebra:
         return cls.from_structure_constants(np.transpose(array, (0, 2, 1)), basis=basis, name=name)
 
     # ------------------------------------------------------------------ basic data
+    @property
+    def name(self) -> str:
+        """The display name (a str, kept by `to_json`)."""
+        return self._name
+
+    @name.setter
+    def name(self, value):
+        if not isinstance(value, str):
+            raise TypeError(f"name: expected a str, got {type(value).__name__} {value!r}")
+        self._name = value
+
     @property
     def dim(self) -> int:
         """The dimension d."""
@@ -224,7 +248,7 @@ class Algebra:
         try:
             return self._index[label]
         except (KeyError, TypeError):
-            raise KeyError(f"label: {label!r} is not a basis label of {self.name} "
+            raise ValueError(f"label: {label!r} is not a basis label of {self.name} "
                            f"(labels: {', '.join(map(str, self._basis[:8]))}{', ...' if self.dim > 8 else ''})")
 
     def entries(self):
@@ -238,27 +262,34 @@ class Algebra:
     def structure_constants(self, dtype=float, max_bytes=None) -> np.ndarray:
         """The dense (d, d, d) numpy array of lam; ``dtype=object`` keeps the exact sympy values.
 
-        Refuses (ValueError) when the array would exceed `max_bytes` (default `DENSE_LIMIT_BYTES`).
+        `dtype` is a float or complex dtype, or object.  Refuses (ValueError) when the array would exceed
+        `max_bytes` (default `DENSE_LIMIT_BYTES`).
         """
+        dtype = check_dtype(dtype, allow_object=True)
+        if max_bytes is not None and (isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer))):
+            raise TypeError(f"max_bytes: expected an int number of bytes or None, got {type(max_bytes).__name__} "
+                            f"{max_bytes!r}")
         size = self.dim**3
-        itemsize = np.dtype(dtype).itemsize
-        limit = DENSE_LIMIT_BYTES if max_bytes is None else max_bytes
-        if size * itemsize > limit:
+        limit = DENSE_LIMIT_BYTES if max_bytes is None else int(max_bytes)
+        if size * dtype.itemsize > limit:
             raise ValueError(
-                f"structure_constants: the dense (d, d, d) array of {self.name} would take {size * itemsize:,} "
-                f"bytes (d = {self.dim}), more than max_bytes = {limit:,}; use sparse_structure_constants() or "
-                f"the per-factor constants of .factors")
+                f"structure_constants: the dense (d, d, d) array of {self.name} would take "
+                f"{size * dtype.itemsize:,} bytes (d = {self.dim}), more than max_bytes = {limit:,}; use "
+                f"sparse_structure_constants() or the per-factor constants of .factors")
+        entries = self.entries()
         lam = np.zeros((self.dim,) * 3, dtype=dtype)
-        for i, j, k, c in self.entries():
-            lam[i, j, k] = c if dtype is object else float(c)
+        for i, j, k, c in entries:
+            lam[i, j, k] = c if dtype == object else complex(c) if dtype.kind == "c" else float(c)
         return lam
 
     def sparse_structure_constants(self, dtype=float):
         """``(indices, values)``: an (nnz, 3) int array of (i, j, k) and the matching values."""
+        dtype = check_dtype(dtype, allow_object=True)
         entries = self.entries()
         indices = np.array([e[:3] for e in entries], dtype=np.int64).reshape(-1, 3)
         values = [c for *_, c in entries]
-        return indices, np.array(values if dtype is object else [float(c) for c in values], dtype=dtype)
+        convert = complex if dtype.kind == "c" else float
+        return indices, np.array(values if dtype == object else [convert(c) for c in values], dtype=dtype)
 
     # ------------------------------------------------------------------ elements
     def element(self, coefficients) -> Element:
@@ -268,10 +299,12 @@ class Algebra:
     def basis_element(self, label) -> Element:
         """The basis element e_label (a label or an index)."""
         index = self.index(label)
+        check_element_size(self, "basis_element")
         return Element(self, [int(i == index) for i in range(self.dim)])
 
     def zero(self) -> Element:
         """The zero element."""
+        check_element_size(self, "zero")
         return Element(self, [0] * self.dim)
 
     def symbols(self, name: str = "x", **assumptions) -> Element:
@@ -283,6 +316,7 @@ class Algebra:
         """
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"name: expected an identifier such as 'x', got {name!r}")
+        check_element_size(self, "symbols")
         assumptions.setdefault("real", True)
         return Element(self, [sympy.Symbol(f"{name}_{suffix}", **assumptions) for suffix in self._symbol_suffixes()])
 
@@ -323,25 +357,23 @@ class Algebra:
         rows = list(equations.values())
         rhs = [sympy.Integer(int(j == k)) for _, j, k in equations]
         guess = self._numeric_unit_guess(rows, rhs)
-        if guess is False:
-            return None
         if guess is not None and self._is_unit(guess):
             return Element(self, guess)
         solution = linear.solve_affine(rows, rhs, self.dim)
         return None if solution is None else Element(self, solution)
 
     def _numeric_unit_guess(self, rows, rhs):
-        """Least squares in floating point: False when clearly no unit exists, else rational candidates (to be
-        verified exactly), or None when the coefficients are symbolic."""
+        """Rational candidates from least squares in floating point, to be verified exactly (a fast path only:
+        a float residual never decides that there is no unit), or None when the coefficients are symbolic."""
         if any(c.free_symbols for row in self._table.values() for c in row.values()):
             return None
         r, c, v = zip(*[(n, col, float(value)) for n, row in enumerate(rows) for col, value in row.items()]) \
             if any(rows) else ((), (), ())
+        if not all(np.isfinite(v)) or 0.0 in v:                   # out of float range: solve exactly only
+            return None
         matrix = scipy.sparse.csr_matrix((v, (r, c)), shape=(len(rows), self.dim))
         target = np.array([float(b) for b in rhs])
         solution = scipy.sparse.linalg.lsqr(matrix, target, atol=1e-14, btol=1e-14)[0]
-        if np.linalg.norm(matrix @ solution - target) > 1e-6:
-            return False
         return [sympy.Rational(Fraction(float(u)).limit_denominator(10**6)) for u in solution]
 
     def _is_unit(self, coefficients) -> bool:
@@ -355,6 +387,7 @@ class Algebra:
         return True
 
     def _regular(self, x, side: str) -> sympy.Matrix:
+        check_size(self.dim**2, f"{side}_regular", f"entries in the matrix of {self.name}", "use the kernels")
         x = self._as_element(x, "x")
         matrix = sympy.zeros(self.dim, self.dim)
         for (i, j), row in self._table.items():
@@ -377,6 +410,8 @@ class Algebra:
 
         For an associative algebra this is the centre.
         """
+        check_size(self.dim**2, "center", f"coefficients in a basis of the centre of {self.name} (at most)",
+                   "use the kernels")
         rows = {}
         for (i, j), row in self._table.items():
             for k, c in row.items():

@@ -84,7 +84,7 @@ def clifford(p: int, q: int = 0, r: int = 0, basis=None, name=None) -> Clifford:
     p, q, r = (check_count(v, argument, minimum=0) for v, argument in ((p, "p"), (q, "q"), (r, "r")))
     if p + q + r > 10:
         raise ValueError(f"p + q + r: at most 10 generators (dimension 1024) are supported, got {p + q + r}")
-    return Clifford(p, q, r, basis, name or f"clifford({p}, {q}, {r})")
+    return Clifford(p, q, r, basis, f"clifford({p}, {q}, {r})" if name is None else name)
 
 
 def complex_numbers() -> Clifford:

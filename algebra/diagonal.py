@@ -17,7 +17,8 @@ import re
 import sympy
 
 from .algebra import check_count
-from .element import Element
+from .element import Element, check_element_size
+from .limits import check_size
 from .structured import StructuredAlgebra
 
 
@@ -69,9 +70,12 @@ class Diagonal(StructuredAlgebra):
         return True
 
     def unit(self):
+        check_element_size(self, "unit")
         return Element(self, [1] * self._dim)
 
     def center(self) -> list:
+        check_size(self._dim**2, "center", f"coefficients in the basis of the centre of {self.name}",
+                   "the centre is the whole algebra")
         return [self.basis_element(i) for i in range(self._dim)]
 
 

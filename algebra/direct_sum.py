@@ -29,7 +29,7 @@ class DirectSum(Algebra):
             for i, j, k, c in summand.entries():
                 table.setdefault((i + offset, j + offset), {})[k + offset] = c
             basis += [f"{position}:{label}" for label in summand.basis]
-        super().__init__(table, basis, name or " ⊕ ".join(s.name for s in self.summands))
+        super().__init__(table, basis, " ⊕ ".join(s.name for s in self.summands) if name is None else name)
 
 
 def direct_sum(*algebras, name=None) -> DirectSum:

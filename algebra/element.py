@@ -15,7 +15,17 @@ import re
 import numpy as np
 import sympy
 
-from .exact import is_zero, object_array, to_exact
+from .exact import check_dtype, is_zero, object_array, to_exact
+from .limits import check_size
+
+#: The largest exponent of ``x ** n`` (n - 1 products, left to right).
+MAX_POWER = 1024
+
+
+def check_element_size(algebra, what: str) -> None:
+    """Refuse (ValueError naming `what`) exact elements of more than `MAX_ENTRIES` coefficients."""
+    check_size(algebra.dim, what, f"coefficients in an element of {algebra.name}",
+               "exact elements hold one sympy number each; use the kernels on numeric arrays")
 
 
 def _label_text(label) -> str:
@@ -25,17 +35,28 @@ def _label_text(label) -> str:
 class Element:
     """An element sum_i c_i e_i of an algebra; immutable, exact."""
 
-    __slots__ = ("algebra", "flat")
+    __slots__ = ("_algebra", "_flat")
 
     def __init__(self, algebra, coefficients):
+        check_element_size(algebra, "coefficients")
         array = object_array(coefficients, "coefficients", f"numbers of shape {algebra.shape}")
         if array.shape not in (algebra.shape, (algebra.dim,)):
             raise ValueError(f"coefficients: expected shape {algebra.shape} for {algebra.name}, got {array.shape}")
         flat = array.reshape(-1)
-        self.algebra = algebra
-        self.flat = tuple(to_exact(v, f"coefficients[{i}]") for i, v in enumerate(flat))
+        self._algebra = algebra
+        self._flat = tuple(to_exact(v, f"coefficients[{i}]") for i, v in enumerate(flat))
 
     # ------------------------------------------------------------------ access
+    @property
+    def algebra(self):
+        """The algebra the element belongs to (read-only)."""
+        return self._algebra
+
+    @property
+    def flat(self) -> tuple:
+        """The exact coefficients in basis order, a tuple (read-only)."""
+        return self._flat
+
     @property
     def coefficients(self) -> np.ndarray:
         """The exact coefficients as an object array of shape ``algebra.shape``."""
@@ -44,9 +65,11 @@ class Element:
         return array.reshape(self.algebra.shape)
 
     def to_array(self, dtype=float) -> np.ndarray:
-        """The coefficients as a numeric numpy array of shape ``algebra.shape``."""
+        """The coefficients as a numeric numpy array of shape ``algebra.shape`` (a float or complex `dtype`)."""
+        dtype = check_dtype(dtype)
+        convert = complex if dtype.kind == "c" else float
         try:
-            return np.array([float(c) for c in self.flat], dtype=dtype).reshape(self.algebra.shape)
+            return np.array([convert(c) for c in self.flat], dtype=dtype).reshape(self.algebra.shape)
         except TypeError:
             free = sorted({str(s) for c in self.flat for s in c.free_symbols})
             raise TypeError(f"to_array: the element has symbolic coefficients ({', '.join(free)}); substitute "
@@ -114,8 +137,12 @@ class Element:
         return Element(self.algebra, [a / scalar for a in self.flat])
 
     def __pow__(self, exponent):
-        if isinstance(exponent, bool) or not isinstance(exponent, (int, np.integer)) or exponent < 1:
-            raise ValueError(f"exponent: expected a positive int (left-to-right powers), got {exponent!r}")
+        if isinstance(exponent, bool) or not isinstance(exponent, (int, np.integer)):
+            raise TypeError(f"exponent: expected a positive int (left-to-right powers), got "
+                            f"{type(exponent).__name__} {exponent!r}")
+        if not 1 <= exponent <= MAX_POWER:
+            raise ValueError(f"exponent: expected an int in 1..MAX_POWER = {MAX_POWER} (x ** n takes n - 1 products, "
+                             f"left to right), got {exponent}")
         result = self
         for _ in range(int(exponent) - 1):
             result = result * self

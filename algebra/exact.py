@@ -56,6 +56,21 @@ def to_exact(value, argument: str) -> sympy.Expr:
         f"got {type(value).__name__} {value!r}")
 
 
+def check_dtype(dtype, allow_object: bool = False) -> np.dtype:
+    """`dtype` as a float or complex numpy dtype (or object when allowed), else TypeError naming `dtype`.
+
+    Integer, bool and string dtypes would truncate or mangle the coefficients, so they are refused.
+    """
+    try:
+        result = np.dtype(dtype)
+    except TypeError:
+        result = None
+    if result is None or not (result.kind in "fc" or allow_object and result == object):
+        kinds = "a float or complex dtype" + (" or object" if allow_object else "")
+        raise TypeError(f"dtype: expected {kinds}, got {dtype!r}")
+    return result
+
+
 def object_array(value, argument: str, expected: str) -> np.ndarray:
     """`value` as a numpy object array (exact entries kept), or an error naming `argument` and `expected`."""
     if isinstance(value, (str, bytes)):

@@ -19,30 +19,43 @@ ValueError: coefficient: unexpected character '_' at position 0 in "__import__('
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import sympy
 
-from .algebra import MAX_ENTRIES, Algebra
-from .direct_sum import DirectSum
+from .algebra import Algebra
+from .direct_sum import DirectSum, direct_sum
+from .limits import MAX_ENTRIES, check_size
 from .structured import StructuredAlgebra
 from .tensor_product import TensorProduct
 
 FORMAT = "product-interactions/algebra"
 VERSION = 1
 _ASSUMPTIONS = ("real", "positive", "nonnegative", "integer")
-_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z][A-Za-z0-9_]*)|(\*\*|[-+*/()]))")
-_MAX_TEXT = 10_000
-_MAX_EXPONENT = 64
+_TOKEN = re.compile(r"\s*(?:([0-9]+)|([A-Za-z][A-Za-z0-9_]*)|(\*\*|[-+*/()]))", re.ASCII)
+
+#: Bounds on one coefficient's text and on the work of reading it; beyond them it is refused (ValueError).
+MAX_TEXT = 10_000            # characters
+MAX_DIGITS = 1_000           # digits of one integer
+MAX_EXPONENT = 64            # of ``**``
+MAX_DEPTH = 64               # nested parentheses and sqrt
+MAX_TERMS = 10_000           # monomials of the expanded value (an upper bound computed while parsing)
+MAX_BITS = 2**16             # bits of the numbers in the value (an upper bound computed while parsing)
+MAX_SQRT_BITS = 256          # bits of the numerator and the denominator of a radicand
 
 
 # ---------------------------------------------------------------------- coefficients
 class _Parser:
     """expr := ['-'] term (('+'|'-') term)*; term := power (('*'|'/') power)*; power := atom ['**' int];
-    atom := int | name | 'sqrt' '(' expr ')' | '(' expr ')'."""
+    atom := int | name | 'sqrt' '(' expr ')' | '(' expr ')'.
+
+    Every rule returns ``(value, terms, bits)``: the sympy value and upper bounds on the number of monomials of
+    its expansion and on the bits of its numbers, checked against the limits before the work is done.
+    """
 
     def __init__(self, text: str, symbols: dict):
-        self.text, self.symbols, self.tokens, position = text, symbols, [], 0
+        self.text, self.symbols, self.tokens, self.depth, position = text, symbols, [], 0, 0
         while position < len(text):
             match = _TOKEN.match(text, position)
             if not match or match.end() == position:
@@ -59,6 +72,15 @@ class _Parser:
         found = self.tokens[self.at] if self.at < len(self.tokens) else "the end"
         raise ValueError(f"coefficient: expected {expected} but found {found!r} in {self.text!r}")
 
+    def bound(self, terms: int, bits: int) -> tuple:
+        if terms > MAX_TERMS:
+            raise ValueError(f"coefficient: expands to more than MAX_TERMS = {MAX_TERMS:,} terms (bound "
+                             f"{terms:,}) in {self.text[:80]!r}")
+        if bits > MAX_BITS:
+            raise ValueError(f"coefficient: holds numbers of more than MAX_BITS = {MAX_BITS:,} bits (bound "
+                             f"{bits:,}) in {self.text[:80]!r}")
+        return terms, bits
+
     def peek(self):
         return self.tokens[self.at] if self.at < len(self.tokens) else None
 
@@ -70,72 +92,92 @@ class _Parser:
         return current
 
     def parse(self):
-        value = self.expr()
+        value, _, _ = self.expr()
         if self.peek() is not None:
             self.fail("an operator or the end")
         return value
 
     def expr(self):
         negative = self.peek() == "-" and self.take()
-        value = self.term()
+        value, terms, bits = self.term()
         value = -value if negative else value
         while self.peek() in ("+", "-"):
             sign = self.take()
-            term = self.term()
+            term, more, size = self.term()
+            terms, bits = self.bound(terms + more, max(bits, size) + 1)
             value = value + term if sign == "+" else value - term
-        return value
+        return value, terms, bits
 
     def term(self):
-        value = self.power()
+        value, terms, bits = self.power()
         while self.peek() in ("*", "/"):
-            if self.take() == "*":
-                value = value * self.power()
+            multiply = self.take() == "*"
+            factor, more, size = self.power()
+            terms, bits = self.bound(terms * more, bits + size)
+            if multiply:
+                value = value * factor
+            elif not factor.is_number or factor == 0:
+                raise ValueError(f"coefficient: division only by a nonzero number in {self.text!r}")
             else:
-                divisor = self.power()
-                if not divisor.is_number or divisor == 0:
-                    raise ValueError(f"coefficient: division only by a nonzero number in {self.text!r}")
-                value = value / divisor
-        return value
+                value = value / factor
+        return value, terms, bits
 
     def power(self):
-        base = self.atom()
-        if self.peek() == "**":
-            self.take()
-            exponent = self.take()
-            if not exponent.isdigit() or int(exponent) > _MAX_EXPONENT:
-                raise ValueError(f"coefficient: exponents must be integers <= {_MAX_EXPONENT}, got {exponent!r} "
-                                 f"in {self.text!r}")
-            return base ** int(exponent)
-        return base
+        base, terms, bits = self.atom()
+        if self.peek() != "**":
+            return base, terms, bits
+        self.take()
+        exponent = self.take()
+        if not exponent.isdigit() or len(exponent) > 3 or int(exponent) > MAX_EXPONENT:
+            raise ValueError(f"coefficient: exponents must be integers <= MAX_EXPONENT = {MAX_EXPONENT}, got "
+                             f"{exponent!r} in {self.text!r}")
+        n = int(exponent)
+        terms, bits = self.bound(math.comb(n + terms - 1, n) if terms > 1 else 1, bits * max(n, 1))
+        return base ** n, terms, bits
 
     def atom(self):
         token = self.take()
         if token.isdigit():
-            return sympy.Integer(int(token))
-        if token == "(":
-            value = self.expr()
-            self.take(")")
-            return value
-        if token == "sqrt":
-            self.take("(")
-            radicand = self.expr()
-            self.take(")")
-            if not isinstance(radicand, sympy.Rational) or radicand < 0:
-                raise ValueError(f"coefficient: sqrt takes a non-negative rational, got {radicand} in {self.text!r}")
-            return sympy.sqrt(radicand)
+            if len(token) > MAX_DIGITS:
+                raise ValueError(f"coefficient: an integer of {len(token):,} digits, more than MAX_DIGITS = "
+                                 f"{MAX_DIGITS:,}, in {self.text[:80]!r}")
+            value = int(token)
+            return sympy.Integer(value), 1, value.bit_length()
+        if token in ("(", "sqrt"):
+            return self.nested(token)
         if token in self.symbols:
-            return self.symbols[token]
+            return self.symbols[token], 1, 1
         if token[0].isalpha():
             raise ValueError(f"coefficient: unknown name {token!r} in {self.text!r} (declare symbols in 'symbols')")
         self.fail("a number, a name, 'sqrt' or '('")
+
+    def nested(self, token):
+        """The inside of ``( ... )`` or ``sqrt( ... )``, at most `MAX_DEPTH` deep."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ValueError(f"coefficient: nested more than MAX_DEPTH = {MAX_DEPTH} parentheses deep in "
+                             f"{self.text[:80]!r}")
+        if token == "sqrt":
+            self.take("(")
+        value, terms, bits = self.expr()
+        self.take(")")
+        self.depth -= 1
+        if token == "(":
+            return value, terms, bits
+        if not isinstance(value, sympy.Rational) or value < 0:
+            raise ValueError(f"coefficient: sqrt takes a non-negative rational, got {value} in {self.text!r}")
+        if max(value.p.bit_length(), value.q.bit_length()) > MAX_SQRT_BITS:
+            raise ValueError(f"coefficient: sqrt of a rational with more than MAX_SQRT_BITS = {MAX_SQRT_BITS} "
+                             f"bits in {self.text[:80]!r}")
+        return sympy.sqrt(value), 1, bits
 
 
 def parse_coefficient(text: str, symbols: dict) -> sympy.Expr:
     """Parse one coefficient written by `format_coefficient`; `symbols` maps names to sympy symbols."""
     if not isinstance(text, str):
         raise TypeError(f"coefficient: expected a string, got {type(text).__name__} {text!r}")
-    if len(text) > _MAX_TEXT:
-        raise ValueError(f"coefficient: longer than {_MAX_TEXT} characters")
+    if len(text) > MAX_TEXT:
+        raise ValueError(f"coefficient: {len(text):,} characters, more than MAX_TEXT = {MAX_TEXT:,}")
     return _Parser(text, symbols).parse()
 
 
@@ -215,43 +257,68 @@ def dumps(algebra) -> str:
     return json.dumps(document, ensure_ascii=False)
 
 
+#: Bounds on a document, checked before the work they limit.
+MAX_DOCUMENT = 2**28         # characters of the JSON text
+MAX_NESTING = 16             # tensor products and direct sums inside one another
+
+
 def _require(mapping, key, kind, where):
     if not isinstance(mapping, dict) or key not in mapping:
         raise ValueError(f"from_json: {where} is missing the key {key!r}")
     value = mapping[key]
-    if not isinstance(value, kind):
+    if not isinstance(value, kind) or kind is int and isinstance(value, bool):
         raise ValueError(f"from_json: {where}[{key!r}] expected {kind.__name__}, got {type(value).__name__}")
     return value
 
 
-def _build(payload, symbols, where):
+def _parts(payload, key, symbols, where, depth):
+    """The algebras listed under `key` (factors or summands): at least one, each read by `_build`."""
+    items = _require(payload, key, list, where)
+    if not items:
+        raise ValueError(f"from_json: {where}.{key} expected at least one algebra, got an empty list")
+    return [_build(item, symbols, f"{where}.{key}[{n}]", depth + 1) for n, item in enumerate(items)]
+
+
+def _build(payload, symbols, where, depth=0):
+    if depth > MAX_NESTING:
+        raise ValueError(f"from_json: {where} is nested more than MAX_NESTING = {MAX_NESTING} tensor products or "
+                         f"direct sums deep")
     kind = _require(payload, "kind", str, where)
     name = _require(payload, "name", str, where)
     if kind == "tensor_product":
-        factors = [_build(f, symbols, f"{where}.factors[{n}]")
-                   for n, f in enumerate(_require(payload, "factors", list, where))]
+        factors = _parts(payload, "factors", symbols, where, depth)
+        for n, factor in enumerate(factors):
+            if isinstance(factor, TensorProduct):
+                raise ValueError(f"from_json: {where}.factors[{n}] expected a plain algebra, got a tensor product "
+                                 f"(factors are listed flat)")
         return TensorProduct(factors, name=name)
     if kind == "direct_sum":
-        summands = [_build(s, symbols, f"{where}.summands[{n}]")
-                    for n, s in enumerate(_require(payload, "summands", list, where))]
-        return DirectSum(summands, name=name)
+        return direct_sum(*_parts(payload, "summands", symbols, where, depth), name=name)
     builders = _builders()
     if kind != "algebra" and kind not in builders:
         raise ValueError(f"from_json: {where}.kind expected 'algebra', 'tensor_product', 'direct_sum' or a builder "
-                         f"({', '.join(sorted(builders))}), got {kind!r}")
+                         f"({', '.join(sorted(builders))}), got {kind!r}"[:400])
     rebuilt = None if kind == "algebra" else _rebuild(kind, _require(payload, "params", dict, where), where)
     if rebuilt is not None and "structure_constants" not in payload:
         rebuilt.name = name
         return rebuilt
     basis = _require(payload, "basis", list, where)
+    rows = _require(payload, "structure_constants", list, where)
+    check_size(len(rows), f"from_json: {where}.structure_constants", "rows", "write a structured builder instead")
     table = {}
-    for n, row in enumerate(_require(payload, "structure_constants", list, where)):
+    for n, row in enumerate(rows):
         if not (isinstance(row, list) and len(row) == 4 and all(type(v) is int for v in row[:3])
                 and isinstance(row[3], str)):
             raise ValueError(f"from_json: {where}.structure_constants[{n}] expected [i, j, k, \"coefficient\"], "
-                             f"got {row!r}")
+                             f"got {row!r}"[:400])
         i, j, k, text = row
-        table.setdefault((i, j), {})[k] = parse_coefficient(text, symbols)
+        entries = table.setdefault((i, j), {})
+        if k in entries:
+            raise ValueError(f"from_json: {where}.structure_constants[{n}]: the entry ({i}, {j}, {k}) appears twice")
+        try:
+            entries[k] = parse_coefficient(text, symbols)
+        except ValueError as error:
+            raise ValueError(f"from_json: {where}.structure_constants[{n}]: {error}") from None
     algebra = Algebra.from_structure_constants(table, basis=basis, name=name, dim=len(basis) or None)
     if rebuilt is None:
         return algebra
@@ -270,31 +337,53 @@ def _rebuild(kind: str, params: dict, where: str):
         if expected is None or type(value) is not expected or (
                 expected is list and not all(isinstance(v, str) for v in value)):
             raise ValueError(f"from_json: {where}.params[{key!r}] is not an argument of {kind} "
-                             f"({', '.join(f'{k}: {v.__name__}' for k, v in allowed.items())}), got {value!r}")
-    return builder(**params)
+                             f"({', '.join(f'{k}: {v.__name__}' for k, v in allowed.items())}), got {value!r}"[:400])
+    try:
+        return builder(**params)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"from_json: {where}.params: {error}") from None
+
+
+def _unique_keys(pairs):
+    """`json` object hook: a dict, refusing a key that appears twice (json would keep the last silently)."""
+    result = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"from_json: the key {key!r} appears twice in one object"[:400])
+        result[key] = value
+    return result
 
 
 def loads(text) -> Algebra:
     """Read an algebra from `dumps` output; never evaluates code."""
     if not isinstance(text, (str, bytes)):
         raise TypeError(f"text: expected a JSON string, got {type(text).__name__}")
+    if len(text) > MAX_DOCUMENT:
+        raise ValueError(f"text: {len(text):,} characters, more than MAX_DOCUMENT = {MAX_DOCUMENT:,}")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"text: not UTF-8 ({error.reason} at byte {error.start})") from None
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"text: not valid JSON ({error})") from None
+        document = json.loads(text, object_pairs_hook=_unique_keys)
+    except RecursionError:                   # raised cleanly by json's decoder on deep nesting
+        raise ValueError("text: nested too deeply to be an algebra") from None
+    except ValueError as error:              # JSONDecodeError, the integer digit limit, duplicate keys
+        raise ValueError(f"text: not valid JSON ({error})"[:400]) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         found = document.get("format") if isinstance(document, dict) else type(document).__name__
-        raise ValueError(f"text: expected format {FORMAT!r}, got {found!r}")
-    if document.get("version") != VERSION:
-        raise ValueError(f"text: expected format version {VERSION}, got {document.get('version')!r}")
+        raise ValueError(f"text: expected format {FORMAT!r}, got {found!r}"[:400])
+    if type(document.get("version")) is not int or document["version"] != VERSION:
+        raise ValueError(f"text: expected format version {VERSION}, got {document.get('version')!r}"[:400])
     declared = _require(document, "symbols", dict, "document")
     symbols = {}
     for name, assumptions in declared.items():
-        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name) or name == "sqrt":
-            raise ValueError(f"from_json: symbol name {name!r} is not allowed (letters, digits, _)")
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name, re.ASCII) or name == "sqrt":
+            raise ValueError(f"from_json: symbol name {name!r} is not allowed (letters, digits, _)"[:400])
         if not isinstance(assumptions, dict) or not set(assumptions) <= set(_ASSUMPTIONS) or not all(
                 v is True for v in assumptions.values()):
             raise ValueError(f"from_json: symbols[{name!r}] expected assumptions among {_ASSUMPTIONS}, "
-                             f"got {assumptions!r}")
+                             f"got {assumptions!r}"[:400])
         symbols[name] = sympy.Symbol(name, **assumptions)
     return _build(_require(document, "algebra", dict, "document"), symbols, "algebra")

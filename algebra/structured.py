@@ -13,7 +13,7 @@ kernels read the rule itself (see `kernels.factor`), so lowering a product never
 >>> B.entries()
 Traceback (most recent call last):
 ...
-ValueError: entries: position(1000000000) has 1,000,000,000 nonzero structure constants, more than algebra.algebra.MAX_ENTRIES = 1,048,576; its rule is used without them (kernels, products of elements)
+ValueError: entries: position(1000000000) has 1,000,000,000 nonzero structure constants, more than algebra.limits.MAX_ENTRIES = 1,048,576; its rule is used without them (kernels, products of elements)
 """
 from __future__ import annotations
 
@@ -22,12 +22,13 @@ import itertools
 import numpy as np
 import sympy
 
-from .algebra import MAX_ENTRIES, Algebra, check_index
+from .algebra import Algebra, check_index
+from .limits import MAX_ENTRIES, check_size
 
 
 def _refuse(what: str, name: str, count: int, unit: str) -> None:
     if count > MAX_ENTRIES:
-        raise ValueError(f"{what}: {name} has {count:,} {unit}, more than algebra.algebra.MAX_ENTRIES = "
+        raise ValueError(f"{what}: {name} has {count:,} {unit}, more than algebra.limits.MAX_ENTRIES = "
                          f"{MAX_ENTRIES:,}; its rule is used without them (kernels, products of elements)")
 
 
@@ -91,7 +92,7 @@ class StructuredAlgebra(Algebra):
             return check_index(label, self._dim, "index")
         found = self._parse(label) if isinstance(label, (str, tuple)) else None
         if found is None:
-            raise KeyError(f"label: {label!r} is not a basis label of {self.name} (labels: "
+            raise ValueError(f"label: {label!r} is not a basis label of {self.name} (labels: "
                            f"{', '.join(str(self.label(i)) for i in range(min(self._dim, 8)))}"
                            f"{', ...' if self._dim > 8 else ''})")
         return found
@@ -116,6 +117,8 @@ class StructuredAlgebra(Algebra):
         result = [sympy.Integer(0)] * self._dim
         xs = [i for i, v in enumerate(x) if v != 0]
         ys = [j for j, v in enumerate(y) if v != 0]
+        check_size(len(xs) * len(ys), "*", f"pairs of nonzero coefficients in a product in {self.name}",
+                   "use the kernels")
         for i in xs:
             for j in ys:
                 xy = x[i] * y[j]

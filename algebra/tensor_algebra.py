@@ -13,6 +13,8 @@ array([3, 0, 6, 0], dtype=object)
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import re
 
@@ -38,12 +40,12 @@ class TensorAlgebra(StructuredAlgebra):
 
     def __init__(self, width: int, degree: int):
         self.width, self.degree = width, degree
-        self._offsets = [sum(width**k for k in range(m)) for m in range(degree + 2)]
+        self._offsets = list(itertools.accumulate((width**k for k in range(degree + 1)), initial=0))
         super().__init__(self._offsets[-1], f"tensor_algebra({width}, {degree})")
 
     def _word(self, i: int) -> tuple:
         """(length m, number a of the word within its level)."""
-        m = next(m for m in range(self.degree + 1) if i < self._offsets[m + 1])
+        m = bisect.bisect_right(self._offsets, i) - 1
         return m, i - self._offsets[m]
 
     def _rule(self, i, j):
@@ -62,8 +64,13 @@ class TensorAlgebra(StructuredAlgebra):
 
     def label(self, i):
         m, a = self._word(self.index(i))
-        letters = [(a // self.width**(m - 1 - p)) % self.width + 1 for p in range(m)]
-        return word_label("e", letters, largest=self.width)
+        if self.width == 1:
+            return "e" + "1" * m if m else "1"
+        letters = []
+        for _ in range(m):
+            a, letter = divmod(a, self.width)
+            letters.append(letter + 1)
+        return word_label("e", letters[::-1], largest=self.width)
 
     def _parse(self, label):
         if label == "1":
@@ -131,10 +138,13 @@ class TensorAlgebra(StructuredAlgebra):
 def tensor_algebra(dim: int, degree: int) -> TensorAlgebra:
     """T(R^dim) truncated at `degree` (dimension 1 + dim + ... + dim^degree, at most `MAX_DIM`)."""
     dim, degree = check_count(dim, "dim"), check_count(degree, "degree", minimum=0)
-    # sum the levels only when that is cheap: past degree 64 (dim >= 2) the dimension is astronomically large
-    size = degree + 1 if dim == 1 else sum(dim**m for m in range(degree + 1)) if degree <= 64 else None
+    # bounded first: past these the dimension 1 + dim + ... + dim^degree exceeds MAX_DIM anyway
+    if degree >= MAX_DIM or degree >= 1 and dim >= MAX_DIM or dim >= 2 and degree > MAX_DIM.bit_length():
+        size = None
+    else:
+        size = degree + 1 if dim == 1 else (dim ** (degree + 1) - 1) // (dim - 1)
     if size is None or size > MAX_DIM:
-        dimension = f"dimension {size}" if size is not None else f"a dimension of more than 2^{degree}"
+        dimension = f"dimension {size}" if size is not None else f"a dimension of more than {MAX_DIM}"
         raise ValueError(f"dim, degree: T(R^{dim}) truncated at degree {degree} has {dimension}; at most "
-                         f"{MAX_DIM} is supported exactly (use the Seq2Tens kernels for larger ones)")
+                         f"MAX_DIM = {MAX_DIM} is supported exactly (use the Seq2Tens kernels for larger ones)")
     return TensorAlgebra(dim, degree)

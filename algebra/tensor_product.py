@@ -20,7 +20,8 @@ import sympy
 
 from . import identities
 from .algebra import Algebra
-from .element import Element
+from .element import Element, check_element_size
+from .limits import check_size
 from .structured import StructuredAlgebra
 
 
@@ -51,7 +52,8 @@ class TensorProduct(StructuredAlgebra):
 
     def __init__(self, factors, name=None):
         self._factors = tuple(factors)
-        super().__init__(math.prod(f.dim for f in self._factors), name or " ⊗ ".join(f.name for f in self._factors))
+        super().__init__(math.prod(f.dim for f in self._factors),
+                         " ⊗ ".join(f.name for f in self._factors) if name is None else name)
 
     @property
     def shape(self) -> tuple:
@@ -72,11 +74,11 @@ class TensorProduct(StructuredAlgebra):
             return None
         if all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in label):
             if not all(0 <= i < n for i, n in zip(label, self.shape)):
-                raise KeyError(f"label: {label!r} is not a multi-index for shape {self.shape}")
+                raise ValueError(f"label: {label!r} is not a multi-index for shape {self.shape}")
             return _ravel(label, self.shape)
         try:
             return _ravel([f.index(part) for f, part in zip(self._factors, label)], self.shape)
-        except KeyError:
+        except ValueError:
             return None
 
     def _spec(self):
@@ -102,6 +104,12 @@ class TensorProduct(StructuredAlgebra):
             yield i, j, k, sympy.Mul(*(e[3] for e in combo))
 
     def _multiply(self, x, y):
+        # the cheaper of two loops: over pairs of nonzero coefficients (the rule), or over the factors' entries
+        pairs = sum(1 for v in x if v != 0) * sum(1 for v in y if v != 0)
+        if pairs <= self.nnz:
+            check_size(pairs, "*", f"pairs of nonzero coefficients in a product in {self.name}", "use the kernels")
+            return super()._multiply(x, y)
+        check_size(self.nnz, "*", f"structure constants visited by a product in {self.name}", "use the kernels")
         x = np.array(x, dtype=object).reshape(self.shape)
         y = np.array(y, dtype=object).reshape(self.shape)
         result = np.full(self.shape, sympy.Integer(0), dtype=object)
@@ -151,12 +159,15 @@ class TensorProduct(StructuredAlgebra):
         return None not in ratios and sympy.simplify(sympy.Mul(*ratios) - 1) == 0
 
     def unit(self):
+        check_element_size(self, "unit")
         units = [f.unit() for f in self._factors]
         if None in units:
             return None
         return Element(self, _outer([u.flat for u in units]))
 
     def center(self) -> list:
+        check_size(self.dim**2, "center", f"coefficients in a basis of the centre of {self.name} (at most)",
+                   "use the kernels")
         units = [f.unit() for f in self._factors]
         if None in units:
             return super().center()

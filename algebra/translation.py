@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import sympy
 
-from .algebra import check_count
+from .algebra import check_count, check_flag
 from .structured import StructuredAlgebra
 
 _LABEL = re.compile(r"e_(\d+)")
@@ -82,6 +81,4 @@ class Translation(StructuredAlgebra):
 def translation(n: int, cyclic: bool = True) -> Translation:
     """The group algebra of Z_n (``cyclic=True``) or of Z truncated to 0..n-1 (``cyclic=False``)."""
     n = check_count(n, "n")
-    if not isinstance(cyclic, (bool, np.bool_)):
-        raise TypeError(f"cyclic: expected a bool, got {type(cyclic).__name__} {cyclic!r}")
-    return Translation(n, bool(cyclic))
+    return Translation(n, check_flag(cyclic, "cyclic"))

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algebra import check_count
+from ..algebra import check_count, check_flag
+from ..limits import check_size
 
 
 def check_lmax(value, argument: str = "lmax") -> int:
@@ -41,9 +42,7 @@ def check_order(l: int, m, argument: str = "m") -> int:
 
 def check_parity(value, argument: str = "parity") -> bool:
     """Return `value` if it is a bool, else raise TypeError naming `argument`."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{argument}: expected a bool, got {type(value).__name__} {value!r}")
-    return bool(value)
+    return check_flag(value, argument)
 
 
 def feature_dim(lmax: int, parity: bool = False) -> int:
@@ -81,5 +80,6 @@ def block_offsets(lmax: int, parity: bool = False) -> dict:
 
 def basis_labels(lmax: int, parity: bool = False) -> tuple:
     """Labels ``e^l_m`` (``e^le_m`` / ``e^lo_m`` with parity) in basis order."""
+    check_size(feature_dim(lmax, parity), "lmax", f"basis labels up to lmax = {lmax}", "use a smaller lmax")
     return tuple(f"e^{l}{'' if p is None else 'e' if p == 1 else 'o'}_{m}"
                  for l, p in irreps(lmax, parity) for m in range(-l, l + 1))

@@ -1,12 +1,20 @@
 """An exact on-disk cache of coefficient tables, one JSON file per (name, lmax).
 
-The directory is ``$PRODUCT_INTERACTIONS_CACHE/so3`` when that variable is set (the value ``off`` disables the
-cache), else ``$XDG_CACHE_HOME/product-interactions/so3``, else ``~/.cache/product-interactions/so3``.  A table
-maps a path ``(l1, l2, l)`` to its entries ``((m1, m2, m), Surd)``; the file stores each distinct coefficient once
-as exact ``[s, "p/q"]`` pairs (`Surd.to_json`), the entries as ``[m1, m2, m, index]``, and is read back with
-`json`, `int` and `Fraction` only.  A file that is
-missing, unreadable or malformed is ignored (the caller recomputes and rewrites it); files are written atomically;
-an unwritable directory just means no disk cache.
+**Location.**  The directory is ``$PRODUCT_INTERACTIONS_CACHE/so3`` when the environment variable
+``PRODUCT_INTERACTIONS_CACHE`` is set (the value ``off``, or an empty value, disables the disk cache), else
+``$XDG_CACHE_HOME/product-interactions/so3``, else ``~/.cache/product-interactions/so3``.
+
+**Format.**  A table maps a path ``(l1, l2, l)`` to its entries ``((m1, m2, m), Surd)``; the file stores each
+distinct coefficient once as exact ``[s, "p/q"]`` pairs (`Surd.to_json`), the entries as ``[m1, m2, m, index]``,
+and the sha256 of the canonical JSON of both beside them.  It is read back with `json`, `int` and a strict
+rational parser only, never evaluated.
+
+**Trust.**  `load_table` returns None for a missing file and raises ValueError, naming the field, for a file
+that is too large, not UTF-8 JSON, nested too deeply, malformed or whose checksum does not match; callers check
+the table's own identities too (`clebsch_gordan.verify_table`), and recompute and rewrite it on any failure.
+Files are written to a temporary file in the same directory and moved into place with `os.replace`, so
+concurrent writers never leave a partial file, and a failed write leaves no temporary file behind; an
+unwritable directory just means no disk cache.
 
 >>> import tempfile, os
 >>> from fractions import Fraction
@@ -15,13 +23,14 @@ an unwritable directory just means no disk cache.
 >>> with tempfile.TemporaryDirectory() as folder:
 ...     os.environ["PRODUCT_INTERACTIONS_CACHE"] = folder
 ...     store_table("demo", 1, table)
-...     loaded = load_table("demo", 1)
+...     loaded = load_table("demo", 1, max_entries=10, largest_prime=3)
 ...     del os.environ["PRODUCT_INTERACTIONS_CACHE"]
 >>> loaded == table
 True
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -30,7 +39,7 @@ from pathlib import Path
 from .surds import Surd
 
 FORMAT = "product-interactions/so3-table"
-VERSION = 1
+VERSION = 2
 
 
 def cache_dir() -> Path | None:
@@ -47,22 +56,82 @@ def _file(name: str, lmax: int) -> Path | None:
     return None if folder is None else folder / f"{name}-lmax{lmax}-v{VERSION}.json"
 
 
-def load_table(name: str, lmax: int) -> dict | None:
-    """The table stored under (name, lmax), or None when there is none or it is unreadable."""
+#: Bytes a file may take per entry of the table it holds (plus a fixed allowance), checked before reading it.
+BYTES_PER_ENTRY = 128
+
+
+def load_table(name: str, lmax: int, max_entries: int, largest_prime: int) -> dict | None:
+    """The table stored under (name, lmax), None when there is none (or the cache is off).
+
+    Raises ValueError naming the field when the file holds more than `max_entries` entries (or more bytes than
+    such a table takes), is not valid, or fails its checksum; the square roots may hold primes up to
+    `largest_prime` (`Surd.from_json`).
+    """
     path = _file(name, lmax)
     if path is None or not path.is_file():
         return None
+    where = path.name
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-        if payload.get("format") != FORMAT or payload.get("version") != VERSION or payload.get("lmax") != lmax:
-            return None
-        values = [Surd.from_json(value) for value in payload["values"]]
-        table = {}
-        for key, entries in payload["paths"]:
-            table[_ints(key, 3)] = tuple((_ints(entry[:3], 3), values[_ints(entry[3:], 1)[0]]) for entry in entries)
-        return table
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError):
-        return None
+        size = path.stat().st_size
+        if size > BYTES_PER_ENTRY * max_entries + 2**16:
+            raise ValueError(f"{where}: {size:,} bytes, more than a table of at most {max_entries:,} entries takes")
+        text = path.read_bytes().decode("utf-8")
+    except OSError as error:
+        raise ValueError(f"{where}: unreadable ({error})") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{where}: not UTF-8 ({error.reason} at byte {error.start})") from None
+    payload = _decode(text, where)
+    for key, expected in (("format", FORMAT), ("version", VERSION), ("lmax", lmax)):
+        if payload.get(key) != expected or type(payload.get(key)) is not type(expected):
+            raise ValueError(f"{where}: {key} expected {expected!r}, got {payload.get(key)!r}"[:300])
+    values, paths = payload.get("values"), payload.get("paths")
+    if not isinstance(values, list) or not isinstance(paths, list):
+        raise ValueError(f"{where}: values and paths expected lists")
+    if payload.get("sha256") != checksum(values, paths):
+        raise ValueError(f"{where}: sha256 does not match the values and paths (the file was altered)")
+    surds = []
+    for n, value in enumerate(values):
+        try:
+            surds.append(Surd.from_json(value, largest_prime))
+        except ValueError as error:
+            raise ValueError(f"{where}: values[{n}]: {error}") from None
+    values = surds
+    table, count = {}, 0
+    for n, item in enumerate(paths):
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], list)):
+            raise ValueError(f"{where}: paths[{n}] expected [[l1, l2, l], entries], got {item!r}"[:300])
+        key = _ints(item[0], 3, f"{where}: paths[{n}][0]")
+        if key in table:
+            raise ValueError(f"{where}: paths[{n}]: the path {key} appears twice")
+        count += len(item[1])
+        if count > max_entries:
+            raise ValueError(f"{where}: paths: more than {max_entries:,} entries")
+        entries = []
+        for e, entry in enumerate(item[1]):
+            *m, index = _ints(entry, 4, f"{where}: paths[{n}][1][{e}]")
+            if not 0 <= index < len(values):
+                raise ValueError(f"{where}: paths[{n}][1][{e}]: value index {index} out of range 0..{len(values) - 1}")
+            entries.append((tuple(m), values[index]))
+        table[key] = tuple(entries)
+    return table
+
+
+def checksum(values: list, paths: list) -> str:
+    """The sha256 (hex) of the canonical JSON of a file's ``values`` and ``paths``."""
+    text = json.dumps([values, paths], separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def _decode(text: str, where: str) -> dict:
+    try:
+        payload = json.loads(text)
+    except RecursionError:                      # raised cleanly by json's decoder on deep nesting
+        raise ValueError(f"{where}: nested too deeply to be a table") from None
+    except ValueError as error:                 # JSONDecodeError, and the integer digit limit
+        raise ValueError(f"{where}: not valid JSON ({error})"[:300]) from None
+    if not isinstance(payload, dict):
+        raise ValueError(f"{where}: expected a JSON object, got {type(payload).__name__}")
+    return payload
 
 
 def store_table(name: str, lmax: int, table: dict) -> None:
@@ -73,8 +142,9 @@ def store_table(name: str, lmax: int, table: dict) -> None:
     index: dict = {}
     paths = [[list(key), [[*m, index.setdefault(value, len(index))] for m, value in entries]]
              for key, entries in sorted(table.items())]
-    payload = {"format": FORMAT, "version": VERSION, "lmax": lmax, "values": [v.to_json() for v in index],
-               "paths": paths}
+    values = [v.to_json() for v in index]
+    payload = {"format": FORMAT, "version": VERSION, "lmax": lmax, "sha256": checksum(values, paths),
+               "values": values, "paths": paths}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle = tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False, encoding="utf-8")
@@ -85,10 +155,12 @@ def store_table(name: str, lmax: int, table: dict) -> None:
             json.dump(payload, handle, separators=(",", ":"))
         os.replace(handle.name, path)
     except OSError:
-        Path(handle.name).unlink(missing_ok=True)
+        pass                                    # an unwritable directory is no disk cache
+    finally:
+        Path(handle.name).unlink(missing_ok=True)   # already moved after success; removed after any failure
 
 
-def _ints(value, length: int) -> tuple:
+def _ints(value, length: int, where: str) -> tuple:
     if not (isinstance(value, list) and len(value) == length and all(type(v) is int for v in value)):
-        raise ValueError(f"expected a list of {length} ints, got {value!r}")
+        raise ValueError(f"{where}: expected a list of {length} ints, got {value!r}"[:300])
     return tuple(value)

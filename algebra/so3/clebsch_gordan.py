@@ -41,16 +41,22 @@ from __future__ import annotations
 
 import functools
 import itertools
+import warnings
 from fractions import Fraction
 
 import numpy as np
 import sympy
 from sympy.physics.wigner import wigner_3j
 
+from ..limits import MAX_ENTRIES
 from .basis import block_offsets, check_lmax, check_parity, feature_dim, irreps
 from .cache import load_table, store_table
 from .path_algebra import PathAlgebra
 from .surds import Surd
+
+
+#: The most (m1, m2) pairs of one path computed exactly (each needs sympy's wigner_3j; 2^14 take seconds).
+MAX_PATH_PAIRS = 2**14
 
 
 # ---------------------------------------------------------------------- complex coefficients, from sympy
@@ -145,7 +151,16 @@ def _real_path(l1: int, l2: int, l: int) -> tuple:
 
 
 def _check_path(l1, l2, l) -> tuple:
-    return check_lmax(l1, "l1"), check_lmax(l2, "l2"), check_lmax(l, "l")
+    l1, l2, l = check_lmax(l1, "l1"), check_lmax(l2, "l2"), check_lmax(l, "l")
+    size = (2 * l1 + 1) * (2 * l2 + 1) * (2 * l + 1)
+    if size > MAX_ENTRIES:
+        raise ValueError(f"l1, l2, l: the path ({l1}, {l2}, {l}) has a ({2 * l1 + 1}, {2 * l2 + 1}, {2 * l + 1}) "
+                         f"block of {size:,} entries, more than algebra.limits.MAX_ENTRIES = {MAX_ENTRIES:,}")
+    pairs = (2 * l1 + 1) * (2 * l2 + 1)
+    if pairs > MAX_PATH_PAIRS:
+        raise ValueError(f"l1, l2: the path ({l1}, {l2}, {l}) needs exact 3j symbols for {pairs:,} pairs (m1, m2), "
+                         f"more than MAX_PATH_PAIRS = {MAX_PATH_PAIRS:,}")
+    return l1, l2, l
 
 
 def clebsch_gordan_coefficients(l1: int, l2: int, l: int) -> dict:
@@ -167,19 +182,87 @@ def clebsch_gordan_path(l1: int, l2: int, l: int, dtype=np.float64) -> np.ndarra
 
 
 # ---------------------------------------------------------------------- all paths up to lmax, assembled
+def check_table_lmax(lmax) -> int:
+    """`lmax` (see `check_lmax`) when its table of paths stays within ``MAX_ENTRIES``, else ValueError.
+
+    The bound counts at most two entries per (m1, m2) of a path (the real selection rule); it is summed with an
+    early stop, so refusing a huge lmax is instant.
+    """
+    lmax = check_lmax(lmax)
+    bound = 0
+    for l1 in range(lmax + 1):
+        for l2 in range(lmax + 1):
+            for l in range(abs(l1 - l2), min(l1 + l2, lmax) + 1):
+                bound += min(2 * (2 * l1 + 1) * (2 * l2 + 1), (2 * l1 + 1) * (2 * l2 + 1) * (2 * l + 1))
+                if bound > MAX_ENTRIES:
+                    raise ValueError(f"lmax: the coefficient tables up to lmax = {lmax} hold more than "
+                                     f"algebra.limits.MAX_ENTRIES = {MAX_ENTRIES:,} entries; use a smaller lmax, "
+                                     f"or clebsch_gordan_path for single paths")
+    return lmax
+
+
 def paths(lmax: int) -> tuple:
     """The paths (l1, l2, l) with l1, l2, l <= lmax and |l1 - l2| <= l <= l1 + l2, sorted."""
-    lmax = check_lmax(lmax)
+    lmax = check_table_lmax(lmax)
     return tuple((l1, l2, l) for l1 in range(lmax + 1) for l2 in range(lmax + 1)
                  for l in range(abs(l1 - l2), min(l1 + l2, lmax) + 1))
 
 
+def verify_table(lmax: int, table: dict) -> None:
+    """Raise ValueError naming the path unless `table` (read from the disk cache) passes cheap identities.
+
+    Checked: the paths are exactly `paths(lmax)`; every entry has |m1| <= l1, |m2| <= l2, |m| <= l and obeys the
+    real selection rule; the swap symmetry C_{l2 l1}[m2, m1, m] = (-1)^(l1 + l2 - l) C_{l1 l2}[m1, m2, m] holds
+    exactly; each path's columns are orthonormal (in float64, to 1e-9); the paths with l1 + l2 <= 2 equal a
+    fresh exact computation.
+    """
+    expected = paths(lmax)
+    if set(table) != set(expected):
+        raise ValueError(f"paths: expected the {len(expected)} paths up to lmax = {lmax}, got {len(table)} "
+                         f"different ones")
+    for (l1, l2, l), entries in table.items():
+        where = f"path ({l1}, {l2}, {l})"
+        if len({key for key, _ in entries}) != len(entries):
+            raise ValueError(f"{where}: an (m1, m2, m) appears twice")
+        columns = np.zeros(((2 * l1 + 1) * (2 * l2 + 1), 2 * l + 1))
+        for (m1, m2, m), value in entries:
+            if not (abs(m1) <= l1 and abs(m2) <= l2 and abs(m) <= l) or not _allowed(m1, m2, m, (l1 + l2 + l) % 2):
+                raise ValueError(f"{where}: (m1, m2, m) = ({m1}, {m2}, {m}) is out of range or breaks the "
+                                 f"selection rule")
+            columns[(m1 + l1) * (2 * l2 + 1) + m2 + l2, m + l] = float(value)
+        sign = -1 if (l1 + l2 - l) % 2 else 1
+        mirrored = {(m2, m1, m): value if sign == 1 else -value for (m1, m2, m), value in table[l2, l1, l]}
+        if dict(entries) != mirrored:
+            raise ValueError(f"{where}: not (-1)^(l1 + l2 - l) times the path ({l2}, {l1}, {l}) swapped")
+        if not np.allclose(columns.T @ columns, np.eye(2 * l + 1), rtol=0, atol=1e-9):
+            raise ValueError(f"{where}: the columns are not orthonormal")
+        if l1 + l2 <= 2 and entries != _real_path(l1, l2, l):
+            raise ValueError(f"{where}: differs from the exact coefficients")
+
+
+def _allowed(m1: int, m2: int, m: int, odd: int) -> bool:
+    """The real selection rule of the module docstring."""
+    a, b = abs(m1), abs(m2)
+    cosine = ((m1 >= 0) == (m2 >= 0)) != bool(odd)
+    return abs(m) in (a + b, abs(a - b)) and (m >= 0) == cosine
+
+
 @functools.lru_cache(maxsize=None)
 def path_table(lmax: int) -> dict:
-    """``{path: entries}`` for every path up to lmax, from the disk cache when it holds them."""
+    """``{path: entries}`` for every path up to lmax, from the disk cache when it holds a valid table.
+
+    A cached table that fails to load or `verify_table` is recomputed and rewritten, with a warning.
+    """
     expected = paths(lmax)
-    table = load_table("clebsch_gordan", lmax)
-    if table is None or set(table) != set(expected):
+    try:
+        table = load_table("clebsch_gordan", lmax, max_entries=MAX_ENTRIES, largest_prime=3 * lmax + 1)
+        if table is not None:
+            verify_table(lmax, table)
+    except ValueError as error:
+        warnings.warn(f"clebsch_gordan: ignoring the invalid disk cache ({error}); recomputing and rewriting it",
+                      RuntimeWarning, stacklevel=2)
+        table = None
+    if table is None:
         table = {path: _real_path(*path) for path in expected}
         store_table("clebsch_gordan", lmax, table)
     return table
@@ -201,7 +284,7 @@ def assemble(lmax: int, parity: bool, table: dict):
 
 def clebsch_gordan_tensor(lmax: int, parity: bool = False, dtype=np.float64) -> np.ndarray:
     """The dense structure constants lam[i, j, k] of ``clebsch_gordan(lmax, parity)`` (fast, numeric)."""
-    lmax, parity = check_lmax(lmax), check_parity(parity)
+    lmax, parity = check_table_lmax(lmax), check_parity(parity)
     out = np.zeros((feature_dim(lmax, parity),) * 3, dtype=dtype)
     for i, j, k, value in assemble(lmax, parity, path_table(lmax)):
         out[i, j, k] = value.to_sympy() if out.dtype == object else float(value)
@@ -219,5 +302,5 @@ def clebsch_gordan(lmax: int, parity: bool = False) -> PathAlgebra:
     equivariant under the rotations acting by `representation`.  Structured (`path_algebra`): the per-path
     tables are computed once per lmax (and cached on disk), the instance itself costs nothing.
     """
-    lmax, parity = check_lmax(lmax), check_parity(parity)
+    lmax, parity = check_table_lmax(lmax), check_parity(parity)
     return PathAlgebra("clebsch_gordan", lmax, parity, path_table(lmax), 1)

@@ -25,8 +25,8 @@ import functools
 import numpy as np
 import sympy
 
-from .basis import check_lmax, feature_dim
-from .clebsch_gordan import path_table, assemble, complex_clebsch_gordan
+from .basis import feature_dim
+from .clebsch_gordan import assemble, check_table_lmax, complex_clebsch_gordan, path_table
 from .path_algebra import PathAlgebra
 from .surds import Surd
 
@@ -55,7 +55,7 @@ def _gaunt_table(lmax: int) -> dict:
 
 def gaunt_tensor(lmax: int, dtype=np.float64) -> np.ndarray:
     """The dense structure constants G[i, j, k] of ``gaunt(lmax)`` (fast, numeric)."""
-    lmax = check_lmax(lmax)
+    lmax = check_table_lmax(lmax)
     out = np.zeros((feature_dim(lmax),) * 3, dtype=dtype)
     for i, j, k, value in assemble(lmax, False, _gaunt_table(lmax)):
         out[i, j, k] = value.to_sympy() / _SQRT_PI if out.dtype == object else float(value) / np.sqrt(np.pi)
@@ -67,5 +67,5 @@ def gaunt(lmax: int) -> PathAlgebra:
 
     G = G^{l m}_{l1 m1, l2 m2} as in the module docstring; structured like `clebsch_gordan`.
     """
-    lmax = check_lmax(lmax)
+    lmax = check_table_lmax(lmax)
     return PathAlgebra("gaunt", lmax, False, _gaunt_table(lmax), 1 / _SQRT_PI)

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..limits import check_size
 from .basis import check_lmax
 
 
 def sphere_quadrature(degree: int):
     """``(points, weights)``: points of shape (n, 3) on the unit sphere and weights summing to 4 pi."""
     degree = check_lmax(degree, "degree")
+    check_size((degree // 2 + 1) * max(degree + 1, degree // 2 + 1), "degree",
+               f"quadrature points (and Gauss-Legendre matrix entries) for degree {degree}", "use a smaller degree")
     cos_theta, weights = np.polynomial.legendre.leggauss(degree // 2 + 1)
     phi = 2 * np.pi * np.arange(degree + 1) / (degree + 1)
     sin_theta = np.sqrt(1 - cos_theta**2)[:, None]

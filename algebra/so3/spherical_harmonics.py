@@ -34,7 +34,12 @@ import math
 import numpy as np
 import sympy
 
+from ..algebra import check_flag
+from ..limits import check_size
 from .basis import check_lmax, check_order, feature_dim
+
+#: The largest degree `spherical_harmonic_formula` builds (l = 64 takes seconds).
+MAX_FORMULA_DEGREE = 64
 
 
 def check_points(points, argument: str = "points") -> np.ndarray:
@@ -74,9 +79,9 @@ def spherical_harmonics(lmax: int, points, normalize: bool = True) -> np.ndarray
     associated Legendre functions and the recurrence of (x + i y)^m; float32 input stays float32.
     """
     lmax = check_lmax(lmax)
+    check_size((lmax + 1) ** 2, "lmax", f"harmonics per point up to lmax = {lmax}", "use a smaller lmax")
     array = check_points(points)
-    if not isinstance(normalize, (bool, np.bool_)):
-        raise TypeError(f"normalize: expected a bool, got {type(normalize).__name__} {normalize!r}")
+    normalize = check_flag(normalize, "normalize")
     batch = array.shape[:-1]
     flat = array.reshape(-1, 3)
     if normalize:
@@ -148,9 +153,12 @@ def spherical_harmonic_formula(l: int, m: int, x=None, y=None, z=None) -> sympy.
 
     On the unit sphere it is Y_l^m; elsewhere r^l Y_l^m(x / r).  Built independently of the numeric
     recurrence, from the m-th derivative of the Legendre polynomial P_l and Re / Im of (x + i y)^|m|.
-    Meant for small l (the cost grows quickly with l).
+    Meant for small l: the cost grows quickly with l, so l > `MAX_FORMULA_DEGREE` is refused.
     """
     l = check_lmax(l, "l")
+    if l > MAX_FORMULA_DEGREE:
+        raise ValueError(f"l: the exact formula is built for l <= MAX_FORMULA_DEGREE = {MAX_FORMULA_DEGREE} (its "
+                         f"cost grows quickly with l), got {l}; use spherical_harmonics for numeric values")
     m = check_order(l, m)
     x, y, z = (sympy.Symbol(name, real=True) if s is None else s for name, s in zip("xyz", (x, y, z)))
     k = abs(m)

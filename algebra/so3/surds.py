@@ -15,10 +15,16 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 
 import sympy
+
+#: The default largest prime factor of an s read by `Surd.from_json`, and the digits of a rational read.
+MAX_PRIME = 1000
+MAX_DIGITS = 1000
+_RATIONAL = re.compile(r"(-?[0-9]+)(?:/([0-9]+))?", re.ASCII)
 
 
 @dataclass(frozen=True, repr=False)
@@ -89,22 +95,57 @@ class Surd:
         return [[s, str(c)] for s, c in self.terms]
 
     @classmethod
-    def from_json(cls, data) -> "Surd":
-        """Inverse of `to_json`; raises ValueError on anything but square-free ints and rational strings."""
+    def from_json(cls, data, largest_prime: int = MAX_PRIME) -> "Surd":
+        """Inverse of `to_json`; raises ValueError on anything else.
+
+        Each s must be a product of distinct primes <= `largest_prime` (a bound that keeps the check cheap;
+        the Clebsch-Gordan coefficients up to lmax need primes <= 3 lmax + 1), each c a nonzero rational
+        ``"p/q"`` (`parse_rational`), the s strictly increasing.
+        """
         if not isinstance(data, list):
             raise ValueError(f"surd: expected a list of [s, 'p/q'] pairs, got {type(data).__name__}")
         pairs = []
         for pair in data:
             if not (isinstance(pair, list) and len(pair) == 2 and type(pair[0]) is int and pair[0] > 0
-                    and isinstance(pair[1], str) and _is_square_free(pair[0])):
-                raise ValueError(f"surd: expected [square-free int, 'p/q'], got {pair!r}")
-            pairs.append((pair[0], Fraction(pair[1])))
-        return cls.from_terms(pairs)
+                    and isinstance(pair[1], str)):
+                raise ValueError(f"surd: expected [square-free int, 'p/q'], got {pair!r}"[:300])
+            if not is_square_free(pair[0], largest_prime):
+                raise ValueError(f"surd: s = {pair[0]} is not a product of distinct primes <= {largest_prime}"[:300])
+            if pairs and pair[0] <= pairs[-1][0]:
+                raise ValueError(f"surd: expected the s in increasing order, got {pair[0]} after {pairs[-1][0]}")
+            value = parse_rational(pair[1], "surd coefficient")
+            if not value:
+                raise ValueError(f"surd coefficient: expected a nonzero rational, got {pair[1]!r}")
+            pairs.append((pair[0], value))
+        return cls(tuple(pairs))
+
+
+def parse_rational(text: str, argument: str) -> Fraction:
+    """``"p"`` or ``"p/q"`` (ASCII digits, optional leading minus, at most `MAX_DIGITS` digits each, q nonzero),
+    else ValueError naming `argument`; nothing else (no exponents, spaces or underscores) is accepted."""
+    match = _RATIONAL.fullmatch(text) if isinstance(text, str) and len(text) <= 2 * MAX_DIGITS + 2 else None
+    if match is None:
+        raise ValueError(f"{argument}: expected a rational 'p/q' with at most {MAX_DIGITS} ASCII digits each, "
+                         f"got {text!r}"[:300])
+    numerator, denominator = int(match.group(1)), int(match.group(2) or 1)
+    if denominator == 0:
+        raise ValueError(f"{argument}: zero denominator in {text!r}")
+    return Fraction(numerator, denominator)
+
+
+def is_square_free(n: int, largest_prime: int) -> bool:
+    """True when n is a product of distinct primes <= largest_prime (trial division by those primes only)."""
+    for p in _primes(largest_prime):
+        if n % p == 0:
+            n //= p
+            if n % p == 0:
+                return False
+    return n == 1
 
 
 @functools.lru_cache(maxsize=None)
-def _is_square_free(n: int) -> bool:
-    return all(n % (k * k) for k in range(2, math.isqrt(n) + 1))
+def _primes(largest: int) -> tuple:
+    return tuple(sympy.primerange(2, largest + 1))
 
 
 @functools.lru_cache(maxsize=None)

@@ -26,6 +26,7 @@ import functools
 import numpy as np
 import sympy
 
+from ..limits import check_size
 from .basis import check_lmax, check_parity, feature_dim, irreps
 from .quadrature import sphere_quadrature
 from .rotations import check_rotation, rotation_from_euler
@@ -42,8 +43,11 @@ def _quadrature(lmax: int):
     return points, weighted
 
 
-def _blocks(lmax: int, rotation: np.ndarray) -> list:
-    """[D^0(R), ..., D^lmax(R)] for checked proper rotations of shape (..., 3, 3)."""
+def _blocks(lmax: int, rotation: np.ndarray, argument: str) -> list:
+    """[D^0(R), ..., D^lmax(R)] for checked proper rotations of shape (..., 3, 3); a degree whose quadrature
+    samples exceed ``MAX_ENTRIES`` is refused naming `argument`."""
+    check_size((lmax + 1) * (2 * lmax + 1) * (lmax + 1) ** 2, argument,
+               f"harmonics sampled at the quadrature points of degree {lmax}", "use a smaller degree")
     points, weighted = _quadrature(lmax)
     rotated = spherical_harmonics(lmax, np.einsum("...ij,nj->...ni", rotation, points))
     return [np.einsum("...ni,nj->...ij", rotated[..., l * l:(l + 1) ** 2], weighted[:, l * l:(l + 1) ** 2])
@@ -53,7 +57,7 @@ def _blocks(lmax: int, rotation: np.ndarray) -> list:
 def wigner_D(l: int, rotation) -> np.ndarray:
     """D^l(R) for a rotation matrix or a batch of them (..., 3, 3): shape (..., 2l + 1, 2l + 1), float64."""
     l = check_lmax(l, "l")
-    return _blocks(l, check_rotation(rotation))[l]
+    return _blocks(l, check_rotation(rotation), "l")[l]
 
 
 def wigner_D_from_euler(l: int, alpha, beta, gamma) -> np.ndarray:
@@ -72,7 +76,7 @@ def representation(lmax: int, matrix, parity: bool = False) -> np.ndarray:
     lmax, parity = check_lmax(lmax), check_parity(parity)
     g = check_rotation(matrix, "matrix", proper=not parity)
     sign = np.sign(np.linalg.det(g))[..., None, None]
-    blocks = _blocks(lmax, g * sign)
+    blocks = _blocks(lmax, g * sign, "lmax")
     out = np.zeros(g.shape[:-2] + (feature_dim(lmax, parity),) * 2)
     start = 0
     for l, p in irreps(lmax, parity):

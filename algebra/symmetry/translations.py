@@ -23,7 +23,7 @@ array([[0., 0., 0., 0.],
 """
 from __future__ import annotations
 
-from ..algebra import check_count
+from ..algebra import check_count, check_flag
 from .action import DISCRETE, Action
 from .sparse import Sparse
 
@@ -31,8 +31,7 @@ from .sparse import Sparse
 def translations(n: int, cyclic: bool = True) -> Action:
     """The shift of n lattice points: cyclic (Z_n) or truncated (forward shifts of a window, see the module)."""
     n = check_count(n, "n")
-    if not isinstance(cyclic, bool):
-        raise TypeError(f"cyclic: expected a bool, got {type(cyclic).__name__} {cyclic!r}")
+    cyclic = check_flag(cyclic, "cyclic")
     shift = {((i + 1) % n, i): 1 for i in range(n) if cyclic or i + 1 < n}
     name = f"translations({n})" if cyclic else f"translations({n}, cyclic=False)"
     return Action([(DISCRETE, [Sparse((n, n), shift)])], name)

@@ -230,7 +230,7 @@ def test_bad_elements_and_mixing_algebras():
         H.basis_element(1) * C.basis_element(1)
     with pytest.raises(ValueError, match="cannot combine"):
         H.basis_element(1) + C.basis_element(1)
-    with pytest.raises(KeyError, match="'q' is not a basis label of quaternions"):
+    with pytest.raises(ValueError, match="'q' is not a basis label of quaternions"):
         H.basis_element("q")
     with pytest.raises(ValueError, match="index 7 out of range"):
         H.basis_element(7)
@@ -252,3 +252,14 @@ def test_dense_structure_constants_refuse_when_too_large():
 def test_clifford_is_associative_and_graded():
     A = clifford(3, 0, 1)
     assert A.dim == 16 and A.is_associative() and not A.is_commutative()
+
+
+@pytest.mark.parametrize("exponent", [-400, -30, -12, -9, 9, 12, 30, 400])
+def test_unit_is_found_at_every_scale(exponent):
+    scale = Fraction(10) ** exponent
+    A = Algebra.from_structure_constants({(0, 0): {0: 1}, (1, 1): {1: scale}})
+    assert A.unit() == A.element([1, 1 / scale])
+
+
+def test_no_unit_is_still_none():
+    assert Algebra.from_structure_constants({(0, 0): {0: 1}, (1, 1): {0: Fraction(1, 10**9)}}).unit() is None

@@ -12,6 +12,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -835,3 +836,20 @@ def test_smallest_builders():
     assert translation(1).unit() == translation(1).basis_element(0)
     assert matrix_algebra(1).is_commutative()
     assert isinstance(diagonal(1), Algebra)
+
+
+@pytest.mark.parametrize("dim, degree", [(2, 10**6), (2, 10**18), (1, 10**18), (10**100, 1), (4096, 1), (1, 4096), (2, 12)])
+def test_tensor_algebra_size_is_bounded_before_it_is_computed(dim, degree):
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="MAX_DIM = 4096"):
+        tensor_algebra(dim, degree)
+    assert time.perf_counter() - start < 0.1
+
+
+def test_tensor_algebra_at_the_size_limit_is_built_lazily():
+    start = time.perf_counter()
+    T = tensor_algebra(1, 4095)
+    assert T.dim == 4096 and T.label(4095) == "e" + "1" * 4095 and T.index(T.label(4095)) == 4095
+    assert time.perf_counter() - start < 0.5
+    with pytest.raises(ValueError, match="more than algebra.limits.MAX_ENTRIES"):
+        T.entries()

@@ -1,5 +1,6 @@
 """Exact JSON round trips and the safe coefficient parser."""
 import json
+import time
 
 import pytest
 import sympy
@@ -118,3 +119,35 @@ def test_forged_tensor_algebra_is_detected():
     document["algebra"]["structure_constants"][0][3] = "2"
     with pytest.raises(ValueError, match=r"says tensor_algebra\(2, 1\) but its structure constants differ"):
         Algebra.from_json(json.dumps(document))
+
+
+@pytest.mark.parametrize("text, limit", [
+    ("((((2**64)**64)**64)**64)**64", "MAX_BITS"),
+    ("(a+b+c+d+e+f)**64", "MAX_TERMS"),
+    ("(a+b+c)**64*(d+e+f)**64", "MAX_TERMS"),
+    ("9" * 5000, "MAX_DIGITS"),
+    ("(" * 3000 + "1" + ")" * 3000, "MAX_DEPTH"),
+    ("sqrt(" * 100 + "2" + ")" * 100, "MAX_DEPTH"),
+    ("sqrt(" + "9" * 200 + ")", "MAX_SQRT_BITS"),
+    ("2**65", "MAX_EXPONENT"),
+    ("2**" + "9" * 5000, "MAX_EXPONENT"),
+    ("1" * 10_001, "MAX_TEXT"),
+])
+def test_coefficient_work_is_bounded_before_it_is_done(text, limit):
+    symbols = {name: sympy.Symbol(name) for name in "abcdef"}
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=limit):
+        parse_coefficient(text, symbols)
+    assert time.perf_counter() - start < 0.5
+
+
+@pytest.mark.parametrize("text", ["2**2**2**2**2**2**2", "1e100000000", "1_000", "\u0661\u0662", "\uff11", "0x10"])
+def test_coefficient_syntax_outside_the_grammar_is_refused(text):
+    with pytest.raises(ValueError, match="coefficient"):
+        parse_coefficient(text, {})
+
+
+def test_bounded_coefficients_within_the_limits_still_read():
+    a, b = sympy.symbols("a b")
+    assert parse_coefficient("(a+b)**3 - 2**64/3", {"a": a, "b": b}) == (a + b)**3 - sympy.Integer(2)**64 / 3
+    assert parse_coefficient("9" * 1000, {}) == int("9" * 1000)

@@ -1,0 +1,98 @@
+"""Arguments of the wrong type or value are refused with an error naming them, never silently accepted."""
+import numpy as np
+import pytest
+
+from product_interactions.algebra import (Algebra, clebsch_gordan, clifford, complex_numbers, diagonal, direct_sum,
+                                          quaternions, tensor_product, translation)
+from product_interactions.algebra.so3 import spherical_harmonics
+from product_interactions.algebra.symmetry import translations
+
+
+@pytest.mark.parametrize("dtype", [int, np.int32, bool, str, "U5", "not a dtype"])
+def test_truncating_dtypes_are_refused(dtype):
+    H = quaternions()
+    with pytest.raises(TypeError, match="dtype: expected a float or complex dtype or object"):
+        H.structure_constants(dtype=dtype)
+    with pytest.raises(TypeError, match="dtype: expected a float or complex dtype or object"):
+        H.sparse_structure_constants(dtype=dtype)
+    with pytest.raises(TypeError, match="dtype: expected a float or complex dtype, got"):
+        H.element([1, 2, 3, 4]).to_array(dtype)
+
+
+def test_float_complex_and_object_dtypes_still_work():
+    C = complex_numbers()
+    assert C.structure_constants(dtype=np.complex128)[1, 1, 0] == -1
+    assert C.structure_constants(dtype=np.float32).dtype == np.float32
+    assert C.structure_constants(dtype=object)[1, 1, 0] == -1
+    assert C.element([1, 2]).to_array(complex).tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("max_bytes", ["x", 1.5, True, [1]])
+def test_max_bytes_must_be_an_int(max_bytes):
+    with pytest.raises(TypeError, match="max_bytes: expected an int number of bytes or None, got"):
+        quaternions().structure_constants(max_bytes=max_bytes)
+
+
+@pytest.mark.parametrize("build", [
+    lambda name: Algebra.from_function(2, lambda i, j: {}, name=name),
+    lambda name: Algebra.from_structure_constants({(0, 0): {0: 1}}, name=name),
+    lambda name: tensor_product(diagonal(2), diagonal(2), name=name),
+    lambda name: direct_sum(diagonal(2), diagonal(1), name=name),
+    lambda name: clifford(1, name=name),
+])
+@pytest.mark.parametrize("name", [5, 0, b"x", ["A"], 1.5])
+def test_names_must_be_strings(build, name):
+    with pytest.raises(TypeError, match="name: expected a str, got"):
+        build(name)
+
+
+def test_names_survive_json():
+    A = Algebra.from_structure_constants({(0, 0): {0: 1}}, name="named")
+    assert Algebra.from_json(A.to_json()).name == "named"
+    with pytest.raises(TypeError, match="name: expected a str"):
+        A.name = 7
+
+
+def test_elements_are_read_only():
+    x = quaternions().basis_element("i")
+    for attribute in ("flat", "algebra"):
+        with pytest.raises(AttributeError, match=attribute):
+            setattr(x, attribute, None)
+    assert x.flat == (0, 1, 0, 0)
+
+
+@pytest.mark.parametrize("flag", [True, np.bool_(True), False, np.bool_(False)])
+def test_numpy_bools_are_bools_everywhere(flag):
+    assert translation(3, cyclic=flag).cyclic is bool(flag)
+    assert translations(3, cyclic=flag).name.endswith("cyclic=False)") is not bool(flag)
+    assert clebsch_gordan(1, parity=flag).parity is bool(flag)
+    assert spherical_harmonics(1, np.array([0.0, 0.0, 1.0]), normalize=flag).shape == (4,)
+
+
+@pytest.mark.parametrize("flag", [1, 0, "yes", None, np.int64(1), 1.0])
+def test_non_bools_are_refused_as_flags(flag):
+    for call, argument in ((lambda: translation(3, cyclic=flag), "cyclic"),
+                           (lambda: translations(3, cyclic=flag), "cyclic"),
+                           (lambda: clebsch_gordan(1, parity=flag), "parity"),
+                           (lambda: spherical_harmonics(1, np.array([0.0, 0.0, 1.0]), normalize=flag), "normalize")):
+        with pytest.raises(TypeError, match=f"{argument}: expected a bool, got"):
+            call()
+
+
+@pytest.mark.parametrize("build, label", [
+    (quaternions, "q"), (lambda: Algebra.from_function(2, lambda i, j: {}), "e_9"), (lambda: diagonal(3), "e_\u0661"),
+    (lambda: translation(4), "e_4"), (lambda: tensor_product(diagonal(2), diagonal(3)), ("e_0", "e_7")),
+    (lambda: tensor_product(diagonal(2), diagonal(3)), (0, 3)), (quaternions, ["i"]),
+])
+def test_bad_labels_raise_value_error_naming_the_label(build, label):
+    A = build()
+    with pytest.raises(ValueError, match="label: ") as error:
+        A.index(label)
+    assert not isinstance(error.value, KeyError)
+    with pytest.raises(ValueError, match="label: "):
+        A.basis_element(label)
+
+
+def test_negative_indices_in_a_mapping_are_named():
+    with pytest.raises(ValueError, match=r"lam key \(-1, -1\): index -1 out of range"):
+        Algebra.from_structure_constants({(-1, -1): {-1: 1}})
