@@ -151,50 +151,104 @@ def value_and_gradient(engine: Engine, loss: Callable, structure) -> Callable:
     return torch_value_and_grad
 
 
-def adam(loss: Callable, params: dict, steps: int, batches: Callable, lr: float = 1e-3, betas=(0.9, 0.999),
-         eps: float = 1e-8, clip: float | None = None, schedule: str = "constant", progress: bool = True,
-         description: str = "adam", engine: str | None = "numpy", dtype=np.float64):
-    """Minimise ``loss(params, batches(step))`` with Adam; returns (params, per-step losses).
+class Adam:
+    """Adam on a parameter dict, one ``step(batch)`` at a time, on any engine; ``state()`` and ``load(state)``
+    checkpoint it (plain numpy arrays and the step count), so a run can stop and resume.
 
-    `params` (numpy, or the engine's) are trained as `engine`'s arrays of `dtype` and returned as such; `loss`
-    is written in the engines' vocabulary (operators, `Engine` methods, the library's architectures).  `clip`
-    bounds the global gradient norm; ``schedule="cosine"`` decays the rate to 0 over `steps`.  On JAX the
-    whole step (gradient and update) runs under jit.
+    `params` (numpy, or the engine's) are trained as `engine`'s arrays of `dtype`; ``loss(params, batch)`` is
+    written in the engines' vocabulary (operators, `Engine` methods, the library's architectures).  `clip` bounds
+    the global gradient norm; ``schedule="cosine"`` decays the rate to 0 over `steps`.  On JAX the whole step
+    (gradient and update) is compiled once, under jit.
+
+    >>> optimiser = Adam(lambda p, batch: ((p["w"] - batch) ** 2).sum(), {"w": np.zeros(2)}, lr=0.1)
+    >>> losses = [optimiser.step(3.0) for _ in range(300)]
+    >>> bool(np.allclose(optimiser.params["w"], 3.0, atol=1e-2)), optimiser.count
+    (True, 300)
     """
-    if schedule not in ("constant", "cosine"):
-        raise ValueError(f"schedule: expected 'constant' or 'cosine', got {schedule!r}")
-    engine = engine_named(engine)
-    structure, arrays = leaves(to_engine(params, engine, dtype))
-    gradient_of = value_and_gradient(engine, loss, structure)
 
-    def update(state, batch, rate):
-        arrays, first, second = state
-        value, gradient = gradient_of(arrays, batch)
-        norm = engine.sqrt(sum(engine.sum(g * g) for g in gradient))
-        if clip is not None:
-            gradient = [g * (clip / engine.maximum(norm + 1e-12, clip)) for g in gradient]
-        first = [betas[0] * m + (1 - betas[0]) * g for m, g in zip(first, gradient)]
-        second = [betas[1] * v + (1 - betas[1]) * g * g for v, g in zip(second, gradient)]
-        arrays = [a - rate * m / (engine.sqrt(v) + eps) for a, m, v in zip(arrays, first, second)]
-        return (arrays, first, second), value, norm
+    def __init__(self, loss: Callable, params: dict, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 clip: float | None = None, schedule: str = "constant", steps: int | None = None,
+                 engine: str | None = "numpy", dtype=np.float64):
+        if schedule not in ("constant", "cosine"):
+            raise ValueError(f"schedule: expected 'constant' or 'cosine', got {schedule!r}")
+        if schedule == "cosine" and steps is None:
+            raise ValueError("steps: the cosine schedule needs the number of steps, got None")
+        self.lr, self.betas, self.eps, self.clip, self.schedule, self.steps = lr, betas, eps, clip, schedule, steps
+        self.engine = engine_named(engine)
+        self.structure, arrays = leaves(to_engine(params, self.engine, dtype))
+        self._arrays, self.count = (arrays, [a * 0 for a in arrays], [a * 0 for a in arrays]), 0
+        self._update = self._compiled(value_and_gradient(self.engine, loss, self.structure))
 
-    if engine.name == "jax":
-        import jax
-        update = jax.jit(update)
-    state = (arrays, [a * 0 for a in arrays], [a * 0 for a in arrays])
-    history = []
-    bar = tqdm(range(steps), desc=description, disable=not progress, leave=False)
-    for step in bar:
-        rate = lr if schedule == "constant" else lr * 0.5 * (1 + math.cos(math.pi * step / steps))
-        corrected = rate * math.sqrt(1 - betas[1] ** (step + 1)) / (1 - betas[0] ** (step + 1))
-        state, value, norm = update(state, batches(step), corrected)
+    def _compiled(self, gradient_of):
+        engine, betas, eps, clip = self.engine, self.betas, self.eps, self.clip
+
+        def update(state, batch, rate):
+            arrays, first, second = state
+            value, gradient = gradient_of(arrays, batch)
+            norm = engine.sqrt(sum(engine.sum(g * g) for g in gradient))
+            if clip is not None:
+                gradient = [g * (clip / engine.maximum(norm + 1e-12, clip)) for g in gradient]
+            first = [betas[0] * m + (1 - betas[0]) * g for m, g in zip(first, gradient)]
+            second = [betas[1] * v + (1 - betas[1]) * g * g for v, g in zip(second, gradient)]
+            arrays = [a - rate * m / (engine.sqrt(v) + eps) for a, m, v in zip(arrays, first, second)]
+            return (arrays, first, second), value, norm
+        if engine.name == "jax":
+            import jax
+            return jax.jit(update)
+        return update
+
+    @property
+    def params(self) -> dict:
+        """The current parameters, as the engine's arrays."""
+        return rebuild(self.structure, self._arrays[0])
+
+    def step(self, batch) -> float:
+        """One update on `batch`; returns the loss before it.  A non-finite loss or gradient raises
+        FloatingPointError and leaves the parameters as they were."""
+        step, rate = self.count, self.lr
+        if self.schedule == "cosine":
+            rate = self.lr * 0.5 * (1 + math.cos(math.pi * min(step, self.steps) / self.steps))
+        corrected = rate * math.sqrt(1 - self.betas[1] ** (step + 1)) / (1 - self.betas[0] ** (step + 1))
+        state, value, norm = self._update(self._arrays, batch, corrected)
         value = float(value)
         if not math.isfinite(value) or not math.isfinite(float(norm)):
             raise FloatingPointError(f"adam: the loss or its gradient is not finite at step {step} ({value})")
-        history.append(value)
+        self._arrays, self.count = state, step + 1
+        return value
+
+    def state(self) -> dict:
+        """A checkpoint: the step count and the parameters and moments as plain numpy arrays."""
+        value = self.engine.value
+        return {"count": self.count, "params": [value(a) for a in self._arrays[0]],
+                "first": [value(a) for a in self._arrays[1]], "second": [value(a) for a in self._arrays[2]]}
+
+    def load(self, state: dict) -> None:
+        """Resume from a `state` of an Adam on the same parameter shapes (any engine's)."""
+        like = self._arrays[0]
+        if not isinstance(state, dict) or set(state) != {"count", "params", "first", "second"}:
+            raise ValueError("state: expected the dict of Adam.state() (count, params, first, second)")
+        shapes = [tuple(a.shape) for a in like]
+        for key in ("params", "first", "second"):
+            if [np.shape(a) for a in state[key]] != shapes:
+                raise ValueError(f"state[{key!r}]: expected shapes {shapes}, got {[np.shape(a) for a in state[key]]}")
+        self._arrays = tuple([self.engine.convert(np.asarray(a), b) for a, b in zip(state[key], like)]
+                             for key in ("params", "first", "second"))
+        self.count = int(state["count"])
+
+
+def adam(loss: Callable, params: dict, steps: int, batches: Callable, lr: float = 1e-3, betas=(0.9, 0.999),
+         eps: float = 1e-8, clip: float | None = None, schedule: str = "constant", progress: bool = True,
+         description: str = "adam", engine: str | None = "numpy", dtype=np.float64):
+    """Minimise ``loss(params, batches(step))`` for `steps` steps of `Adam` (same options); returns (params as the
+    engine's arrays, per-step losses)."""
+    optimiser = Adam(loss, params, lr, betas, eps, clip, schedule, steps, engine, dtype)
+    history = []
+    bar = tqdm(range(steps), desc=description, disable=not progress, leave=False)
+    for step in bar:
+        history.append(optimiser.step(batches(step)))
         if step % 10 == 0:
-            bar.set_postfix(loss=f"{value:.4f}")
-    return rebuild(structure, state[0]), history
+            bar.set_postfix(loss=f"{history[-1]:.4f}")
+    return optimiser.params, history
 
 
 def lbfgs(loss: Callable, params: dict, maxiter: int = 200) -> dict:

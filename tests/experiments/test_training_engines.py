@@ -7,7 +7,7 @@ from product_interactions.interactions.experiments import selective_copy, seq2te
 from product_interactions.interactions.experiments.report import report
 from product_interactions.interactions.experiments.dynamical import SequenceClassifier, layer
 from product_interactions.interactions.experiments.selective_copy import QUICK
-from product_interactions.interactions.experiments.training import (adam, engine_named, installed_engines, leaves,
+from product_interactions.interactions.experiments.training import (Adam, adam, engine_named, installed_engines, leaves,
                                                                     rebuild, to_engine, to_numpy,
                                                                     value_and_gradient)
 
@@ -92,3 +92,35 @@ def test_the_report_records_the_engine_and_its_version(engine):
     import importlib
     result = report("demo", quick=True, seed=0, config={}, rows=[], engine=engine)
     assert result["engine"] == {"name": engine, "version": importlib.import_module(engine).__version__}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_adam_resumes_from_a_checkpoint_on_any_engine(engine):
+    loss = lambda p, batch: ((p["w"] - batch) ** 2).sum() + (p["v"] ** 4).sum()
+    params = {"w": np.zeros(3), "v": np.ones((2, 2))}
+    options = dict(lr=0.05, clip=1.0, schedule="cosine", steps=20, dtype=np.float64)
+    whole = Adam(loss, params, engine="numpy", **options)
+    losses = [whole.step(float(t)) for t in range(20)]
+    first = Adam(loss, params, engine="numpy", **options)
+    resumed_losses = [first.step(float(t)) for t in range(10)]
+    resumed = Adam(loss, params, engine=engine, **options)
+    resumed.load(first.state())
+    resumed_losses += [resumed.step(float(t)) for t in range(10, 20)]
+    assert resumed.count == 20
+    np.testing.assert_allclose(resumed_losses, losses, rtol=1e-10)
+    np.testing.assert_allclose(to_numpy(resumed.params)["v"], whole.params["v"], rtol=1e-10)
+
+
+def test_adam_refuses_a_foreign_checkpoint_and_keeps_its_state_on_a_non_finite_step():
+    optimiser = Adam(lambda p, batch: (p["w"] ** 2).sum() * batch, {"w": np.ones(2)}, lr=0.1)
+    optimiser.step(1.0)
+    with pytest.raises(ValueError, match=r"state\['params'\]: expected shapes \[\(2,\)\], got \[\(3,\)\]"):
+        optimiser.load({"count": 1, "params": [np.ones(3)], "first": [np.ones(3)], "second": [np.ones(3)]})
+    with pytest.raises(ValueError, match="state: expected the dict of Adam.state()"):
+        optimiser.load({"params": []})
+    before = optimiser.state()
+    with pytest.raises(FloatingPointError, match="step 1"):
+        optimiser.step(np.inf)
+    assert optimiser.count == 1 and np.array_equal(optimiser.params["w"], before["params"][0])
+    with pytest.raises(ValueError, match="steps: the cosine schedule needs"):
+        Adam(lambda p, batch: p["w"].sum(), {"w": np.ones(2)}, schedule="cosine")
