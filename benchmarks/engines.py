@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.timing import TABLE_HEADER, ratio_row  # noqa: E402
 from product_interactions import kernels  # noqa: E402
+from product_interactions.kernels.engines import TORCH  # noqa: E402
 from product_interactions.algebra import clebsch_gordan, clifford, tensor_algebra  # noqa: E402
 from product_interactions.interactions.architectures import attention  # noqa: E402
 from product_interactions.interactions.experiments import selective_copy  # noqa: E402
@@ -147,7 +148,7 @@ def torch_rows(repeats: int, lengths) -> list:
             reference, name = _best_torch(torch, A, x, y, repeats)
             assert torch.allclose(kernel(x, y), reference(), rtol=1e-3, atol=1e-3)
             rows.append(ratio_row(f"torch {A.name} product, batch {batch}, {str(dtype)[6:]} "
-                                  f"({'+'.join(kernel.strategies_for(batch))}), vs {name}",
+                                  f"({'+'.join(kernel.strategies_for(batch, TORCH))}), vs {name}",
                                   lambda: kernel(x, y), reference, 1.2, repeats))
     return rows + copy_torch_rows(torch, repeats)
 

@@ -62,13 +62,15 @@ class Cost:
         """Words touched per batch row: operands, result and temporaries."""
         return self.x + self.y + self.z + self.temporary
 
-    def seconds(self, rows: int, itemsize: int, chunk_bytes: float | None = None) -> float:
-        """The model's estimate for `rows` batch rows of `itemsize`-byte numbers, cut in chunks of `chunk_bytes`."""
+    def seconds(self, rows: int, itemsize: int, chunk_bytes: float | None = None,
+                call_seconds: float = CALL_SECONDS) -> float:
+        """The model's estimate for `rows` batch rows of `itemsize`-byte numbers, cut in chunks of `chunk_bytes`,
+        on an array library whose calls take `call_seconds` (an engine's ``call_seconds``)."""
         chunks = 1 if not chunk_bytes else max(1, math.ceil(rows * self.working() * itemsize / chunk_bytes))
         rate = GEMM_RATE.get(itemsize, GEMM_RATE[8])
         per_row = (self.moved * itemsize / BANDWIDTH + self.gemm / rate + self.loop / LOOP_RATE
                    + self.row_calls * ROW_SECONDS)
-        return self.calls * chunks * CALL_SECONDS + rows * per_row
+        return self.calls * chunks * call_seconds + rows * per_row
 
     def plus(self, **extra) -> "Cost":
         """This cost with `extra` added to the named fields."""

@@ -58,14 +58,16 @@ class Kernel:
             self._programs[names] = lower(self.factors, names, self.dtype)
         return self._programs[names]
 
-    def strategies_for(self, rows: int) -> tuple:
-        """The strategies a call on `rows` batch rows runs (auto chooses per power-of-four bucket of rows)."""
+    def strategies_for(self, rows: int, engine=NUMPY) -> tuple:
+        """The strategies a call on `rows` batch rows runs on `engine` (auto chooses per power-of-four bucket of
+        rows, weighing calls by what they cost in the engine's library)."""
         if self.requested != "auto":
             return self.strategies
-        bucket = max(int(rows), 1).bit_length() // 2
-        if bucket not in self._choices:
-            self._choices[bucket] = select.resolve("auto", self.factors, 4**bucket, self.dtype.itemsize)
-        return self._choices[bucket]
+        key = (max(int(rows), 1).bit_length() // 2, engine.call_seconds)
+        if key not in self._choices:
+            self._choices[key] = select.resolve("auto", self.factors, 4**key[0], self.dtype.itemsize,
+                                                engine.call_seconds)
+        return self._choices[key]
 
     def _chunk_bytes(self, program):
         return min((level.chunk_bytes for level in levels(program) if level.chunk_bytes), default=None)
@@ -79,7 +81,7 @@ class Kernel:
         if engine is not NUMPY:
             like = x if engine.owns(x) else y
             x, y = (a if engine.owns(a) else engine.convert(np.asarray(a), like) for a in (x, y))
-            program = self._program(self.strategies_for(math.prod(batch)))
+            program = self._program(self.strategies_for(math.prod(batch), engine))
             self._rows(batch, program)                                  # the memory guard, before any work
             return self._relayout(engine, program(*self._relayout(engine, (x, y), True)))
         libraries = {checks.backend(x), checks.backend(y)}

@@ -21,20 +21,21 @@ from __future__ import annotations
 import itertools
 
 from . import leaf
-from .cost import Cost
+from .cost import CALL_SECONDS, Cost
 from .strategies import LEVELS, STRATEGIES
 
 #: The batch rows auto chooses for when the kernel is built (calls re-choose for their own batch).
 NOMINAL_ROWS = 4096
 
 
-def estimate(factor, name: str, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1) -> float:
+def estimate(factor, name: str, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1,
+             call_seconds: float = CALL_SECONDS) -> float:
     """The model's seconds for strategy `name` on `factor`, with the other factors an elementwise product of
-    `rest` elements per row."""
+    `rest` elements per row, on a library whose calls take `call_seconds`."""
     module = STRATEGIES[name]
     cost = module.cost(factor, Cost.elementwise(rest))
     chunk = None if module.ROLE == "leaf" else 8 * 2**20
-    return cost.seconds(rows, itemsize, chunk)
+    return cost.seconds(rows, itemsize, chunk, call_seconds)
 
 
 def applicable(factor) -> list:
@@ -42,9 +43,10 @@ def applicable(factor) -> list:
     return [name for name, module in STRATEGIES.items() if module.unsupported(factor) is None]
 
 
-def choose(factor, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1) -> str:
+def choose(factor, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1,
+           call_seconds: float = CALL_SECONDS) -> str:
     """The strategy auto picks for `factor` (the cheapest by the cost model)."""
-    return min(applicable(factor), key=lambda name: estimate(factor, name, rows, itemsize, rest))
+    return min(applicable(factor), key=lambda name: estimate(factor, name, rows, itemsize, rest, call_seconds))
 
 
 def nested_cost(factors, names) -> Cost:
@@ -56,13 +58,15 @@ def nested_cost(factors, names) -> Cost:
     return cost
 
 
-def _seconds(factors, names, rows: int, itemsize: int) -> float:
+def _seconds(factors, names, rows: int, itemsize: int, call_seconds: float) -> float:
     chunk = 8 * 2**20 if any(name in LEVELS for name in names) else None
-    return nested_cost(factors, names).seconds(rows, itemsize, chunk)
+    return nested_cost(factors, names).seconds(rows, itemsize, chunk, call_seconds)
 
 
-def resolve(strategy, factors, rows: int = NOMINAL_ROWS, itemsize: int = 8) -> tuple:
-    """One checked strategy name per factor from ``"auto"``, a name, or a tuple with one entry per factor."""
+def resolve(strategy, factors, rows: int = NOMINAL_ROWS, itemsize: int = 8,
+            call_seconds: float = CALL_SECONDS) -> tuple:
+    """One checked strategy name per factor from ``"auto"``, a name, or a tuple with one entry per factor; auto
+    prices `rows` rows on a library whose calls take `call_seconds`."""
     names = list(strategy) if isinstance(strategy, (tuple, list)) else [strategy] * len(factors)
     if len(names) != len(factors):
         raise ValueError(f"strategy: expected one entry per factor ({len(factors)}), got {len(names)}: {strategy!r}")
@@ -79,8 +83,10 @@ def resolve(strategy, factors, rows: int = NOMINAL_ROWS, itemsize: int = 8) -> t
             raise ValueError(f"strategy: {name!r} cannot represent factor {position}: {reason}")
         options.append([name])
     if len(factors) == 1:
-        return (choose(factors[0], rows, itemsize) if names[0] == "auto" else options[0][0],)
-    return min(itertools.product(*options), key=lambda combination: _seconds(factors, combination, rows, itemsize))
+        return (choose(factors[0], rows, itemsize, call_seconds=call_seconds) if names[0] == "auto" else
+                options[0][0],)
+    return min(itertools.product(*options),
+               key=lambda combination: _seconds(factors, combination, rows, itemsize, call_seconds))
 
 
 def fallback(name: str, factor) -> str:

@@ -24,6 +24,9 @@ class Engine:
 
     name = "abstract"
     xp = None
+    #: Seconds one call of the library takes on small arrays (dispatch and the Python around it): the cost
+    #: model weighs a strategy's calls by it (`kernels.cost`).
+    call_seconds = 1.2e-6
     #: ``attention(q, k, v, keep, causal)``: the library's fused softmax(q k^T) v over the keys `keep` (a bool
     #: (queries, keys) array, or None for all; `causal` for key <= query instead), q and k (..., n, e) and v
     #: (..., n, f) with equal leading axes; None where the library has no such kernel (`kernels.attend`).

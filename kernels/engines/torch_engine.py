@@ -18,6 +18,7 @@ class TorchEngine(Engine):
     """See the module docstring."""
 
     name = "torch"
+    call_seconds = 4.5e-6                               # measured on small CPU tensors (numpy: 1.2e-6)
 
     @property
     def xp(self):

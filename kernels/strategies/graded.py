@@ -68,10 +68,30 @@ class Graded(Level):
     def __call__(self, x, y):
         engine = engine_of(x, y)
         x, y = align(x, y)
+        if isinstance(self.inner, Elementwise) and engine is not NUMPY:
+            return self._broadcast(engine, x, y)
         xc, yc = components(x, self.axis, engine), components(y, self.axis, engine)
-        if isinstance(self.inner, Elementwise) and engine is NUMPY:
+        if isinstance(self.inner, Elementwise):
             return restore(self._in_place(xc, yc), self.axis)
         return restore(self._outer_products(engine, xc, yc), self.axis, engine)
+
+    def _broadcast(self, engine, x, y):
+        """Nothing inside, on an engine that works out of place (torch, JAX): each outer product one broadcast
+        multiplication along the factor's axis where it lies (batch first stays batch first, no copy), the
+        levels concatenated."""
+        x, y = engine.moveaxis(x, self.axis, -1), engine.moveaxis(y, self.axis, -1)
+        parts = []
+        for k in range(self.degree + 1):
+            total = None
+            for i in range(k + 1):
+                outer = self._level_last(x, i)[..., :, None] * self._level_last(y, k - i)[..., None, :]
+                outer = engine.reshape(outer, tuple(outer.shape[:-2]) + (-1,))
+                total = outer if total is None else total + outer
+            parts.append(total)
+        return engine.moveaxis(engine.concatenate(parts, axis=-1), -1, self.axis)
+
+    def _level_last(self, a, k: int):
+        return a[..., self.offsets[k]:self.offsets[k + 1]]
 
     def _in_place(self, xc, yc):
         """Nothing inside: z_k = sum_i x_i (x) y_(k-i), each outer product by broadcasting into a buffer, then
