@@ -236,8 +236,9 @@ class Attend(Step):
         if mask is not None:
             causal = mask.mask == Mask.causal() and mask.supports == (None, None) and q.shape[-2] == k.shape[-2]
             keep = None if causal else engine.constant(np.asarray(mask.array(registers, sizes), bool), q)
-        out = engine.attention(_flatten_last(q, engine, plan.bridge), _flatten_last(k, engine, plan.bridge),
-                               _flatten_last(v, engine, len(plan.carried)), keep, causal)
+        q, k, v = (engine.contiguous(_flatten_last(a, engine, count)) for a, count in
+                   ((q, plan.bridge), (k, plan.bridge), (v, len(plan.carried))))     # fused kernels want rows
+        out = engine.attention(q, k, v, keep, causal)
         out = engine.reshape(out, tuple(out.shape[:-1]) + plan.carried)
         positions, equation = plan.rest
         result = engine.contract(equation, out, *[arrays2[n] for n in positions])

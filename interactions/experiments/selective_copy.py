@@ -100,12 +100,6 @@ def position_code(length: int, d_model: int) -> np.ndarray:
     return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)[:, :d_model]
 
 
-def layer_norm(h, engine):
-    """Layer norm without gain or bias, over the features."""
-    centred = h - engine.mean(h, axis=-1, keepdims=True)
-    return centred / engine.sqrt(engine.mean(centred ** 2, axis=-1, keepdims=True) + 1e-5)
-
-
 class CopyModel:
     """The causal transformer of the module docstring, with `config["layers"]` rank-R attention layers."""
 
@@ -132,9 +126,9 @@ class CopyModel:
         h = params["embed"][inputs]
         h = h + engine.constant(self.code, h)[: inputs.shape[1]]
         for layer in range(self.config["layers"]):
-            h = h + self.attention.apply(params[f"attention{layer}"], layer_norm(h, engine))
-            h = h + engine.maximum(layer_norm(h, engine) @ params[f"up{layer}"], 0.0) @ params[f"down{layer}"]
-        return layer_norm(h[:, -self.config["tokens"]:], engine) @ params["readout"] + params["offset"]
+            h = h + self.attention.apply(params[f"attention{layer}"], engine.layer_norm(h))
+            h = h + engine.pointwise("relu", engine.layer_norm(h) @ params[f"up{layer}"]) @ params[f"down{layer}"]
+        return engine.layer_norm(h[:, -self.config["tokens"]:]) @ params["readout"] + params["offset"]
 
 
 def train(config: dict, rank: int, seed: int, progress: bool = False) -> dict:

@@ -124,9 +124,7 @@ class Classifier:
             ahead = layer.size // 2                 # centre the causal taps: look `ahead` steps into the zero padding
             h = engine.concatenate([h, engine.zeros((h.shape[0], ahead, h.shape[2]), h)], axis=1)
             h = layer.apply({"K": params[f"fcn{k}/K"]}, h)[:, ahead:] + params[f"fcn{k}/b"]
-            centred = h - engine.mean(h, axis=-1, keepdims=True)
-            normed = centred / engine.sqrt(engine.mean(centred ** 2, axis=-1, keepdims=True) + LAYERNORM_EPSILON)
-            h = zero_padding(engine.maximum(normed, 0.0), mask)
+            h = zero_padding(engine.pointwise("relu", engine.layer_norm(h, LAYERNORM_EPSILON)), mask)
         features = self.ls2t.apply({name[5:]: value for name, value in params.items() if name.startswith("ls2t/")},
                                    h, mask)
         return features @ params["readout/A"] + params["readout/c"]

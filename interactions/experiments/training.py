@@ -110,8 +110,7 @@ def cross_entropy(logits, labels):
     engine = engine_of({"logits": logits})
     if not engine.owns(labels) or engine.name == "numpy":
         labels = engine.convert(np.asarray(labels), logits)
-    shifted = logits - engine.amax(logits, axis=-1, keepdims=True)
-    log_probabilities = shifted - engine.log(engine.sum(engine.exp(shifted), axis=-1, keepdims=True))
+    log_probabilities = engine.log_softmax(logits, axis=-1)
     one_hot = engine.floats(labels[..., None] == engine.arange(logits.shape[-1]), logits)
     return -engine.sum(log_probabilities * one_hot) / math.prod(labels.shape)
 
@@ -134,9 +133,10 @@ def minibatches(count: int, size: int, rng: np.random.Generator):
 
 def value_and_gradient(engine: Engine, loss: Callable, structure) -> Callable:
     """``(arrays, batch) -> (loss, gradients)`` of ``loss(params, batch)``, with params the `structure` (from
-    `leaves`) holding a list of the engine's arrays, by the engine's own differentiation."""
+    `leaves`) holding a list of the engine's arrays (None: params is that list), by the engine's own
+    differentiation."""
     def of_arrays(arrays, batch):
-        return loss(rebuild(structure, arrays), batch)
+        return loss(arrays if structure is None else rebuild(structure, arrays), batch)
     if engine.name == "numpy":
         return value_and_grad(of_arrays)
     if engine.name == "jax":
@@ -157,8 +157,9 @@ class Adam:
 
     `params` (numpy, or the engine's) are trained as `engine`'s arrays of `dtype`; ``loss(params, batch)`` is
     written in the engines' vocabulary (operators, `Engine` methods, the library's architectures).  `clip` bounds
-    the global gradient norm; ``schedule="cosine"`` decays the rate to 0 over `steps`.  On JAX the whole step
-    (gradient and update) is compiled once, under jit.
+    the global gradient norm; ``schedule="cosine"`` decays the rate to 0 over `steps`.  The parameters live in one
+    flat vector (each parameter a view of it), so an update is a handful of array calls however many parameters
+    there are.  On JAX the whole step (gradient and update) is compiled once, under jit.
 
     >>> optimiser = Adam(lambda p, batch: ((p["w"] - batch) ** 2).sum(), {"w": np.zeros(2)}, lr=0.1)
     >>> losses = [optimiser.step(3.0) for _ in range(300)]
@@ -176,22 +177,35 @@ class Adam:
         self.lr, self.betas, self.eps, self.clip, self.schedule, self.steps = lr, betas, eps, clip, schedule, steps
         self.engine = engine_named(engine)
         self.structure, arrays = leaves(to_engine(params, self.engine, dtype))
-        self._arrays, self.count = (arrays, [a * 0 for a in arrays], [a * 0 for a in arrays]), 0
-        self._update = self._compiled(value_and_gradient(self.engine, loss, self.structure))
+        self.shapes = [tuple(a.shape) for a in arrays]
+        flat = self._flatten(arrays)
+        self._vectors, self.count = (flat, flat * 0, flat * 0), 0
+        gradient_of = value_and_gradient(self.engine, lambda vector, batch: loss(self._unflatten(vector[0]), batch),
+                                         None)
+        self._update = self._compiled(gradient_of)
+
+    def _flatten(self, arrays):
+        return self.engine.concatenate([self.engine.reshape(a, (-1,)) for a in arrays], axis=0)
+
+    def _split(self, vector) -> list:
+        ends = np.cumsum([math.prod(shape) for shape in self.shapes])
+        return [self.engine.reshape(vector[end - math.prod(shape):end], shape) for end, shape in zip(ends, self.shapes)]
+
+    def _unflatten(self, vector) -> dict:
+        return rebuild(self.structure, self._split(vector))
 
     def _compiled(self, gradient_of):
         engine, betas, eps, clip = self.engine, self.betas, self.eps, self.clip
 
         def update(state, batch, rate):
-            arrays, first, second = state
-            value, gradient = gradient_of(arrays, batch)
-            norm = engine.sqrt(sum(engine.sum(g * g) for g in gradient))
+            vector, first, second = state
+            value, (gradient,) = gradient_of([vector], batch)
+            norm = engine.sqrt(engine.sum(gradient * gradient))
             if clip is not None:
-                gradient = [g * (clip / engine.maximum(norm + 1e-12, clip)) for g in gradient]
-            first = [betas[0] * m + (1 - betas[0]) * g for m, g in zip(first, gradient)]
-            second = [betas[1] * v + (1 - betas[1]) * g * g for v, g in zip(second, gradient)]
-            arrays = [a - rate * m / (engine.sqrt(v) + eps) for a, m, v in zip(arrays, first, second)]
-            return (arrays, first, second), value, norm
+                gradient = gradient * (clip / engine.maximum(norm + 1e-12, clip))
+            first = betas[0] * first + (1 - betas[0]) * gradient
+            second = betas[1] * second + (1 - betas[1]) * gradient * gradient
+            return (vector - rate * first / (engine.sqrt(second) + eps), first, second), value, norm
         if engine.name == "jax":
             import jax
             return jax.jit(update)
@@ -200,7 +214,7 @@ class Adam:
     @property
     def params(self) -> dict:
         """The current parameters, as the engine's arrays."""
-        return rebuild(self.structure, self._arrays[0])
+        return self._unflatten(self._vectors[0])
 
     def step(self, batch) -> float:
         """One update on `batch`; returns the loss before it.  A non-finite loss or gradient raises
@@ -209,30 +223,31 @@ class Adam:
         if self.schedule == "cosine":
             rate = self.lr * 0.5 * (1 + math.cos(math.pi * min(step, self.steps) / self.steps))
         corrected = rate * math.sqrt(1 - self.betas[1] ** (step + 1)) / (1 - self.betas[0] ** (step + 1))
-        state, value, norm = self._update(self._arrays, batch, corrected)
+        state, value, norm = self._update(self._vectors, batch, corrected)
         value = float(value)
         if not math.isfinite(value) or not math.isfinite(float(norm)):
             raise FloatingPointError(f"adam: the loss or its gradient is not finite at step {step} ({value})")
-        self._arrays, self.count = state, step + 1
+        self._vectors, self.count = state, step + 1
         return value
 
     def state(self) -> dict:
-        """A checkpoint: the step count and the parameters and moments as plain numpy arrays."""
-        value = self.engine.value
-        return {"count": self.count, "params": [value(a) for a in self._arrays[0]],
-                "first": [value(a) for a in self._arrays[1]], "second": [value(a) for a in self._arrays[2]]}
+        """A checkpoint: the step count, and the parameters and moments (one list of arrays each, in the order
+        of `leaves`) as plain numpy arrays."""
+        split = {key: [self.engine.value(a) for a in self._split(vector)]
+                 for key, vector in zip(("params", "first", "second"), self._vectors)}
+        return {"count": self.count, **split}
 
     def load(self, state: dict) -> None:
         """Resume from a `state` of an Adam on the same parameter shapes (any engine's)."""
-        like = self._arrays[0]
         if not isinstance(state, dict) or set(state) != {"count", "params", "first", "second"}:
             raise ValueError("state: expected the dict of Adam.state() (count, params, first, second)")
-        shapes = [tuple(a.shape) for a in like]
         for key in ("params", "first", "second"):
-            if [np.shape(a) for a in state[key]] != shapes:
-                raise ValueError(f"state[{key!r}]: expected shapes {shapes}, got {[np.shape(a) for a in state[key]]}")
-        self._arrays = tuple([self.engine.convert(np.asarray(a), b) for a, b in zip(state[key], like)]
-                             for key in ("params", "first", "second"))
+            if [np.shape(a) for a in state[key]] != self.shapes:
+                raise ValueError(f"state[{key!r}]: expected shapes {self.shapes}, got "
+                                 f"{[np.shape(a) for a in state[key]]}")
+        like = self._vectors[0]
+        self._vectors = tuple(self.engine.convert(np.concatenate([np.ravel(a) for a in state[key]]), like)
+                              for key in ("params", "first", "second"))
         self.count = int(state["count"])
 
 

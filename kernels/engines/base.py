@@ -145,6 +145,16 @@ class Engine:
         from ..masked_softmax import softmax
         return softmax(a, axis, mask, engine=self)
 
+    def layer_norm(self, a, eps: float = 1e-5):
+        """(a - mean) / sqrt(variance + eps) over the last axis, without gain or bias."""
+        centred = a - self.mean(a, axis=-1, keepdims=True)
+        return centred / self.sqrt(self.mean(centred * centred, axis=-1, keepdims=True) + eps)
+
+    def log_softmax(self, a, axis: int = -1):
+        """log(softmax(a)) along `axis`, shifted by the maximum."""
+        shifted = a - self.amax(a, axis=axis, keepdims=True)
+        return shifted - self.log(self.sum(self.exp(shifted), axis=axis, keepdims=True))
+
     def repeat_new(self, a, axis: int, count: int):
         """A new axis at `axis` holding `count` copies of a."""
         expanded = self.expand_dims(a, axis)

@@ -71,6 +71,10 @@ class JaxEngine(Engine):
         weights = jax.nn.softmax(self.xp.where(mask, a, -self.xp.inf), axis=axis, where=mask)
         return self.xp.where(mask, weights, 0.0)
 
+    def log_softmax(self, a, axis: int = -1):
+        import jax
+        return jax.nn.log_softmax(a, axis=axis)
+
     def associative_scan(self, combine, element: tuple, axis: int = 0) -> tuple:
         import jax
         return jax.lax.associative_scan(combine, tuple(element), axis=axis)

@@ -6,6 +6,7 @@ torch is imported when the engine is first used, so the core install never needs
 from __future__ import annotations
 
 import numpy as np
+import opt_einsum
 
 from .base import Engine
 
@@ -121,6 +122,25 @@ class TorchEngine(Engine):
             return torch.softmax(a, axis)
         weights = torch.softmax(a.masked_fill(~mask, float("-inf")), axis)
         return weights.masked_fill(~mask.any(axis, keepdim=True), 0.0)
+
+    def pointwise(self, name: str, a):
+        """torch's own kernels (one call, a cheap backward) for the maps it has exactly; the rest as written."""
+        functional = self.xp.nn.functional
+        native = {"relu": self.xp.relu, "sigmoid": self.xp.sigmoid, "silu": functional.silu, "tanh": self.xp.tanh,
+                  "exp": self.xp.exp}.get(name)
+        return native(a) if native is not None else super().pointwise(name, a)
+
+    def layer_norm(self, a, eps: float = 1e-5):
+        return self.xp.nn.functional.layer_norm(a, a.shape[-1:], eps=eps)
+
+    def log_softmax(self, a, axis: int = -1):
+        return self.xp.log_softmax(a, axis)
+
+    def contract(self, equation: str, *arrays):
+        """torch.einsum, which orders its pairwise products by opt_einsum's path itself (labels made letters)."""
+        letters = {c: opt_einsum.get_symbol(n) for n, c in
+                   enumerate(dict.fromkeys(equation.replace(",", "").replace("->", "").replace(".", "")))}
+        return self.xp.einsum("".join(letters.get(c, c) for c in equation), *arrays)
 
     def attention(self, q, k, v, keep=None, causal=False):
         """torch's scaled_dot_product_attention (scale 1: a plan's scale is already in q)."""
