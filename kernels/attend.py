@@ -7,9 +7,10 @@ contraction into queries and keys, and the mixing one into values and what follo
 touches neither label, it picks the side with the narrowest bridge: attention's d_head, not d_model.  Then it
 calls the engine's fused kernel (torch's ``scaled_dot_product_attention``).
 
-It runs the three steps as they were in three cases: the engine has no fused kernel (numpy, where the masked
-softmax works in place), the mask leaves a query with no key, or a query, key or value is not finite.  The
-fused kernel does not keep a non-finite key causal; the steps do.  Every path gives the same numbers, to
+It runs the three steps as they were where the engine has no fused kernel (numpy, where the masked softmax works
+in place), where the mask leaves a query with no key, and where the engine's kernel declines the call: torch's
+does when a query, key or value is not finite, since its kernel would not keep a non-finite key causal; JAX's
+keeps it causal itself, so it runs under jit too.  Every path gives the same numbers, to
 rounding.
 
 >>> from product_interactions.interactions.architectures import attention
@@ -229,8 +230,7 @@ class Attend(Step):
             q = q * arrays1[n]
         leading = {tuple(q.shape[:len(q.shape) - plan.bridge - 1]), tuple(k.shape[:len(k.shape) - plan.bridge - 1]),
                    tuple(v.shape[:len(v.shape) - len(plan.carried) - 1])}
-        if len(leading) != 1 or not all(engine.concrete(a) and bool(engine.value(engine.isfinite(engine.sum(a))))
-                                        for a in (q, k, v)):             # a sum overflowing only costs the fast path
+        if len(leading) != 1:
             return None
         keep, causal = None, False
         if mask is not None:
@@ -239,6 +239,8 @@ class Attend(Step):
         q, k, v = (engine.contiguous(_flatten_last(a, engine, count)) for a, count in
                    ((q, plan.bridge), (k, plan.bridge), (v, len(plan.carried))))     # fused kernels want rows
         out = engine.attention(q, k, v, keep, causal)
+        if out is None:
+            return None
         out = engine.reshape(out, tuple(out.shape[:-1]) + plan.carried)
         positions, equation = plan.rest
         result = engine.contract(equation, out, *[arrays2[n] for n in positions])

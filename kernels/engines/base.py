@@ -29,7 +29,8 @@ class Engine:
     call_seconds = 1.2e-6
     #: ``attention(q, k, v, keep, causal)``: the library's fused softmax(q k^T) v over the keys `keep` (a bool
     #: (queries, keys) array, or None for all; `causal` for key <= query instead), q and k (..., n, e) and v
-    #: (..., n, f) with equal leading axes; None where the library has no such kernel (`kernels.attend`).
+    #: (..., n, f) with equal leading axes; it returns None where it cannot keep a non-finite key away from the
+    #: queries that do not see it.  None where the library has no such kernel (`kernels.attend`).
     attention = None
 
     def __init__(self):

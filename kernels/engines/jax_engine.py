@@ -71,6 +71,22 @@ class JaxEngine(Engine):
         weights = jax.nn.softmax(self.xp.where(mask, a, -self.xp.inf), axis=axis, where=mask)
         return self.xp.where(mask, weights, 0.0)
 
+    def attention(self, q, k, v, keep=None, causal=False):
+        """softmax(q k^T) v over the kept keys in jax.numpy, traced or not: keys with a non-finite k or v are
+        zeroed and every query that sees one comes out NaN, so a non-finite key stays causal under jit."""
+        import jax
+        jnp = self.xp
+        if causal:
+            keep = jnp.tril(jnp.ones((q.shape[-2], k.shape[-2]), bool))
+        bad = ~(jnp.isfinite(k).all(-1) & jnp.isfinite(v).all(-1))                 # (..., keys)
+        k, v = jnp.where(bad[..., None], 0.0, k), jnp.where(bad[..., None], 0.0, v)
+        scores = q @ jnp.swapaxes(k, -1, -2)
+        if keep is not None:
+            scores = jnp.where(keep, scores, -jnp.inf)
+        out = jax.nn.softmax(scores, axis=-1) @ v
+        seen = bad[..., None, :] if keep is None else keep & bad[..., None, :]
+        return jnp.where(seen.any(-1)[..., None], jnp.nan, out)
+
     def log_softmax(self, a, axis: int = -1):
         import jax
         return jax.nn.log_softmax(a, axis=axis)

@@ -143,8 +143,11 @@ class TorchEngine(Engine):
         return self.xp.einsum("".join(letters.get(c, c) for c in equation), *arrays)
 
     def attention(self, q, k, v, keep=None, causal=False):
-        """torch's scaled_dot_product_attention (scale 1: a plan's scale is already in q)."""
+        """torch's scaled_dot_product_attention (scale 1: a plan's scale is already in q); None when q, k or v is
+        not finite (a sum overflowing only costs the fast path), whose causality the kernel would not keep."""
         import torch.nn.functional as functional
+        if not all(bool(self.xp.isfinite(a.sum())) for a in (q, k, v)):
+            return None
         return functional.scaled_dot_product_attention(q, k, v, attn_mask=keep, is_causal=causal, scale=1.0)
 
     def flip(self, a, axis):

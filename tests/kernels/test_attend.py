@@ -21,8 +21,9 @@ def fused_calls(monkeypatch):
     original = type(TORCH).attention
 
     def counted(self, *arguments):
-        calls.append(arguments)
-        return original(self, *arguments)
+        result = original(self, *arguments)
+        calls.append(arguments + (result is not None,))          # q, k, v, keep, causal, whether it ran
+        return result
     monkeypatch.setattr(type(TORCH), "attention", counted)
     return calls
 
@@ -48,7 +49,7 @@ def test_fused_attention_equals_the_three_steps_with_gradients(name, model, fuse
     expected = model.apply(params, x)
     tensors = {key: torch.tensor(value, requires_grad=True) for key, value in params.items()}
     out = model.apply(tensors, torch.tensor(x))
-    assert len(fused_calls) == 1 and fused_calls[0][4] == model.causal          # the fused kernel ran, causal
+    assert len(fused_calls) == 1 and fused_calls[0][4] == model.causal and fused_calls[0][5]   # ran, causal
     np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-10, atol=1e-12)
     weights = np.random.default_rng(4).standard_normal(expected.shape)
     (out * torch.tensor(weights)).sum().backward()
@@ -77,7 +78,7 @@ def test_a_band_mask_runs_fused_with_its_boolean_mask(fused_calls):
     x = rng.standard_normal((2, 6, 4))
     expected = plan(x, params)
     out = plan(torch.tensor(x), {k: torch.tensor(v) for k, v in params.items()})
-    assert len(fused_calls) == 1 and fused_calls[0][3] is not None and not fused_calls[0][4]
+    assert len(fused_calls) == 1 and fused_calls[0][3] is not None and not fused_calls[0][4] and fused_calls[0][5]
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10, atol=1e-12)
 
 
@@ -88,7 +89,7 @@ def test_a_non_finite_step_takes_the_three_steps_and_stays_causal(bad, fused_cal
     x = np.random.default_rng(1).standard_normal((2, 9, 8))
     x[0, 5, 1] = bad
     out = model.apply(params, torch.tensor(x)).numpy()
-    assert not fused_calls
+    assert [call[5] for call in fused_calls] == [False]                     # torch's kernel declined
     assert np.isfinite(out[0, :5]).all() and np.isfinite(out[1]).all() and not np.isfinite(out[0, 5:]).all()
     np.testing.assert_allclose(out[0, :5], model.apply(model.init(seed=0), x)[0, :5], rtol=1e-10)
 
@@ -99,3 +100,17 @@ def test_numpy_runs_the_three_steps_and_explain_shows_them():
     assert "attention (fused by the engine where it can)" in text and "softmax(" in text
     x = np.random.default_rng(0).standard_normal((2, 5, 8))
     assert model.apply(model.init(seed=0), x).shape == (2, 5, 8)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_jax_keeps_a_non_finite_key_causal_under_jit(bad):
+    jax = pytest.importorskip("jax")
+    model = attention(d_model=8, heads=2)
+    params = model.init(seed=0)
+    x = np.random.default_rng(1).standard_normal((2, 9, 8))
+    x[0, 5, 1] = bad
+    out = np.asarray(jax.jit(model.apply)({k: jax.numpy.asarray(v) for k, v in params.items()}, jax.numpy.asarray(x)))
+    assert np.isfinite(out[0, :5]).all() and np.isfinite(out[1]).all() and np.isnan(out[0, 5:]).all()
+    expected = model.apply(params, x)
+    np.testing.assert_allclose(out[0, :5], expected[0, :5], rtol=1e-10)
+    np.testing.assert_allclose(out[1], expected[1], rtol=1e-10)
