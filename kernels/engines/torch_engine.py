@@ -5,6 +5,8 @@ torch is imported when the engine is first used, so the core install never needs
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import opt_einsum
 
@@ -13,6 +15,14 @@ from .base import Engine
 _DTYPES = {"float64": "float64", "float32": "float32", "float16": "float16", "bfloat16": "float32",
            "complex128": "complex128", "complex64": "complex64", "bool": "bool", "int64": "int64",
            "int32": "int32"}
+
+
+@functools.lru_cache(maxsize=1024)
+def _lettered(equation: str) -> str:
+    """The einsum equation with its labels renamed to the letters torch.einsum accepts."""
+    letters = {c: opt_einsum.get_symbol(n) for n, c in
+               enumerate(dict.fromkeys(equation.replace(",", "").replace("->", "").replace(".", "")))}
+    return "".join(letters.get(c, c) for c in equation)
 
 
 class TorchEngine(Engine):
@@ -138,9 +148,7 @@ class TorchEngine(Engine):
 
     def contract(self, equation: str, *arrays):
         """torch.einsum, which orders its pairwise products by opt_einsum's path itself (labels made letters)."""
-        letters = {c: opt_einsum.get_symbol(n) for n, c in
-                   enumerate(dict.fromkeys(equation.replace(",", "").replace("->", "").replace(".", "")))}
-        return self.xp.einsum("".join(letters.get(c, c) for c in equation), *arrays)
+        return self.xp.einsum(_lettered(equation), *arrays)
 
     def attention(self, q, k, v, keep=None, causal=False):
         """torch's scaled_dot_product_attention (scale 1: a plan's scale is already in q); None when q, k or v is
