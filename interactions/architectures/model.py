@@ -30,6 +30,14 @@ def check_seed(seed) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
+def check_nonempty(x, argument: str = "x"):
+    """`x` when none of its sizes is 0 (no empty batch, sequence or cloud), else a ValueError naming it."""
+    shape = tuple(np.shape(x))
+    if 0 in shape:
+        raise ValueError(f"{argument}: expected positive sizes, got shape {shape}")
+    return x
+
+
 def check_params(params, shapes: dict):
     """`params` holding exactly the names of `shapes` (name -> shape), each an array of numbers in its shape
     (numpy, autograd, torch or JAX), or a TypeError or ValueError naming the parameter."""
@@ -142,5 +150,6 @@ class Model:
     # ------------------------------------------------------------------ numerics
     def apply(self, params, x):
         """The model on a batch of inputs (autograd arrays welcome)."""
+        check_nonempty(x)
         check_params(params, self.parameters)
         return self.plan(self.geometry_of(x), (x, params))(x, params)
