@@ -7,8 +7,16 @@ import sys
 
 from . import tour
 from .derive import SMALL, derive
-from .experiments import EXPERIMENTS, run, table
+from .experiments import EXPERIMENTS, run, table, write
+from .experiments.report import check_out
 from .experiments.training import PREFERENCE
+
+
+def seed(text: str) -> int:
+    """A seed on the command line: a non-negative int."""
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"expected a non-negative int, got {text!r}")
+    return int(text)
 
 
 def main(argv=None) -> int:
@@ -16,14 +24,14 @@ def main(argv=None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     touring = commands.add_parser("tour", help="define an algebra, derive attention and convolution, compile, "
                                                "check, and run the quick copy experiment")
-    touring.add_argument("--seed", type=int, default=0, help="random seed")
+    touring.add_argument("--seed", type=seed, default=0, help="random seed")
     derivation = commands.add_parser("derive", help="an architecture's formula and self-interaction order")
     derivation.add_argument("name", choices=sorted(SMALL))
     derivation.add_argument("--latex", action="store_true", help="print the components in LaTeX")
     experiment = commands.add_parser("experiment", help="run an experiment and print (and save) its figures")
     experiment.add_argument("name", choices=sorted(EXPERIMENTS))
     experiment.add_argument("--quick", action="store_true", help="the small setting the tests run")
-    experiment.add_argument("--seed", type=int, default=0, help="random seed")
+    experiment.add_argument("--seed", type=seed, default=0, help="random seed")
     experiment.add_argument("--engine", choices=PREFERENCE,
                             help="the array library to train on (default: the fastest installed, torch first)")
     experiment.add_argument("--out", help="write the result as JSON to this path")
@@ -33,10 +41,19 @@ def main(argv=None) -> int:
     if arguments.command == "derive":
         print("\n".join(derive(arguments.name, arguments.latex)))
         return 0
-    result = run(arguments.name, quick=arguments.quick, seed=arguments.seed, out=arguments.out,
-                 engine=arguments.engine)
+    if arguments.out is not None:
+        try:
+            check_out(arguments.out)
+        except ValueError as error:
+            experiment.error(f"--{error}")
+    result = run(arguments.name, quick=arguments.quick, seed=arguments.seed, engine=arguments.engine)
     print(table(result))
-    if arguments.out:
+    if arguments.out is not None:
+        try:
+            write(result, arguments.out)
+        except OSError as error:
+            print(f"could not write {arguments.out}: {error}", file=sys.stderr)
+            return 1
         print(f"written to {arguments.out}")
     return 0
 

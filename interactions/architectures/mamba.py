@@ -35,6 +35,7 @@ from ...kernels.selective_ssm import selective_scan, time_major
 from ..expression import Linear, Parameter, Scale, Signal
 from ..pointwise import Pointwise
 from ..structural import Lag, Reduce
+from .model import check_seed
 from .ssm import StateSpaceModel, check_steps
 
 __all__ = ["Mamba", "mamba", "selective_scan"]
@@ -61,7 +62,7 @@ class Mamba(StateSpaceModel):
     def init(self, seed=0, dtype=np.float64) -> dict:
         """Normal weights (`scales`), A = -(1..d_state), D = 1, and dt_bias the inverse softplus of steps drawn
         log-uniformly in [dt_min, dt_max]."""
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        rng = check_seed(seed)
         params = super().init(rng, dtype)
         step = np.exp(rng.uniform(np.log(self.dt_min), np.log(self.dt_max), self.d_inner))
         params["dt_bias"] = (step + np.log(-np.expm1(-step))).astype(dtype)

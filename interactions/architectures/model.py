@@ -18,6 +18,50 @@ from ..orders import order as self_interaction_order
 PLANS_KEPT = 8
 
 
+def check_seed(seed) -> np.random.Generator:
+    """The generator an `init(seed)` draws from: `seed` a non-negative int, or a Generator used as it is."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed: expected a non-negative int or a numpy Generator, got {type(seed).__name__} "
+                        f"{seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed: expected a non-negative int, got {seed}")
+    return np.random.default_rng(seed)
+
+
+def check_nonempty(x, argument: str = "x"):
+    """`x` when none of its sizes is 0 (no empty batch, sequence or cloud), else a ValueError naming it."""
+    shape = tuple(np.shape(x))
+    if 0 in shape:
+        raise ValueError(f"{argument}: expected positive sizes, got shape {shape}")
+    return x
+
+
+def check_params(params, shapes: dict):
+    """`params` holding exactly the names of `shapes` (name -> shape), each an array of numbers in its shape
+    (numpy, autograd, torch or JAX), or a TypeError or ValueError naming the parameter."""
+    if not (hasattr(params, "keys") and hasattr(params, "__getitem__")):          # dicts, autograd's DictBox
+        raise TypeError(f"params: expected a dict name -> array, got {type(params).__name__}")
+    names = set(params.keys())
+    missing, unexpected = sorted(set(shapes) - names), sorted(names - set(shapes))
+    if missing:
+        raise ValueError(f"params: missing {missing} (expected shapes { {name: shapes[name] for name in missing} })")
+    if unexpected:
+        raise ValueError(f"params: unexpected {unexpected} (expected only {sorted(shapes)})")
+    for name, shape in shapes.items():
+        value = params[name]
+        kind = getattr(getattr(value, "dtype", None), "kind", None)              # None for torch's dtypes
+        if kind is None and not hasattr(value, "shape"):
+            kind = np.asarray(value).dtype.kind
+        if kind is not None and kind not in "iuf":
+            raise TypeError(f"params[{name!r}]: expected an array of numbers, got {type(value).__name__} "
+                            f"{value!r:.60}")
+        if tuple(np.shape(value)) != tuple(shape):
+            raise ValueError(f"params[{name!r}]: expected shape {tuple(shape)}, got {tuple(np.shape(value))}")
+    return params
+
+
 class Model:
     """Subclasses define ``build(geometry) -> (expr, signal)``, ``geometry_of(x)`` and the default `geometry`.
 
@@ -90,7 +134,7 @@ class Model:
 
     def init(self, seed=0, dtype=np.float64) -> dict:
         """Seeded random parameters: normal with standard deviation `scales[name]` or 1/sqrt(last axis)."""
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        rng = check_seed(seed)
         params = {}
         for name, shape in self.parameters.items():
             scale = self.scales.get(name, 1.0 / np.sqrt(shape[-1]))
@@ -106,4 +150,6 @@ class Model:
     # ------------------------------------------------------------------ numerics
     def apply(self, params, x):
         """The model on a batch of inputs (autograd arrays welcome)."""
+        check_nonempty(x)
+        check_params(params, self.parameters)
         return self.plan(self.geometry_of(x), (x, params))(x, params)

@@ -26,7 +26,7 @@ from ...algebra.so3 import clebsch_gordan
 from ..expression import Parameter, Signal
 from ..pointwise import Pointwise
 from ..structural import Flip, Reduce, ScalarProjection
-from .model import Model
+from .model import Model, check_params
 from .radial import RadialFilter, check_cloud
 
 
@@ -61,6 +61,7 @@ class SE3Attention(Model):
 
     def apply(self, params, points, features):
         """Features (batch, n, (lmax+1)^2, c_in) at points (batch, n, 3) -> (batch, n, (lmax+1)^2, channels)."""
+        check_params(params, self.parameters)
         points = check_cloud(points, features, self.lmax, self.channels_in)
         dtype = np.result_type(features, np.float32) if isinstance(features, np.ndarray) else None
         inputs = {"s": features, "w_k": self.keys(params, points, dtype), "w_v": self.values(params, points, dtype),

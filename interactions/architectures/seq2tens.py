@@ -44,6 +44,7 @@ from ...kernels.seq2tens import low_rank
 
 from ...kernels.pointwise import FUNCTIONS as NUMERIC
 from ..feature_map import check_sequences, increments, zero_padding
+from .model import check_params, check_seed
 
 NORMALISE_EPSILON = 1e-5
 
@@ -110,7 +111,7 @@ class LS2T:
 
     def init(self, seed=0, dtype=np.float64) -> dict:
         """Seeded parameters: static weights N(0, 1 / fan-in), zero biases, functionals by `slot_scales`."""
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        rng = check_seed(seed)
         params = {}
         for name, shape in self.parameters.items():
             if name.startswith("b"):
@@ -121,17 +122,6 @@ class LS2T:
                 fan_in = self.kernel_size * self.d_static if name == "K" else shape[1]
                 params[name] = rng.standard_normal(shape) / np.sqrt(fan_in)
         return {name: value.astype(dtype) for name, value in params.items()}
-
-    def _check_params(self, params) -> dict:
-        if not (hasattr(params, "keys") and hasattr(params, "__getitem__")):
-            raise TypeError(f"params: expected a dict name -> array, got {type(params).__name__}")
-        missing = sorted(set(self.parameters) - set(params.keys()))
-        if missing:
-            raise ValueError(f"params: missing {missing} (expected shapes {self.parameters})")
-        for name, shape in self.parameters.items():
-            if tuple(np.shape(params[name])) != shape:
-                raise ValueError(f"params[{name!r}]: expected shape {shape}, got {np.shape(params[name])}")
-        return params
 
     # ------------------------------------------------------------------ numerics
     def _directions(self):
@@ -169,7 +159,7 @@ class LS2T:
         """The layer on x (batch, length, d_in); mask (batch, length) marks kept points (ones, then padding).  x
         and the parameters may be numpy, torch or JAX arrays (`kernels.engines`)."""
         x, mask = check_sequences(x, mask, self.d_in)
-        engine, arrays = adopt({"x": x, **self._check_params(params)})
+        engine, arrays = adopt({"x": x, **check_params(params, self.parameters)})
         x, params = arrays.pop("x"), arrays
         x = zero_padding(self._time(engine, x, mask) if self.time else x, mask)
         x = increments(x, mask, basepoint=True) if self.difference else x
@@ -219,7 +209,7 @@ class DeepLS2T:
 
     def init(self, seed=0, dtype=np.float64) -> dict:
         """Every layer's `LS2T.init`, drawn from one seeded generator."""
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        rng = check_seed(seed)
         return {f"layer{i}/{name}": value for i, layer in enumerate(self.layers)
                 for name, value in layer.init(rng, dtype).items()}
 
@@ -230,6 +220,7 @@ class DeepLS2T:
 
     def apply(self, params, x, mask=None):
         """The layers in turn on x (batch, length, d_in), each with the same mask."""
+        check_params(params, self.parameters)
         for i, layer in enumerate(self.layers):
             prefix = f"layer{i}/"
             x = layer.apply({name[len(prefix):]: params[name] for name in params.keys() if name.startswith(prefix)},

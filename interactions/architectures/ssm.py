@@ -40,7 +40,7 @@ from ..expression import Parameter, Signal
 from ..orders import order
 from ..scan import Scan
 from ..structural import Reduce, ScalarProjection
-from .model import Model
+from .model import Model, check_nonempty, check_params, check_seed
 
 
 class Orders(NamedTuple):
@@ -82,23 +82,13 @@ class StateSpaceModel(Model):
             raise ValueError(f"x: expected shape (batch, length, {self.width}), got {np.shape(x)}")
         return (np.shape(x)[1],)
 
-    def checked(self, params) -> dict:
-        """`params` with every parameter present in its shape, or a ValueError naming the parameter."""
-        if not (hasattr(params, "keys") and hasattr(params, "__getitem__")):
-            raise TypeError(f"params: expected a dict name -> array, got {type(params).__name__}")
-        for name, shape in self.parameters.items():
-            if name not in params.keys():
-                raise ValueError(f"params: missing {name!r} (expected shape {shape})")
-            if np.shape(params[name]) != shape:
-                raise ValueError(f"params[{name!r}]: expected shape {shape}, got {np.shape(params[name])}")
-        return params
-
     def apply(self, params, x, method: str = "auto"):
         """The layer on x of shape (batch, length, width): the compiled expression or a fast path (`methods`)."""
         if method not in self.methods:
             raise ValueError(f"method: expected one of {', '.join(self.methods)}, got {method!r}")
         self.geometry_of(x)
-        engine, arrays = adopt({"x": x, **self.checked(params)})
+        check_nonempty(x)
+        engine, arrays = adopt({"x": x, **check_params(params, self.parameters)})
         x, params = arrays.pop("x"), arrays
         if method == "expression":
             return self.expression_apply(engine, params, x)
@@ -149,7 +139,7 @@ class DiagonalSSM(StateSpaceModel):
     def init(self, seed=0, dtype=np.float64) -> dict:
         """S4D-Lin: A_n = -1/2 + i pi n, B = 1, C and D standard normal (C with variance 1/2 per part), steps
         log-uniform in [step_min, step_max]."""
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        rng = check_seed(seed)
         H, N = self.width, self.d_state
         values = {"log_step": rng.uniform(np.log(self.step_min), np.log(self.step_max), H),
                   "log_A_real": np.full((H, N), np.log(0.5)), "A_imag": np.tile(np.pi * np.arange(N), (H, 1)),

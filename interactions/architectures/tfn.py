@@ -28,7 +28,7 @@ from ...algebra.so3 import clebsch_gordan
 
 from ..expression import Signal
 from ..structural import Flip, Reduce
-from .model import Model
+from .model import Model, check_params
 from .radial import RadialFilter, check_cloud
 
 
@@ -56,6 +56,7 @@ class TensorFieldNetwork(Model):
 
     def apply(self, params, points, features):
         """Features (batch, n, (lmax+1)^2, c_in) at points (batch, n, 3) -> (batch, n, (lmax+1)^2, c_out)."""
+        check_params(params, self.parameters)
         points = check_cloud(points, features, self.lmax, self.channels_in)
         dtype = np.result_type(features, np.float32) if isinstance(features, np.ndarray) else None
         inputs = {"s": features, "k": self.filter(params, points, dtype)}

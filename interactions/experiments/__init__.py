@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib
 
-from .report import check_setting, table, write
+from .report import check_out, check_setting, table, write
 
 EXPERIMENTS = {"copy": "selective_copy", "symmetry": "symmetry", "seq2tens": "seq2tens", "dynamical": "dynamical"}
 
@@ -27,10 +27,12 @@ EXPERIMENTS = {"copy": "selective_copy", "symmetry": "symmetry", "seq2tens": "se
 def run(name: str, quick: bool = False, seed: int = 0, out=None, progress: bool = True,
         engine: str | None = None) -> dict:
     """Run experiment `name` on `engine` (None: the fastest installed that it supports); writes the result as JSON
-    to `out` when given, and returns it."""
+    to `out` when given (checked before the run), and returns it."""
     if name not in EXPERIMENTS:
         raise ValueError(f"name: expected one of {sorted(EXPERIMENTS)}, got {name!r}")
     check_setting(quick, seed)
+    if out is not None:
+        check_out(out)
     module = importlib.import_module(f".{EXPERIMENTS[name]}", __name__)
     result = module.run(quick=quick, seed=seed, progress=progress, engine=engine)
     if out is not None:

@@ -37,6 +37,7 @@ import time
 import numpy as np
 
 from ..architectures import dynamical, mamba
+from ..architectures.model import check_seed
 from . import datasets
 from .report import Timings, check_setting, report, row
 from ...kernels.engines import adopt, engine_of
@@ -102,7 +103,7 @@ class SequenceClassifier:
     def init(self, seed: int = 0) -> dict:
         """Normal weights with standard deviation 1 / sqrt(fan-in), unit gains, zero biases; each block's own
         `init`."""
-        rng = np.random.default_rng(seed)
+        rng = check_seed(seed)
         return {"embed": rng.standard_normal((self.features, self.d_model)) / np.sqrt(self.features),
                 "embed_bias": np.zeros(self.d_model),
                 "blocks": [self.block.init(seed=rng) for _ in range(self.layers)],

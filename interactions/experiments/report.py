@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import pathlib
 import platform
+import tempfile
 import time
 from contextlib import contextmanager
 
@@ -17,11 +19,24 @@ import numpy as np
 
 
 def check_setting(quick, seed) -> None:
-    """The arguments every experiment's `run` takes: `quick` a bool, `seed` an int."""
+    """The arguments every experiment's `run` takes: `quick` a bool, `seed` a non-negative int."""
     if not isinstance(quick, bool):
         raise TypeError(f"quick: expected a bool, got {type(quick).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed: expected an int, got {type(seed).__name__}")
+    if seed < 0:
+        raise ValueError(f"seed: expected a non-negative int, got {seed}")
+
+
+def check_out(path) -> pathlib.Path:
+    """`path` as a file `write` can create or replace: its parent an existing directory, itself not a directory."""
+    path = pathlib.Path(path)
+    if path.is_dir():
+        raise ValueError(f"out: expected a file path, got the existing directory {str(path)!r}")
+    if not path.parent.is_dir():
+        problem = "is not a directory" if path.parent.exists() else "does not exist (create it first)"
+        raise ValueError(f"out: the parent {str(path.parent)!r} of {str(path)!r} {problem}")
+    return path
 
 
 def subsample(history: list, points: int) -> list:
@@ -72,11 +87,26 @@ def _plain(value):
     return value
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write(result: dict, path) -> pathlib.Path:
-    """Write `result` as indented JSON (numpy values become plain numbers); returns the path."""
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(_plain(result), indent=2) + "\n")
+    """Write `result` as indented JSON (numpy values become plain numbers); returns the path.  Atomic: the text
+    goes to a temporary file beside `path` that then replaces it, so a failure leaves any previous file intact."""
+    path = check_out(path)
+    text = json.dumps(_plain(result), indent=2) + "\n"
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w") as file:
+            file.write(text)
+        os.chmod(temporary, 0o666 & ~_umask())        # mkstemp makes it private; give it an ordinary file's mode
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
     return path
 
 

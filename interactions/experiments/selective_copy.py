@@ -45,6 +45,7 @@ from tqdm import tqdm
 from ...algebra.algebra import check_count
 
 from ..architectures import attention
+from ..architectures.model import check_seed
 from ...kernels.engines import engine_of
 from .report import Timings, check_setting, report, row, subsample
 from .training import adam, cross_entropy, engine_named, leaves, training_dtype
@@ -110,7 +111,7 @@ class CopyModel:
 
     def init(self, seed: int) -> dict:
         """Seeded parameters: the embedding, per layer the attention's and the MLP's, the readout."""
-        rng = np.random.default_rng(seed)
+        rng = check_seed(seed)
         d, vocabulary = self.config["d_model"], self.config["vocabulary"]
         params = {"embed": rng.standard_normal((FIRST_DATA + vocabulary, d)),
                   "readout": rng.standard_normal((d, vocabulary)) / np.sqrt(d), "offset": np.zeros(vocabulary)}

@@ -40,6 +40,7 @@ import math
 import numpy as np
 
 from ..architectures import convolution, deep_ls2t
+from ..architectures.model import check_seed
 from ..feature_map import check_sequences, zero_padding
 from .datasets import time_series
 from .report import Timings, check_setting, report, row
@@ -107,7 +108,7 @@ class Classifier:
 
     def init(self, seed=0) -> dict:
         """Seeded parameters: the layers' own initialisations, zero biases and a zero readout."""
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        rng = check_seed(seed)
         params = {}
         for k, layer in enumerate(self.convolutions):
             params[f"fcn{k}/K"], params[f"fcn{k}/b"] = layer.init(rng)["K"], np.zeros(layer.channels_out)

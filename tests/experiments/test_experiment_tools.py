@@ -66,7 +66,7 @@ def test_report_round_trips_through_json(tmp_path):
         pass
     result = report("demo", quick=False, seed=3, config={"width": np.int64(4)},
                     rows=[row("R = 1", np.float64(0.25), paper=0.36)], timings=timings, curve=np.arange(3))
-    loaded = json.loads(write(result, tmp_path / "out" / "demo.json").read_text())
+    loaded = json.loads(write(result, tmp_path / "demo.json").read_text())
     assert loaded["config"] == {"width": 4} and loaded["rows"][0] == {"name": "R = 1", "ours": 0.25, "paper": 0.36}
     assert loaded["setting"] == "full" and loaded["seed"] == 3 and loaded["curve"] == [0, 1, 2]
     assert set(loaded["timings"]) == {"train"} and loaded["timings"]["train"] >= 0

@@ -122,9 +122,9 @@ def test_bad_model_input():
     params = model.init(seed=0)
     with pytest.raises(ValueError, match=r"x: expected shape \(\.\.\., length, 4\), got \(2, 5, 3\)"):
         model.apply(params, np.ones((2, 5, 3)))
-    with pytest.raises(ValueError, match=r"parameters: missing \['W_O'\]"):
+    with pytest.raises(ValueError, match=r"params: missing \['W_O'\]"):
         model.apply({k: v for k, v in params.items() if k != "W_O"}, np.ones((2, 5, 4)))
-    with pytest.raises(ValueError, match=r"parameters\['W_Q'\]: expected shape \(4, 4\), got \(4, 3\)"):
+    with pytest.raises(ValueError, match=r"params\['W_Q'\]: expected shape \(4, 4\), got \(4, 3\)"):
         model.apply(dict(params, W_Q=np.ones((4, 3))), np.ones((2, 5, 4)))
     with pytest.raises(ValueError, match="heads: d_model = 5 is not divisible by heads = 2"):
         attention(d_model=5, heads=2)

@@ -68,5 +68,5 @@ def test_bad_input():
         model.apply(params, points[..., :2], features)
     with pytest.raises(ValueError, match=r"features: expected shape \(batch, 4, 4, 2\)"):
         model.apply(params, points, features[..., :3, :])
-    with pytest.raises(ValueError, match=r"parameters\['W_Q'\]: expected shape \(1, 2, 2\)"):
+    with pytest.raises(ValueError, match=r"params\['W_Q'\]: expected shape \(1, 2, 2\)"):
         model.apply(dict(params, W_Q=np.ones((2, 2))), points, features)

@@ -1,0 +1,103 @@
+"""The command line keeps its results: `--out` and `--seed` are checked before any work, the table is printed before
+the file is written, and the file is replaced atomically."""
+import json
+import os
+
+import pytest
+
+from product_interactions.interactions import __main__ as cli
+from product_interactions.interactions.experiments import run
+from product_interactions.interactions.experiments.report import check_setting, report, row, write
+
+
+@pytest.fixture
+def fake_run(monkeypatch):
+    """Replace the experiment by an instant one; returns the list of its calls."""
+    calls = []
+
+    def instant(name, quick, seed, engine):
+        calls.append(name)
+        return report(name, quick=quick, seed=seed, config={}, rows=[row("R = 1", 0.5, paper=0.36)])
+    monkeypatch.setattr(cli, "run", instant)
+    return calls
+
+
+def test_out_an_existing_directory_is_refused_before_the_run(tmp_path, capsys, fake_run):
+    with pytest.raises(SystemExit):
+        cli.main(["experiment", "symmetry", "--out", str(tmp_path)])
+    assert "--out: expected a file path, got the existing directory" in capsys.readouterr().err and not fake_run
+
+
+def test_out_under_a_file_is_refused_before_the_run(tmp_path, capsys, fake_run):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit):
+        cli.main(["experiment", "symmetry", "--out", str(tmp_path / "file" / "result.json")])
+    assert "is not a directory" in capsys.readouterr().err and not fake_run
+
+
+def test_out_under_a_missing_directory_is_refused_and_nothing_is_created(tmp_path, capsys, fake_run):
+    with pytest.raises(SystemExit):
+        cli.main(["experiment", "symmetry", "--out", str(tmp_path / "missing" / "result.json")])
+    assert "does not exist (create it first)" in capsys.readouterr().err and not fake_run
+    assert not (tmp_path / "missing").exists()
+
+
+@pytest.mark.parametrize("argv", [["experiment", "symmetry", "--seed", "-1"], ["tour", "--seed", "-1"],
+                                  ["tour", "--seed", "1.5"]])
+def test_a_negative_or_fractional_seed_is_refused_by_name(argv, capsys, fake_run):
+    with pytest.raises(SystemExit):
+        cli.main(argv)
+    assert "argument --seed: expected a non-negative int, got" in capsys.readouterr().err and not fake_run
+
+
+def test_the_table_is_printed_even_when_writing_fails(tmp_path, capsys, monkeypatch, fake_run):
+    def failing(result, path):
+        raise OSError("disk full")
+    monkeypatch.setattr(cli, "write", failing)
+    assert cli.main(["experiment", "symmetry", "--out", str(tmp_path / "result.json")]) == 1
+    captured = capsys.readouterr()
+    assert "symmetry (full, seed 0)" in captured.out and "R = 1" in captured.out
+    assert "could not write" in captured.err and "disk full" in captured.err
+
+
+def test_the_command_writes_the_result_after_printing_it(tmp_path, capsys, fake_run):
+    out = tmp_path / "result.json"
+    assert cli.main(["experiment", "copy", "--quick", "--seed", "2", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.index("copy (quick, seed 2)") < printed.index(f"written to {out}")
+    assert json.loads(out.read_text())["seed"] == 2
+
+
+def test_write_is_atomic_a_failure_leaves_the_previous_file(tmp_path, monkeypatch):
+    path = tmp_path / "result.json"
+    write({"figure": 1}, path)
+    with pytest.raises(TypeError):
+        write({"figure": object()}, path)                    # not JSON: fails before anything is written
+    def interrupted(source, target):
+        raise OSError("interrupted")
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(OSError, match="interrupted"):
+        write({"figure": 2}, path)
+    assert json.loads(path.read_text()) == {"figure": 1} and os.listdir(tmp_path) == ["result.json"]
+
+
+def test_write_gives_an_ordinary_file_mode(tmp_path):
+    mask = os.umask(0o022)
+    try:
+        assert os.stat(write({}, tmp_path / "result.json")).st_mode & 0o777 == 0o644
+    finally:
+        os.umask(mask)
+
+
+def test_write_and_run_refuse_a_bad_out_by_name(tmp_path):
+    with pytest.raises(ValueError, match="out: expected a file path, got the existing directory"):
+        write({}, tmp_path)
+    with pytest.raises(ValueError, match="out: the parent .* does not exist"):
+        run("symmetry", quick=True, out=tmp_path / "missing" / "result.json")
+
+
+def test_check_setting_refuses_a_negative_seed():
+    with pytest.raises(ValueError, match="seed: expected a non-negative int, got -1"):
+        check_setting(True, -1)
+    with pytest.raises(ValueError, match="seed: expected a non-negative int"):
+        run("symmetry", quick=True, seed=-3)
