@@ -57,3 +57,13 @@ def test_the_console_script_runs(tmp_path):
     result = subprocess.run([sys.executable, "-m", "product_interactions", "--help"], cwd=tmp_path,
                             capture_output=True, text=True, check=True)
     assert "product-interactions" in result.stdout and "tour" in result.stdout
+
+
+def test_the_release_files_ship():
+    import importlib.resources
+    import pathlib
+    assert importlib.resources.files("product_interactions").joinpath("py.typed").is_file()
+    root = pathlib.Path(__file__).resolve().parents[1]
+    assert "MIT License" in (root / "LICENSE").read_text()
+    assert "arXiv:2602.02573" in (root / "CITATION.cff").read_text()
+    assert "## [Unreleased]" in (root / "CHANGELOG.md").read_text()
