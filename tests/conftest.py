@@ -1,8 +1,18 @@
 """Shared test settings: JAX computes in float64 here (its own switch, off by default), so that every engine
-can be compared with numpy at 1e-10."""
+can be compared with numpy at 1e-10; the so3 disk cache lives in a temporary directory, not the user's."""
 import importlib.util
+
+import pytest
 
 if importlib.util.find_spec("jax") is not None:
     import jax
 
     jax.config.update("jax_enable_x64", True)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def so3_cache_in_a_temporary_directory(tmp_path_factory):
+    patch = pytest.MonkeyPatch()
+    patch.setenv("PRODUCT_INTERACTIONS_CACHE", str(tmp_path_factory.mktemp("so3-cache")))
+    yield
+    patch.undo()

@@ -1,6 +1,5 @@
 """Fuzzing the builders with arguments of every kind: each call returns a sound algebra or raises a
 ValueError / TypeError whose message starts with the name of an argument."""
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,14 +19,6 @@ BUILDERS = {
     "from_function": (lambda dim, k: Algebra.from_function(dim, lambda i, j: {k: 1}), ["dim", "k"]),
     "from_structure_constants": (lambda i, c: Algebra.from_structure_constants({(i, i): {i: c}}), ["i", "c"]),
 }
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _cache_in_a_temporary_directory(tmp_path_factory):
-    patch = pytest.MonkeyPatch()
-    patch.setenv("PRODUCT_INTERACTIONS_CACHE", str(tmp_path_factory.mktemp("so3-cache")))
-    yield
-    patch.undo()
 
 
 def _arguments(name):
