@@ -44,10 +44,12 @@ def _as_algebra(algebra, argument: str) -> Algebra:
 
 
 def _check_units(algebra: Algebra, units, argument: str) -> frozenset:
-    units = frozenset(int(u) % len(algebra.factors) if isinstance(u, (int, np.integer)) else u for u in units)
+    count = len(algebra.factors)
     for u in units:
-        if not isinstance(u, int) or not 0 <= u < len(algebra.factors):
-            raise ValueError(f"{argument}: expected factor indices in 0..{len(algebra.factors) - 1}, got {u!r}")
+        if isinstance(u, (bool, np.bool_)) or not isinstance(u, (int, np.integer)) or not -count <= u < count:
+            raise ValueError(f"{argument}: expected factor indices in {-count}..{count - 1}, got {u!r}")
+    units = frozenset(int(u) % count for u in units)
+    for u in units:
         if not unit_is_all_ones(algebra.factors[u]):
             raise ValueError(f"{argument}: factor {u} ({algebra.factors[u].name}) has no unit g_0 = sum of its "
                              f"basis; only position-like factors can be constant")
@@ -177,7 +179,8 @@ class Parameter(Expr):
             self.support = self._check_support(support or {})
         else:
             shape = tuple(algebra_or_shape) if hasattr(algebra_or_shape, "__iter__") else None
-            if not shape or not all(isinstance(n, (int, np.integer)) and n > 0 for n in shape):
+            if not shape or not all(isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
+                                    and n > 0 for n in shape):
                 raise ValueError(f"algebra_or_shape: expected an Algebra or a shape of positive ints, "
                                  f"got {algebra_or_shape!r}")
             if support or units:
@@ -190,6 +193,9 @@ class Parameter(Expr):
         for factor, components in dict(support).items():
             factor = check_factor(self, factor, "support")
             dim = self.factors[factor].dim
+            if isinstance(components, str) or not hasattr(components, "__iter__") or not all(
+                    isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) for c in components):
+                raise ValueError(f"support[{factor}]: expected a tuple of int component indices, got {components!r}")
             components = tuple(int(c) for c in components)
             if factor in self.units or not components or len(set(components)) != len(components) or not all(
                     0 <= c < dim for c in components):

@@ -30,8 +30,12 @@ def check_seed(seed) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def check_nonempty(x, argument: str = "x"):
-    """`x` when none of its sizes is 0 (no empty batch, sequence or cloud), else a ValueError naming it."""
+def check_signal(x, argument: str = "x"):
+    """`x` when it is real (any library) and none of its sizes is 0 (no empty batch, sequence or cloud), else a
+    TypeError or ValueError naming it."""
+    dtype = str(getattr(x, "dtype", "")).split(".")[-1]
+    if dtype.startswith("complex"):
+        raise TypeError(f"{argument}: expected a real array, got dtype {dtype}")
     shape = tuple(np.shape(x))
     if 0 in shape:
         raise ValueError(f"{argument}: expected positive sizes, got shape {shape}")
@@ -133,7 +137,10 @@ class Model:
         return {node.name: node.shape for node in self.expr.walk() if isinstance(node, Parameter)}
 
     def init(self, seed=0, dtype=np.float64) -> dict:
-        """Seeded random parameters: normal with standard deviation `scales[name]` or 1/sqrt(last axis)."""
+        """Seeded random parameters of a floating `dtype`: normal with standard deviation `scales[name]` or
+        1/sqrt(last axis)."""
+        if np.dtype(dtype).kind != "f":
+            raise TypeError(f"dtype: expected a floating dtype (weights would be truncated), got {np.dtype(dtype)}")
         rng = check_seed(seed)
         params = {}
         for name, shape in self.parameters.items():
@@ -150,6 +157,6 @@ class Model:
     # ------------------------------------------------------------------ numerics
     def apply(self, params, x):
         """The model on a batch of inputs (autograd arrays welcome)."""
-        check_nonempty(x)
+        check_signal(x)
         check_params(params, self.parameters)
         return self.plan(self.geometry_of(x), (x, params))(x, params)

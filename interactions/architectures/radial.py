@@ -18,7 +18,7 @@ from ...algebra.algebra import check_count
 from ...algebra.so3 import solid_harmonics, spherical_harmonics
 from ...kernels.engines import adopt, engine_of
 from ...kernels.pointwise import silu
-from .model import check_nonempty
+from .model import check_signal
 
 
 class RadialFilter:
@@ -80,10 +80,10 @@ def check_cloud(points, features, lmax: int, channels_in: int):
         points = np.asarray(points, dtype=float)
     if len(points.shape) < 2 or points.shape[-1] != 3:
         raise ValueError(f"points: expected shape (batch, n, 3), got {tuple(points.shape)}")
-    check_nonempty(points, "points")
+    check_signal(points, "points")
     expected = (points.shape[-2], (lmax + 1) ** 2, channels_in)
     if tuple(np.shape(features)[-3:]) != expected:
         raise ValueError(f"features: expected shape (batch, {', '.join(map(str, expected))}), got "
                          f"{np.shape(features)}")
-    check_nonempty(features, "features")
+    check_signal(features, "features")
     return points

@@ -40,7 +40,7 @@ from ..expression import Parameter, Signal
 from ..orders import order
 from ..scan import Scan
 from ..structural import Reduce, ScalarProjection
-from .model import Model, check_nonempty, check_params, check_seed
+from .model import Model, check_signal, check_params, check_seed
 
 
 class Orders(NamedTuple):
@@ -87,7 +87,7 @@ class StateSpaceModel(Model):
         if method not in self.methods:
             raise ValueError(f"method: expected one of {', '.join(self.methods)}, got {method!r}")
         self.geometry_of(x)
-        check_nonempty(x)
+        check_signal(x)
         engine, arrays = adopt({"x": x, **check_params(params, self.parameters)})
         x, params = arrays.pop("x"), arrays
         if method == "expression":

@@ -1,4 +1,4 @@
-"""An empty batch, sequence or cloud is refused by name (`model.check_nonempty`) rather than failing inside."""
+"""An empty batch, sequence or cloud is refused by name (`model.check_signal`) rather than failing inside."""
 import numpy as np
 import pytest
 

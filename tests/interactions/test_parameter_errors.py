@@ -88,3 +88,24 @@ def test_check_params_returns_params_that_fit():
     assert check_params(params, {"W": (2, 3), "b": (2,)}) is params
     with pytest.raises(TypeError, match=r"params\['b'\]: expected an array of numbers, got list"):
         check_params({"W": np.ones((2, 3)), "b": [None, 1.0]}, {"W": (2, 3), "b": (2,)})
+
+
+def test_silent_acceptance_is_refused_by_name():
+    from product_interactions.algebra import diagonal, position, tensor_product, translation
+    from product_interactions.interactions import Parameter, Signal
+    from product_interactions.interactions.architectures import attention, dynamical
+    algebra = tensor_product(position(4), diagonal(2))
+    for units in ([5], [-3], [True], [np.bool_(False)]):              # no wrapping modulo the factor count
+        with pytest.raises(ValueError, match=r"units: expected factor indices in -2..1, got"):
+            Signal("x", algebra, units=units)
+    assert Signal("x", algebra, units=[-2]).units == {0}               # negative indices count from the end
+    with pytest.raises(ValueError, match="algebra_or_shape: expected an Algebra or a shape of positive ints"):
+        Parameter("w", (True, 2))
+    for support in ((0.9, 1.7), "12", (True,)):
+        with pytest.raises(ValueError, match=r"support\[0\]: expected a tuple of int component indices"):
+            Parameter("k", translation(16), support={0: support})
+    with pytest.raises(TypeError, match="dtype: expected a floating dtype"):
+        attention(8, 2).init(dtype=int)
+    model = dynamical(d_model=4)
+    with pytest.raises(TypeError, match="x: expected a real array, got dtype complex128"):
+        model.apply(model.init(seed=0), np.ones((1, 5, 4)) + 1j)
