@@ -109,3 +109,11 @@ def test_silent_acceptance_is_refused_by_name():
     model = dynamical(d_model=4)
     with pytest.raises(TypeError, match="x: expected a real array, got dtype complex128"):
         model.apply(model.init(seed=0), np.ones((1, 5, 4)) + 1j)
+
+
+def test_selective_scan_refuses_a_nan_step():
+    from product_interactions.kernels import selective_scan
+    u, delta = np.ones((1, 3, 1)), np.full((1, 3, 1), 0.5)
+    delta[0, 1, 0] = np.nan
+    with pytest.raises(ValueError, match="delta: expected positive steps, got a minimum of nan"):
+        selective_scan(u, delta, np.array([[-1.0]]), np.ones((1, 3, 1)), np.ones((1, 3, 1)))
