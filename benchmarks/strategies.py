@@ -1,19 +1,24 @@
 """Every strategy on every built-in algebra, timed in one run, beside what ``strategy="auto"`` picks.
 
-    python benchmarks/strategies.py [--repeats 5] [--batches 64,4096,65536] [--dtype float64]
+    python benchmarks/strategies.py [--repeats 5] [--batches 64,4096,65536] [--dtype float64] [--engine numpy]
+                                    [--fit]
 
 For each algebra and batch: the median time of each strategy that applies (forced; those the model puts 30 times
 beyond the best are skipped), the model's estimate, auto's choice and auto's time over the best forced time
-(target: at most 1.1).  The first line records the machine's
-load.  Each kernel is checked against the dense reference before it is timed.
+(target: at most 1.1), on the chosen engine's arrays and by its rates (`kernels.cost.Rates`).  The first line
+records the machine's load.  Each kernel is checked against the dense reference before it is timed.  ``--fit``
+then prints the `Rates` that fit every timing best (non-negative least squares on relative error): how an
+engine's rates are calibrated.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 
 import numpy as np
+import scipy.optimize
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -23,6 +28,7 @@ from product_interactions.algebra import (clebsch_gordan, clifford, complex_numb
                                           matrix_algebra, position, quaternions, tensor_algebra, tensor_product,
                                           translation)
 from product_interactions.kernels import select  # noqa: E402
+from product_interactions.kernels.engines import ENGINES, NUMPY  # noqa: E402
 
 TARGET = 1.1
 
@@ -37,7 +43,7 @@ def algebras() -> list:
             tensor_product(position(16), quaternions()), tensor_product(translation(16), diagonal(8))]
 
 
-def forced(A, dtype, batches) -> dict:
+def forced(A, dtype, batches, engine=NUMPY) -> dict:
     """{strategy tuple: kernel} for every single strategy that applies to all factors, and auto."""
     found = {}
     for name in kernels.STRATEGIES:
@@ -50,7 +56,7 @@ def forced(A, dtype, batches) -> dict:
             continue
         found[kernel.strategies] = kernel
     auto = kernels.product(A, dtype=dtype)
-    for names in {auto.strategies_for(rows) for rows in batches}:
+    for names in {auto.strategies_for(rows, engine) for rows in batches}:
         if names not in found:
             found[names] = kernels.product(A, strategy=names, dtype=dtype)
     return found
@@ -74,14 +80,22 @@ def main(argv=None) -> int:
     parser.add_argument("--batches", default="64,4096,65536")
     parser.add_argument("--dtype", default="float64", choices=["float64", "float32"])
     parser.add_argument("--only", default="", help="only the algebras whose name contains this text")
+    parser.add_argument("--engine", default="numpy", choices=sorted(ENGINES))
+    parser.add_argument("--fit", action="store_true", help="print the rates that fit the timings best")
     arguments = parser.parse_args(argv)
     dtype, batches = np.dtype(arguments.dtype), [int(b) for b in arguments.batches.split(",")]
+    engine = ENGINES[arguments.engine]
+    if importlib.util.find_spec(engine.name) is None:
+        print(f"{engine.name} is not installed: skipped")
+        return 0
+    like = engine.xp.zeros((), dtype=engine.native_dtype(dtype))
     rng = np.random.default_rng(0)
-    print(f"numpy {np.__version__}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, {dtype.name}")
+    print(f"{engine.name} ({engine.rates}), {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, "
+          f"{dtype.name}")
     print(f"{'algebra':32} {'batch':>6} {'auto picks':24} {'auto/best':>9}  strategies: ms (model ms)", flush=True)
-    worst = 0.0
+    worst, measured = 0.0, []
     for A in (A for A in algebras() if arguments.only in A.name):
-        kernel_table = forced(A, dtype, batches)
+        kernel_table = forced(A, dtype, batches, engine)
         auto = kernels.product(A, dtype=dtype)
         for batch in batches:
             if batch * A.dim * dtype.itemsize > 2**29:
@@ -91,12 +105,15 @@ def main(argv=None) -> int:
                 expected = np.einsum("bi,bj,ijk->bk", x[:8].astype(float), y[:8].astype(float),
                                      A.structure_constants())
                 for names, kernel in kernel_table.items():
-                    assert np.allclose(kernel(x[:8], y[:8]), expected, rtol=1e-4, atol=1e-4), (A.name, names)
-            models = {names: model(A, names, batch, dtype) for names in kernel_table}
+                    got = engine.value(kernel(engine.convert(x[:8], like), engine.convert(y[:8], like)))
+                    assert np.allclose(got, expected, rtol=1e-4, atol=1e-4), (A.name, names)
+            x, y = engine.convert(x, like), engine.convert(y, like)
+            chosen = auto.strategies_for(batch, engine, dtype.itemsize)
+            models = {names: model(A, names, batch, dtype, engine.rates) for names in kernel_table}
             contenders = {names: kernel for names, kernel in kernel_table.items()
-                          if models[names] <= 30 * min(models.values()) or names == auto.strategies_for(batch)}
+                          if models[names] <= 30 * min(models.values()) or names == chosen}
             timings = interleaved(contenders, x, y, arguments.repeats)
-            chosen = auto.strategies_for(batch)
+            measured += [(A, names, batch, t) for names, t in timings.items()]
             best = min(timings.values())
             ratio = timings[chosen] / best
             worst = max(worst, ratio)
@@ -104,16 +121,34 @@ def main(argv=None) -> int:
                             for n, t in sorted(timings.items(), key=lambda item: item[1]))
             print(f"{A.name[:32]:32} {batch:>6} {'+'.join(chosen):24} {ratio:9.2f}  {rest}", flush=True)
     print(f"worst auto/best: {worst:.2f} (target <= {TARGET})")
+    if arguments.fit:
+        print(f"fitted: {fit(measured, dtype.itemsize)}")
     return 0 if worst <= TARGET else 1
 
 
-def model(A, names, batch, dtype) -> float:
+def fit(measured, itemsize: int) -> str:
+    """The rates whose model best fits `measured` (algebra, strategies, batch, seconds), by non-negative least
+    squares on relative error."""
+    rows, targets = [], []
+    for A, names, batch, seconds in measured:
+        cost, chunk = select.priced([kernels.Factor.from_algebra(f) for f in A.factors], names)
+        rows.append(np.array(cost.terms(batch, itemsize, chunk)) / seconds)
+        targets.append(1.0)
+    scale = np.abs(np.array(rows)).max(axis=0) + 1e-300
+    solution, _ = scipy.optimize.nnls(np.array(rows) / scale, np.array(targets))
+    call, per_byte, per_gemm, per_loop, row = solution / scale
+    inverse = lambda c: f"{1 / c:.3g}" if c > 0 else "inf"      # noqa: E731
+    return (f"call={call:.3g}, bandwidth={inverse(per_byte)}, gemm{8 * itemsize}={inverse(per_gemm)}, "
+            f"loop={inverse(per_loop)}, row={row:.3g}")
+
+
+def model(A, names, batch, dtype, rates=NUMPY.rates) -> float:
     """The cost model's seconds for the strategy tuple (factor by factor, as auto ranks them)."""
     factors = [kernels.Factor.from_algebra(f) for f in A.factors]
     total = 0.0
     for position_, (factor, name) in enumerate(zip(factors, names)):
         rest = int(np.prod([f.shape[2] for n, f in enumerate(factors) if n != position_]))
-        total = max(total, select.estimate(factor, name, batch, dtype.itemsize, rest))
+        total = max(total, select.estimate(factor, name, batch, dtype.itemsize, rest, rates))
     return total
 
 

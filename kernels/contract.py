@@ -3,7 +3,8 @@
 opt_einsum finds the contraction order (once per equation and shapes, cached); each pairwise step is then
 rewritten as ``matmul`` on (batch..., M, K) @ (batch..., K, N) views, so contractions that share batch indices
 (attention's heads and sequences) reach BLAS instead of numpy's generic einsum loop.  Single-operand steps and
-the rare steps that cannot be written that way use einsum.  Written over an engine (`kernels.engines`): numpy and
+the rare steps that cannot be written that way use einsum, as do all steps on an engine whose einsum is the
+faster (``Engine.native_pairs``).  Written over an engine (`kernels.engines`): numpy and
 autograd arrays by default, torch and JAX arrays through theirs.
 
 >>> import numpy as np
@@ -97,7 +98,8 @@ def contract(equation: str, *arrays, engine=None):
         if len(taken) == 2:
             inputs = step.split("->")[0].split(",")
             # contraction_list orders the step's inputs as the popped operands (highest position first)
-            arrays.append(_pairwise(engine, step, *taken) if len(inputs) == 2 else _einsum(engine, step, *taken))
+            pairwise = len(inputs) == 2 and not engine.native_pairs
+            arrays.append(_pairwise(engine, step, *taken) if pairwise else _einsum(engine, step, *taken))
         else:
             arrays.append(_einsum(engine, step, *taken))
     return arrays[0]

@@ -4,13 +4,15 @@ Strategies declare their cost from the cost of the level they call (``inner``): 
 words moved, words of temporaries and of constants (per batch row, in array elements), plus the number of
 array-library calls one evaluation makes, which a small batch pays for more than its arithmetic.  The model
 
-    seconds = calls * chunks * CALL_SECONDS
-              + rows * (moved * itemsize / BANDWIDTH + gemm / GEMM_RATE + loop / LOOP_RATE + row_calls * ROW_SECONDS)
+    seconds = calls * chunks * rates.call
+              + rows * (moved * itemsize / rates.bandwidth + gemm / rates.gemm + loop / rates.loop
+                        + row_calls * rates.row)
 
 prices the calls, the memory traffic (elementwise arithmetic is bandwidth-bound), the FLOPs done inside large
 matrix products (``gemm``) and inside per-row loops (``loop``: FFTs, batched small matrix products), and the
-overhead those loops pay per row (``row_calls``).  The constants were measured on this project's 2-core machine
-(``benchmarks/strategies.py`` prints auto's choice beside every forced strategy, timed in one run).
+overhead those loops pay per row (``row_calls``).  The `Rates` are the array library's: each engine carries its
+own, measured on this project's 2-core machine (``benchmarks/strategies.py --engine NAME`` prints auto's choice
+beside every forced strategy, timed in one run).
 
 >>> inner = Cost.elementwise(1)
 >>> inner.flops, inner.temporary, inner.calls
@@ -23,16 +25,31 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-#: Seconds of one numpy call on small arrays (ufunc dispatch and the Python around it).
-CALL_SECONDS = 1.2e-6
-#: Bytes per second of elementwise work on cache-sized chunks (read and written).
-BANDWIDTH = 22e9
-#: FLOPs per second of matrix products with an inner dimension of 4 to 64, by itemsize (float64, float32).
-GEMM_RATE = {8: 35e9, 4: 70e9}
-#: FLOPs per second of per-row loops (numpy's FFT on short rows, batched products of small matrices).
-LOOP_RATE = 1.5e9
-#: Seconds of overhead per row and per row loop (one short FFT, one small matrix product).
-ROW_SECONDS = 25e-9
+
+
+@dataclass(frozen=True)
+class Rates:
+    """What an array library's operations cost: ``call`` seconds per call on small arrays (dispatch and the
+    Python around it); ``bandwidth`` bytes per second of elementwise work on cache-sized chunks (read and
+    written); ``gemm64``/``gemm32`` FLOPs per second of matrix products with an inner dimension of 4 to 64 in
+    float64/float32; ``loop`` FLOPs per second of per-row loops (short FFTs, batched products of small matrices);
+    ``row`` seconds of overhead per row and per row loop."""
+    call: float
+    bandwidth: float
+    gemm64: float
+    gemm32: float
+    loop: float
+    row: float
+
+    def coefficients(self, itemsize: int) -> tuple:
+        """What the model multiplies `Cost.terms` by: seconds per call, per byte moved, per GEMM FLOP, per loop
+        FLOP and per row loop, for `itemsize`-byte numbers."""
+        gemm = self.gemm32 if itemsize == 4 else self.gemm64
+        return self.call, 1 / self.bandwidth, 1 / gemm, 1 / self.loop, self.row
+
+
+#: numpy's rates (the default engine's, and the model's when no engine is named).
+NUMPY_RATES = Rates(call=1.2e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=1.5e9, row=25e-9)
 
 
 @dataclass(frozen=True)
@@ -63,14 +80,17 @@ class Cost:
         return self.x + self.y + self.z + self.temporary
 
     def seconds(self, rows: int, itemsize: int, chunk_bytes: float | None = None,
-                call_seconds: float = CALL_SECONDS) -> float:
+                rates: Rates = NUMPY_RATES) -> float:
         """The model's estimate for `rows` batch rows of `itemsize`-byte numbers, cut in chunks of `chunk_bytes`,
-        on an array library whose calls take `call_seconds` (an engine's ``call_seconds``)."""
+        on an array library with these `rates` (an engine's ``rates``)."""
+        return sum(t * c for t, c in zip(self.terms(rows, itemsize, chunk_bytes), rates.coefficients(itemsize)))
+
+    def terms(self, rows: int, itemsize: int, chunk_bytes: float | None = None) -> tuple:
+        """Calls, bytes moved, GEMM FLOPs, loop FLOPs and row loops of `rows` rows cut in chunks of `chunk_bytes`
+        (the model's seconds are their dot product with `Rates.coefficients`)."""
         chunks = 1 if not chunk_bytes else max(1, math.ceil(rows * self.working() * itemsize / chunk_bytes))
-        rate = GEMM_RATE.get(itemsize, GEMM_RATE[8])
-        per_row = (self.moved * itemsize / BANDWIDTH + self.gemm / rate + self.loop / LOOP_RATE
-                   + self.row_calls * ROW_SECONDS)
-        return self.calls * chunks * call_seconds + rows * per_row
+        return (self.calls * chunks, rows * self.moved * itemsize, rows * self.gemm, rows * self.loop,
+                rows * self.row_calls)
 
     def plus(self, **extra) -> "Cost":
         """This cost with `extra` added to the named fields."""

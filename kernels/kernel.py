@@ -58,15 +58,14 @@ class Kernel:
             self._programs[names] = lower(self.factors, names, self.dtype)
         return self._programs[names]
 
-    def strategies_for(self, rows: int, engine=NUMPY) -> tuple:
-        """The strategies a call on `rows` batch rows runs on `engine` (auto chooses per power-of-four bucket of
-        rows, weighing calls by what they cost in the engine's library)."""
+    def strategies_for(self, rows: int, engine=NUMPY, itemsize: int | None = None) -> tuple:
+        """The strategies a call on `rows` batch rows of `itemsize`-byte numbers (the kernel's dtype by default)
+        runs on `engine` (auto chooses per power-of-four bucket of rows, by the engine's `kernels.cost.Rates`)."""
         if self.requested != "auto":
             return self.strategies
-        key = (max(int(rows), 1).bit_length() // 2, engine.call_seconds)
+        key = (max(int(rows), 1).bit_length() // 2, itemsize or self.dtype.itemsize, engine.rates)
         if key not in self._choices:
-            self._choices[key] = select.resolve("auto", self.factors, 4**key[0], self.dtype.itemsize,
-                                                engine.call_seconds)
+            self._choices[key] = select.resolve("auto", self.factors, 4**key[0], key[1], engine.rates)
         return self._choices[key]
 
     def _chunk_bytes(self, program):
@@ -81,9 +80,9 @@ class Kernel:
         if engine is not NUMPY:
             like = x if engine.owns(x) else y
             x, y = (a if engine.owns(a) else engine.convert(np.asarray(a), like) for a in (x, y))
-            program = self._program(self.strategies_for(math.prod(batch), engine))
-            self._rows(batch, program)                                  # the memory guard, before any work
-            return self._relayout(engine, program(*self._relayout(engine, (x, y), True)))
+            program = self._program(self.strategies_for(math.prod(batch), engine, engine.dtype(x).itemsize))
+            return self._relayout(engine, self._engine_chunks(engine, program, *self._relayout(engine, (x, y), True),
+                                                              batch))
         libraries = {checks.backend(x), checks.backend(y)}
         if libraries - {"numpy", "autograd"}:
             raise TypeError(f"x, y: expected numpy, autograd, torch or JAX arrays, got {', '.join(sorted(libraries))}")
@@ -145,13 +144,26 @@ class Kernel:
             view[start:start + rows] = program(*part)
         return out
 
-    def _rows(self, batch, program=None) -> int:
-        """Batch rows per chunk; refuses when even one row's temporaries exceed the memory limit."""
+    def _engine_chunks(self, engine, program, x, y, batch):
+        """`program` on torch or JAX arrays: whole (their libraries allocate each temporary afresh, so cache-sized
+        chunks gain nothing), or in the chunks of rows the memory limit allows (the guard comes first), joined by
+        the engine's concatenation, which its differentiation sees through."""
+        rows = self._rows(batch, program, cache_chunks=False)
+        if not batch or rows >= batch[0]:
+            return program(x, y)
+        count = len(self.factors)
+        return engine.concatenate([program(*(a[start:start + rows] if len(a.shape) - count == len(batch) and
+                                             a.shape[0] > 1 else a for a in (x, y)))
+                                   for start in range(0, batch[0], rows)], axis=0)
+
+    def _rows(self, batch, program=None, cache_chunks: bool = True) -> int:
+        """Batch rows per chunk (as the levels ask, with `cache_chunks`, and within the memory limit); refuses when
+        even one row's temporaries exceed the memory limit."""
         program = program or self.program
         count = batch[0] if batch else 1
         per_row, fixed = self._temporaries(batch, program)
         rows = count
-        chunk_bytes = self._chunk_bytes(program)
+        chunk_bytes = self._chunk_bytes(program) if cache_chunks else None
         if chunk_bytes:
             working = program.cost.working() * self.dtype.itemsize * math.prod(batch[1:])
             rows = max(1, min(count, int(chunk_bytes // max(working, 1))))

@@ -4,7 +4,8 @@ Each leaf strategy gives its factor's axis a term (`kernels.strategies`): labels
 has constants, their labels.  All terms form one opt_einsum contraction with the constants as constants, built
 once per pair of input shapes (path included) and cached; constants come first in the equation so that
 intermediates keep the batch axes first, and with one dense factor x meets its lam in one matrix product, then
-y.  Factors are contracted one at a time, never through a Kronecker product.  When every term is a bare shared
+y (on torch and JAX, where small batched products cost more, the outer product of x and y meets lam in one
+matrix product instead).  Factors are contracted one at a time, never through a Kronecker product.  When every term is a bare shared
 label the leaf is ``x * y``.
 
 >>> import numpy as np
@@ -71,6 +72,7 @@ class Contraction:
         self._shapes = [tuple(factor.shape[:1]) if len(labels) == 1 else factor.shape
                         for factor, _, labels in constant]
         self._path = self._single_dense_path([labels for _, _, labels in constant])
+        self._dense_alone = len(parts) == 1 and len(constant) == 1 and len(constant[0][2]) == 3
         self._constants = None
         self._expressions = {}
         self.cost = self.count(parts, terms)
@@ -130,7 +132,13 @@ class Contraction:
                 x, y, backend=numpy_backend.NAME if numpy_arrays else "autograd")
         engine = engine_of(x, y)                      # torch, JAX: the constants on the operands' device
         like = x if engine.owns(x) else y
-        return engine.contract(self.equation, *(engine.constant(c, like) for c in self.constants()), x, y)
+        constants = [engine.constant(c, like) for c in self.constants()]
+        if self._dense_alone:                                  # one matrix product
+            d1, d2, d3 = self._shapes[0]
+            outer = x[..., :, None] * y[..., None, :]
+            return engine.matmul(engine.reshape(outer, tuple(outer.shape[:-2]) + (d1 * d2,)),
+                                 engine.reshape(constants[0], (d1 * d2, d3)))
+        return engine.contract(self.equation, *constants, x, y)
 
     def describe(self) -> list:
         lines = [f"leaf: opt_einsum contract_expression {self.equation!r}, structure constants as constants"]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 
 from . import leaf
-from .cost import CALL_SECONDS, Cost
+from .cost import NUMPY_RATES, Cost, Rates
 from .strategies import LEVELS, STRATEGIES
 
 #: The batch rows auto chooses for when the kernel is built (calls re-choose for their own batch).
@@ -29,13 +29,13 @@ NOMINAL_ROWS = 4096
 
 
 def estimate(factor, name: str, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1,
-             call_seconds: float = CALL_SECONDS) -> float:
+             rates: Rates = NUMPY_RATES) -> float:
     """The model's seconds for strategy `name` on `factor`, with the other factors an elementwise product of
-    `rest` elements per row, on a library whose calls take `call_seconds`."""
+    `rest` elements per row, on an array library with these `rates`."""
     module = STRATEGIES[name]
     cost = module.cost(factor, Cost.elementwise(rest))
     chunk = None if module.ROLE == "leaf" else 8 * 2**20
-    return cost.seconds(rows, itemsize, chunk, call_seconds)
+    return cost.seconds(rows, itemsize, chunk, rates)
 
 
 def applicable(factor) -> list:
@@ -44,9 +44,9 @@ def applicable(factor) -> list:
 
 
 def choose(factor, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1,
-           call_seconds: float = CALL_SECONDS) -> str:
+           rates: Rates = NUMPY_RATES) -> str:
     """The strategy auto picks for `factor` (the cheapest by the cost model)."""
-    return min(applicable(factor), key=lambda name: estimate(factor, name, rows, itemsize, rest, call_seconds))
+    return min(applicable(factor), key=lambda name: estimate(factor, name, rows, itemsize, rest, rates))
 
 
 def nested_cost(factors, names) -> Cost:
@@ -58,15 +58,22 @@ def nested_cost(factors, names) -> Cost:
     return cost
 
 
-def _seconds(factors, names, rows: int, itemsize: int, call_seconds: float) -> float:
+def priced(factors, names) -> tuple:
+    """(cost, chunk bytes) of the program for `names`: what the time model prices (levels cut the batch into
+    chunks of 8 MB; a leaf alone runs whole)."""
     chunk = 8 * 2**20 if any(name in LEVELS for name in names) else None
-    return nested_cost(factors, names).seconds(rows, itemsize, chunk, call_seconds)
+    return nested_cost(factors, names), chunk
+
+
+def _seconds(factors, names, rows: int, itemsize: int, rates: Rates) -> float:
+    cost, chunk = priced(factors, names)
+    return cost.seconds(rows, itemsize, chunk, rates)
 
 
 def resolve(strategy, factors, rows: int = NOMINAL_ROWS, itemsize: int = 8,
-            call_seconds: float = CALL_SECONDS) -> tuple:
+            rates: Rates = NUMPY_RATES) -> tuple:
     """One checked strategy name per factor from ``"auto"``, a name, or a tuple with one entry per factor; auto
-    prices `rows` rows on a library whose calls take `call_seconds`."""
+    prices `rows` rows on an array library with these `rates`."""
     names = list(strategy) if isinstance(strategy, (tuple, list)) else [strategy] * len(factors)
     if len(names) != len(factors):
         raise ValueError(f"strategy: expected one entry per factor ({len(factors)}), got {len(names)}: {strategy!r}")
@@ -83,10 +90,10 @@ def resolve(strategy, factors, rows: int = NOMINAL_ROWS, itemsize: int = 8,
             raise ValueError(f"strategy: {name!r} cannot represent factor {position}: {reason}")
         options.append([name])
     if len(factors) == 1:
-        return (choose(factors[0], rows, itemsize, call_seconds=call_seconds) if names[0] == "auto" else
+        return (choose(factors[0], rows, itemsize, rates=rates) if names[0] == "auto" else
                 options[0][0],)
     return min(itertools.product(*options),
-               key=lambda combination: _seconds(factors, combination, rows, itemsize, call_seconds))
+               key=lambda combination: _seconds(factors, combination, rows, itemsize, rates))
 
 
 def fallback(name: str, factor) -> str:

@@ -15,6 +15,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..cost import NUMPY_RATES
+
 #: Converted constants kept per engine.
 CONSTANTS_KEPT = 256
 
@@ -24,9 +26,12 @@ class Engine:
 
     name = "abstract"
     xp = None
-    #: Seconds one call of the library takes on small arrays (dispatch and the Python around it): the cost
-    #: model weighs a strategy's calls by it (`kernels.cost`).
-    call_seconds = 1.2e-6
+    #: What the library's calls, memory traffic and matrix products cost: strategy="auto" ranks strategies by
+    #: them (`kernels.cost`).
+    rates = NUMPY_RATES
+    #: True where the library's own einsum runs a two-operand step faster than `kernels.contract`'s rewrite of
+    #: it into one matmul (torch: its einsum is that rewrite, in C++).
+    native_pairs = False
     #: ``attention(q, k, v, keep, causal)``: the library's fused softmax(q k^T) v over the keys `keep` (a bool
     #: (queries, keys) array, or None for all; `causal` for key <= query instead), q and k (..., n, e) and v
     #: (..., n, f) with equal leading axes; it returns None where it cannot keep a non-finite key away from the

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..cost import Rates
 from .base import Engine
 
 
@@ -15,7 +16,8 @@ class JaxEngine(Engine):
     """See the module docstring."""
 
     name = "jax"
-    call_seconds = 25e-6                                # eager dispatch (under jit calls fuse; the choice matters less)
+    #: Eager dispatch costs about 20x a numpy call; under jit calls fuse, and the choice matters less.
+    rates = Rates(call=25e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=1.5e9, row=25e-9)
 
     @property
     def xp(self):

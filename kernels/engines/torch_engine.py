@@ -6,10 +6,12 @@ torch is imported when the engine is first used, so the core install never needs
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import opt_einsum
 
+from ..cost import Rates
 from .base import Engine
 
 _DTYPES = {"float64": "float64", "float32": "float32", "float16": "float16", "bfloat16": "float32",
@@ -25,11 +27,42 @@ def _lettered(equation: str) -> str:
     return "".join(letters.get(c, c) for c in equation)
 
 
+@functools.lru_cache(maxsize=1024)
+def _linear_form(equation: str, ranks: tuple):
+    """How a two-operand einsum is one ``torch.nn.functional.linear`` (an array with batch axes times a weight
+    without them, contracted over the axes they share): (the weight's position, the array's axes as kept then
+    contracted, the weight's likewise, how many kept axes each has, the output's order of the kept axes), or None.
+    """
+    inputs, output = equation.split("->")
+    terms = inputs.split(",")
+    if len(terms) != 2 or [("..." in t) for t in terms].count(True) != 1 or not output.startswith("..."):
+        return None
+    batched = 0 if "..." in terms[0] else 1
+    extra = ranks[batched] - (len(terms[batched]) - 3)
+    if extra < 0:
+        return None
+    ellipsis = "".join(chr(0xE000 + n) for n in range(extra))       # private-use symbols for the batch axes
+    a, w, out = terms[batched].replace("...", ellipsis), terms[1 - batched], output.replace("...", ellipsis)
+    if len(set(a)) != len(a) or len(set(w)) != len(w) or len(w) != ranks[1 - batched]:
+        return None
+    contracted = [c for c in w if c in a and c not in out]
+    kept_w = [c for c in w if c not in a]
+    kept_a = [c for c in a if c not in w]
+    if not contracted or any(c not in out for c in kept_w + kept_a) or len(contracted) + len(kept_w) != len(w):
+        return None
+    order = kept_a + kept_w
+    return (1 - batched, tuple(a.index(c) for c in kept_a + contracted), tuple(w.index(c) for c in kept_w + contracted),
+            len(kept_a), len(kept_w), tuple(order.index(c) for c in out))
+
+
 class TorchEngine(Engine):
     """See the module docstring."""
 
     name = "torch"
-    call_seconds = 4.5e-6                               # measured on small CPU tensors (numpy: 1.2e-6)
+    #: Measured on this project's 2-core machine (``benchmarks/strategies.py --engine torch``): calls cost about
+    #: 4x numpy's, while elementwise work runs on both cores.
+    native_pairs = True
+    rates = Rates(call=5e-6, bandwidth=17e9, gemm64=18e9, gemm32=75e9, loop=15e9, row=30e-9)
 
     @property
     def xp(self):
@@ -147,14 +180,28 @@ class TorchEngine(Engine):
         return self.xp.log_softmax(a, axis)
 
     def contract(self, equation: str, *arrays):
-        """torch.einsum, which orders its pairwise products by opt_einsum's path itself (labels made letters)."""
+        """An array with batch axes times a weight (a projection): one ``linear`` call, whose backward is two
+        matrix products; other pairs: torch.einsum (labels made letters); more operands go pairwise along the
+        cached opt_einsum path (`kernels.contract`), since torch.einsum would search for a path on every call."""
+        if len(arrays) > 2:
+            return super().contract(equation, *arrays)
+        form = _linear_form(equation, tuple(len(a.shape) for a in arrays))
+        if form is not None:
+            weight_at, order_a, order_w, kept_a, kept_w, order_out = form
+            a = self.xp.permute(arrays[1 - weight_at], order_a)
+            w = self.xp.permute(arrays[weight_at], order_w)
+            if tuple(a.shape[kept_a:]) == tuple(w.shape[kept_w:]):
+                size = math.prod(w.shape[kept_w:])
+                product = self.xp.nn.functional.linear(a.reshape(*a.shape[:kept_a], size),
+                                                       w.reshape(math.prod(w.shape[:kept_w]), size))
+                return product.reshape(*a.shape[:kept_a], *w.shape[:kept_w]).permute(order_out)
         return self.xp.einsum(_lettered(equation), *arrays)
 
     def attention(self, q, k, v, keep=None, causal=False):
         """torch's scaled_dot_product_attention (scale 1: a plan's scale is already in q); None when q, k or v is
         not finite (a sum overflowing only costs the fast path), whose causality the kernel would not keep."""
         import torch.nn.functional as functional
-        if not all(bool(self.xp.isfinite(a.sum())) for a in (q, k, v)):
+        if not bool(self.xp.isfinite(q.sum() + k.sum() + v.sum())):     # one check: NaN and inf propagate
             return None
         return functional.scaled_dot_product_attention(q, k, v, attn_mask=keep, is_causal=causal, scale=1.0)
 

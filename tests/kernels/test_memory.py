@@ -63,3 +63,31 @@ def test_the_limit_is_read_at_every_call_and_checked(limit):
         kernel(x, y)
     limit(2 * 2**30)
     assert kernel(x, y).shape == x.shape
+
+
+@pytest.mark.parametrize("library", ["torch", "jax"])
+def test_torch_and_jax_batches_are_cut_to_the_limit_and_still_differentiate(limit, monkeypatch, library):
+    module = pytest.importorskip(library)
+    import autograd
+    from product_interactions.kernels.engines import ENGINES
+    engine = ENGINES[library]
+    A = quaternions()
+    x, y = operands(A, batch=(500,))
+    kernel = kernels.product(A, strategy="codegen")
+    expected_gradient = autograd.grad(lambda a: kernel(a, y).sum())(x)
+    limit(int(kernel.program.cost.temporary * 8 * 100))      # about a hundred rows at a time: five chunks
+    rows = []
+    program = type(kernel.program)
+    monkeypatch.setattr(program, "__call__", lambda self, a, b, real=program.__call__: rows.append(a.shape[0]) or
+                        real(self, a, b))
+    like = engine.xp.zeros((), dtype=engine.native_dtype(np.float64))
+    tx, ty = engine.convert(x, like), engine.convert(y, like)
+    assert relative_error(engine.value(kernel(tx, ty)), reference(A, x, y)) <= 1e-12
+    assert len(rows) >= 5 and sum(rows) == 500
+    if library == "torch":
+        tx.requires_grad_()
+        kernel(tx, ty).sum().backward()
+        gradient = tx.grad.numpy()
+    else:
+        gradient = np.asarray(module.grad(lambda a: kernel(a, ty).sum())(tx))
+    assert np.allclose(gradient, expected_gradient, rtol=1e-12, atol=1e-12)

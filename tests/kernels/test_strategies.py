@@ -50,6 +50,35 @@ def test_auto_takes_the_cheapest_strategy_by_the_cost_model(rows):
         assert prices[chosen] == min(prices.values()), (A.name, rows, prices)
 
 
+@pytest.mark.parametrize("engine_name", ["numpy", "torch", "jax"])
+@pytest.mark.parametrize("itemsize", [8, 4])
+def test_auto_prices_by_the_engine_s_rates_and_the_input_s_itemsize(engine_name, itemsize):
+    from product_interactions.kernels import select
+    from product_interactions.kernels.engines import ENGINES
+    rates = ENGINES[engine_name].rates
+    for A in ALGEBRAS.values():
+        if len(A.shape) > 1:
+            continue
+        factor = kernels.Factor.from_algebra(A)
+        chosen = kernels.product(A).strategies_for(4096, ENGINES[engine_name], itemsize)[0]
+        prices = {name: select.estimate(factor, name, 4096, itemsize, rates=rates)
+                  for name in select.applicable(factor)}
+        assert prices[chosen] == min(prices.values()), (A.name, engine_name, prices)
+
+
+def test_the_time_model_is_its_terms_priced_by_the_rates():
+    from product_interactions.kernels.cost import NUMPY_RATES, Cost, Rates
+    cost = Cost(4, 4, 4, flops=100, moved=30, temporary=8, calls=5, gemm=60, loop=40, row_calls=2)
+    calls, moved, gemm, loop, row_loops = cost.terms(rows=1000, itemsize=4)
+    assert (calls, moved, gemm, loop, row_loops) == (5, 1000 * 30 * 4, 60_000, 40_000, 2000)
+    expected = (5 * NUMPY_RATES.call + moved / NUMPY_RATES.bandwidth + gemm / NUMPY_RATES.gemm32
+                + loop / NUMPY_RATES.loop + row_loops * NUMPY_RATES.row)
+    assert cost.seconds(1000, 4) == pytest.approx(expected, rel=1e-12)
+    slow_calls = Rates(call=1.0, bandwidth=1e30, gemm64=1e30, gemm32=1e30, loop=1e30, row=0.0)
+    assert cost.seconds(1000, 8, rates=slow_calls) == pytest.approx(5.0)
+    assert cost.seconds(1000, 8, chunk_bytes=20 * 1000 * 8 / 4, rates=slow_calls) == pytest.approx(20.0)  # 4 chunks
+
+
 def test_fft_handles_complex_spectra_inside_a_two_dimensional_lattice():
     A = tensor_product(translation(10), translation(12))
     x, y = operands(A, batch=(3,))
