@@ -78,6 +78,7 @@ class Model:
 
     def __init__(self):
         self._default = None
+        self._parameters = None
         self._plans = OrderedDict()
 
     # ------------------------------------------------------------------ expression
@@ -133,8 +134,10 @@ class Model:
     # ------------------------------------------------------------------ parameters
     @property
     def parameters(self) -> dict:
-        """Parameter name -> array shape."""
-        return {node.name: node.shape for node in self.expr.walk() if isinstance(node, Parameter)}
+        """Parameter name -> array shape (found in the expression once)."""
+        if self._parameters is None:
+            self._parameters = {node.name: node.shape for node in self.expr.walk() if isinstance(node, Parameter)}
+        return dict(self._parameters)
 
     def init(self, seed=0, dtype=np.float64) -> dict:
         """Seeded random parameters of a floating `dtype`: normal with standard deviation `scales[name]` or

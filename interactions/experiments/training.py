@@ -147,7 +147,8 @@ def value_and_gradient(engine: Engine, loss: Callable, structure) -> Callable:
     def torch_value_and_grad(arrays, batch):
         arrays = [a.detach().requires_grad_() for a in arrays]
         value = of_arrays(arrays, batch)
-        return value.detach(), list(torch.autograd.grad(value, arrays))
+        gradients = torch.autograd.grad(value, arrays, allow_unused=True)
+        return value.detach(), [torch.zeros_like(a) if g is None else g for a, g in zip(arrays, gradients)]
     return torch_value_and_grad
 
 
@@ -158,8 +159,8 @@ class Adam:
     `params` (numpy, or the engine's) are trained as `engine`'s arrays of `dtype`; ``loss(params, batch)`` is
     written in the engines' vocabulary (operators, `Engine` methods, the library's architectures).  `clip` bounds
     the global gradient norm; ``schedule="cosine"`` decays the rate to 0 over `steps`.  The parameters live in one
-    flat vector (each parameter a view of it), so an update is a handful of array calls however many parameters
-    there are.  On JAX the whole step (gradient and update) is compiled once, under jit.
+    flat vector (each parameter a view of it; gradients are taken by parameter, then joined), so an update is a
+    handful of array calls however many parameters there are.  On JAX the whole step (gradient and update) is compiled once, under jit.
 
     >>> optimiser = Adam(lambda p, batch: ((p["w"] - batch) ** 2).sum(), {"w": np.zeros(2)}, lr=0.1)
     >>> losses = [optimiser.step(3.0) for _ in range(300)]
@@ -180,8 +181,7 @@ class Adam:
         self.shapes = [tuple(a.shape) for a in arrays]
         flat = self._flatten(arrays)
         self._vectors, self.count = (flat, flat * 0, flat * 0), 0
-        gradient_of = value_and_gradient(self.engine, lambda vector, batch: loss(self._unflatten(vector[0]), batch),
-                                         None)
+        gradient_of = value_and_gradient(self.engine, loss, self.structure)
         self._update = self._compiled(gradient_of)
 
     def _flatten(self, arrays):
@@ -199,7 +199,8 @@ class Adam:
 
         def update(state, batch, rate):
             vector, first, second = state
-            value, (gradient,) = gradient_of([vector], batch)
+            value, gradients = gradient_of(self._split(vector), batch)      # by parameter: no slicing to undo
+            gradient = self._flatten(gradients)
             norm = engine.sqrt(engine.sum(gradient * gradient))
             if clip is not None:
                 gradient = gradient * (clip / engine.maximum(norm + 1e-12, clip))
