@@ -1,13 +1,15 @@
 """Command line: ``product-interactions tour`` (or ``python -m product_interactions tour``), ``derive NAME [--latex]`` and
-``experiment NAME [--quick] [--seed S] [--engine numpy|torch|jax] [--out results.json]``."""
+``experiment NAME [--quick] [--seed S] [--engine numpy|torch|jax] [--steps N] [--checkpoint DIR]
+[--out results.json]``."""
 from __future__ import annotations
 
 import argparse
+import pathlib
 import sys
 
 from . import tour
 from .derive import SMALL, derive
-from .experiments import EXPERIMENTS, run, table, write
+from .experiments import EXPERIMENTS, RESUMABLE, run, table, write
 from .experiments.report import check_out
 from .experiments.training import PREFERENCE
 
@@ -16,6 +18,13 @@ def seed(text: str) -> int:
     """A seed on the command line: a non-negative int."""
     if not (text.isascii() and text.isdigit()):
         raise argparse.ArgumentTypeError(f"expected a non-negative int, got {text!r}")
+    return int(text)
+
+
+def count(text: str) -> int:
+    """A number of steps on the command line: a positive int."""
+    if not (text.isascii() and text.isdigit()) or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"expected a positive int, got {text!r}")
     return int(text)
 
 
@@ -34,6 +43,9 @@ def main(argv=None) -> int:
     experiment.add_argument("--seed", type=seed, default=0, help="random seed")
     experiment.add_argument("--engine", choices=PREFERENCE,
                             help="the array library to train on (default: the fastest installed, torch first)")
+    experiment.add_argument("--steps", type=count, help="training steps, replacing the setting's (copy only)")
+    experiment.add_argument("--checkpoint", metavar="DIR",
+                            help="save each training run in this directory and resume those it holds (copy only)")
     experiment.add_argument("--out", help="write the result as JSON to this path")
     arguments = parser.parse_args(argv)
     if arguments.command == "tour":
@@ -46,7 +58,17 @@ def main(argv=None) -> int:
             check_out(arguments.out)
         except ValueError as error:
             experiment.error(f"--{error}")
-    result = run(arguments.name, quick=arguments.quick, seed=arguments.seed, engine=arguments.engine)
+    options = {key: getattr(arguments, key) for key in ("steps", "checkpoint") if getattr(arguments, key) is not None}
+    if options and arguments.name not in RESUMABLE:
+        experiment.error(f"--{' and --'.join(options)}: only {', '.join(RESUMABLE)} takes it, not {arguments.name}")
+    if arguments.checkpoint is not None and not pathlib.Path(arguments.checkpoint).is_dir():
+        experiment.error(f"--checkpoint: expected an existing directory, got {arguments.checkpoint!r}")
+    try:
+        result = run(arguments.name, quick=arguments.quick, seed=arguments.seed, engine=arguments.engine, **options)
+    except ValueError as error:
+        if not str(error).startswith("checkpoint:"):             # a checkpoint of another run: the user's to fix
+            raise
+        experiment.error(f"--{error}")
     print(table(result))
     if arguments.out is not None:
         try:

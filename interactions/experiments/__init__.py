@@ -1,7 +1,7 @@
 """Small, seeded, offline experiments; each returns its figures as data (see `report`) and can write them as JSON.
 
 ``run(name, quick=..., seed=..., out=..., engine=...)`` or ``product-interactions experiment NAME [--quick]
-[--seed S] [--engine numpy|torch|jax] [--out results.json]``.  NAME is one of `EXPERIMENTS`:
+[--seed S] [--engine numpy|torch|jax] [--steps N] [--checkpoint DIR] [--out results.json]``.  NAME is one of `EXPERIMENTS`:
 
 * ``copy``: selective copying at length 192 with attention of projection rank R = 1, 2, 4 (`selective_copy`);
 * ``symmetry``: the multiplication operator O_K on digits, exact translation constraint vs none vs the
@@ -12,7 +12,9 @@
 ``--quick`` is the setting the tests run (well under a minute); the full setting reproduces the paper's trend.
 ``--engine`` picks the array library the models train on (`training.engine_named`): by default the fastest
 installed one (torch, then JAX, then numpy), in float32 on torch and JAX and float64 on numpy; the JSON records
-the engine and its version.  Each experiment names the engines it supports.
+the engine and its version.  Each experiment names the engines it supports.  The copy experiment also takes
+``--steps`` (a longer run, on a GPU say) and ``--checkpoint DIR``, where it saves each training run as it goes
+and from which it resumes one that stopped.
 The data come from the ``experiments`` extra: ``pip install -e ".[experiments]"``.
 """
 from __future__ import annotations
@@ -24,20 +26,28 @@ from .report import check_out, check_setting, table, write
 EXPERIMENTS = {"copy": "selective_copy", "symmetry": "symmetry", "seq2tens": "seq2tens", "dynamical": "dynamical"}
 
 
+#: The experiments that take a number of steps and a checkpoint directory (`run`'s `steps` and `checkpoint`).
+RESUMABLE = ("copy",)
+
+
 def run(name: str, quick: bool = False, seed: int = 0, out=None, progress: bool = True,
-        engine: str | None = None) -> dict:
+        engine: str | None = None, steps: int | None = None, checkpoint=None) -> dict:
     """Run experiment `name` on `engine` (None: the fastest installed that it supports); writes the result as JSON
-    to `out` when given (checked before the run), and returns it."""
+    to `out` when given (checked before the run), and returns it.  The `RESUMABLE` experiments also take `steps`
+    (replacing the setting's) and `checkpoint` (a directory to save to and resume from)."""
     if name not in EXPERIMENTS:
         raise ValueError(f"name: expected one of {sorted(EXPERIMENTS)}, got {name!r}")
     check_setting(quick, seed)
     if out is not None:
         check_out(out)
+    options = {key: value for key, value in (("steps", steps), ("checkpoint", checkpoint)) if value is not None}
+    if options and name not in RESUMABLE:
+        raise ValueError(f"{next(iter(options))}: only {', '.join(RESUMABLE)} takes it, not {name}")
     module = importlib.import_module(f".{EXPERIMENTS[name]}", __name__)
-    result = module.run(quick=quick, seed=seed, progress=progress, engine=engine)
+    result = module.run(quick=quick, seed=seed, progress=progress, engine=engine, **options)
     if out is not None:
         write(result, out)
     return result
 
 
-__all__ = ["EXPERIMENTS", "run", "table", "write"]
+__all__ = ["EXPERIMENTS", "RESUMABLE", "run", "table", "write"]

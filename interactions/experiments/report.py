@@ -14,6 +14,7 @@ import platform
 import tempfile
 import time
 from contextlib import contextmanager
+from typing import Callable
 
 import numpy as np
 
@@ -93,21 +94,27 @@ def _umask() -> int:
     return mask
 
 
-def write(result: dict, path) -> pathlib.Path:
-    """Write `result` as indented JSON (numpy values become plain numbers); returns the path.  Atomic: the text
-    goes to a temporary file beside `path` that then replaces it, so a failure leaves any previous file intact."""
+def replace_atomically(path, fill: Callable) -> pathlib.Path:
+    """Write `path` through ``fill(binary file)``: into a temporary file beside it that then replaces it, so a
+    failure leaves any previous file intact and no temporary file behind.  Returns the path."""
     path = check_out(path)
-    text = json.dumps(_plain(result), indent=2) + "\n"
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w") as file:
-            file.write(text)
+        with os.fdopen(handle, "wb") as file:
+            fill(file)
         os.chmod(temporary, 0o666 & ~_umask())        # mkstemp makes it private; give it an ordinary file's mode
         os.replace(temporary, path)
     except BaseException:
         os.unlink(temporary)
         raise
     return path
+
+
+def write(result: dict, path) -> pathlib.Path:
+    """Write `result` as indented JSON (numpy values become plain numbers), atomically (`replace_atomically`);
+    returns the path."""
+    text = json.dumps(_plain(result), indent=2) + "\n"
+    return replace_atomically(path, lambda file: file.write(text.encode()))
 
 
 def table(result: dict) -> str:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import os
+import pathlib
 import time
 from concurrent.futures import ProcessPoolExecutor
 
@@ -47,8 +48,9 @@ from ...algebra.algebra import check_count
 from ..architectures import attention
 from ..architectures.model import check_seed
 from ...kernels.engines import engine_of
+from . import checkpoint as checkpoints
 from .report import Timings, check_setting, report, row, subsample
-from .training import adam, cross_entropy, engine_named, leaves, training_dtype
+from .training import Adam, cross_entropy, engine_named, leaves, training_dtype
 
 #: Token ids: noise, marker, then the data symbols FIRST_DATA, ..., FIRST_DATA + vocabulary - 1.
 NOISE, MARKER, FIRST_DATA = 0, 1, 2
@@ -58,10 +60,10 @@ PAPER = {1: 0.3603, 2: 0.9173, 4: 0.9239}
 
 QUICK = {"length": 32, "tokens": 4, "vocabulary": 8, "d_model": 32, "d_head": 4, "layers": 2, "ranks": [1, 2, 4],
          "steps": 120, "batch": 16, "lr": 0.006, "schedule": "cosine", "clip": 1.0, "test_samples": 256,
-         "workers": 1, "curve_points": 50}
+         "workers": 1, "curve_points": 50, "seeds": 1, "eval_every": 40, "curve_samples": 64}
 FULL = {"length": 192, "tokens": 16, "vocabulary": 8, "d_model": 32, "d_head": 4, "layers": 2, "ranks": [1, 2, 4],
-        "steps": 1800, "batch": 8, "lr": 0.003, "schedule": "cosine", "clip": 1.0, "test_samples": 512,
-        "workers": 2, "curve_points": 100}
+        "steps": 10000, "batch": 8, "lr": 0.003, "schedule": "cosine", "clip": 1.0, "test_samples": 512,
+        "workers": 2, "curve_points": 100, "seeds": 2, "eval_every": 500, "curve_samples": 256}
 
 #: Sequences per forward pass when testing (bounds the memory of the length x length scores).
 EVAL_BATCH = 64
@@ -132,21 +134,23 @@ class CopyModel:
         return engine.layer_norm(h[:, -self.config["tokens"]:]) @ params["readout"] + params["offset"]
 
 
-def train(config: dict, rank: int, seed: int, progress: bool = False) -> dict:
-    """Train and test the rank-`rank` model: accuracy, accuracy per marker, loss curve, parameter count, seconds.
-    ``config["engine"]`` (absent or None: the fastest installed) trains in ``config["dtype"]`` (absent:
-    `training_dtype`).
+def train(config: dict, rank: int, seed: int, progress: bool = False, checkpoint=None) -> dict:
+    """Train and test the rank-`rank` model: accuracy, accuracy per marker, loss curve, accuracy curve, parameter
+    count, seconds.  ``config["engine"]`` (absent or None: the fastest installed) trains in ``config["dtype"]``
+    (absent: `training_dtype`).
 
-    The training sequences (fresh ones at every step) and the test sequences depend on `seed` only, so every rank
-    sees the same data.
+    The training sequences (fresh ones at every step, drawn from the seed and the step) and the test sequences
+    depend on `seed` only, so every rank sees the same data.  Every ``config["eval_every"]`` steps, the accuracy
+    on ``config["curve_samples"]`` held-out sequences joins the accuracy curve.  With `checkpoint` (a directory)
+    the run saves itself there at those steps (``copy-R{rank}-seed{seed}.npz``, `checkpoint.save`) and, when the
+    file exists, resumes from it exactly, on any engine.
     """
     start = time.perf_counter()
     model = CopyModel(config, rank)
     shape = (config["length"], config["tokens"], config["vocabulary"])
-    stream = np.random.default_rng([seed, 1])
 
-    def batches(step):
-        inputs, targets = generate(config["batch"], *shape, stream)
+    def batch(step):
+        inputs, targets = generate(config["batch"], *shape, np.random.default_rng([seed, 1, step]))
         return inputs, targets - FIRST_DATA
 
     def loss(params, batch):
@@ -155,40 +159,77 @@ def train(config: dict, rank: int, seed: int, progress: bool = False) -> dict:
     engine = engine_named(config.get("engine"))
     if config["workers"] > 1 and engine.name == "torch":
         engine.xp.set_num_threads(max(1, (os.cpu_count() or 1) // config["workers"]))   # one share of the cores
-    params, history = adam(loss, model.init(seed), config["steps"], batches, lr=config["lr"], clip=config["clip"],
-                           schedule=config["schedule"], progress=progress, description=f"copy R = {rank}",
-                           engine=engine.name, dtype=config.get("dtype") or training_dtype(engine.name))
-    inputs, targets = generate(config["test_samples"], *shape, np.random.default_rng([seed, 2]))
-    predicted = np.concatenate([np.argmax(engine.value(model.logits(params, inputs[i:i + EVAL_BATCH])), axis=-1)
-                                for i in range(0, len(inputs), EVAL_BATCH)])
-    correct = predicted == targets - FIRST_DATA
+    optimiser = Adam(loss, model.init(seed), lr=config["lr"], clip=config["clip"], schedule=config["schedule"],
+                     steps=config["steps"], engine=engine.name,
+                     dtype=config.get("dtype") or training_dtype(engine.name))
+    held_out = generate(config["curve_samples"], *shape, np.random.default_rng([seed, 3]))
+    history, accuracy_curve = [], []
+    path, run_config = None, {k: v for k, v in config.items() if k not in ("engine", "workers")}
+    if checkpoint is not None:
+        path = pathlib.Path(checkpoint) / f"copy-R{rank}-seed{seed}.npz"
+        if path.exists():
+            saved = checkpoints.load(path, optimiser, run_config)
+            history, accuracy_curve = saved["history"].tolist(), saved["accuracy_curve"].tolist()
+    for step in tqdm(range(optimiser.count, config["steps"]), desc=f"copy R = {rank}, seed {seed}",
+                     disable=not progress, leave=False):
+        history.append(optimiser.step(batch(step)))
+        if (step + 1) % config["eval_every"] == 0 or step + 1 == config["steps"]:
+            accuracy_curve.append([step + 1, float(np.mean(_correct(model, optimiser.params, *held_out)))])
+            if path is not None:
+                checkpoints.save(path, optimiser, run_config, history=history, accuracy_curve=accuracy_curve)
+    params = optimiser.params
+    correct = _correct(model, params, *generate(config["test_samples"], *shape, np.random.default_rng([seed, 2])))
     return {"accuracy": float(np.mean(correct)), "by_marker": np.mean(correct, axis=0).tolist(),
-            "curve": subsample(history, config["curve_points"]),
+            "curve": subsample(history, config["curve_points"]), "accuracy_curve": accuracy_curve,
             "parameters": sum(math.prod(a.shape) for a in leaves(params)[1]),
             "seconds": time.perf_counter() - start}
 
 
-def _train_ranks(config: dict, seed: int, progress: bool) -> dict:
-    """`train` for every rank, in `config["workers"]` processes (largest rank first) when more than one."""
-    ranks = config["ranks"]
+def _correct(model: CopyModel, params: dict, inputs, targets) -> np.ndarray:
+    """Whether each marker's prediction is right: bool (sequences, tokens), in batches of EVAL_BATCH."""
+    engine = engine_of({"params": params["embed"]})
+    predicted = np.concatenate([np.argmax(engine.value(model.logits(params, inputs[i:i + EVAL_BATCH])), axis=-1)
+                                for i in range(0, len(inputs), EVAL_BATCH)])
+    return predicted == targets - FIRST_DATA
+
+
+def _train_all(config: dict, seeds: list, progress: bool, checkpoint=None) -> dict:
+    """`train` for every rank and seed: {(rank, seed): result}, in `config["workers"]` processes (largest rank
+    first) when more than one."""
+    runs = [(rank, seed) for rank in sorted(config["ranks"], reverse=True) for seed in seeds]
     if config["workers"] == 1:
-        return {rank: train(config, rank, seed, progress) for rank in ranks}
+        return {key: train(config, *key, progress, checkpoint) for key in sorted(runs)}
     with ProcessPoolExecutor(max_workers=config["workers"]) as pool:
-        futures = {rank: pool.submit(train, config, rank, seed) for rank in sorted(ranks, reverse=True)}
-        return {rank: futures[rank].result() for rank in tqdm(ranks, desc="copy", disable=not progress)}
+        futures = {key: pool.submit(train, config, *key, False, checkpoint) for key in runs}
+        return {key: futures[key].result() for key in tqdm(sorted(runs), desc="copy", disable=not progress)}
 
 
-def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None) -> dict:
-    """Train every rank on the same data on `engine` (None: the fastest installed); rows of copy accuracy beside
-    Table 3, plus loss curves and the accuracy at each marker (``curves``, ``by_marker``) for plots."""
+def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None,
+        steps: int | None = None, checkpoint=None) -> dict:
+    """Train every rank on the same data on `engine` (None: the fastest installed), with ``config["seeds"]``
+    seeds from `seed` on; rows of copy accuracy (mean over the seeds, with their spread) beside Table 3, plus loss
+    and accuracy curves and the accuracy at each marker for plots.  `steps` replaces the setting's number of
+    steps (a longer run: on a GPU, say); `checkpoint` (an existing directory) saves every run there and resumes
+    those already saved (`train`)."""
     check_setting(quick, seed)
     engine = engine_named(engine).name
     config = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine))
+    if steps is not None:
+        config["steps"] = check_count(steps, "steps")
+    if checkpoint is not None and not pathlib.Path(checkpoint).is_dir():
+        raise ValueError(f"checkpoint: expected an existing directory, got {str(checkpoint)!r}")
+    seeds = [seed + n for n in range(config["seeds"])]
     timings = Timings()
     with timings("train and test"):
-        results = _train_ranks(config, seed, progress)
-    rows = [row(f"R = {rank}", result["accuracy"], paper=PAPER[rank], parameters=result["parameters"],
-                seconds=round(result["seconds"], 2)) for rank, result in results.items()]
+        results = _train_all(config, seeds, progress, checkpoint)
+    rows = []
+    for rank in config["ranks"]:
+        accuracies = [results[rank, s]["accuracy"] for s in seeds]
+        rows.append(row(f"R = {rank}", float(np.mean(accuracies)), paper=PAPER[rank], seeds=accuracies,
+                        std=float(np.std(accuracies)), parameters=results[rank, seed]["parameters"],
+                        seconds=round(sum(results[rank, s]["seconds"] for s in seeds), 2)))
+    name = {key: f"R = {key[0]}" + (f", seed {key[1]}" if len(seeds) > 1 else "") for key in results}
     return report("copy", quick, seed, config, rows, dict(timings), engine=engine, chance=1 / config["vocabulary"],
-                  curves={f"R = {rank}": result["curve"] for rank, result in results.items()},
-                  by_marker={f"R = {rank}": result["by_marker"] for rank, result in results.items()})
+                  curves={name[key]: result["curve"] for key, result in sorted(results.items())},
+                  accuracy_curves={name[key]: result["accuracy_curve"] for key, result in sorted(results.items())},
+                  by_marker={name[key]: result["by_marker"] for key, result in sorted(results.items())})

@@ -88,7 +88,56 @@ def test_seeds_change_the_result_and_workers_do_not():
     one = selective_copy.train(TINY, rank=2, seed=0)
     assert one["curve"] == selective_copy.train(TINY, rank=2, seed=0)["curve"]
     assert one["curve"] != selective_copy.train(TINY, rank=2, seed=1)["curve"]
-    alone = selective_copy._train_ranks(dict(TINY, workers=1), seed=0, progress=False)
-    pooled = selective_copy._train_ranks(dict(TINY, workers=2), seed=0, progress=False)
-    assert list(pooled) == [1, 2, 4]
-    assert [alone[r]["curve"] for r in alone] == [pooled[r]["curve"] for r in pooled]
+    alone = selective_copy._train_all(dict(TINY, workers=1), [0, 1], progress=False)
+    pooled = selective_copy._train_all(dict(TINY, workers=2), [0, 1], progress=False)
+    assert list(pooled) == [(r, s) for r in (1, 2, 4) for s in (0, 1)]
+    assert [alone[key]["curve"] for key in alone] == [pooled[key]["curve"] for key in pooled]
+
+
+def test_accuracy_curve_is_measured_every_eval_every_steps():
+    result = selective_copy.train(dict(TINY, steps=5, eval_every=2), rank=1, seed=0)
+    assert [step for step, _ in result["accuracy_curve"]] == [2, 4, 5]
+    assert all(0.0 <= accuracy <= 1.0 for _, accuracy in result["accuracy_curve"])
+
+
+class Interrupted(Exception):
+    pass
+
+
+def test_an_interrupted_run_resumes_from_its_checkpoint_exactly(tmp_path, monkeypatch):
+    config = dict(TINY, steps=6, eval_every=2)
+    whole = selective_copy.train(config, rank=2, seed=0)
+    step = selective_copy.Adam.step
+
+    def stop_at_step_5(self, batch):
+        if self.count == 5:
+            raise Interrupted
+        return step(self, batch)
+    monkeypatch.setattr(selective_copy.Adam, "step", stop_at_step_5)
+    with pytest.raises(Interrupted):
+        selective_copy.train(config, rank=2, seed=0, checkpoint=tmp_path)
+    monkeypatch.undo()
+    assert [p.name for p in tmp_path.iterdir()] == ["copy-R2-seed0.npz"]        # saved at step 4, no stray file
+    resumed = selective_copy.train(config, rank=2, seed=0, checkpoint=tmp_path)
+    assert resumed["curve"] == whole["curve"] and resumed["accuracy_curve"] == whole["accuracy_curve"]
+    assert resumed["accuracy"] == whole["accuracy"] and resumed["by_marker"] == whole["by_marker"]
+
+
+def test_a_checkpoint_of_another_configuration_or_a_broken_one_is_refused(tmp_path):
+    selective_copy.train(dict(TINY, eval_every=1), rank=1, seed=0, checkpoint=tmp_path)
+    with pytest.raises(ValueError, match="checkpoint: .*copy-R1-seed0.npz was saved with another configuration"):
+        selective_copy.train(dict(TINY, eval_every=1, lr=0.5), rank=1, seed=0, checkpoint=tmp_path)
+    (tmp_path / "copy-R1-seed0.npz").write_bytes(b"not a zip file")
+    with pytest.raises(ValueError, match="checkpoint: .*copy-R1-seed0.npz is not a readable checkpoint"):
+        selective_copy.train(dict(TINY, eval_every=1), rank=1, seed=0, checkpoint=tmp_path)
+
+
+def test_run_takes_steps_and_a_checkpoint_directory(tmp_path):
+    result = selective_copy.run(quick=True, seed=0, progress=False, engine="numpy", steps=2, checkpoint=tmp_path)
+    assert result["config"]["steps"] == 2
+    assert all(curve[-1][0] == 1 for curve in result["curves"].values())
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"copy-R{r}-seed0.npz" for r in (1, 2, 4)]
+    with pytest.raises(ValueError, match="steps"):
+        selective_copy.run(quick=True, steps=0)
+    with pytest.raises(ValueError, match="checkpoint: expected an existing directory"):
+        selective_copy.run(quick=True, checkpoint=tmp_path / "absent")

@@ -13,7 +13,7 @@ from product_interactions.interactions.experiments.training import (Adam, adam, 
 
 ENGINES = [pytest.param(name, marks=pytest.mark.skipif(name not in installed_engines(), reason=f"{name} absent"))
            for name in ("numpy", "torch", "jax")]
-TINY = dict(QUICK, length=12, tokens=2, layers=1, steps=4, batch=4, test_samples=8, curve_points=4,
+TINY = dict(QUICK, length=12, tokens=2, layers=1, steps=12, batch=8, test_samples=8, curve_points=12,
             dtype="float64")
 
 
@@ -23,7 +23,7 @@ def test_the_copy_model_takes_the_same_steps_on_every_engine(engine):
     result = selective_copy.train(dict(TINY, engine=engine), rank=2, seed=0)
     losses = [value for _, value in result["curve"]]
     assert np.allclose(losses, [value for _, value in reference["curve"]], rtol=1e-9, atol=0)
-    assert losses[-1] < losses[0]
+    assert np.mean(losses[-4:]) < np.mean(losses[:4])
     assert result["accuracy"] == reference["accuracy"] and result["parameters"] == reference["parameters"]
 
 

@@ -101,3 +101,24 @@ def test_check_setting_refuses_a_negative_seed():
         check_setting(True, -1)
     with pytest.raises(ValueError, match="seed: expected a non-negative int"):
         run("symmetry", quick=True, seed=-3)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["experiment", "copy", "--steps", "0"], "argument --steps: expected a positive int, got '0'"),
+    (["experiment", "copy", "--steps", "1e3"], "argument --steps: expected a positive int, got '1e3'"),
+    (["experiment", "symmetry", "--steps", "10"], "--steps: only copy takes it, not symmetry"),
+    (["experiment", "copy", "--checkpoint", "/nonexistent/directory"],
+     "--checkpoint: expected an existing directory, got '/nonexistent/directory'")])
+def test_steps_and_checkpoint_are_checked_before_the_run(argv, message, capsys, fake_run):
+    with pytest.raises(SystemExit):
+        cli.main(argv)
+    assert message in capsys.readouterr().err and not fake_run
+
+
+def test_a_checkpoint_of_another_run_is_refused_without_a_traceback(tmp_path, capsys):
+    assert cli.main(["experiment", "copy", "--quick", "--engine", "numpy", "--steps", "1",
+                     "--checkpoint", str(tmp_path)]) == 0
+    with pytest.raises(SystemExit):
+        cli.main(["experiment", "copy", "--quick", "--engine", "numpy", "--steps", "2", "--checkpoint", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert "--checkpoint: " in err and "was saved with another configuration" in err

@@ -1,0 +1,69 @@
+"""Checkpoints of a training run: an `Adam`'s state and the run's own arrays (loss history, accuracy curve) in one
+``.npz``, written atomically, so that a run stopped at any step resumes exactly, on any engine.
+
+A checkpoint records the run's configuration; resuming under another configuration is refused by name.  Files
+are read without pickle.
+
+>>> import pathlib, tempfile
+>>> from product_interactions.interactions.experiments.training import Adam
+>>> def loss(p, batch):
+...     return ((p["w"] - batch) ** 2).sum()
+>>> first = Adam(loss, {"w": np.zeros(2)}, lr=0.1)
+>>> _ = [first.step(3.0) for _ in range(5)]
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "run.npz"
+>>> save(path, first, {"lr": 0.1}, history=[1.0, 2.0])
+>>> second = Adam(loss, {"w": np.zeros(2)}, lr=0.1)
+>>> saved = load(path, second, {"lr": 0.1})
+>>> second.count, saved["history"].tolist(), bool(np.all(second.params["w"] == first.params["w"]))
+(5, [1.0, 2.0], True)
+>>> load(path, second, {"lr": 0.2})
+Traceback (most recent call last):
+...
+ValueError: checkpoint: ... was saved with another configuration ({"lr": 0.1}); this run has {"lr": 0.2}
+"""
+from __future__ import annotations
+
+import json
+import zipfile
+
+import numpy as np
+
+from .report import replace_atomically
+
+#: The parts of an `Adam.state()` stored as one array per parameter.
+PARTS = ("params", "first", "second")
+
+
+def save(path, optimiser, config: dict, **arrays) -> None:
+    """Write `optimiser`'s state, `config` and the named `arrays` to `path` (a ``.npz``), atomically."""
+    state = optimiser.state()
+    content = {"config": np.array(_text(config)), "count": np.array(state["count"]),
+               **{f"{part}_{n}": a for part in PARTS for n, a in enumerate(state[part])},
+               **{f"run_{name}": np.asarray(value) for name, value in arrays.items()}}
+    replace_atomically(path, lambda file: np.savez(file, **content))
+
+
+def load(path, optimiser, config: dict) -> dict:
+    """Resume `optimiser` from the checkpoint at `path`, saved under the same `config`; returns its named arrays.
+    Refuses, naming the checkpoint, a file that is not one or was saved under another configuration."""
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            content = {name: stored[name] for name in stored.files}
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
+        raise ValueError(f"checkpoint: {path} is not a readable checkpoint ({error})") from None
+    if "config" not in content or "count" not in content:
+        raise ValueError(f"checkpoint: {path} is not a checkpoint (no config or count)")
+    if str(content["config"]) != _text(config):
+        raise ValueError(f"checkpoint: {path} was saved with another configuration ({content['config']}); "
+                         f"this run has {_text(config)}")
+    count = len(optimiser.shapes)
+    try:
+        state = {part: [content[f"{part}_{n}"] for n in range(count)] for part in PARTS}
+    except KeyError as missing:
+        raise ValueError(f"checkpoint: {path} lacks {missing}") from None
+    optimiser.load({"count": int(content["count"]), **state})
+    return {name[4:]: value for name, value in content.items() if name.startswith("run_")}
+
+
+def _text(config: dict) -> str:
+    return json.dumps(config, sort_keys=True, default=str)
