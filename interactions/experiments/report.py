@@ -57,11 +57,14 @@ def row(name: str, ours, paper=None, **extra) -> dict:
 
 def report(experiment: str, quick: bool, seed: int, config: dict, rows: list, timings: dict | None = None,
            engine: str = "numpy", **extra) -> dict:
-    """The result of one run, ready for `write`: with the engine it ran on and that library's version."""
+    """The result of one run, ready for `write`: with the engine it ran on and that library's version, and the
+    machine (its CPUs and its one-minute load average when the run ended, which the timings depend on)."""
     version = importlib.import_module(engine).__version__
+    machine = {"cpus": os.cpu_count(), "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg")
+               else None}
     return {"experiment": experiment, "setting": "quick" if quick else "full", "seed": seed, "config": config,
             "rows": rows, "timings": timings or {}, "python": platform.python_version(),
-            "numpy": np.__version__, "engine": {"name": engine, "version": version}, **extra}
+            "numpy": np.__version__, "engine": {"name": engine, "version": version}, "machine": machine, **extra}
 
 
 class Timings(dict):

@@ -1,5 +1,6 @@
 """The experiments' shared tools: training loops, reports, datasets and the runner's bad input."""
 import json
+import os
 
 import autograd.numpy as anp
 from autograd import grad
@@ -70,6 +71,8 @@ def test_report_round_trips_through_json(tmp_path):
     assert loaded["config"] == {"width": 4} and loaded["rows"][0] == {"name": "R = 1", "ours": 0.25, "paper": 0.36}
     assert loaded["setting"] == "full" and loaded["seed"] == 3 and loaded["curve"] == [0, 1, 2]
     assert set(loaded["timings"]) == {"train"} and loaded["timings"]["train"] >= 0
+    assert loaded["machine"]["cpus"] == os.cpu_count() and loaded["machine"]["load_average"] >= 0
+    assert loaded["engine"] == {"name": "numpy", "version": np.__version__}
     assert "R = 1" in table(result) and "0.36" in table(result)
 
 
