@@ -236,8 +236,8 @@ class Attend(Step):
         if mask is not None:
             causal = mask.mask == Mask.causal() and mask.supports == (None, None) and q.shape[-2] == k.shape[-2]
             keep = None if causal else engine.constant(np.asarray(mask.array(registers, sizes), bool), q)
-        q, k, v = (engine.contiguous(_flatten_last(a, engine, count)) for a, count in
-                   ((q, plan.bridge), (k, plan.bridge), (v, len(plan.carried))))     # fused kernels want rows
+        q, k, v = (_flatten_last(a, engine, count) for a, count in
+                   ((q, plan.bridge), (k, plan.bridge), (v, len(plan.carried))))
         out = engine.attention(q, k, v, keep, causal)
         if out is None:
             return None

@@ -198,11 +198,13 @@ class TorchEngine(Engine):
         return self.xp.einsum(_lettered(equation), *arrays)
 
     def attention(self, q, k, v, keep=None, causal=False):
-        """torch's scaled_dot_product_attention (scale 1: a plan's scale is already in q); None when q, k or v is
-        not finite (a sum overflowing only costs the fast path), whose causality the kernel would not keep."""
+        """torch's scaled_dot_product_attention (scale 1: a plan's scale is already in q), on rows of unit stride;
+        None when k or v is not finite (a sum overflowing only costs the fast path): the kernel would not keep such
+        a key from the queries that do not see it.  (A non-finite query spoils only its own row, as in the plan.)"""
         import torch.nn.functional as functional
-        if not bool(self.xp.isfinite(q.sum() + k.sum() + v.sum())):     # one check: NaN and inf propagate
+        if not bool(self.xp.isfinite(k.sum() + v.sum())):                # one check: NaN and inf propagate
             return None
+        q, k, v = (a if a.stride(-1) == 1 else a.contiguous() for a in (q, k, v))
         return functional.scaled_dot_product_attention(q, k, v, attn_mask=keep, is_causal=causal, scale=1.0)
 
     def flip(self, a, axis):
