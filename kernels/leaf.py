@@ -34,11 +34,12 @@ from .strategies.identify import Elementwise
 
 #: Contract expressions kept per leaf (one per pair of input shapes).
 EXPRESSIONS_KEPT = 64
-#: On torch and JAX, a lone dense factor whose per-row (d2, d3) matrices have a number of entries in this range
-#: runs as x @ lam then a batched product with y; others as (x outer y) @ lam, one matrix product.  Measured on
-#: torch: the batched form takes 0.7-0.8x the time for CG(4), CG(5), Clifford(5), matrix_algebra(6) (625 to 1,296
-#: entries); the outer form is 1.7-2.2x faster for PGA (256) and 1.0-1.4x for CG(6) (2,401) in float64.
-BATCHED_ENTRIES = range(513, 2049)
+#: On torch and JAX, a lone dense factor whose per-row (d2, d3) matrices have a number of entries in this range (by
+#: itemsize) runs as x @ lam then a batched product with y; others as (x outer y) @ lam, one matrix product.
+#: Measured on torch: the batched form takes 0.7-0.8x the time for CG(4), CG(5), Clifford(5), matrix_algebra(6)
+#: (625 to 1,296 entries) and CG(6) in float32 (2,401: 0.74-0.87x at 1,000 rows); the outer form is 1.7-2.2x
+#: faster for PGA (256) and 1.4x for CG(6) in float64.
+BATCHED_ENTRIES = {8: range(513, 2049), 4: range(513, 2**62)}
 
 
 def cost(parts) -> Cost:
@@ -141,7 +142,7 @@ class Contraction:
         constants = [engine.constant(c, like) for c in self.constants()]
         if self._dense_alone:
             d1, d2, d3 = self._shapes[0]
-            if d2 * d3 not in BATCHED_ENTRIES:                 # one matrix product
+            if d2 * d3 not in BATCHED_ENTRIES.get(engine.dtype(x).itemsize, ()):          # one matrix product
                 outer = x[..., :, None] * y[..., None, :]
                 return engine.matmul(engine.reshape(outer, tuple(outer.shape[:-2]) + (d1 * d2,)),
                                      engine.reshape(constants[0], (d1 * d2, d3)))
