@@ -11,12 +11,13 @@ output axis back at the end.  `engine_of` finds the engine of a level's operands
 """
 from __future__ import annotations
 
-from .engines import NUMPY, engine_of as _engine_of_dict
+from . import engines
+from .engines import NUMPY
 
 
 def engine_of(*arrays):
     """The engine of a level's operands (numpy unless one of them is a torch or JAX array)."""
-    return _engine_of_dict({f"operand {n}": a for n, a in enumerate(arrays)})
+    return engines.engine_of({f"operand {n}": a for n, a in enumerate(arrays)})
 
 
 def align(x, y):

@@ -140,9 +140,14 @@ class Kernel:
             view[...] = z
             return out
         for start in range(0, batch[0], rows):
-            part = [a[start:start + rows] if a.ndim - count == len(batch) and a.shape[0] > 1 else a for a in (x, y)]
-            view[start:start + rows] = program(*part)
+            view[start:start + rows] = program(*self._chunk((x, y), start, rows, batch))
         return out
+
+    def _chunk(self, arrays, start: int, rows: int, batch) -> list:
+        """The operands' rows start to start + rows of the batch (an operand broadcast along it stays whole)."""
+        count = len(self.factors)
+        return [a[start:start + rows] if len(a.shape) - count == len(batch) and a.shape[0] > 1 else a
+                for a in arrays]
 
     def _engine_chunks(self, engine, program, x, y, batch):
         """`program` on torch or JAX arrays: whole (their libraries allocate each temporary afresh, so cache-sized
@@ -151,9 +156,7 @@ class Kernel:
         rows = self._rows(batch, program, cache_chunks=False)
         if not batch or rows >= batch[0]:
             return program(x, y)
-        count = len(self.factors)
-        return engine.concatenate([program(*(a[start:start + rows] if len(a.shape) - count == len(batch) and
-                                             a.shape[0] > 1 else a for a in (x, y)))
+        return engine.concatenate([program(*self._chunk((x, y), start, rows, batch))
                                    for start in range(0, batch[0], rows)], axis=0)
 
     def _rows(self, batch, program=None, cache_chunks: bool = True) -> int:

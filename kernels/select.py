@@ -23,6 +23,7 @@ import itertools
 from . import leaf
 from .cost import NUMPY_RATES, Cost, Rates
 from .strategies import LEVELS, STRATEGIES
+from .strategies.level import Level
 
 #: The batch rows auto chooses for when the kernel is built (calls re-choose for their own batch).
 NOMINAL_ROWS = 4096
@@ -34,7 +35,7 @@ def estimate(factor, name: str, rows: int = NOMINAL_ROWS, itemsize: int = 8, res
     `rest` elements per row, on an array library with these `rates`."""
     module = STRATEGIES[name]
     cost = module.cost(factor, Cost.elementwise(rest))
-    chunk = None if module.ROLE == "leaf" else 8 * 2**20
+    chunk = None if module.ROLE == "leaf" else Level.chunk_bytes
     return cost.seconds(rows, itemsize, chunk, rates)
 
 
@@ -60,8 +61,8 @@ def nested_cost(factors, names) -> Cost:
 
 def priced(factors, names) -> tuple:
     """(cost, chunk bytes) of the program for `names`: what the time model prices (levels cut the batch into
-    chunks of 8 MB; a leaf alone runs whole)."""
-    chunk = 8 * 2**20 if any(name in LEVELS for name in names) else None
+    chunks of `Level.chunk_bytes`; a leaf alone runs whole)."""
+    chunk = Level.chunk_bytes if any(name in LEVELS for name in names) else None
     return nested_cost(factors, names), chunk
 
 

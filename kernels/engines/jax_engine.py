@@ -6,9 +6,11 @@ imported when the engine is first used.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from ..cost import Rates
+from ..cost import NUMPY_RATES
 from .base import Engine
 
 
@@ -17,7 +19,7 @@ class JaxEngine(Engine):
 
     name = "jax"
     #: Eager dispatch costs about 20x a numpy call; under jit calls fuse, and the choice matters less.
-    rates = Rates(call=25e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=1.5e9, row=25e-9)
+    rates = dataclasses.replace(NUMPY_RATES, call=25e-6)
 
     @property
     def xp(self):

@@ -59,9 +59,9 @@ class TorchEngine(Engine):
     """See the module docstring."""
 
     name = "torch"
-    #: Measured on this project's 2-core machine (``benchmarks/strategies.py --engine torch``): calls cost about
-    #: 4x numpy's, while elementwise work runs on both cores.
     native_pairs = True
+    #: Fitted on this project's 2-core machine (``benchmarks/strategies.py --engine torch --fit``): calls cost about
+    #: 4x numpy's, while elementwise work and small batched products run on both cores.
     rates = Rates(call=5e-6, bandwidth=17e9, gemm64=18e9, gemm32=75e9, loop=15e9, row=30e-9)
 
     @property
