@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import argparse
-import pathlib
 import sys
 
 from . import tour
 from .derive import SMALL, derive
-from .experiments import EXPERIMENTS, RESUMABLE, run, table, write
+from .experiments import EXPERIMENTS, resumable_options, run, table, write
 from .experiments.report import check_out
 from .experiments.training import PREFERENCE
 
@@ -58,11 +57,10 @@ def main(argv=None) -> int:
             check_out(arguments.out)
         except ValueError as error:
             experiment.error(f"--{error}")
-    options = {key: getattr(arguments, key) for key in ("steps", "checkpoint") if getattr(arguments, key) is not None}
-    if options and arguments.name not in RESUMABLE:
-        experiment.error(f"--{' and --'.join(options)}: only {', '.join(RESUMABLE)} takes it, not {arguments.name}")
-    if arguments.checkpoint is not None and not pathlib.Path(arguments.checkpoint).is_dir():
-        experiment.error(f"--checkpoint: expected an existing directory, got {arguments.checkpoint!r}")
+    try:
+        options = resumable_options(arguments.name, arguments.steps, arguments.checkpoint)
+    except ValueError as error:
+        experiment.error(f"--{error}")
     try:
         result = run(arguments.name, quick=arguments.quick, seed=arguments.seed, engine=arguments.engine, **options)
     except ValueError as error:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 
+from .checkpoint import check_directory
 from .report import check_out, check_setting, table, write
 
 EXPERIMENTS = {"copy": "selective_copy", "symmetry": "symmetry", "seq2tens": "seq2tens", "dynamical": "dynamical"}
@@ -28,6 +29,17 @@ EXPERIMENTS = {"copy": "selective_copy", "symmetry": "symmetry", "seq2tens": "se
 
 #: The experiments that take a number of steps and a checkpoint directory (`run`'s `steps` and `checkpoint`).
 RESUMABLE = ("copy",)
+
+
+def resumable_options(name: str, steps: int | None = None, checkpoint=None) -> dict:
+    """The given ones of `steps` and `checkpoint` as options for experiment `name`, checked: only the `RESUMABLE`
+    experiments take them, and a checkpoint directory must exist (a ValueError names the option)."""
+    options = {key: value for key, value in (("steps", steps), ("checkpoint", checkpoint)) if value is not None}
+    if options and name not in RESUMABLE:
+        raise ValueError(f"{next(iter(options))}: only {', '.join(RESUMABLE)} takes it, not {name}")
+    if checkpoint is not None:
+        check_directory(checkpoint)
+    return options
 
 
 def run(name: str, quick: bool = False, seed: int = 0, out=None, progress: bool = True,
@@ -40,9 +52,7 @@ def run(name: str, quick: bool = False, seed: int = 0, out=None, progress: bool 
     check_setting(quick, seed)
     if out is not None:
         check_out(out)
-    options = {key: value for key, value in (("steps", steps), ("checkpoint", checkpoint)) if value is not None}
-    if options and name not in RESUMABLE:
-        raise ValueError(f"{next(iter(options))}: only {', '.join(RESUMABLE)} takes it, not {name}")
+    options = resumable_options(name, steps, checkpoint)
     module = importlib.import_module(f".{EXPERIMENTS[name]}", __name__)
     result = module.run(quick=quick, seed=seed, progress=progress, engine=engine, **options)
     if out is not None:
@@ -50,4 +60,4 @@ def run(name: str, quick: bool = False, seed: int = 0, out=None, progress: bool 
     return result
 
 
-__all__ = ["EXPERIMENTS", "RESUMABLE", "run", "table", "write"]
+__all__ = ["EXPERIMENTS", "RESUMABLE", "resumable_options", "run", "table", "write"]

@@ -24,6 +24,7 @@ ValueError: checkpoint: ... was saved with another configuration ({"lr": 0.1}); 
 from __future__ import annotations
 
 import json
+import pathlib
 import zipfile
 
 import numpy as np
@@ -32,6 +33,14 @@ from .report import replace_atomically
 
 #: The parts of an `Adam.state()` stored as one array per parameter.
 PARTS = ("params", "first", "second")
+
+
+def check_directory(directory) -> pathlib.Path:
+    """`directory` as the existing directory checkpoints go to, or a ValueError naming `checkpoint`."""
+    path = pathlib.Path(directory)
+    if not path.is_dir():
+        raise ValueError(f"checkpoint: expected an existing directory, got {str(directory)!r}")
+    return path
 
 
 def save(path, optimiser, config: dict, **arrays) -> None:

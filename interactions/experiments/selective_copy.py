@@ -216,8 +216,8 @@ def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str |
     config = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine))
     if steps is not None:
         config["steps"] = check_count(steps, "steps")
-    if checkpoint is not None and not pathlib.Path(checkpoint).is_dir():
-        raise ValueError(f"checkpoint: expected an existing directory, got {str(checkpoint)!r}")
+    if checkpoint is not None:
+        checkpoints.check_directory(checkpoint)
     seeds = [seed + n for n in range(config["seeds"])]
     timings = Timings()
     with timings("train and test"):

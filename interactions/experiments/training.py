@@ -160,7 +160,8 @@ class Adam:
     written in the engines' vocabulary (operators, `Engine` methods, the library's architectures).  `clip` bounds
     the global gradient norm; ``schedule="cosine"`` decays the rate to 0 over `steps`.  The parameters live in one
     flat vector (each parameter a view of it; gradients are taken by parameter, then joined), so an update is a
-    handful of array calls however many parameters there are.  On JAX the whole step (gradient and update) is compiled once, under jit.
+    handful of array calls however many parameters there are.  On JAX the whole step (gradient and update) is
+    compiled once, under jit.
 
     >>> optimiser = Adam(lambda p, batch: ((p["w"] - batch) ** 2).sum(), {"w": np.zeros(2)}, lr=0.1)
     >>> losses = [optimiser.step(3.0) for _ in range(300)]
