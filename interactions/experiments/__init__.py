@@ -1,7 +1,8 @@
 """Small, seeded, offline experiments; each returns its figures as data (see `report`) and can write them as JSON.
 
 ``run(name, quick=..., seed=..., out=..., engine=...)`` or ``product-interactions experiment NAME [--quick]
-[--seed S] [--engine numpy|torch|jax] [--steps N] [--checkpoint DIR] [--out results.json]``.  NAME is one of `EXPERIMENTS`:
+[--seed S] [--engine numpy|torch|jax] [--steps N] [--checkpoint DIR] [--out results.json]``.  NAME is one of
+`EXPERIMENTS`:
 
 * ``copy``: selective copying at length 192 with attention of projection rank R = 1, 2, 4 (`selective_copy`);
 * ``symmetry``: the multiplication operator O_K on digits, exact translation constraint vs none vs the
