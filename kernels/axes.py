@@ -16,8 +16,13 @@ from .engines import NUMPY
 
 
 def engine_of(*arrays):
-    """The engine of a level's operands (numpy unless one of them is a torch or JAX array)."""
-    return engines.engine_of({f"operand {n}": a for n, a in enumerate(arrays)})
+    """The engine of a level's operands: numpy unless one of them is a torch or JAX array (the kernel checked at
+    its boundary that they share one library and device)."""
+    for array in arrays:
+        engine = engines.owner(array)
+        if engine is not NUMPY:
+            return engine
+    return NUMPY
 
 
 def align(x, y):

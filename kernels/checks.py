@@ -25,12 +25,23 @@ def backend(value) -> str:
     return "numpy" if name == "builtins" else name
 
 
+_KINDS: dict = {}                          # dtype object -> numpy kind letter, filled on first use
+
+
 def _kind(dtype) -> str:
     try:
-        return np.dtype(dtype).kind
-    except TypeError:                      # another library's dtype object, e.g. torch.float32
-        name = str(dtype)
-        return "c" if "complex" in name else "f" if "float" in name else "i" if "int" in name else "O"
+        kind = _KINDS.get(dtype)
+    except TypeError:                      # an unhashable stand-in for a dtype
+        kind = None
+    if kind is None:
+        try:
+            kind = np.dtype(dtype).kind
+        except TypeError:                  # another library's dtype object, e.g. torch.float32
+            name = str(dtype)
+            kind = "c" if "complex" in name else "f" if "float" in name else "i" if "int" in name else "O"
+        if len(_KINDS) < 64 and kind != "O":
+            _KINDS[dtype] = kind
+    return kind
 
 
 def expected_shape(dims, layout: str) -> str:
@@ -74,7 +85,7 @@ def broadcast(first: tuple, second: tuple) -> tuple:
 
 def batch_shape(x, y, count: int, layout: str) -> tuple:
     """The broadcast batch shape of checked operands x and y with `count` algebra axes each."""
-    shapes = [tuple(np.shape(getval(a))) for a in (x, y)]
+    shapes = [tuple(getval(a).shape) for a in (x, y)]
     batches = [s[:len(s) - count] if layout == LAYOUTS[0] else s[count:] for s in shapes]
     try:
         return broadcast(*batches)

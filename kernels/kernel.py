@@ -26,9 +26,13 @@ import math
 
 import numpy as np
 from . import autodiff, checks, memory, select
-from .engines import NUMPY, engine_of
+from .engines import NUMPY, engine_of, owner
 from .lowering import levels, lower
 from .strategies import STRATEGIES
+
+
+#: Checked engine calls kept per kernel (one per signature: shapes, dtypes, devices and memory limit).
+CALLS_KEPT = 64
 
 
 class Kernel:
@@ -51,6 +55,7 @@ class Kernel:
         self._choices = {}
         self._differentiable = None
         self._transposed = {}
+        self._engine_calls = {}
 
     def _program(self, names):
         """The lowered program for one choice of strategies (built once each)."""
@@ -74,15 +79,23 @@ class Kernel:
     # ------------------------------------------------------------------ calling
     def __call__(self, x, y):
         """z = x * y; see the module docstring for shapes, layouts and array types."""
+        engine = owner(x)
+        if engine is not NUMPY and owner(y) is engine:       # torch or JAX operands: checked once per signature
+            key = (x.shape, y.shape, x.dtype, y.dtype, engine.device(x), engine.device(y), memory.limit())
+            call = self._engine_calls.get(key)
+            if call is None:
+                call = self._engine_call(x, y)
+                if len(self._engine_calls) >= CALLS_KEPT:
+                    self._engine_calls.pop(next(iter(self._engine_calls)))
+                self._engine_calls[key] = call
+            return self._run_on_engine(*call, x, y)
         x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
         batch = checks.batch_shape(x, y, len(self.factors), self.layout)
         engine = engine_of({"x": x, "y": y})
         if engine is not NUMPY:
-            like = x if engine.owns(x) else y
-            x, y = (a if engine.owns(a) else engine.convert(np.asarray(a), like) for a in (x, y))
-            program = self._program(self.strategies_for(math.prod(batch), engine, engine.dtype(x).itemsize))
-            return self._relayout(engine, self._engine_chunks(engine, program, *self._relayout(engine, (x, y), True),
-                                                              batch))
+            like = x if owner(x) is engine else y
+            x, y = (a if owner(a) is engine else engine.convert(np.asarray(a), like) for a in (x, y))
+            return self._run_on_engine(*self._engine_call(x, y), x, y)
         libraries = {checks.backend(x), checks.backend(y)}
         if libraries - {"numpy", "autograd"}:
             raise TypeError(f"x, y: expected numpy, autograd, torch or JAX arrays, got {', '.join(sorted(libraries))}")
@@ -91,6 +104,26 @@ class Kernel:
         if self._differentiable is None:
             self._differentiable = autodiff.differentiable(self)
         return self._relayout(NUMPY, self._differentiable(*self._relayout(NUMPY, (x, y), True)))
+
+    def _engine_call(self, x, y) -> tuple:
+        """(engine, program, rows per chunk, batch shape) for operands x, y of one engine's library, checked."""
+        x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
+        batch = checks.batch_shape(x, y, len(self.factors), self.layout)
+        engine = engine_of({"x": x, "y": y})
+        program = self._program(self.strategies_for(math.prod(batch), engine, engine.dtype(x).itemsize))
+        return engine, program, self._rows(batch, program, cache_chunks=False), batch
+
+    def _run_on_engine(self, engine, program, rows, batch, x, y):
+        """`program` on torch or JAX arrays: whole (their libraries allocate each temporary afresh, so cache-sized
+        chunks gain nothing), or in the chunks of rows the memory limit allows, joined by the engine's
+        concatenation, which its differentiation sees through."""
+        x, y = self._relayout(engine, (x, y), True)
+        if not batch or rows >= batch[0]:
+            z = program(x, y)
+        else:
+            z = engine.concatenate([program(*self._chunk((x, y), start, rows, batch))
+                                    for start in range(0, batch[0], rows)], axis=0)
+        return self._relayout(engine, z)
 
     def _operand(self, value, argument, role):
         if hasattr(value, "algebra") and hasattr(value, "to_array"):          # an algebra.Element
@@ -148,16 +181,6 @@ class Kernel:
         count = len(self.factors)
         return [a[start:start + rows] if len(a.shape) - count == len(batch) and a.shape[0] > 1 else a
                 for a in arrays]
-
-    def _engine_chunks(self, engine, program, x, y, batch):
-        """`program` on torch or JAX arrays: whole (their libraries allocate each temporary afresh, so cache-sized
-        chunks gain nothing), or in the chunks of rows the memory limit allows (the guard comes first), joined by
-        the engine's concatenation, which its differentiation sees through."""
-        rows = self._rows(batch, program, cache_chunks=False)
-        if not batch or rows >= batch[0]:
-            return program(x, y)
-        return engine.concatenate([program(*self._chunk((x, y), start, rows, batch))
-                                   for start in range(0, batch[0], rows)], axis=0)
 
     def _rows(self, batch, program=None, cache_chunks: bool = True) -> int:
         """Batch rows per chunk (as the levels ask, with `cache_chunks`, and within the memory limit); refuses when

@@ -80,7 +80,7 @@ class Contraction:
                         for factor, _, labels in constant]
         self._path = self._single_dense_path([labels for _, _, labels in constant])
         self._dense_alone = len(parts) == 1 and len(constant) == 1 and len(constant[0][2]) == 3
-        self._constants = None
+        self._constants = self._dense_forms = None
         self._expressions = {}
         self.cost = self.count(parts, terms)
 
@@ -133,23 +133,31 @@ class Contraction:
         return self._expressions[key]
 
     def __call__(self, x, y):
-        numpy_arrays = type(x) is np.ndarray and type(y) is np.ndarray
-        if numpy_arrays or all(NUMPY.owns(a) for a in (x, y)):
-            return self.expression(tuple(x.shape), tuple(y.shape))[0](
-                x, y, backend=numpy_backend.NAME if numpy_arrays else "autograd")
-        engine = engine_of(x, y)                      # torch, JAX: the constants on the operands' device
-        like = x if engine.owns(x) else y
-        constants = [engine.constant(c, like) for c in self.constants()]
+        engine = engine_of(x, y)
+        if engine is NUMPY:
+            backend = numpy_backend.NAME if type(x) is np.ndarray and type(y) is np.ndarray else "autograd"
+            return self.expression(tuple(x.shape), tuple(y.shape))[0](x, y, backend=backend)
+        like = x if engine.owns(x) else y             # torch, JAX: the constants on the operands' device
         if self._dense_alone:
             d1, d2, d3 = self._shapes[0]
-            if d2 * d3 not in BATCHED_ENTRIES.get(engine.dtype(x).itemsize, ()):          # one matrix product
-                outer = x[..., :, None] * y[..., None, :]
-                return engine.matmul(engine.reshape(outer, tuple(outer.shape[:-2]) + (d1 * d2,)),
-                                     engine.reshape(constants[0], (d1 * d2, d3)))
-            into = engine.matmul(x, engine.reshape(constants[0], (d1, d2 * d3)))
+            outer, batched = self.dense_forms()
+            if d2 * d3 not in BATCHED_ENTRIES.get(engine.dtype(like).itemsize, ()):          # one matrix product
+                pairs = x[..., :, None] * y[..., None, :]
+                return engine.matmul(engine.reshape(pairs, tuple(pairs.shape[:-2]) + (d1 * d2,)),
+                                     engine.constant(outer, like))
+            into = engine.matmul(x, engine.constant(batched, like))
             into = engine.reshape(into, tuple(into.shape[:-1]) + (d2, d3))
             return engine.matmul(y[..., None, :], into)[..., 0, :]
-        return engine.contract(self.equation, *constants, x, y)
+        return engine.contract(self.equation, *(engine.constant(c, like) for c in self.constants()), x, y)
+
+    def dense_forms(self) -> tuple:
+        """A lone dense factor's lam as (d1 d2, d3) and (d1, d2 d3) matrices, for the engines' matrix products
+        (built once: the engines cache constants by identity)."""
+        if self._dense_forms is None:
+            lam = self.constants()[0]
+            d1, d2, d3 = lam.shape
+            self._dense_forms = lam.reshape(d1 * d2, d3), lam.reshape(d1, d2 * d3)
+        return self._dense_forms
 
     def describe(self) -> list:
         lines = [f"leaf: opt_einsum contract_expression {self.equation!r}, structure constants as constants"]

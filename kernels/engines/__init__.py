@@ -22,30 +22,42 @@ from .torch_engine import TORCH
 #: Every engine, by name.
 ENGINES = {engine.name: engine for engine in (NUMPY, TORCH, JAX)}
 
-__all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "TORCH", "adopt", "engine_of"]
+__all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "TORCH", "adopt", "engine_of", "owner"]
+
+
+#: Array types whose engine `owner` remembers (types, not arrays: a handful in any program).
+TYPES_KEPT = 64
+_OWNERS: dict = {}
+
+
+def owner(array) -> Engine:
+    """The engine whose library `array` belongs to: torch, JAX, or numpy (numpy and autograd arrays, numbers and
+    anything else), remembered by the array's type."""
+    kind = type(array)
+    engine = _OWNERS.get(kind)
+    if engine is None:
+        engine = next((e for e in (TORCH, JAX) if e.owns(array)), NUMPY)
+        if len(_OWNERS) < TYPES_KEPT:
+            _OWNERS[kind] = engine
+    return engine
 
 
 def engine_of(arrays: dict) -> Engine:
     """The engine of a call's arrays ({argument name: array}), by the rule of the module docstring."""
-    found = {}
+    found, first, place = NUMPY, None, None
     for argument, array in arrays.items():
-        for engine in (TORCH, JAX):
-            if engine.owns(array):
-                found.setdefault(engine.name, argument)
-    if len(found) > 1:
-        described = " and ".join(f"{name} ({argument})" for name, argument in found.items())
-        raise TypeError(f"{', '.join(found.values())}: expected arrays of one library (numpy ones are converted), "
-                        f"got {described}")
-    engine = ENGINES[next(iter(found))] if found else NUMPY
-    devices = {}
-    for argument, array in arrays.items():
-        device = engine.device(array) if engine.owns(array) else None
-        if device is not None:
-            devices.setdefault(device, argument)
-    if len(devices) > 1:
-        described = " and ".join(f"{device} ({argument})" for device, argument in devices.items())
-        raise ValueError(f"{', '.join(devices.values())}: expected arrays on one device, got {described}")
-    return engine
+        engine = owner(array)
+        if engine is NUMPY:
+            continue
+        if first is None:
+            found, first, place = engine, argument, engine.device(array)
+        elif engine is not found:
+            raise TypeError(f"{first}, {argument}: expected arrays of one library (numpy ones are converted), got "
+                            f"{found.name} ({first}) and {engine.name} ({argument})")
+        elif place is not None and engine.device(array) != place:
+            raise ValueError(f"{first}, {argument}: expected arrays on one device, got {place} ({first}) and "
+                             f"{engine.device(array)} ({argument})")
+    return found
 
 
 def adopt(arrays: dict):

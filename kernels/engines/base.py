@@ -100,10 +100,13 @@ class Engine:
 
     # ------------------------------------------------------------------ numpy vocabulary
     def __getattr__(self, name):
-        """Anything not defined here is the namespace's function of that name."""
+        """Anything not defined here is the namespace's function of that name (looked up once, then an attribute
+        of the engine: a call site pays no lookup)."""
         if name.startswith("_") or self.xp is None:
             raise AttributeError(name)
-        return getattr(self.xp, name)
+        found = getattr(self.xp, name)
+        self.__dict__[name] = found
+        return found
 
     def index(self, a, i: int, axis: int):
         """a[..., i, ...] with i on `axis` (the axis is dropped)."""

@@ -17,6 +17,7 @@ from .base import Engine
 _DTYPES = {"float64": "float64", "float32": "float32", "float16": "float16", "bfloat16": "float32",
            "complex128": "complex128", "complex64": "complex64", "bool": "bool", "int64": "int64",
            "int32": "int32"}
+_NUMPY_DTYPES: dict = {}                 # torch dtype -> numpy dtype, filled on first use (a handful of entries)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -76,13 +77,16 @@ class TorchEngine(Engine):
         return a.detach().cpu().numpy()
 
     def device(self, a):
-        return str(a.device)
+        return a.device
 
     def detached(self, a):
         return a.detach()
 
     def dtype(self, a) -> np.dtype:
-        return np.dtype(_DTYPES[str(a.dtype).split(".")[-1]])
+        found = _NUMPY_DTYPES.get(a.dtype)
+        if found is None:
+            found = _NUMPY_DTYPES[a.dtype] = np.dtype(_DTYPES[str(a.dtype).split(".")[-1]])
+        return found
 
     def native_dtype(self, dtype, like=None):
         return getattr(self.xp, np.dtype(dtype).name)
@@ -99,7 +103,7 @@ class TorchEngine(Engine):
         return torch.as_tensor(value, device=device)
 
     def _placement(self, like):
-        return (str(getattr(like, "dtype", None)), str(getattr(like, "device", None)))
+        return like.dtype, like.device
 
     def zeros(self, shape, like):
         return self.xp.zeros(tuple(shape), dtype=like.dtype, device=like.device)
