@@ -3,7 +3,9 @@
 ``penalty(u) = sum_g ||T_g O_u - O_u T_g||^2``, the squared residual of the same equations as
 `equivariant_constraints`, as a function of the target's unknowns u (float, differentiable with autograd).  It is
 0 exactly on the solution space and positive off it.  ``over="generators"`` sums over the generators (the
-cheapest penalty with that zero set); ``over="elements"`` sums over every element of a finite group.  For the
+cheapest penalty with that zero set); ``over="elements"`` sums over every element of a finite group.  The
+residuals are ``penalty.matrix @ u.ravel()`` (a scipy sparse matrix), for computing the penalty in another array
+library.  For the
 translation constraint on structure constants the latter is the paper's Table 2 regulariser,
 sum_{k,i,n,a} (lam^n_{k,i+a} - lam^{n-a}_{k,i})^2.
 
@@ -58,4 +60,5 @@ def regulariser(action, target, over: str = "generators", limit: int = ELEMENT_L
         return anp.sum(residual * residual)
 
     penalty.__doc__ = f"sum over the {over} of ||T_g O - O T_g||^2 for {target} (shape {target.shape})."
+    penalty.matrix = matrix
     return penalty

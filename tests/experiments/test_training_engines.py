@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from product_interactions.interactions.__main__ import main
-from product_interactions.interactions.experiments import selective_copy, seq2tens, symmetry
+from product_interactions.interactions.experiments import selective_copy, seq2tens
 from product_interactions.interactions.experiments.report import report
 from product_interactions.interactions.experiments.dynamical import SequenceClassifier, layer
 from product_interactions.interactions.experiments.selective_copy import QUICK
@@ -74,8 +74,6 @@ def test_engine_choice_and_its_errors(monkeypatch):
         engine_named("cuda")
     with pytest.raises(ValueError, match="engine: expected one of"):
         engine_named(3)
-    with pytest.raises(ValueError, match=r"engine: expected one of \['numpy'\], got 'torch'"):
-        symmetry.run(quick=True, engine="torch")
     with pytest.raises(ValueError, match=r"engine: expected one of \['torch', 'numpy'\], got 'jax'"):
         seq2tens.run(quick=True, engine="jax")
     monkeypatch.setattr("product_interactions.interactions.experiments.training.installed_engines",

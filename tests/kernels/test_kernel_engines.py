@@ -68,3 +68,21 @@ def test_mixed_and_unknown_libraries_are_refused_by_name():
     Foreign.__module__ = "somelibrary"
     with pytest.raises(TypeError, match="x"):
         kernel(Foreign(), np.ones(4))
+
+
+def test_each_new_signature_of_engine_operands_is_checked_and_the_memory_limit_read_at_every_call(monkeypatch):
+    A = ALGEBRAS["quaternions"]
+    kernel = kernels.product(A)
+    x, y = operands(A, batch=(3,), seed=4)
+    assert relative_error(kernel(torch.tensor(x), torch.tensor(y)).numpy(), reference(A, x, y)) <= 1e-12
+    with pytest.raises(ValueError, match=r"x: axis -1 has size 5, but quaternions needs 4"):
+        kernel(torch.ones(3, 5, dtype=torch.float64), torch.tensor(y))
+    with pytest.raises(TypeError, match="y: expected real floating-point values"):
+        kernel(torch.tensor(x), torch.ones(3, 4, dtype=torch.int64))
+    with pytest.raises(ValueError, match=r"x, y: batch axes \(2,\) and \(3,\) do not broadcast"):
+        kernel(torch.tensor(x[:2]), torch.tensor(y))
+    with pytest.raises(ValueError, match="expected arrays on one device, got cpu \\(x\\) and meta \\(y\\)"):
+        kernel(torch.tensor(x), torch.tensor(y, device="meta"))
+    monkeypatch.setattr(kernels, "MEMORY_LIMIT", 1)                     # the same signature, a new limit: refused
+    with pytest.raises(kernels.MemoryLimitError):
+        kernel(torch.tensor(x), torch.tensor(y))
