@@ -11,7 +11,9 @@
    product with lam (the tensor algebra: levelwise outer products): PGA (batch 10,000), Clebsch-Gordan lmax 6
    (batch 1,000), T(R^4) degree 4 (batch 2,048), float64 and float32 (target <= 1.2).
 
-3. A training step of the copy model (length 192, batch 8, d_model 32, 2 layers, rank 2; Adam with clipping,
+3. The selective scan forward plus backward on torch against Mamba's reference scan written in torch (target <= 1).
+
+4. A training step of the copy model (length 192, batch 8, d_model 32, 2 layers, rank 2; Adam with clipping,
    ten steps per timing) through the library's `adam` on the torch engine, against the same model written in torch
    (``scaled_dot_product_attention``, ``torch.optim.Adam``), float32 and float64; on JAX, against the same model
    in jax.numpy with a jitted Adam step (target <= 1.2).
@@ -151,7 +153,32 @@ def torch_rows(repeats: int, lengths) -> list:
             rows.append(ratio_row(f"torch {A.name} product, batch {batch}, {str(dtype)[6:]} "
                                   f"({'+'.join(kernel.strategies_for(batch, TORCH))}), vs {name}",
                                   lambda: kernel(x, y), reference, 1.2, repeats))
-    return rows + copy_torch_rows(torch, repeats)
+    return rows + [selective_scan_row(torch, repeats)] + copy_torch_rows(torch, repeats)
+
+
+def selective_scan_row(torch, repeats: int) -> str:
+    """The selective scan forward plus backward on torch (batch 64, length 196, 64 channels, d_state 16, float32)
+    against Mamba's reference scan written in torch (exp(Delta A) and Delta B u made for every step first, then a
+    loop over time reading them by ``unbind``: indexing each step instead costs 60 times more in the backward)."""
+    g = torch.Generator().manual_seed(5)
+    batch, length, channels, n = 64, 196, 64, 16
+    u, B, C = (torch.randn(*shape, generator=g, requires_grad=True) for shape in ((batch, length, channels),
+                                                                                (batch, length, n), (batch, length, n)))
+    delta = (torch.rand(batch, length, channels, generator=g) * 0.1 + 0.01).requires_grad_()
+    A = (-torch.rand(channels, n, generator=g) - 0.5).requires_grad_()
+
+    def reference():
+        steps = torch.exp(torch.einsum("bld,dn->lbdn", delta, A)).unbind(0)
+        inputs = torch.einsum("bld,bln,bld->lbdn", delta, B, u).unbind(0)
+        h, ys = torch.zeros(batch, channels, n), []
+        for a, x, c in zip(steps, inputs, C.unbind(1)):
+            h = a * h + x
+            ys.append(torch.einsum("bdn,bn->bd", h, c))
+        return torch.stack(ys, 1)
+    assert torch.allclose(kernels.selective_scan(u, delta, A, B, C), reference(), rtol=1e-4, atol=1e-4)
+    return ratio_row("torch selective scan fwd+bwd, batch 64, length 196, 64 channels, d_state 16, float32, vs "
+                     "Mamba's reference scan in torch", lambda: kernels.selective_scan(u, delta, A, B, C).sum().backward(),
+                     lambda: reference().sum().backward(), 1.0, repeats)
 
 
 def _best_torch(torch, A, x, y, repeats):

@@ -6,7 +6,8 @@ Two evaluations, one result:
 * ``parallel``: odd-even reduction of the associative pairs (a, b) . (a', b') = (a' a, a' b + b'): log2(T)
   levels of whole-array operations, about 2.5 times the work.
 
-``auto`` (see `choose`) takes ``parallel`` where the per-step update is too small to pay for a Python call.
+``auto`` (see `choose`) takes ``parallel`` where the per-step update is too small to pay for a Python call, by
+the engine's measured threshold.
 `linear_scan` is differentiable with autograd: its adjoint l_t = g_t + a_{t+1} l_{t+1} is the same recurrence run
 backwards (`reverse`).  Arrays may be real or complex, float32 or float64; the dtype is kept.  On torch and JAX
 arrays the same two methods run on their engine (the parallel one as an associative scan: JAX's own, or
@@ -21,6 +22,8 @@ True
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 from autograd.numpy.numpy_vjps import match_complex
@@ -29,19 +32,15 @@ from .engines import NUMPY, engine_of
 
 METHODS = ("auto", "sequential", "parallel")
 
-#: Per-step elements below which ``auto`` takes the parallel scan (measured with numpy float64 on 2 cores: there a
-#: step costs more in call overhead than in arithmetic; from about 128 elements the sequential scan is as fast or
-#: faster at any length).
-PARALLEL_WIDTH = 128
-
-
-def choose(length: int, width: int) -> str:
-    """The faster method for `length` steps of `width` elements each (``auto``).
+def choose(length: int, width: int, engine=NUMPY) -> str:
+    """The faster method for `length` steps of `width` elements each on `engine` (``auto``): the loop from the
+    engine's `loop_scan_width` elements per step on, or for 32 steps or fewer.
 
     >>> choose(1024, 16), choose(192, 65536)
     ('parallel', 'sequential')
     """
-    return "parallel" if length > 32 and width < PARALLEL_WIDTH else "sequential"
+    threshold = engine.loop_scan_width
+    return "parallel" if threshold is None or (length > 32 and width < threshold) else "sequential"
 
 
 def _output(a, b, initial, out):
@@ -168,13 +167,17 @@ def _combine(first, second):
 
 
 def on_engine(engine, a, b, initial=None, method: str = "auto"):
-    """`linear_scan` on a torch or JAX engine: a loop over time, or an associative scan of the (a, b) pairs."""
+    """`linear_scan` on a torch or JAX engine: a loop over time, or an associative scan of the (a, b) pairs
+    (``"auto"``: `choose`)."""
     if initial is not None:
         b = engine.concatenate([a[:1] * initial + b[:1], b[1:]], axis=0)
+    if method == "auto":
+        method = choose(b.shape[0], math.prod(b.shape[1:]), engine)
     if method == "sequential":
-        h, states = b[0], [b[0]]
-        for t in range(1, b.shape[0]):
-            h = a[t] * h + b[t]
+        steps, inputs = engine.unstack(a), engine.unstack(b)
+        h, states = inputs[0], [inputs[0]]
+        for t in range(1, len(inputs)):
+            h = steps[t] * h + inputs[t]
             states.append(h)
         return engine.stack(states, axis=0)
     return engine.associative_scan(_combine, (a, b), axis=0)[1]

@@ -118,15 +118,29 @@ def _readout_vjp(argnums, y, args, kwargs):
 defvjp_argnums(_readout, _readout_vjp)
 
 
+def _stepwise(engine, u, delta, A, B, C):
+    """y_t = C_t h_t, h_t = exp(delta_t A) h_{t-1} + delta_t B_t u_t, one time step at a time on time-major torch
+    arrays: no array of L x batch x N x channels numbers is made, whose passes through memory cost 4 times the
+    loop's calls (Mamba at 196 steps, batch 64, 64 channels, N = 16)."""
+    transposed, h, ys = engine.transpose(A, (1, 0)), None, []
+    for d, x, b, c in zip(*map(engine.unstack, (delta, u, B, C))):
+        step = (d * x)[:, None, :] * b[:, :, None]
+        h = step if h is None else engine.exp(d[:, None, :] * transposed) * h + step
+        ys.append(engine.matmul(c[:, None, :], h)[:, 0, :])
+    return engine.stack(ys, axis=0)
+
+
 def time_major(u, delta, A, B, C, D, z, method):
     """`selective_scan` on time-major arrays (time first, then batch): u, delta, z (L, batch, channels), B, C
     (L, batch, N).  torch and JAX arrays run the states as one linear scan on their engine (L x batch x N x
     channels numbers), differentiated by their own autodiff."""
     engine = engine_of({"u": u, "delta": delta, "A": A, "B": B, "C": C, "D": D, "z": z})
     if method == "auto":
-        method = choose(u.shape[0], u.shape[1] * A.shape[0] * A.shape[1]) if engine is NUMPY else "parallel"
+        method = choose(u.shape[0], u.shape[1] * A.shape[0] * A.shape[1]) if engine is NUMPY else "auto"
     if engine is NUMPY:
         y = _readout(u, delta, A, B, C, method)
+    elif method == "sequential" or (method == "auto" and engine.loop_scan_width is not None):
+        y = _stepwise(engine, u, delta, A, B, C)
     else:
         a = engine.exp(delta[:, :, None, :] * engine.transpose(A, (1, 0)))          # (L, batch, N, channels)
         states = on_engine(engine, a, (delta * u)[:, :, None, :] * B[:, :, :, None], method=method)

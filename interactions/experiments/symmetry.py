@@ -187,7 +187,7 @@ def _predict(params: dict, lam_of: Parametrisation, images, pool: int) -> np.nda
                            for start in range(0, len(images), EVAL_BATCH)])
 
 
-def on_engine(engine: str, dtype, *arrays) -> list:
+def engine_arrays(engine: str, dtype, *arrays) -> list:
     """numpy `arrays` as `engine`'s: floating ones in `dtype`, integer ones as they are."""
     found = engine_named(engine)
     like = found.xp.zeros((), dtype=found.native_dtype(dtype))
@@ -203,7 +203,7 @@ def train_setting(setting: str, taps: int, config: dict, images, labels, seed: i
     pool, size = config["pool"], images.shape[1]
     lam_of = Parametrisation(setting, taps, size)
     dtype = config.get("dtype") or training_dtype(engine)
-    data, targets = on_engine(engine, dtype, images, labels)
+    data, targets = engine_arrays(engine, dtype, images, labels)
 
     def loss(params, batch):
         lam = lam_of(params)
@@ -227,7 +227,7 @@ def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str |
     with timings("data"):
         images, labels = digits(config["source"])
         train, test = split(len(images), config["test_fraction"], np.random.default_rng(seed))
-        data, = on_engine(engine, config["dtype"], images)
+        data, = engine_arrays(engine, config["dtype"], images)
     size = images.shape[1]
     full = size if config["taps"] == "full" else int(config["taps"])
     supports = sorted({min(int(t), size) for t in config["support_curve"]} - {full})

@@ -37,6 +37,9 @@ class Engine:
     #: (..., n, f) with equal leading axes; it returns None where it cannot keep a non-finite key away from the
     #: queries that do not see it.  None where the library has no such kernel (`kernels.attend`).
     attention = None
+    #: Elements per time step from which a linear recurrence runs faster as a loop over time than as a log-depth
+    #: associative scan (`kernels.recurrence.choose`); None: never, where the library's own scan serves (JAX).
+    loop_scan_width = None
 
     def __init__(self):
         self._constants = OrderedDict()
@@ -107,6 +110,10 @@ class Engine:
         found = getattr(self.xp, name)
         self.__dict__[name] = found
         return found
+
+    def unstack(self, a) -> list:
+        """The slices a[0], a[1], ... along the first axis."""
+        return [a[i] for i in range(a.shape[0])]
 
     def index(self, a, i: int, axis: int):
         """a[..., i, ...] with i on `axis` (the axis is dropped)."""

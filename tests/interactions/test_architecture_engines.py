@@ -110,9 +110,16 @@ def test_hand_kernels_on_every_engine():
     u, delta = RNG.standard_normal((2, 7, 3)), RNG.uniform(0.1, 0.5, (2, 7, 3))
     A, B, C = -RNG.uniform(0.5, 2, (3, 2)), RNG.standard_normal((2, 7, 2)), RNG.standard_normal((2, 7, 2))
     expected = selective_scan(u, delta, A, B, C)
-    for to in (torch.tensor, jnp.asarray):
-        np.testing.assert_allclose(np.asarray(selective_scan(*map(to, (u, delta, A, B, C)))), expected,
-                                   rtol=1e-10)
+    weights = RNG.standard_normal(u.shape)
+    gradients = autograd.grad(lambda A: anp.sum(selective_scan(u, delta, A, B, C) * weights))(A)
+    for method in ("auto", "sequential", "parallel"):                 # torch's loop is its own (`_stepwise`)
+        for to in (torch.tensor, jnp.asarray):
+            np.testing.assert_allclose(np.asarray(selective_scan(*map(to, (u, delta, A, B, C)), method=method)),
+                                       expected, rtol=1e-10)
+        At = torch.tensor(A, requires_grad=True)
+        (selective_scan(*map(torch.tensor, (u, delta)), At, *map(torch.tensor, (B, C)), method=method)
+         * torch.tensor(weights)).sum().backward()
+        np.testing.assert_allclose(At.grad.numpy(), gradients, rtol=1e-10)
     x = RNG.standard_normal((2, 5, 3))
     for to in (torch.tensor, jnp.asarray):
         for method in ("levelwise", "sequential", "parallel"):

@@ -4,7 +4,8 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-from product_interactions.kernels.recurrence import PARALLEL_WIDTH, choose, linear_scan, parallel, reverse, sequential
+from product_interactions.kernels.engines import ENGINES, NUMPY
+from product_interactions.kernels.recurrence import choose, linear_scan, parallel, reverse, sequential
 from ssm_support import check_gradient
 
 
@@ -71,9 +72,13 @@ def test_gradients_by_hand():
     np.testing.assert_allclose(ga[:, 0], [0.0, 1.5 * 1.0, 1.5])     # adjoint_t * h_{t-1}
 
 
-def test_auto_takes_the_parallel_scan_only_for_narrow_steps():
-    assert choose(1024, 1) == "parallel" and choose(1024, PARALLEL_WIDTH) == "sequential"
+def test_auto_takes_the_parallel_scan_only_for_narrow_steps_by_the_engine_s_threshold():
+    width = NUMPY.loop_scan_width
+    assert choose(1024, 1) == "parallel" and choose(1024, width) == "sequential"
     assert choose(8, 1) == "sequential"
+    torch = ENGINES["torch"]
+    assert choose(1024, width, torch) == "parallel" and choose(1024, torch.loop_scan_width, torch) == "sequential"
+    assert choose(8, 10**6, ENGINES["jax"]) == "parallel"                     # JAX's own associative scan, always
 
 
 def test_bad_input():
