@@ -64,7 +64,7 @@ CURVE_SETTINGS = ("exact constraint", "no constraint")
 
 QUICK = {"source": "sklearn", "test_fraction": 0.25, "taps": "full", "support_curve": [2], "channels": 8,
          "pool": 2, "steps": 250, "batch": 64, "lr": 0.01, "reg_weight": 1.0, "curve_points": 50}
-FULL = {"source": "mnist", "test_fraction": 0.2, "taps": "full", "support_curve": [1, 2, 5, 14],
+FULL = {"source": "mnist", "test_fraction": 0.2, "taps": "full", "support_curve": [1, 2, 3, 5, 9, 14],
         "channels": 8, "pool": 4, "steps": 1500, "batch": 64, "lr": 0.005, "reg_weight": 1.0, "curve_points": 100}
 
 #: Images per forward pass when evaluating (bounds memory on 28 x 28).
@@ -114,8 +114,9 @@ class Penalty:
 def multiply(filters, lam, images):
     """O_K(X) for each filter: ``out[b, c, n, m] = sum_{k,l,i,j} filters[c, k, l] lam[k, i, n] X[b, i, j]
     lam[l, j, m]`` with `filters` (channels, t, t), `lam` (t, size, size) and `images` (batch, size, size), arrays
-    of one engine.  The filters meet lam first, then the images meet it in two matrix products: 4 batch channels
-    t size^3 multiply-adds, and no intermediate of (t size)^2 entries per image."""
+    of one engine.  Three matrix products: the filters meet lam, G[c, n, (l, i)]; the images meet lam,
+    R[(l, i), b, m]; then G R, one product over t size numbers.  No intermediate holds more than t size^2 numbers
+    per image (the direct order makes channels t size^2)."""
     shapes = [tuple(np.shape(a)) if isinstance(a, (list, tuple)) else tuple(a.shape) for a in (filters, lam)]
     if len(shapes[1]) != 3 or shapes[1][1] != shapes[1][2] or len(shapes[0]) != 3 or shapes[0][1:] != shapes[1][:1] * 2:
         raise ValueError(f"filters, lam: expected shapes (channels, t, t) and (t, n, n), got {shapes[0]} and "
@@ -127,13 +128,13 @@ def multiply(filters, lam, images):
     batch = images.shape[0]
     mixed = engine.matmul(engine.reshape(engine.transpose(filters, (0, 2, 1)), (channels * taps, taps)),
                           engine.reshape(lam, (taps, size * size)))                          # [(c, l), (i, n)]
-    mixed = engine.transpose(engine.reshape(mixed, (channels * taps, size, size)), (1, 0, 2))    # [i, (c, l), n]
-    rows = engine.matmul(engine.reshape(engine.transpose(images, (0, 2, 1)), (batch * size, size)),
-                         engine.reshape(mixed, (size, channels * taps * size)))              # [(b, j), (c, l, n)]
-    rows = engine.transpose(engine.reshape(rows, (batch, size, channels, taps, size)), (0, 2, 4, 3, 1))
-    out = engine.matmul(engine.reshape(rows, (batch * channels * size, taps * size)),
-                        engine.reshape(lam, (taps * size, size)))                            # [(b, c, n), m]
-    return engine.reshape(out, (batch, channels, size, size))
+    mixed = engine.transpose(engine.reshape(mixed, (channels, taps, size, size)), (0, 3, 1, 2))  # [c, n, l, i]
+    right = engine.matmul(engine.reshape(images, (batch * size, size)),
+                          engine.reshape(engine.transpose(lam, (1, 0, 2)), (size, taps * size)))  # [(b, i), (l, m)]
+    right = engine.transpose(engine.reshape(right, (batch, size, taps, size)), (2, 1, 0, 3))     # [l, i, b, m]
+    out = engine.matmul(engine.reshape(mixed, (channels * size, taps * size)),
+                        engine.reshape(right, (taps * size, batch * size)))                  # [(c, n), (b, m)]
+    return engine.transpose(engine.reshape(out, (channels, size, batch, size)), (2, 0, 1, 3))
 
 
 def logits(params: dict, lam, images, pool: int):
