@@ -4,6 +4,11 @@ The DFT turns the circular convolution into a product per frequency; s = -1 (a r
 vector-Jacobian products) conjugates a real spectrum and reflects a complex one.  Real inputs use rfft/irfft;
 complex ones (a cyclic factor inside another's FFT, e.g. a 2-D lattice) use fft/ifft.
 
+What it trades: the error of every output is bounded by the norms, not by that output.  Each z_k is off by
+at most about ``ERROR_FACTOR * eps * log2(n) * ||x||_2 ||y||_2`` (eps the dtype's unit roundoff), so an output
+much smaller than the largest products (inputs spanning many orders of magnitude) can lose all its digits, where
+the direct strategies (gather, codegen, dense) get each output to its own precision.  `explain()` says so.
+
 >>> import numpy as np
 >>> from product_interactions.algebra import translation
 >>> from product_interactions.kernels.factor import Factor
@@ -24,6 +29,9 @@ from .level import Level, around
 NAME = "fft"
 ROLE = "level"
 NESTING = 0                     # outermost: one transform for everything inside
+#: The constant of the normwise error bound in the module docstring (Higham, Accuracy and Stability of Numerical
+#: Algorithms, section 24.1: about log2(n) eps per transform, three transforms and a product; with margin).
+ERROR_FACTOR = 5
 
 
 def unsupported(factor):
@@ -83,4 +91,6 @@ class Fourier(Level):
     def describe(self) -> list:
         s1, s2 = ("" if s > 0 else "-" for s in self.signs)
         return [f"fft on axis {self.axis}: z = irfft(rfft({s1}x) * rfft({s2}y)), n = {self.n} "
-                f"(cyclic: k = {s1}i + {s2}j mod {self.n})"]
+                f"(cyclic: k = {s1}i + {s2}j mod {self.n}); each output's error is up to about "
+                f"{ERROR_FACTOR} eps log2({self.n}) ||x|| ||y||, so outputs far below the largest lose digits: "
+                f"strategy='gather' computes each to its own precision"]

@@ -156,3 +156,24 @@ def test_every_strategy_file_is_registered_with_the_whole_interface():
         assert callable(module.unsupported) and callable(module.cost)
         assert callable(module.term) and callable(module.constant) if module.ROLE == "leaf" else \
             callable(module.lower) and isinstance(module.NESTING, int)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_fft_error_stays_within_its_stated_normwise_bound_and_explain_says_what_it_trades(dtype):
+    from product_interactions.algebra import translation
+    from product_interactions.kernels.strategies.fft import ERROR_FACTOR
+    n, rng = 128, np.random.default_rng(11)
+    x, y = (rng.standard_normal((6, n)) * 1e-8 for _ in range(2))
+    x[:, 0], y[:, 1] = 1e8, 1e8                          # a 1e16 range: z_1 is 1e16, every other output about 1
+    x, y = x.astype(dtype), y.astype(dtype)
+    fft = kernels.product(translation(n), strategy="fft", dtype=dtype)
+    exact = kernels.product(translation(n), strategy="gather")(x.astype(float), y.astype(float))
+    error = np.abs(fft(x, y) - exact).max(axis=-1)
+    bound = ERROR_FACTOR * np.finfo(dtype).eps * np.log2(n) * np.linalg.norm(x.astype(float), axis=-1) \
+        * np.linalg.norm(y.astype(float), axis=-1)
+    assert np.all(error <= bound)
+    relative = np.abs(fft(x, y) - exact) / np.abs(exact)
+    assert relative.max() > 1e-3                                     # small outputs lose their digits: the trade
+    direct = kernels.product(translation(n), strategy="gather", dtype=dtype)(x, y)
+    assert (np.abs(direct - exact) / np.abs(exact)).max() < 1e3 * np.finfo(dtype).eps * n
+    assert "lose digits: strategy='gather'" in fft.explain()
