@@ -9,6 +9,12 @@ beside one of them is converted into it).  With ``strategy="auto"`` the
 strategies are chosen for the batch of each call (the cost model weighs calls against arithmetic, so a small
 batch may take other strategies than a large one); `strategies` are the choice for `select.NOMINAL_ROWS` rows.
 
+Values that are not finite follow one rule on every strategy and engine: z_k is finite exactly when every nonzero
+term lam[i, j, k] x_i y_j is, and then it is their sum; a structural zero never meets an infinity (0 * inf would
+make NaN of outputs the infinity has no term in).  Whether a non-finite z_k is inf, -inf or NaN depends on how a
+strategy groups the terms (inf - inf, inf * 0).  Dense and fft multiply the zeros too: where their result is not
+all finite, the call returns the result of gather or codegen instead.
+
 >>> import numpy as np
 >>> from product_interactions import kernels
 >>> from product_interactions.algebra import quaternions
@@ -31,6 +37,9 @@ from .lowering import levels, lower
 from .strategies import STRATEGIES
 
 
+#: Strategies whose arithmetic multiplies the structural zeros too (0 * inf is NaN), and those that add only the
+#: nonzero terms, which take over when a result is not finite.
+MEETS_ZEROS, TERM_BY_TERM = ("dense", "fft"), ("gather", "codegen")
 #: Checked engine calls kept per kernel (one per signature: shapes, dtypes, devices and memory limit).
 CALLS_KEPT = 64
 
@@ -56,6 +65,7 @@ class Kernel:
         self._differentiable = None
         self._transposed = {}
         self._engine_calls = {}
+        self._direct = {}
 
     def _program(self, names):
         """The lowered program for one choice of strategies (built once each)."""
@@ -106,24 +116,43 @@ class Kernel:
         return self._relayout(NUMPY, self._differentiable(*self._relayout(NUMPY, (x, y), True)))
 
     def _engine_call(self, x, y) -> tuple:
-        """(engine, program, rows per chunk, batch shape) for operands x, y of one engine's library, checked."""
+        """(engine, strategies, rows per chunk, batch shape) for operands x, y of one engine's library, checked."""
         x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
         batch = checks.batch_shape(x, y, len(self.factors), self.layout)
         engine = engine_of({"x": x, "y": y})
-        program = self._program(self.strategies_for(math.prod(batch), engine, engine.dtype(x).itemsize))
-        return engine, program, self._rows(batch, program, cache_chunks=False), batch
+        names = self.strategies_for(math.prod(batch), engine, engine.dtype(x).itemsize)
+        return engine, names, self._rows(batch, self._program(names), cache_chunks=False), batch
 
-    def _run_on_engine(self, engine, program, rows, batch, x, y):
-        """`program` on torch or JAX arrays: whole (their libraries allocate each temporary afresh, so cache-sized
-        chunks gain nothing), or in the chunks of rows the memory limit allows, joined by the engine's
+    def _run_on_engine(self, engine, names, rows, batch, x, y):
+        """The program on torch or JAX arrays: whole (their libraries allocate each temporary afresh, so
+        cache-sized chunks gain nothing), or in the chunks of rows the memory limit allows, joined by the engine's
         concatenation, which its differentiation sees through."""
         x, y = self._relayout(engine, (x, y), True)
         if not batch or rows >= batch[0]:
-            z = program(x, y)
+            z = self._run(names, engine, x, y)
         else:
-            z = engine.concatenate([program(*self._chunk((x, y), start, rows, batch))
+            z = engine.concatenate([self._run(names, engine, *self._chunk((x, y), start, rows, batch))
                                     for start in range(0, batch[0], rows)], axis=0)
         return self._relayout(engine, z)
+
+    def _run(self, names, engine, x, y):
+        """The program of `names` on x, y, by the rule for values that are not finite (module docstring): where
+        it multiplies structural zeros too (dense, fft) and its result is not all finite, the term-by-term
+        program's result instead."""
+        z = self._program(names)(x, y)
+        direct = self._term_by_term(names)
+        if direct is None:
+            return z
+        return engine.branch(engine.all(engine.isfinite(z)), lambda: z, lambda: self._program(direct)(x, y))
+
+    def _term_by_term(self, names: tuple):
+        """`names` with each dense or fft factor given to gather or codegen (the first that represents it), or
+        None when no factor changes."""
+        if names not in self._direct:
+            direct = tuple(next((other for other in TERM_BY_TERM if STRATEGIES[other].unsupported(factor) is None),
+                                name) if name in MEETS_ZEROS else name for factor, name in zip(self.factors, names))
+            self._direct[names] = None if direct == names else direct
+        return self._direct[names]
 
     def _operand(self, value, argument, role):
         if hasattr(value, "algebra") and hasattr(value, "to_array"):          # an algebra.Element
@@ -160,10 +189,10 @@ class Kernel:
         operands, result and temporaries one chunk touches) and always within ``kernels.MEMORY_LIMIT`` (checked
         before anything is allocated)."""
         count = len(self.factors)
-        program = self._program(self.strategies_for(math.prod(batch)))
-        rows = self._rows(batch, program)
+        names = self.strategies_for(math.prod(batch))
+        rows = self._rows(batch, self._program(names))
         whole = (not batch or rows >= batch[0]) and 0 not in batch
-        z = program(x, y) if whole else None
+        z = self._run(names, NUMPY, x, y) if whole else None
         if whole and layout == checks.LAYOUTS[0] and z.flags.c_contiguous:
             return z
         component_major = layout != checks.LAYOUTS[0]
@@ -173,7 +202,7 @@ class Kernel:
             view[...] = z
             return out
         for start in range(0, batch[0], rows):
-            view[start:start + rows] = program(*self._chunk((x, y), start, rows, batch))
+            view[start:start + rows] = self._run(names, NUMPY, *self._chunk((x, y), start, rows, batch))
         return out
 
     def _chunk(self, arrays, start: int, rows: int, batch) -> list:

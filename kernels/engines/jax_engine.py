@@ -60,6 +60,12 @@ class JaxEngine(Engine):
         import jax
         return not isinstance(a, jax.core.Tracer)
 
+    def branch(self, condition, then, otherwise):
+        if self.concrete(condition):
+            return then() if bool(condition) else otherwise()
+        import jax
+        return jax.lax.cond(condition, then, otherwise)
+
     def contiguous(self, a):
         return a
 

@@ -4,7 +4,7 @@ import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
-from kernel_cases import builtin_algebras, operands, reference, relative_error
+from kernel_cases import builtin_algebras, operands, reference, relative_error, same_values, term_by_term, with_non_finite
 
 from product_interactions import kernels
 
@@ -34,6 +34,17 @@ def test_every_strategy_gives_numpys_numbers_on_torch_and_jax(name):
         assert isinstance(on_jax, jax.Array) and on_jax.dtype == jnp.float64
         assert relative_error(on_torch.numpy(), expected) <= 1e-12, strategy
         assert relative_error(np.asarray(on_jax), expected) <= 1e-12, strategy
+
+
+@pytest.mark.parametrize("name", ["diagonal(3)", "translation(9)", "matrix_algebra(2)", "clebsch_gordan(2)",
+                                  "translation(8) ⊗ translation(4)", "position(3) ⊗ quaternions"])
+def test_values_that_are_not_finite_follow_the_rule_on_torch_and_under_jit(name):
+    A = ALGEBRAS[name]
+    x, y = with_non_finite(*operands(A, seed=5))
+    expected = term_by_term(A, x, y)
+    for strategy, kernel in _applicable(A):
+        assert same_values(kernel(torch.tensor(x), torch.tensor(y)).numpy(), expected), strategy
+        assert same_values(np.asarray(jax.jit(kernel)(jnp.asarray(x), jnp.asarray(y))), expected), strategy
 
 
 @pytest.mark.parametrize("name", ["quaternions", "translation(9)", "tensor_algebra(2, 2)", "clebsch_gordan(2)",

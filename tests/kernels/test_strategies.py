@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kernel_cases import STRATEGY_NAMES, builtin_algebras, operands, reference, relative_error
+from kernel_cases import (STRATEGY_NAMES, builtin_algebras, operands, reference, relative_error, same_values,
+                          term_by_term, with_non_finite)
 
 from product_interactions import kernels
 from product_interactions.algebra import clifford, diagonal, tensor_product, translation
@@ -35,6 +36,19 @@ def test_every_strategy_equals_the_dense_reference(name, dtype):
         assert relative_error(z, expected) <= TOLERANCE[dtype], (strategy, kernel.strategies)
         tried.append(strategy)
     assert {"auto", "codegen", "dense"} <= set(tried)
+
+
+@pytest.mark.parametrize("name", ALGEBRAS)
+def test_values_that_are_not_finite_follow_one_rule_on_every_strategy(name):
+    A = ALGEBRAS[name]
+    x, y = with_non_finite(*operands(A, seed=3))
+    expected = term_by_term(A, x, y)
+    assert not np.isfinite(expected).all()
+    with np.errstate(invalid="ignore"):
+        for strategy in ("auto",) + STRATEGY_NAMES:
+            kernel = representable(A, strategy)
+            if kernel is not None:
+                assert same_values(kernel(x, y), expected), (strategy, kernel.strategies)
 
 
 @pytest.mark.parametrize("rows", [1, 8, 64, 4096, 10**5])
