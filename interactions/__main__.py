@@ -1,13 +1,16 @@
-"""Command line: ``product-interactions tour`` (or ``python -m product_interactions tour``), ``derive NAME [--latex]`` and
-``experiment NAME [--quick] [--seed S] [--engine numpy|torch|jax] [--steps N] [--checkpoint DIR]
-[--out results.json]``."""
+"""The command line, ``product-interactions`` (or ``python -m product_interactions``): ``tour``, ``derive NAME``
+and ``experiment NAME``; ``product-interactions COMMAND --help`` shows each one's options and examples.
+
+Exit codes: 0 success; 1 the tour's checks failed, or the results could not be written; 2 a usage error (a bad
+argument, named in the message).
+"""
 from __future__ import annotations
 
 import argparse
 import sys
 
 from . import tour
-from .derive import SMALL, derive
+from .derive import MAX_SIZE, SMALL, derive
 from .experiments import EXPERIMENTS, resumable_options, run, table, write
 from .experiments.report import check_out
 from .experiments.training import PREFERENCE
@@ -27,16 +30,59 @@ def count(text: str) -> int:
     return int(text)
 
 
+DESCRIPTION = """Product Interactions: define algebras, derive architectures as products in them, compile and
+train them.  Each command's --help shows its options and examples."""
+
+EXIT_CODES = """exit codes:
+  0  success
+  1  the tour's checks failed, or the results could not be written
+  2  a usage error: a bad argument, named in the message"""
+
+EXAMPLES = {
+    "tour": """examples:
+  product-interactions tour
+  product-interactions tour --seed 3""",
+    "derive": f"""examples:
+  product-interactions derive gating
+  product-interactions derive attention --size 3 --simplify
+  product-interactions derive tfn --latex
+
+--size is the sequence length, the number of points or the signal length (1 to {MAX_SIZE}).""",
+    "experiment": """examples:
+  product-interactions experiment symmetry --quick
+  product-interactions experiment copy --engine torch --out results/copy.json
+  product-interactions experiment copy --steps 50000 --checkpoint runs/   (resumes a stopped run)
+
+--quick is the setting the tests run (seconds); without it, at most 15 minutes on 2 CPU cores.""",
+}
+
+
+def size(text: str) -> int:
+    """A formula size on the command line: an int from 1 to `MAX_SIZE`."""
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_SIZE:
+        raise argparse.ArgumentTypeError(f"expected an int from 1 to {MAX_SIZE}, got {text!r}")
+    return int(text)
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="product-interactions", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    touring = commands.add_parser("tour", help="define an algebra, derive attention and convolution, compile, "
-                                               "check, and run the quick copy experiment")
+    parser = argparse.ArgumentParser(prog="product-interactions", description=DESCRIPTION, epilog=EXIT_CODES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, summary: str):
+        return commands.add_parser(name, help=summary, description=summary, epilog=f"{EXAMPLES[name]}\n\n{EXIT_CODES}",
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    touring = command("tour", "define an algebra, derive attention and convolution, compile, check, and run the "
+                              "quick copy experiment")
     touring.add_argument("--seed", type=seed, default=0, help="random seed")
-    derivation = commands.add_parser("derive", help="an architecture's formula and self-interaction order")
+    derivation = command("derive", "an architecture's formula and self-interaction order, at a small size")
     derivation.add_argument("name", choices=sorted(SMALL))
     derivation.add_argument("--latex", action="store_true", help="print the components in LaTeX")
-    experiment = commands.add_parser("experiment", help="run an experiment and print (and save) its figures")
+    derivation.add_argument("--size", type=size, help="the length, points or signal size (default: the "
+                                                      "architecture's smallest telling one)")
+    derivation.add_argument("--simplify", action="store_true",
+                            help="put each component over one denominator and merge powers")
+    experiment = command("experiment", "run an experiment and print (and save) its figures")
     experiment.add_argument("name", choices=sorted(EXPERIMENTS))
     experiment.add_argument("--quick", action="store_true", help="the small setting the tests run")
     experiment.add_argument("--seed", type=seed, default=0, help="random seed")
@@ -50,7 +96,11 @@ def main(argv=None) -> int:
     if arguments.command == "tour":
         return 0 if tour.run(seed=arguments.seed)["passed"] else 1
     if arguments.command == "derive":
-        print("\n".join(derive(arguments.name, arguments.latex)))
+        try:
+            lines = derive(arguments.name, arguments.latex, arguments.size, arguments.simplify)
+        except ValueError as error:
+            derivation.error(f"--{error}")
+        print("\n".join(lines))
         return 0
     if arguments.out is not None:
         try:

@@ -44,3 +44,39 @@ def test_experiment_command_prints_the_table_and_writes_json(tmp_path, capsys):
     assert set(result["timings"]) and set(result["config"])
     with pytest.raises(SystemExit):
         main(["experiment", "cifar"])
+
+
+def test_derive_takes_a_size_and_simplifies():
+    longer = derive("convolution", size=4)
+    assert len(longer) == 1 + 4 and longer[1] == "z_{0,0} = K_{0,0,0}*x_{0,0} + K_{1,0,0}*x_{3,0}"
+    assert len(derive("gating", size=1)) == 1 + 2                     # one step, two channels
+    plain, simple = derive("attention"), derive("attention", simplify=True)
+    assert len(plain) == len(simple) and sum(map(len, simple)) < sum(map(len, plain)) / 2
+    import sympy
+    names = {}
+    for before, after in zip(plain[1:], simple[1:]):                # the same function, at a random point
+        left, right = (sympy.parse_expr(line.split(" = ")[1].replace("{", "").replace("}", "").replace(",", "_"))
+                       for line in (before, after))
+        point = {symbol: names.setdefault(symbol, 0.1 * (len(names) % 7) - 0.3) for symbol in left.free_symbols}
+        assert abs(float(left.subs(point)) - float(right.subs(point))) < 1e-12
+    for bad in (0, 5, True, 2.0):
+        with pytest.raises(ValueError, match="size: expected an int from 1 to 4"):
+            derive("gating", size=bad)
+    with pytest.raises(ValueError, match="size: the convolution's filter has 2 taps"):
+        derive("convolution", size=1)
+
+
+def test_help_shows_examples_and_exit_codes_and_bad_sizes_are_usage_errors(capsys):
+    for command in ("tour", "derive", "experiment"):
+        with pytest.raises(SystemExit) as exit_code:
+            main([command, "--help"])
+        text = capsys.readouterr().out
+        assert exit_code.value.code == 0 and f"product-interactions {command}" in text.split("examples:")[1]
+        assert "exit codes:" in text and "``" not in text
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "``" not in capsys.readouterr().out
+    for arguments in (["derive", "gating", "--size", "9"], ["derive", "convolution", "--size", "1"]):
+        with pytest.raises(SystemExit) as exit_code:
+            main(arguments)
+        assert exit_code.value.code == 2 and "--size" in capsys.readouterr().err
