@@ -105,7 +105,7 @@ class Kernel:
         if engine is not NUMPY:
             like = x if owner(x) is engine else y
             x, y = (a if owner(a) is engine else engine.convert(np.asarray(a), like) for a in (x, y))
-            return self._run_on_engine(*self._engine_call(x, y), x, y)
+            return self._run_on_engine(*self._engine_plan(engine, batch, engine.dtype(x).itemsize), x, y)
         libraries = {checks.backend(x), checks.backend(y)}
         if libraries - {"numpy", "autograd"}:
             raise TypeError(f"x, y: expected numpy, autograd, torch or JAX arrays, got {', '.join(sorted(libraries))}")
@@ -116,11 +116,15 @@ class Kernel:
         return self._relayout(NUMPY, self._differentiable(*self._relayout(NUMPY, (x, y), True)))
 
     def _engine_call(self, x, y) -> tuple:
-        """(engine, strategies, rows per chunk, batch shape) for operands x, y of one engine's library, checked."""
+        """`_engine_plan` for operands x, y of one engine's library, checked."""
         x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
         batch = checks.batch_shape(x, y, len(self.factors), self.layout)
         engine = engine_of({"x": x, "y": y})
-        names = self.strategies_for(math.prod(batch), engine, engine.dtype(x).itemsize)
+        return self._engine_plan(engine, batch, engine.dtype(x).itemsize)
+
+    def _engine_plan(self, engine, batch: tuple, itemsize: int) -> tuple:
+        """(engine, strategies, rows per chunk, batch shape) for a call on `batch` of `itemsize`-byte numbers."""
+        names = self.strategies_for(math.prod(batch), engine, itemsize)
         return engine, names, self._rows(batch, self._program(names), cache_chunks=False), batch
 
     def _run_on_engine(self, engine, names, rows, batch, x, y):
