@@ -132,14 +132,14 @@ def _stepwise(engine, u, delta, A, B, C):
 
 def time_major(u, delta, A, B, C, D, z, method):
     """`selective_scan` on time-major arrays (time first, then batch): u, delta, z (L, batch, channels), B, C
-    (L, batch, N).  torch and JAX arrays run the states as one linear scan on their engine (L x batch x N x
-    channels numbers), differentiated by their own autodiff."""
+    (L, batch, N).  On torch and JAX arrays (differentiated by their own autodiff) the sequential method is
+    `_stepwise`; the parallel one runs the states as one associative scan (L x batch x N x channels numbers)."""
     engine = engine_of({"u": u, "delta": delta, "A": A, "B": B, "C": C, "D": D, "z": z})
     if method == "auto":
-        method = choose(u.shape[0], u.shape[1] * A.shape[0] * A.shape[1]) if engine is NUMPY else "auto"
+        method = choose(u.shape[0], u.shape[1] * A.shape[0] * A.shape[1], engine)
     if engine is NUMPY:
         y = _readout(u, delta, A, B, C, method)
-    elif method == "sequential" or (method == "auto" and engine.loop_scan_width is not None):
+    elif method == "sequential":
         y = _stepwise(engine, u, delta, A, B, C)
     else:
         a = engine.exp(delta[:, :, None, :] * engine.transpose(A, (1, 0)))          # (L, batch, N, channels)
