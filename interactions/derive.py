@@ -15,7 +15,7 @@ from . import architectures
 from .formulas import to_latex
 
 #: Each architecture at a small size n: the sequence length, the number of points, or the signal length
-#: (convolution, filter of 2 taps); `DEFAULT_SIZE` unless asked.
+#: (convolution, filter of 2 taps); each default of n unless asked.
 SMALL = {
     "convolution": lambda n=3: architectures.convolution(channels_in=1, channels_out=1, size=2, shape=(n,)),
     "gating": lambda n=2: architectures.gating(channels=2, length=n),
