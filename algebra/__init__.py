@@ -6,21 +6,21 @@
 >>> z * w
 (w_0*z_0 - w_1*z_1)*1 + (w_0*z_1 + w_1*z_0)*e1
 """
-from .algebra import Algebra
-from .clifford import Clifford, clifford, complex_numbers, quaternions
-from .diagonal import Diagonal, diagonal, position
-from .direct_sum import DirectSum, direct_sum
-from .element import Element
-from .matrix_algebra import MatrixAlgebra, matrix_algebra
-from .structured import StructuredAlgebra
-from .tensor_algebra import TensorAlgebra, tensor_algebra
-from .tensor_product import TensorProduct, tensor_product
-from .translation import Translation, translation
-from .so3 import PathAlgebra, clebsch_gordan, gaunt
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "Algebra", "Element", "StructuredAlgebra", "Clifford", "Diagonal", "DirectSum", "MatrixAlgebra", "PathAlgebra",
-    "TensorAlgebra", "TensorProduct", "Translation",
-    "clifford", "complex_numbers", "quaternions", "diagonal", "position", "direct_sum", "matrix_algebra",
-    "tensor_algebra", "tensor_product", "translation", "clebsch_gordan", "gaunt",
-]
+from ..lazy import attach
+
+if TYPE_CHECKING:   # the exports; each submodule is imported on first use of its names (product_interactions.lazy)
+    from .algebra import Algebra
+    from .clifford import Clifford, clifford, complex_numbers, quaternions
+    from .diagonal import Diagonal, diagonal, position
+    from .direct_sum import DirectSum, direct_sum
+    from .element import Element
+    from .matrix_algebra import MatrixAlgebra, matrix_algebra
+    from .structured import StructuredAlgebra
+    from .tensor_algebra import TensorAlgebra, tensor_algebra
+    from .tensor_product import TensorProduct, tensor_product
+    from .translation import Translation, translation
+    from .so3 import PathAlgebra, clebsch_gordan, gaunt
+
+__all__ = attach(__name__)

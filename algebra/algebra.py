@@ -20,8 +20,6 @@ from collections.abc import Mapping
 from fractions import Fraction
 
 import numpy as np
-import scipy.sparse
-import scipy.sparse.linalg
 import sympy
 
 from . import identities, linear
@@ -371,6 +369,8 @@ class Algebra:
             if any(rows) else ((), (), ())
         if not all(np.isfinite(v)) or 0.0 in v:                   # out of float range: solve exactly only
             return None
+        import scipy.sparse.linalg                                # 0.2 s to import: only when a unit is asked for
+
         matrix = scipy.sparse.csr_matrix((v, (r, c)), shape=(len(rows), self.dim))
         target = np.array([float(b) for b in rhs])
         solution = scipy.sparse.linalg.lsqr(matrix, target, atol=1e-14, btol=1e-14)[0]

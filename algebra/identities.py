@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-import scipy.sparse as sp
 
 from .exact import common_integer_scaling, exact_domain, is_zero
 
@@ -70,6 +69,8 @@ def associator_tensors(entries):
 
 def _associator_gap(i, j, k, values, dim):
     """max |(e_i e_j) e_k - e_i (e_j e_k)| over all basis triples, by sparse matrix products (ints or floats)."""
+    import scipy.sparse as sp                # 0.2 s to import: only when associativity is asked for
+
     d, gap = dim, 0
     pair_rows = sp.csr_matrix((values, (i * d + j, k)), shape=(d * d, d))      # [(i, j), p]
     first = sp.csr_matrix((values, (i, j * d + k)), shape=(d, d * d))          # [p, (k, m)]

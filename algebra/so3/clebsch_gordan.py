@@ -46,7 +46,6 @@ from fractions import Fraction
 
 import numpy as np
 import sympy
-from sympy.physics.wigner import wigner_3j
 
 from ..limits import MAX_ENTRIES
 from .basis import block_offsets, check_lmax, check_parity, feature_dim, irreps
@@ -62,6 +61,8 @@ MAX_PATH_PAIRS = 2**14
 # ---------------------------------------------------------------------- complex coefficients, from sympy
 @functools.lru_cache(maxsize=None)
 def _wigner_3j_class(columns: tuple) -> Surd:
+    from sympy.physics.wigner import wigner_3j    # imports sympy.physics.units (0.2 s): only when first computed
+
     (l1, m1), (l2, m2), (l3, m3) = columns
     return Surd.from_sympy(wigner_3j(l1, l2, l3, m1, m2, m3))
 
