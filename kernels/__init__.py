@@ -51,7 +51,7 @@ __all__ = ["Factor", "Kernel", "Mask", "MemoryLimitError", "MEMORY_LIMIT", "Plan
 
 
 def product(A, strategy="auto", dtype=np.float64, layout="batch-first") -> Kernel:
-    """The kernel of the product of algebra `A`: arrays (..., *A.shape) -> (..., *A.shape).
+    """The kernel of the product of algebra `A`: arrays ``(..., *A.shape) -> (..., *A.shape)``.
 
     `strategy` is "auto", a strategy name, or a tuple with one per factor of `A`.
     """

@@ -47,7 +47,7 @@ class Mask:
 
     @classmethod
     def band(cls, radius) -> "Mask":
-        """Pairs with |query - key| <= radius."""
+        """Pairs with ``|query - key| <= radius``."""
         if isinstance(radius, bool) or not isinstance(radius, (int, float, np.integer, np.floating)) or not \
                 radius >= 0:
             raise ValueError(f"radius: expected a non-negative number, got {radius!r}")

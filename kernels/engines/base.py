@@ -151,7 +151,7 @@ class Engine:
 
     # ------------------------------------------------------------------ composite operations
     def contract(self, equation: str, *arrays):
-        """einsum(equation, *arrays), pairwise along opt_einsum's path, each step a batched matrix product."""
+        """``einsum(equation, *arrays)``, pairwise along opt_einsum's path, each step a batched matrix product."""
         from ..contract import contract
         return contract(equation, *arrays, engine=self)
 
