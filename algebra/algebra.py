@@ -22,13 +22,10 @@ from fractions import Fraction
 import numpy as np
 import sympy
 
-from . import identities, linear
+from . import identities, limits, linear
 from .element import Element, check_element_size
 from .exact import check_dtype, is_zero, object_array, to_exact
 from .limits import check_size
-
-#: Dense structure constants larger than this many bytes are refused (see `Algebra.structure_constants`).
-DENSE_LIMIT_BYTES = 2**30
 
 
 def check_basis(basis, dim: int, argument: str = "basis") -> tuple:
@@ -261,14 +258,14 @@ class Algebra:
         """The dense (d, d, d) numpy array of lam; ``dtype=object`` keeps the exact sympy values.
 
         `dtype` is a float or complex dtype, or object.  Refuses (ValueError) when the array would exceed
-        `max_bytes` (default `DENSE_LIMIT_BYTES`).
+        `max_bytes` (default `algebra.limits.MAX_DENSE_BYTES`).
         """
         dtype = check_dtype(dtype, allow_object=True)
         if max_bytes is not None and (isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer))):
             raise TypeError(f"max_bytes: expected an int number of bytes or None, got {type(max_bytes).__name__} "
                             f"{max_bytes!r}")
         size = self.dim**3
-        limit = DENSE_LIMIT_BYTES if max_bytes is None else int(max_bytes)
+        limit = limits.MAX_DENSE_BYTES if max_bytes is None else int(max_bytes)
         if size * dtype.itemsize > limit:
             raise ValueError(
                 f"structure_constants: the dense (d, d, d) array of {self.name} would take "

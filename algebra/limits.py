@@ -1,4 +1,4 @@
-"""The size limit shared by the algebra modules, and the check that refuses work beyond it.
+"""The size limits shared by the algebra modules, and the check that refuses work beyond them.
 
 >>> check_size(2**21, "zero", "coefficients", "use numeric arrays")
 Traceback (most recent call last):
@@ -11,6 +11,9 @@ from __future__ import annotations
 #: stores or computes (about 200 bytes each, so 200 MB).  Structured algebras (`algebra.structured`) may be
 #: larger; they refuse to materialise beyond it.
 MAX_ENTRIES = 2**20
+#: The most bytes of one dense float array built from an algebra: ``structure_constants()`` by default, and each
+#: dense matrix of a numeric symmetry solve.
+MAX_DENSE_BYTES = 2**30
 
 
 def check_size(count: int, what: str, unit: str, instead: str) -> None:

@@ -7,12 +7,16 @@ Equations are given as sparse rows ``{column: sympy value}``; the solvers return
 [1/2, 3]
 >>> nullspace([{0: sympy.Integer(1), 1: sympy.Integer(-1)}], 2)
 [[1, 1]]
+>>> sparse_nullspace([{0: sympy.Integer(2), 2: sympy.Integer(1)}], 3)
+[{1: 1}, {0: -1/2, 2: 1}]
 """
 from __future__ import annotations
 
+import numpy as np
 import sympy
 from sympy.polys.matrices import DomainMatrix
 
+from .blocks import blocks
 from .exact import exact_domain
 
 
@@ -45,11 +49,36 @@ def solve_affine(rows, rhs, ncols):
     return [field.to_sympy(v) for v in solution]
 
 
-def nullspace(rows, ncols):
-    """An exact basis (list of coefficient lists) of ``{u : sum_c row[c] u_c = 0 for every row}``."""
-    if not any(rows):
-        return [[sympy.Integer(int(i == j)) for j in range(ncols)] for i in range(ncols)]
+def sparse_nullspace(rows, ncols, solved=None) -> list[dict]:
+    """The reduced exact basis of ``{u : sum_c row[c] u_c = 0 for every row}``, as sparse ``{unknown: value}``.
+
+    Each vector is 1 at its own free unknown, its last nonzero, and 0 at the others' (one elimination's reduced
+    basis); vectors are ordered by free unknown.  Unknowns that share no equation are eliminated apart
+    (`algebra.blocks`), all in the one exact domain of every coefficient; ``solved(n)``, when given, is called
+    after each block with its number of unknowns (for a progress bar)."""
+    import scipy.sparse
+
     matrix, _ = _domain_matrix(rows, ncols)
-    basis = matrix.to_field().nullspace()
-    field = basis.domain
-    return [[field.to_sympy(v) for v in vector] for vector in basis.to_list()]
+    matrix = matrix.to_field()
+    field, entries = matrix.domain, matrix.rep.to_sdm()
+    coordinates = [(r, c) for r, row in entries.items() for c in row]
+    r, c = np.array(coordinates, dtype=np.int64).reshape(-1, 2).T
+    pattern = scipy.sparse.coo_array((np.ones(len(r)), (r, c)), shape=(len(rows), ncols))
+    vectors = []
+    for block in blocks(pattern):
+        unknowns = [int(u) for u in block.unknowns]
+        local = {u: n for n, u in enumerate(unknowns)}
+        system = DomainMatrix({n: {local[c]: v for c, v in entries[int(r)].items()}
+                               for n, r in enumerate(block.equations)}, (len(block.equations), len(unknowns)), field)
+        for vector in system.nullspace().rep.to_sdm().values():
+            last = vector[max(vector)]
+            vectors.append({unknowns[n]: field.to_sympy(v / last) for n, v in sorted(vector.items())})
+        if solved is not None:
+            solved(len(unknowns))
+    return sorted(vectors, key=max)
+
+
+def nullspace(rows, ncols) -> list[list]:
+    """`sparse_nullspace` as dense coefficient lists."""
+    zero = sympy.Integer(0)
+    return [[vector.get(c, zero) for c in range(ncols)] for vector in sparse_nullspace(rows, ncols)]

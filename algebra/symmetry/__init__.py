@@ -1,7 +1,7 @@
 """Symmetry: the linear constraints O T_g = T_g O puts on structure constants and filters, solved exactly.
 
 From how a group acts on each factor (an `Action`), derive the linear system on the unknowns of a target
-(`equivariant_constraints`), solve it (`solve`: a basis and a parametrisation), or keep it soft
+(`equivariant_constraints`), solve it (`solve`: a basis and a parametrisation; `estimate`: its cost first), or keep it soft
 (`regulariser`), and check any operator numerically (`is_equivariant`).
 
 Translation equivariance of O_K(x) = K x for every filter K, with lam unknown, gives convolution:
@@ -20,12 +20,12 @@ from .permutations import permutations
 from .product import diagonal_action, product_action
 from .regulariser import regulariser
 from .rotations import rotations_so3
-from .solve import Solution, solve
+from .solve import Cost, Solution, estimate, solve
 from .targets import bilinear_map, filter_of, linear_map
 from .translations import translations
 
 __all__ = [
-    "Action", "Constraints", "Solution",
+    "Action", "Constraints", "Cost", "Solution",
     "translations", "permutations", "rotations_so3", "finite_group", "product_action", "diagonal_action",
-    "linear_map", "bilinear_map", "filter_of", "equivariant_constraints", "solve", "regulariser", "is_equivariant",
+    "linear_map", "bilinear_map", "filter_of", "equivariant_constraints", "estimate", "solve", "regulariser", "is_equivariant",
 ]

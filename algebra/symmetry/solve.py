@@ -1,24 +1,33 @@
 """`solve(constraints)`: a basis of the solution space and the parametrisation it gives.
 
-Two paths, reported in ``Solution.method``:
+The system is first split into independent blocks (`blocks`: unknowns that share no equation), and each block is
+solved apart.  Two paths, reported in ``Solution.method``:
 
 - ``"exact"``: exact elimination (`algebra.linear.nullspace`, sparse, over the smallest exact sympy domain).  The
   basis is the reduced one: vector b has a 1 at its own free unknown and 0 at the other free unknowns.
-- ``"numeric"``: ``scipy.linalg.null_space`` of the float system (of its R factor when it has more equations
-  than unknowns), an orthonormal basis (float64).
+- ``"numeric"``: ``scipy.linalg.null_space`` of each block's float system (of its R factor when it has more
+  equations than unknowns), an orthonormal basis (float64).
 
-``method="auto"`` takes the exact path when it is cheap: at most `EXACT_RATIONAL_LIMIT` unknowns when every
-coefficient is rational (translations, permutations), at most `EXACT_ALGEBRAIC_LIMIT` when some are irrational
-(the square roots of SO(3)); else the numeric one.
+`estimate` gives the cost of both before any elimination (unknowns, nonzeros, blocks, the work of elimination,
+the numeric path's dense bytes).  ``method="auto"`` takes the exact path when it is cheap: when every coefficient
+is rational (translations, permutations) and no block has more than `EXACT_RATIONAL_LIMIT` unknowns, or when some
+are irrational (the square roots of SO(3): arithmetic in a number field) and the elimination work is at most
+`EXACT_ALGEBRAIC_WORK`; else the numeric path when its dense matrices fit `algebra.limits.MAX_DENSE_BYTES`; else
+exact elimination when it stays rational (sparse, slow but bounded); else it refuses with a ValueError that gives
+the sizes.  A solve that lasts more than `PROGRESS_DELAY` seconds shows a progress bar (tqdm, on stderr) unless
+``progress=False``.
 
 A solution is a parametrisation: ``solution(params)`` maps free parameters to the unknowns, with numpy or
 autograd arrays (so a model can learn the parameters of an exactly equivariant operator).
 
 >>> from product_interactions.algebra import translation
->>> from product_interactions.algebra.symmetry import equivariant_constraints, filter_of, translations
+>>> from product_interactions.algebra.symmetry import bilinear_map, equivariant_constraints, filter_of, translations
 >>> solution = solve(equivariant_constraints(translations(3), filter_of(translation(3))))
 >>> solution.method, solution.dim, solution([1.0, 2.0, 3.0])
 ('exact', 3, array([1., 2., 3.]))
+>>> cost = estimate(equivariant_constraints(translations(32), bilinear_map(32)))
+>>> cost.unknowns, cost.blocks, cost.largest_block, cost.dense_bytes, cost.choose()
+(32768, 1024, 32, 32768, 'exact')
 """
 from __future__ import annotations
 
@@ -28,15 +37,60 @@ import numpy as np
 import scipy.linalg
 import sympy
 
-from .. import linear
+from typing import NamedTuple
+
+from tqdm.auto import tqdm
+
+from .. import limits, linear
+from ..blocks import blocks
 from .constraints import Constraints
 
-#: Largest number of unknowns solved exactly (method="auto") when all coefficients are rational.
+#: Largest block (unknowns) solved exactly by method="auto" when all coefficients are rational.
 EXACT_RATIONAL_LIMIT = 4096
-#: Largest number of unknowns solved exactly (method="auto") when some coefficient is irrational.
-EXACT_ALGEBRAIC_LIMIT = 150
+#: Most elimination work (`Cost.work`) done exactly by method="auto" when some coefficient is irrational: about
+#: 1.5 us each in the number fields of SO(3) (CG(2)'s bilinear maps: 0.7e6, 1 s; CG(3)'s: 23e6, 40 s).
+EXACT_ALGEBRAIC_WORK = 2 * 10**6
+#: Seconds a solve runs before it shows a progress bar.
+PROGRESS_DELAY = 1.0
 
 METHODS = ("auto", "exact", "numeric")
+
+
+class Cost(NamedTuple):
+    """What solving a system takes, from its float pattern (exact blocks may be finer, never coarser)."""
+
+    unknowns: int
+    equations: int
+    nonzeros: int
+    blocks: int
+    #: Unknowns in the largest block.
+    largest_block: int
+    #: Elimination work: the sum over blocks of equations x unknowns^2.
+    work: int
+    rational: bool
+    #: The numeric path's peak: the largest block's dense float64 system, its R factor and its SVD.
+    dense_bytes: int
+
+    def choose(self, method: str = "auto") -> str:
+        """The path `method` takes for this system ("exact" or "numeric"), or a ValueError when none fits."""
+        numeric_fits = self.dense_bytes <= limits.MAX_DENSE_BYTES
+        if method == "auto":
+            cheap = (self.largest_block <= EXACT_RATIONAL_LIMIT) if self.rational else (self.work <= EXACT_ALGEBRAIC_WORK)
+            if cheap:
+                return "exact"
+            if numeric_fits or self.rational:
+                return "numeric" if numeric_fits else "exact"
+        elif method == "exact" or numeric_fits:
+            return method
+        kind = "rational" if self.rational else "irrational"
+        raise ValueError(
+            f"constraints: the largest independent block has {self.largest_block:,} unknowns with {kind} "
+            f"coefficients; the numeric path needs {self.dense_bytes:,} bytes of dense matrices, more than "
+            f"algebra.limits.MAX_DENSE_BYTES = {limits.MAX_DENSE_BYTES:,}"
+            + ("" if method == "numeric" and self.rational else
+               f", and exact elimination with irrational coefficients takes {self.work:,} steps, more than "
+               f"EXACT_ALGEBRAIC_WORK = {EXACT_ALGEBRAIC_WORK:,}")
+            + "; solve a smaller target, raise the limit, or ask for method='exact' and wait")
 
 
 class Solution:
@@ -86,41 +140,65 @@ class Solution:
         return f"<Solution ({self.method}) of dimension {self.dim} for {self.target}>"
 
 
-def _reduced(vector: list) -> list:
-    """`vector` scaled to end in 1.  A nullspace vector from a reduced row echelon form ends at its own free
-    unknown, so this is the reduced basis (`algebra.linear.nullspace` leaves the scale open)."""
-    last = next(v for v in reversed(vector) if v != 0)
-    if last == 1:
-        return vector
-    return [v if v == 0 else sympy.radsimp(v / last) for v in vector]
+def estimate(constraints: Constraints) -> Cost:
+    """The cost of solving `constraints` (see `Cost`), found without elimination."""
+    _check(constraints)
+    return _estimate(constraints, constraints.matrix())
 
 
-def _exact(constraints: Constraints) -> Solution:
-    vectors = [_reduced(v) for v in linear.nullspace(constraints.rows, constraints.size)]
-    exact = tuple(np.array(v, dtype=object).reshape(constraints.target.shape) for v in vectors)
-    basis = np.array([[float(c) for c in v] for v in vectors], dtype=float).reshape(len(vectors), constraints.size)
-    return Solution(constraints, "exact", basis, exact)
+def _estimate(constraints: Constraints, matrix) -> Cost:
+    found = blocks(matrix)
+    shapes = [(len(block.equations), len(block.unknowns)) for block in found]
+    largest = max(unknowns for _, unknowns in shapes)
+    work = sum(rows * unknowns * unknowns for rows, unknowns in shapes)
+    dense = max(8 * (rows * unknowns + 3 * unknowns * unknowns) for rows, unknowns in shapes)
+    return Cost(constraints.size, int(np.count_nonzero(np.diff(matrix.indptr))), int(matrix.nnz), len(found),
+                largest, work, constraints.is_rational(), dense)
 
 
-def _numeric(constraints: Constraints) -> Solution:
-    matrix = constraints.matrix()
-    if matrix.nnz == 0:
-        return Solution(constraints, "numeric", np.eye(constraints.size))
-    dense = matrix.toarray()
-    if dense.shape[0] > dense.shape[1]:
-        # A = QR with orthonormal Q: R has A's null space and singular values, and is square.
-        dense = scipy.linalg.qr(dense, mode="r")[0][:dense.shape[1]]
-    return Solution(constraints, "numeric", scipy.linalg.null_space(dense).T)
+def _exact(constraints: Constraints, matrix, bar) -> Solution:
+    vectors = linear.sparse_nullspace(constraints.rows, constraints.size, bar.update)
+    exact = np.full((len(vectors), constraints.size), sympy.Integer(0), dtype=object)
+    basis = np.zeros(exact.shape)
+    for n, vector in enumerate(vectors):
+        exact[n, list(vector)] = list(vector.values())
+        basis[n, list(vector)] = [float(v) for v in vector.values()]
+    return Solution(constraints, "exact", basis, tuple(row.reshape(constraints.target.shape) for row in exact))
 
 
-def solve(constraints: Constraints, method: str = "auto") -> Solution:
-    """A basis of the solutions of `constraints`: exact or numeric (see the module docstring)."""
+def _numeric(constraints: Constraints, matrix, bar) -> Solution:
+    matrix = matrix.tocsr()
+    parts = []
+    for block in blocks(matrix):
+        dense = matrix[block.equations][:, block.unknowns].toarray()
+        if dense.shape[0] > dense.shape[1]:
+            # A = QR with orthonormal Q: R has A's null space and singular values, and is square.
+            dense = scipy.linalg.qr(dense, mode="r")[0][:dense.shape[1]]
+        null = scipy.linalg.null_space(dense) if dense.size else np.eye(len(block.unknowns))
+        part = np.zeros((null.shape[1], constraints.size))
+        part[:, block.unknowns] = null.T
+        parts.append(part)
+        bar.update(len(block.unknowns))
+    return Solution(constraints, "numeric", np.concatenate(parts) if parts else np.zeros((0, constraints.size)))
+
+
+def _check(constraints) -> None:
     if not isinstance(constraints, Constraints):
         raise TypeError(f"constraints: expected the result of equivariant_constraints, got "
                         f"{type(constraints).__name__}")
+
+
+def solve(constraints: Constraints, method: str = "auto", progress: bool = True) -> Solution:
+    """A basis of the solutions of `constraints`: exact or numeric (see the module docstring).
+
+    `progress`: show a progress bar when the solve lasts more than `PROGRESS_DELAY` seconds."""
+    _check(constraints)
     if method not in METHODS:
         raise ValueError(f"method: expected one of {', '.join(map(repr, METHODS))}, got {method!r}")
-    if method == "auto":
-        limit = EXACT_RATIONAL_LIMIT if constraints.is_rational() else EXACT_ALGEBRAIC_LIMIT
-        method = "exact" if constraints.size <= limit else "numeric"
-    return _exact(constraints) if method == "exact" else _numeric(constraints)
+    if not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress: expected a bool, got {type(progress).__name__} {progress!r}")
+    matrix = constraints.matrix()
+    method = _estimate(constraints, matrix).choose(method)
+    with tqdm(total=constraints.size, desc=f"solve ({method})", unit="unknown", delay=PROGRESS_DELAY,
+              leave=False, disable=not progress) as bar:
+        return (_exact if method == "exact" else _numeric)(constraints, matrix, bar)
