@@ -1,5 +1,6 @@
 """Sphinx configuration of the documentation site: the guides, the notebooks (executed at every build, so the
-site shows their figures and the build fails on any cell error) and the API reference from the docstrings.
+site shows their figures; a cell error is a warning, which -W makes an error) and the API reference from the
+docstrings.
 
 Build: ``python -m sphinx -W -b html docs docs/_build/html`` (``pip install -e ".[docs]"`` first).
 """
