@@ -15,20 +15,25 @@ algebraic numbers) or expressions in sympy symbols; they are stored sparsely as 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from fractions import Fraction
 
 import numpy as np
 import sympy
+from numpy.typing import ArrayLike, DTypeLike
 
 from . import identities, limits, linear
 from .element import Element, check_element_size
-from .exact import check_dtype, is_zero, object_array, to_exact
+from .exact import Entry, check_dtype, is_zero, object_array, to_exact
+from .labels import BasisLike, Key, Label
 from .limits import check_size
 
+#: Exact structure constants stored sparsely: ``{(i, j): {k: c}}`` with each c a nonzero sympy value.
+Table = dict[tuple[int, int], dict[int, sympy.Expr]]
 
-def check_basis(basis, dim: int, argument: str = "basis") -> tuple:
+
+def check_basis(basis: BasisLike | None, dim: int, argument: str = "basis") -> tuple[Label, ...]:
     """`dim` distinct string (or tuple of strings) labels, default e_0.., or a TypeError / ValueError naming `argument`."""
     check_size(dim, argument, "basis labels", "use a structured builder (diagonal, translation, ...) for "
                "algebras this large")
@@ -51,7 +56,7 @@ def check_basis(basis, dim: int, argument: str = "basis") -> tuple:
     return labels
 
 
-def check_count(value, argument: str, minimum: int = 1) -> int:
+def check_count(value: object, argument: str, minimum: int = 1) -> int:
     """An int (numpy ints too, not bool) >= minimum, or a TypeError / ValueError naming `argument`."""
     kind = {0: "a non-negative int", 1: "a positive int"}.get(minimum, f"an int >= {minimum}")
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
@@ -61,14 +66,14 @@ def check_count(value, argument: str, minimum: int = 1) -> int:
     return int(value)
 
 
-def check_flag(value, argument: str) -> bool:
+def check_flag(value: object, argument: str) -> bool:
     """A bool (numpy's np.bool_ too) as a bool, or a TypeError naming `argument` (ints and strings are refused)."""
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{argument}: expected a bool, got {type(value).__name__} {value!r}")
     return bool(value)
 
 
-def check_index(value, dim: int, argument: str) -> int:
+def check_index(value: object, dim: int, argument: str) -> int:
     """An int index in 0..dim-1 (numpy ints too, not bool), or a TypeError / ValueError naming `argument`."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{argument}: expected an int index, got {type(value).__name__} {value!r}")
@@ -77,7 +82,7 @@ def check_index(value, dim: int, argument: str) -> int:
     return int(value)
 
 
-def _add_entry(table, i, j, k, value, argument):
+def _add_entry(table: Table, i: int, j: int, k: int, value: object, argument: str) -> None:
     value = to_exact(value, argument)
     if not is_zero(value):
         row = table.setdefault((i, j), {})
@@ -95,7 +100,8 @@ class Algebra:
     builder (`tensor_algebra`, `clifford`, ...).  Instances are immutable.
     """
 
-    def __init__(self, table, basis, name=None):
+    def __init__(self, table: Mapping[tuple[int, int], Mapping[int, sympy.Expr]], basis: Sequence[Label],
+                 name: str | None = None) -> None:
         """Internal: `table` is an already validated ``{(i, j): {k: nonzero sympy value}}``."""
         self._table = {key: dict(row) for key, row in table.items()}
         self._basis = tuple(basis)
@@ -104,7 +110,9 @@ class Algebra:
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_structure_constants(cls, lam, basis=None, name=None, dim=None):
+    def from_structure_constants(cls, lam: ArrayLike | Mapping[tuple[int, int], Mapping[int, object]],
+                                 basis: BasisLike | None = None, name: str | None = None,
+                                 dim: int | None = None) -> Algebra:
         """From a dense (d, d, d) array-like ``lam[i, j, k]`` or a sparse mapping ``{(i, j): {k: c}}``.
 
         For a mapping, the dimension is ``dim``, else ``len(basis)``, else one more than the largest index.
@@ -126,7 +134,7 @@ class Algebra:
         if dim is not None and check_count(dim, "dim") != d:
             raise ValueError(f"dim: lam has shape {array.shape}, so dim must be {d}, got {dim}")
         basis = check_basis(basis, d)
-        table = {}
+        table: Table = {}
         for (i, j, k), value in np.ndenumerate(array):
             if isinstance(value, (int, np.integer)) and value == 0:
                 continue
@@ -134,7 +142,8 @@ class Algebra:
         return cls(table, basis, name)
 
     @classmethod
-    def _from_mapping(cls, lam, basis, name, dim):
+    def _from_mapping(cls, lam: Mapping[tuple[int, int], Mapping[int, object]], basis: BasisLike | None,
+                      name: str | None, dim: int | None) -> Algebra:
         for key, row in lam.items():
             if not (isinstance(key, tuple) and len(key) == 2):
                 raise TypeError(f"lam: expected keys (i, j), got {key!r}")
@@ -145,14 +154,14 @@ class Algebra:
         indices = [i for (i, j), row in lam.items() for i in (i, j, *row)]
         if dim is None:
             if basis is not None and not isinstance(basis, (str, bytes)) and hasattr(basis, "__len__"):
-                dim = len(basis)
+                dim = len(basis)  # type: ignore[arg-type]  # hasattr(basis, "__len__")
             elif indices and all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in indices):
                 dim = max(max(indices) + 1, 1)            # negative indices are refused below, by name
             else:
                 raise ValueError("lam: an empty or non-integer mapping needs dim= or basis= to fix the dimension")
         dim = check_count(dim, "dim")
         basis = check_basis(basis, dim)
-        table = {}
+        table: Table = {}
         for (i, j), row in lam.items():
             i, j = check_index(i, dim, f"lam key ({i!r}, {j!r})"), check_index(j, dim, f"lam key ({i!r}, {j!r})")
             for k, value in row.items():
@@ -161,7 +170,8 @@ class Algebra:
         return cls(table, basis, name)
 
     @classmethod
-    def from_function(cls, dim, mul, basis=None, name=None):
+    def from_function(cls, dim: int, mul: Callable[[int, int], Mapping[int, object]], basis: BasisLike | None = None,
+                      name: str | None = None) -> Algebra:
         """From ``mul(i, j) -> {k: c}`` on basis indices 0..dim-1.
 
         >>> Z3 = Algebra.from_function(3, lambda i, j: {(i + j) % 3: 1})
@@ -182,7 +192,8 @@ class Algebra:
         return cls._from_mapping(lam, basis, name, dim)
 
     @classmethod
-    def from_left_multiplication(cls, matrices, basis=None, name=None):
+    def from_left_multiplication(cls, matrices: ArrayLike, basis: BasisLike | None = None,
+                                 name: str | None = None) -> Algebra:
         """From the left-multiplication matrices: ``matrices[i][k][j]`` is the e_k coefficient of e_i e_j.
 
         >>> A = Algebra.from_left_multiplication([[[1, 0], [0, 1]], [[0, -1], [1, 0]]])
@@ -202,7 +213,7 @@ class Algebra:
         return self._name
 
     @name.setter
-    def name(self, value):
+    def name(self, value: str) -> None:
         if not isinstance(value, str):
             raise TypeError(f"name: expected a str, got {type(value).__name__} {value!r}")
         self._name = value
@@ -213,21 +224,21 @@ class Algebra:
         return len(self._basis)
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
         """One entry per tensor factor: ``(d,)`` for a plain algebra."""
         return (self.dim,)
 
     @property
-    def factors(self) -> tuple:
+    def factors(self) -> tuple[Algebra, ...]:
         """The tensor factors, ``(self,)`` for a plain algebra."""
         return (self,)
 
     @property
-    def basis(self) -> tuple:
+    def basis(self) -> tuple[Label, ...]:
         """The basis labels, in index order."""
         return self._basis
 
-    def label(self, i):
+    def label(self, i: int) -> Label:
         """The basis label of index i."""
         return self.basis[check_index(i, self.dim, "i")]
 
@@ -236,25 +247,25 @@ class Algebra:
         """The number of nonzero structure constants."""
         return sum(len(row) for row in self._table.values())
 
-    def index(self, label) -> int:
+    def index(self, label: Key) -> int:
         """The position of a basis label (an int index is checked and returned)."""
         if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
             return check_index(label, self.dim, "index")
         try:
-            return self._index[label]
+            return self._index[label]  # type: ignore[index]  # any other key: the ValueError below
         except (KeyError, TypeError):
             raise ValueError(f"label: {label!r} is not a basis label of {self.name} "
                            f"(labels: {', '.join(map(str, self._basis[:8]))}{', ...' if self.dim > 8 else ''})")
 
-    def entries(self):
+    def entries(self) -> list[Entry]:
         """The nonzero structure constants as a sorted list of ``(i, j, k, c)``."""
         return sorted((i, j, k, c) for (i, j), row in self._table.items() for k, c in row.items())
 
-    def product_of_basis(self, i, j) -> dict:
+    def product_of_basis(self, i: Key, j: Key) -> dict[int, sympy.Expr]:
         """``{k: c}`` with e_i e_j = sum_k c e_k (labels or indices)."""
         return dict(self._table.get((self.index(i), self.index(j)), {}))
 
-    def structure_constants(self, dtype=float, max_bytes=None) -> np.ndarray:
+    def structure_constants(self, dtype: DTypeLike = float, max_bytes: int | None = None) -> np.ndarray:
         """The dense (d, d, d) numpy array of lam; ``dtype=object`` keeps the exact sympy values.
 
         `dtype` is a float or complex dtype, or object.  Refuses (ValueError) when the array would exceed
@@ -277,7 +288,7 @@ class Algebra:
             lam[i, j, k] = c if dtype == object else complex(c) if dtype.kind == "c" else float(c)
         return lam
 
-    def sparse_structure_constants(self, dtype=float):
+    def sparse_structure_constants(self, dtype: DTypeLike = float) -> tuple[np.ndarray, np.ndarray]:
         """``(indices, values)``: an (nnz, 3) int array of (i, j, k) and the matching values."""
         dtype = check_dtype(dtype, allow_object=True)
         entries = self.entries()
@@ -287,11 +298,11 @@ class Algebra:
         return indices, np.array(values if dtype == object else [convert(c) for c in values], dtype=dtype)
 
     # ------------------------------------------------------------------ elements
-    def element(self, coefficients) -> Element:
+    def element(self, coefficients: ArrayLike) -> Element:
         """An element from coefficients of shape ``self.shape`` (or a flat sequence of length dim)."""
         return Element(self, coefficients)
 
-    def basis_element(self, label) -> Element:
+    def basis_element(self, label: Key) -> Element:
         """The basis element e_label (a label or an index)."""
         index = self.index(label)
         check_element_size(self, "basis_element")
@@ -302,7 +313,7 @@ class Algebra:
         check_element_size(self, "zero")
         return Element(self, [0] * self.dim)
 
-    def symbols(self, name: str = "x", **assumptions) -> Element:
+    def symbols(self, name: str = "x", **assumptions: bool) -> Element:
         """A generic element with symbolic coefficients ``name_0 .. name_{d-1}`` (real by default).
 
         >>> A = Algebra.from_function(2, lambda i, j: {0: 1} if i == j else {1: 1})
@@ -315,10 +326,10 @@ class Algebra:
         assumptions.setdefault("real", True)
         return Element(self, [sympy.Symbol(f"{name}_{suffix}", **assumptions) for suffix in self._symbol_suffixes()])
 
-    def _symbol_suffixes(self):
+    def _symbol_suffixes(self) -> list[str]:
         return [str(i) for i in range(self.dim)]
 
-    def _multiply(self, x, y):
+    def _multiply(self, x: Sequence[sympy.Expr], y: Sequence[sympy.Expr]) -> list[sympy.Expr]:
         """Coefficients of x * y from coefficient lists (flat, index order)."""
         result = [sympy.Integer(0)] * self.dim
         for (i, j), row in self._table.items():
@@ -341,9 +352,10 @@ class Algebra:
         """True when (x y) z = x (y z) for all x, y, z (exact)."""
         return identities.is_associative(self.entries(), self.dim)
 
-    def unit(self):
+    def unit(self) -> Element | None:
         """The two-sided unit as an Element, solved exactly, or None when there is none."""
-        equations = {(side, j, j): {} for side in "lr" for j in range(self.dim)}
+        equations: dict[tuple[str, int, int], dict[int, sympy.Expr]] = {
+            (side, j, j): {} for side in "lr" for j in range(self.dim)}
         for (i, j), row in self._table.items():
             for k, c in row.items():
                 equations.setdefault(("l", j, k), {})[i] = c      # u e_j = e_j: sum_i u_i lam[i, j, k]
@@ -357,7 +369,8 @@ class Algebra:
         solution = linear.solve_affine(rows, rhs, self.dim)
         return None if solution is None else Element(self, solution)
 
-    def _numeric_unit_guess(self, rows, rhs):
+    def _numeric_unit_guess(self, rows: Sequence[Mapping[int, sympy.Expr]],
+                            rhs: Sequence[sympy.Expr]) -> list[sympy.Expr] | None:
         """Rational candidates from least squares in floating point, to be verified exactly (a fast path only:
         a float residual never decides that there is no unit), or None when the coefficients are symbolic."""
         if any(c.free_symbols for row in self._table.values() for c in row.values()):
@@ -373,7 +386,7 @@ class Algebra:
         solution = scipy.sparse.linalg.lsqr(matrix, target, atol=1e-14, btol=1e-14)[0]
         return [sympy.Rational(Fraction(float(u)).limit_denominator(10**6)) for u in solution]
 
-    def _is_unit(self, coefficients) -> bool:
+    def _is_unit(self, coefficients: Sequence[sympy.Expr]) -> bool:
         """Exact check that u e_j = e_j = e_j u for every basis element."""
         u = [sympy.Integer(0) if c == 0 else c for c in coefficients]
         for j in range(self.dim):
@@ -383,7 +396,7 @@ class Algebra:
                     return False
         return True
 
-    def _regular(self, x, side: str) -> sympy.Matrix:
+    def _regular(self, x: Element | Key, side: str) -> sympy.Matrix:
         check_size(self.dim**2, f"{side}_regular", f"entries in the matrix of {self.name}", "use the kernels")
         x = self._as_element(x, "x")
         matrix = sympy.zeros(self.dim, self.dim)
@@ -394,22 +407,22 @@ class Algebra:
                     matrix[k, column] += coefficient * c
         return matrix
 
-    def left_regular(self, x) -> sympy.Matrix:
+    def left_regular(self, x: Element | Key) -> sympy.Matrix:
         """The matrix of y -> x y (columns indexed by the basis of y), exact."""
         return self._regular(x, "left")
 
-    def right_regular(self, x) -> sympy.Matrix:
+    def right_regular(self, x: Element | Key) -> sympy.Matrix:
         """The matrix of y -> y x, exact."""
         return self._regular(x, "right")
 
-    def center(self) -> list:
+    def center(self) -> list[Element]:
         """A basis (list of Elements) of the commutant {z : z x = x z for all x}.
 
         For an associative algebra this is the centre.
         """
         check_size(self.dim**2, "center", f"coefficients in a basis of the centre of {self.name} (at most)",
                    "use the kernels")
-        rows = {}
+        rows: dict[tuple[int, int], dict[int, sympy.Expr]] = {}
         for (i, j), row in self._table.items():
             for k, c in row.items():
                 equation = rows.setdefault((j, k), {})          # (e_i e_j - e_j e_i)_k z_i = 0
@@ -419,7 +432,7 @@ class Algebra:
         equations = [{i: v for i, v in eq.items() if not is_zero(v)} for eq in rows.values()]
         return [Element(self, vector) for vector in linear.nullspace(equations, self.dim)]
 
-    def is_homomorphism(self, matrix, other: "Algebra") -> bool:
+    def is_homomorphism(self, matrix: ArrayLike, other: Algebra) -> bool:
         """True when the linear map with `matrix` (shape (other.dim, self.dim)) preserves products."""
         if not isinstance(other, Algebra):
             raise TypeError(f"other: expected an Algebra, got {type(other).__name__}")
@@ -437,7 +450,7 @@ class Algebra:
                 return False
         return True
 
-    def _as_element(self, x, argument: str) -> Element:
+    def _as_element(self, x: Element | Key, argument: str) -> Element:
         if isinstance(x, Element):
             if x.algebra != self:
                 raise ValueError(f"{argument}: expected an element of {self.name}, got one of {x.algebra.name}")
@@ -451,23 +464,23 @@ class Algebra:
         return dumps(self)
 
     @staticmethod
-    def from_json(text: str) -> "Algebra":
+    def from_json(text: str) -> Algebra:
         """Read an algebra written by `to_json` (coefficients parsed by a whitelist, never evaluated)."""
         from .serialization import loads
         return loads(text)
 
-    def _same_structure(self, other) -> bool:
+    def _same_structure(self, other: Algebra) -> bool:
         """Equal labels and structure constants (materialised for a rule-based algebra, within its limits)."""
         return (self.shape == other.shape and self.nnz == other.nnz and self.basis == other.basis
                 and self._table == other._table)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Algebra):
             return NotImplemented
         return self is other or self._same_structure(other)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((self.shape, self.nnz))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}: dim {self.dim}, nnz {self.nnz}>"

@@ -12,9 +12,12 @@ basis, at a fraction of the cost.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import scipy.sparse
 
 
 class Block(NamedTuple):
@@ -24,7 +27,7 @@ class Block(NamedTuple):
     equations: np.ndarray
 
 
-def blocks(pattern) -> list[Block]:
+def blocks(pattern: scipy.sparse.sparray | scipy.sparse.spmatrix) -> list[Block]:
     """The connected blocks of a scipy sparse (equations, unknowns) matrix, ordered by their first unknown.
 
     An unknown in no equation is a block of its own, with no equations (it is free)."""

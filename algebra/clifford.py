@@ -16,11 +16,12 @@ grade, then lexicographically: 1, e1, e2, ..., e12, e13, ..., e12...n.
 from __future__ import annotations
 
 from itertools import combinations
+from typing import Any
 
 import sympy
 
 from .algebra import check_basis, check_count
-from .labels import word_label
+from .labels import BasisLike, Label, word_label
 from .structured import StructuredAlgebra
 
 
@@ -40,7 +41,9 @@ class Clifford(StructuredAlgebra):
     squares of the shared generators) e_{a xor b}.
     """
 
-    def __init__(self, p: int, q: int, r: int, basis, name: str):
+    _labels: tuple[Label, ...]
+
+    def __init__(self, p: int, q: int, r: int, basis: BasisLike | None, name: str) -> None:
         n = p + q + r
         self.signature = (p, q, r)
         self._squares = [1] * p + [-1] * q + [0] * r
@@ -52,7 +55,7 @@ class Clifford(StructuredAlgebra):
         self._labels = check_basis(basis, 2**n)
         self._index_of = {label: i for i, label in enumerate(self._labels)}
 
-    def _rule(self, i, j):
+    def _rule(self, i: int, j: int) -> dict[int, sympy.Expr]:
         a, b = self._blades[i], self._blades[j]
         coefficient = _reordering_sign(a, b)
         shared = a & b
@@ -61,25 +64,25 @@ class Clifford(StructuredAlgebra):
                 coefficient *= square
         return {self._position[a ^ b]: sympy.Integer(coefficient)} if coefficient else {}
 
-    def label(self, i):
+    def label(self, i: int) -> Label:
         return self._labels[self.index(i)]
 
-    def _parse(self, label):
+    def _parse(self, label: Any) -> int | None:
         return self._index_of.get(label)
 
     def _count(self) -> int:
         p, q, r = self.signature
         return 4 ** (p + q) * 3**r
 
-    def _spec(self):
+    def _spec(self) -> object:
         return (self.signature, self._labels)
 
-    def builder(self) -> tuple:
+    def builder(self) -> tuple[str, dict[str, Any]]:
         p, q, r = self.signature
         return "clifford", {"p": p, "q": q, "r": r, "basis": list(self._labels)}
 
 
-def clifford(p: int, q: int = 0, r: int = 0, basis=None, name=None) -> Clifford:
+def clifford(p: int, q: int = 0, r: int = 0, basis: BasisLike | None = None, name: str | None = None) -> Clifford:
     """Cl(p, q, r), dimension 2^(p+q+r); see the module docstring for the generator order."""
     p, q, r = (check_count(v, argument, minimum=0) for v, argument in ((p, "p"), (q, "q"), (r, "r")))
     if p + q + r > 10:

@@ -13,11 +13,14 @@ structured (`algebra.structured`): their rule is a shared index, so they cost no
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import sympy
 
 from .algebra import check_count
 from .element import Element, check_element_size
+from .exact import Entry
 from .limits import check_size
 from .structured import StructuredAlgebra
 
@@ -25,22 +28,22 @@ from .structured import StructuredAlgebra
 class Diagonal(StructuredAlgebra):
     """e_i e_j = delta_ij e_i on n basis vectors labelled ``prefix_{i + start}``: `diagonal` and `position`."""
 
-    def __init__(self, n: int, prefix: str, start: int, name: str):
+    def __init__(self, n: int, prefix: str, start: int, name: str) -> None:
         super().__init__(n, name)
         self.prefix, self.start = prefix, start
         self._pattern = re.compile(re.escape(prefix) + r"_(-?\d+)")
 
-    def _rule(self, i, j):
+    def _rule(self, i: int, j: int) -> dict[int, sympy.Expr]:
         return {i: sympy.Integer(1)} if i == j else {}
 
-    def _rule_entries(self):
+    def _rule_entries(self) -> Iterator[Entry]:
         one = sympy.Integer(1)
         return ((i, i, i, one) for i in range(self._dim))
 
-    def label(self, i):
+    def label(self, i: int) -> str:
         return f"{self.prefix}_{self.index(i) + self.start}"
 
-    def _parse(self, label):
+    def _parse(self, label: Any) -> int | None:
         match = self._pattern.fullmatch(label) if isinstance(label, str) else None
         if match is None or match.group(1) != str(int(match.group(1))):
             return None
@@ -50,13 +53,13 @@ class Diagonal(StructuredAlgebra):
     def _count(self) -> int:
         return self._dim
 
-    def _spec(self):
+    def _spec(self) -> object:
         return (self._dim, self.prefix, self.start)
 
-    def builder(self) -> tuple:
+    def builder(self) -> tuple[str, dict[str, Any]]:
         return ("position" if self.prefix == "g" else "diagonal"), {"n": self._dim}
 
-    def _multiply(self, x, y):
+    def _multiply(self, x: Sequence[sympy.Expr], y: Sequence[sympy.Expr]) -> list[sympy.Expr]:
         return [a * b for a, b in zip(x, y)]
 
     # ------------------------------------------------------------------ queries known from the rule
@@ -69,11 +72,11 @@ class Diagonal(StructuredAlgebra):
     def is_associative(self) -> bool:
         return True
 
-    def unit(self):
+    def unit(self) -> Element:
         check_element_size(self, "unit")
         return Element(self, [1] * self._dim)
 
-    def center(self) -> list:
+    def center(self) -> list[Element]:
         check_size(self._dim**2, "center", f"coefficients in the basis of the centre of {self.name}",
                    "the centre is the whole algebra")
         return [self.basis_element(i) for i in range(self._dim)]

@@ -14,17 +14,19 @@ position: "0:e_1", "1:e_1", ...
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 
-from .algebra import Algebra
+from .algebra import Algebra, Table
 
 
 class DirectSum(Algebra):
     """The direct sum of `summands`; block b occupies flat indices offsets[b]:offsets[b + 1]."""
 
-    def __init__(self, summands, name=None):
+    def __init__(self, summands: Iterable[Algebra], name: str | None = None) -> None:
         self.summands = tuple(summands)
         self.offsets = tuple(itertools.accumulate((s.dim for s in self.summands), initial=0))
-        table, basis = {}, []
+        table: Table = {}
+        basis: list[str] = []
         for position, (summand, offset) in enumerate(zip(self.summands, self.offsets)):
             for i, j, k, c in summand.entries():
                 table.setdefault((i + offset, j + offset), {})[k + offset] = c
@@ -32,7 +34,7 @@ class DirectSum(Algebra):
         super().__init__(table, basis, " ⊕ ".join(s.name for s in self.summands) if name is None else name)
 
 
-def direct_sum(*algebras, name=None) -> DirectSum:
+def direct_sum(*algebras: Algebra, name: str | None = None) -> DirectSum:
     """A (+) B (+) ... of plain algebras (tensor products must be flattened by the caller)."""
     if not algebras:
         raise ValueError("algebras: expected at least one algebra, got none")

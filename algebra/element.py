@@ -11,24 +11,30 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sympy
+from numpy.typing import ArrayLike, DTypeLike
 
-from .exact import check_dtype, is_zero, object_array, to_exact
+from .exact import ExactLike, check_dtype, is_zero, object_array, to_exact
+from .labels import Key, Label
 from .limits import check_size
+
+if TYPE_CHECKING:
+    from .algebra import Algebra
 
 #: The largest exponent of ``x ** n`` (n - 1 products, left to right).
 MAX_POWER = 1024
 
 
-def check_element_size(algebra, what: str) -> None:
+def check_element_size(algebra: Algebra, what: str) -> None:
     """Refuse (ValueError naming `what`) exact elements of more than `MAX_ENTRIES` coefficients."""
     check_size(algebra.dim, what, f"coefficients in an element of {algebra.name}",
                "exact elements hold one sympy number each; use the kernels on numeric arrays")
 
 
-def _label_text(label) -> str:
+def _label_text(label: Label) -> str:
     return "⊗".join(label) if isinstance(label, tuple) else str(label)
 
 
@@ -37,7 +43,7 @@ class Element:
 
     __slots__ = ("_algebra", "_flat")
 
-    def __init__(self, algebra, coefficients):
+    def __init__(self, algebra: Algebra, coefficients: ArrayLike) -> None:
         check_element_size(algebra, "coefficients")
         array = object_array(coefficients, "coefficients", f"numbers of shape {algebra.shape}")
         if array.shape not in (algebra.shape, (algebra.dim,)):
@@ -48,12 +54,12 @@ class Element:
 
     # ------------------------------------------------------------------ access
     @property
-    def algebra(self):
+    def algebra(self) -> Algebra:
         """The algebra the element belongs to (read-only)."""
         return self._algebra
 
     @property
-    def flat(self) -> tuple:
+    def flat(self) -> tuple[sympy.Expr, ...]:
         """The exact coefficients in basis order, a tuple (read-only)."""
         return self._flat
 
@@ -64,7 +70,7 @@ class Element:
         array[:] = self.flat
         return array.reshape(self.algebra.shape)
 
-    def to_array(self, dtype=float) -> np.ndarray:
+    def to_array(self, dtype: DTypeLike = float) -> np.ndarray:
         """The coefficients as a numeric numpy array of shape ``algebra.shape`` (a float or complex `dtype`)."""
         dtype = check_dtype(dtype)
         convert = complex if dtype.kind == "c" else float
@@ -75,8 +81,9 @@ class Element:
             raise TypeError(f"to_array: the element has symbolic coefficients ({', '.join(free)}); substitute "
                             f"values first with .subs()") from None
 
-    def __getitem__(self, label):
+    def __getitem__(self, label: Key) -> sympy.Expr:
         if isinstance(label, tuple) and label and all(isinstance(i, (int, np.integer)) for i in label):
+            label = cast("tuple[int, ...]", label)
             shape = self.algebra.shape
             if len(label) != len(shape):
                 raise IndexError(f"index: expected {len(shape)} indices for shape {shape}, got {len(label)}")
@@ -86,16 +93,16 @@ class Element:
             return self.flat[int(np.ravel_multi_index(label, shape))]
         return self.flat[self.algebra.index(label)]
 
-    def subs(self, *args, **kwargs) -> "Element":
+    def subs(self, *args: Any, **kwargs: Any) -> Element:
         """Substitute into every coefficient (sympy's ``subs``)."""
         return Element(self.algebra, [c.subs(*args, **kwargs) for c in self.flat])
 
-    def expand(self) -> "Element":
+    def expand(self) -> Element:
         """Expand every coefficient."""
         return Element(self.algebra, [sympy.expand(c) for c in self.flat])
 
     # ------------------------------------------------------------------ arithmetic
-    def _same_algebra(self, other, operation: str) -> "Element":
+    def _same_algebra(self, other: object, operation: str) -> Element:
         if not isinstance(other, Element):
             raise TypeError(f"{operation}: expected an Element of {self.algebra.name}, got {type(other).__name__}")
         if other.algebra is not self.algebra and other.algebra != self.algebra:
@@ -103,22 +110,22 @@ class Element:
                              f"{other.algebra.name}")
         return other
 
-    def __add__(self, other):
+    def __add__(self, other: Element) -> Element:
         if not isinstance(other, Element):
             return NotImplemented
         other = self._same_algebra(other, "+")
         return Element(self.algebra, [a + b for a, b in zip(self.flat, other.flat)])
 
-    def __sub__(self, other):
+    def __sub__(self, other: Element) -> Element:
         if not isinstance(other, Element):
             return NotImplemented
         other = self._same_algebra(other, "-")
         return Element(self.algebra, [a - b for a, b in zip(self.flat, other.flat)])
 
-    def __neg__(self):
+    def __neg__(self) -> Element:
         return Element(self.algebra, [-a for a in self.flat])
 
-    def __mul__(self, other):
+    def __mul__(self, other: Element | ExactLike) -> Element:
         if isinstance(other, Element):
             other = self._same_algebra(other, "*")
             return Element(self.algebra, [sympy.expand(c, power_exp=False, log=False)
@@ -126,17 +133,17 @@ class Element:
         scalar = to_exact(other, "scalar")
         return Element(self.algebra, [scalar * a for a in self.flat])
 
-    def __rmul__(self, other):
+    def __rmul__(self, other: ExactLike) -> Element:
         scalar = to_exact(other, "scalar")
         return Element(self.algebra, [scalar * a for a in self.flat])
 
-    def __truediv__(self, other):
+    def __truediv__(self, other: ExactLike) -> Element:
         scalar = to_exact(other, "divisor")
         if is_zero(scalar):
             raise ZeroDivisionError("divisor: cannot divide an element by zero")
         return Element(self.algebra, [a / scalar for a in self.flat])
 
-    def __pow__(self, exponent):
+    def __pow__(self, exponent: int) -> Element:
         if isinstance(exponent, bool) or not isinstance(exponent, (int, np.integer)):
             raise TypeError(f"exponent: expected a positive int (left-to-right powers), got "
                             f"{type(exponent).__name__} {exponent!r}")
@@ -148,19 +155,19 @@ class Element:
             result = result * self
         return result
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Element):
             return NotImplemented
         return (self.algebra == other.algebra
                 and all(is_zero(a - b) for a, b in zip(self.flat, other.flat)))
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking equality: unhashable, like list
 
     # ------------------------------------------------------------------ display
-    def _terms(self):
+    def _terms(self) -> list[tuple[sympy.Expr, str]]:
         return [(c, _label_text(self.algebra.label(i))) for i, c in enumerate(self.flat) if not is_zero(c)]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         terms = self._terms()
         if not terms:
             return "0"
@@ -176,7 +183,7 @@ class Element:
                 parts.append(f"({c})*{label}")
         return " + ".join(parts).replace("+ -", "- ")
 
-    def _repr_latex_(self):
+    def _repr_latex_(self) -> str:
         terms = self._terms()
         if not terms:
             return "$0$"
@@ -192,7 +199,8 @@ class Element:
 
 def _label_latex(label: str) -> str:
     """``e^1_-1`` -> ``\\mathrm{e}^{1}_{-1}``; tensor factors joined by \\otimes."""
-    def part(text):
-        base, sup, sub = re.fullmatch(r"([^^_]*)(?:\^([^_]*))?(?:_(.*))?", text).groups()
+    def part(text: str) -> str:
+        base, sup, sub = re.fullmatch(  # type: ignore[union-attr]  # every text matches
+            r"([^^_]*)(?:\^([^_]*))?(?:_(.*))?", text).groups()
         return f"\\mathrm{{{base}}}" + (f"^{{{sup}}}" if sup else "") + (f"_{{{sub}}}" if sub else "")
     return " \\otimes ".join(part(p) for p in label.split("⊗"))

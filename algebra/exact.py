@@ -16,17 +16,29 @@ TypeError: c: expected an exact number (int, fractions.Fraction, sympy expressio
 from __future__ import annotations
 
 import numbers
+from collections.abc import Collection, Iterable
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import sympy
+from numpy.typing import DTypeLike
 from sympy.polys.constructor import construct_domain
+
+if TYPE_CHECKING:
+    from sympy.polys.domains import Domain
+
+#: What `to_exact` takes as an exact number: ints, fractions, floats with a small binary denominator, and real
+#: sympy expressions (checked when converted).
+ExactLike: TypeAlias = "int | Fraction | float | np.integer | np.floating | sympy.Expr"
+#: A nonzero structure constant ``(i, j, k, c)``: c is the coefficient of e_k in e_i e_j.
+Entry: TypeAlias = "tuple[int, int, int, sympy.Expr]"
 
 #: Largest denominator a float may have to be taken as exact (0.5, 0.125, ... but not 0.1).
 FLOAT_DENOMINATOR_LIMIT = 2**16
 
 
-def to_exact(value, argument: str) -> sympy.Expr:
+def to_exact(value: object, argument: str) -> sympy.Expr:
     """Return `value` as a real sympy expression, or raise naming `argument`."""
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{argument}: expected an exact number, got bool {value!r}")
@@ -56,7 +68,7 @@ def to_exact(value, argument: str) -> sympy.Expr:
         f"got {type(value).__name__} {value!r}")
 
 
-def check_dtype(dtype, allow_object: bool = False) -> np.dtype:
+def check_dtype(dtype: DTypeLike, allow_object: bool = False) -> np.dtype:
     """`dtype` as a float or complex numpy dtype (or object when allowed), else TypeError naming `dtype`.
 
     Integer, bool and string dtypes would truncate or mangle the coefficients, so they are refused.
@@ -71,7 +83,7 @@ def check_dtype(dtype, allow_object: bool = False) -> np.dtype:
     return result
 
 
-def object_array(value, argument: str, expected: str) -> np.ndarray:
+def object_array(value: object, argument: str, expected: str) -> np.ndarray:
     """`value` as a numpy object array (exact entries kept), or an error naming `argument` and `expected`."""
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{argument}: expected {expected}, got str")
@@ -104,7 +116,7 @@ def is_zero(value: sympy.Expr) -> bool:
     return bool(expanded.equals(0))
 
 
-def exact_domain(values):
+def exact_domain(values: Iterable[sympy.Expr]) -> tuple[Domain, list[Any]]:
     """The smallest sympy domain holding all `values` (QQ, an algebraic field QQ<...>, or a polynomial ring).
 
     Returns ``(domain, converted)``.  Arithmetic in the domain is exact and canonical, so equality of domain
@@ -116,7 +128,7 @@ def exact_domain(values):
     return construct_domain(values, extension=True)
 
 
-def common_integer_scaling(values):
+def common_integer_scaling(values: Collection[sympy.Expr]) -> tuple[list[int], int] | None:
     """If all `values` are rational, return ``(integers, denominator)`` with value = integer / denominator.
 
     Returns None when some value is irrational or symbolic.

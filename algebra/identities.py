@@ -8,27 +8,36 @@ cleared, overflow ruled out beforehand); algebraic ones are screened in floating
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import sympy
 
-from .exact import common_integer_scaling, exact_domain, is_zero
+from .exact import Entry, common_integer_scaling, exact_domain, is_zero
+
+if TYPE_CHECKING:
+    from sympy.polys.domains import Domain
+
+#: A sparse tensor over an exact domain: ``{(i, j, k, m): nonzero domain element}``.
+DomainTensor = dict[tuple[int, int, int, int], Any]
 
 _CHUNK_ENTRIES = 2**22  # bound on the associator entries held at once by the integer path
 
 
-def _in_domain(entries):
+def _in_domain(entries: Sequence[Entry]) -> tuple[Domain, list[tuple[int, int, int, Any]]]:
     domain, values = exact_domain(c for *_, c in entries)
     return domain, [(i, j, k, v) for (i, j, k, _), v in zip(entries, values)]
 
 
-def _numeric(entries):
+def _numeric(entries: Sequence[Entry]) -> np.ndarray | None:
     """Float values of the entries, or None when some coefficient has symbols."""
     if any(c.free_symbols for *_, c in entries):
         return None
     return np.array([float(c) for *_, c in entries])
 
 
-def is_symmetric(entries, sign: int) -> bool:
+def is_symmetric(entries: Iterable[Entry], sign: int) -> bool:
     """True when lam[i, j, k] == sign * lam[j, i, k] for all i, j, k (sign +1: commutative, -1: anticommutative).
 
     Canonical sympy forms that agree settle most pairs; the rest are compared by value, then proved exactly.
@@ -44,7 +53,7 @@ def is_symmetric(entries, sign: int) -> bool:
     return all(is_zero(d) for d in differences)
 
 
-def associator_tensors(entries):
+def associator_tensors(entries: Sequence[Entry]) -> tuple[DomainTensor, DomainTensor, Domain]:
     """The two sides of associativity as sparse tensors over one exact domain.
 
     Returns ``(left, right, domain)`` with left[(i, j, k, m)] the e_m coefficient of (e_i e_j) e_k and
@@ -56,6 +65,8 @@ def associator_tensors(entries):
     for i, j, k, c in converted:
         by_first[i].append((j, k, c))
         by_second[j].append((i, k, c))
+    left: defaultdict[tuple[int, int, int, int], Any]
+    right: defaultdict[tuple[int, int, int, int], Any]
     left, right = defaultdict(lambda: domain.zero), defaultdict(lambda: domain.zero)
     for i, j, p, c1 in converted:            # (e_i e_j) e_k = sum_p c1 e_p e_k
         for k, m, c2 in by_first[p]:
@@ -67,7 +78,7 @@ def associator_tensors(entries):
     return nonzero(left), nonzero(right), domain
 
 
-def _associator_gap(i, j, k, values, dim):
+def _associator_gap(i: np.ndarray, j: np.ndarray, k: np.ndarray, values: np.ndarray, dim: int) -> int | np.number:
     """max |(e_i e_j) e_k - e_i (e_j e_k)| over all basis triples, by sparse matrix products (ints or floats)."""
     import scipy.sparse as sp                # 0.2 s to import: only when associativity is asked for
 
@@ -90,7 +101,7 @@ def _associator_gap(i, j, k, values, dim):
     return gap
 
 
-def is_associative(entries, dim: int) -> bool:
+def is_associative(entries: Sequence[Entry], dim: int) -> bool:
     """True when (e_i e_j) e_k == e_i (e_j e_k) for all basis triples, decided exactly.
 
     Rational tables: integer arithmetic after clearing denominators.  Other numbers: a float check settles
@@ -112,7 +123,8 @@ def is_associative(entries, dim: int) -> bool:
     return left == right
 
 
-def proportionality(left, right, domain):
+def proportionality(left: Mapping[tuple[int, int, int, int], Any], right: Mapping[tuple[int, int, int, int], Any],
+                    domain: Domain) -> sympy.Expr | None:
     """The scalar c with left == c * right (both nonzero sparse tensors over `domain`), or None."""
     if left.keys() != right.keys() or not left:
         return None

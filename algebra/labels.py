@@ -5,8 +5,19 @@
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import TypeAlias
 
-def word_label(prefix: str, indices, largest: int, empty: str = "1") -> str:
+#: A basis label: a string, or a tuple of strings (a tensor product's: one per factor).
+Label: TypeAlias = "str | tuple[str, ...]"
+#: A basis element as the methods that look one up take it: its label, its flat index, or (tensor products) its
+#: multi-index.
+Key: TypeAlias = "Label | int | tuple[int, ...]"
+#: Basis labels as callers may give them: an iterable of strings, tuples or lists of strings.
+BasisLike: TypeAlias = "Iterable[str | tuple[str, ...] | list[str]]"
+
+
+def word_label(prefix: str, indices: Sequence[int], largest: int, empty: str = "1") -> str:
     """``prefix`` then the indices: run together when every possible index (<= largest) has one digit."""
     if not indices:
         return empty

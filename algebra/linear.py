@@ -12,6 +12,9 @@ Equations are given as sparse rows ``{column: sympy value}``; the solvers return
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import sympy
 from sympy.polys.matrices import DomainMatrix
@@ -19,9 +22,13 @@ from sympy.polys.matrices import DomainMatrix
 from .blocks import blocks
 from .exact import exact_domain
 
+if TYPE_CHECKING:
+    from sympy.polys.domains import Domain
 
-def _domain_matrix(rows, ncols):
+
+def _domain_matrix(rows: Sequence[Mapping[int, sympy.Expr]], ncols: int) -> tuple[DomainMatrix, Domain]:
     values = [v for row in rows for v in row.values()]
+    converted: Iterable[Any]
     domain, converted = exact_domain(values)
     converted = iter(converted)
     sparse = {}
@@ -33,7 +40,8 @@ def _domain_matrix(rows, ncols):
     return DomainMatrix(sparse, (len(rows), ncols), domain), domain
 
 
-def solve_affine(rows, rhs, ncols):
+def solve_affine(rows: Sequence[Mapping[int, sympy.Expr]], rhs: Sequence[sympy.Expr],
+                 ncols: int) -> list[sympy.Expr] | None:
     """One exact solution of ``sum_c row[c] u_c = rhs[r]`` (free unknowns set to 0), or None if inconsistent."""
     augmented = [{**row, ncols: value} if value != 0 else row for row, value in zip(rows, rhs)]
     matrix, domain = _domain_matrix(augmented, ncols + 1)
@@ -49,7 +57,8 @@ def solve_affine(rows, rhs, ncols):
     return [field.to_sympy(v) for v in solution]
 
 
-def sparse_nullspace(rows, ncols, solved=None) -> list[dict]:
+def sparse_nullspace(rows: Sequence[Mapping[int, sympy.Expr]], ncols: int,
+                     solved: Callable[[int], object] | None = None) -> list[dict[int, sympy.Expr]]:
     """The reduced exact basis of ``{u : sum_c row[c] u_c = 0 for every row}``, as sparse ``{unknown: value}``.
 
     Each vector is 1 at its own free unknown, its last nonzero, and 0 at the others' (one elimination's reduced
@@ -78,7 +87,7 @@ def sparse_nullspace(rows, ncols, solved=None) -> list[dict]:
     return sorted(vectors, key=max)
 
 
-def nullspace(rows, ncols) -> list[list]:
+def nullspace(rows: Sequence[Mapping[int, sympy.Expr]], ncols: int) -> list[list[sympy.Expr]]:
     """`sparse_nullspace` as dense coefficient lists."""
     zero = sympy.Integer(0)
     return [[vector.get(c, zero) for c in range(ncols)] for vector in sparse_nullspace(rows, ncols)]

@@ -10,10 +10,13 @@ E11
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import Any
 
 import sympy
 
 from .algebra import check_count
+from .exact import Entry
 from .labels import word_label
 from .structured import StructuredAlgebra
 
@@ -21,26 +24,26 @@ from .structured import StructuredAlgebra
 class MatrixAlgebra(StructuredAlgebra):
     """M_n over the reals; element coefficients of E_ij are the matrix entries in row-major order."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int) -> None:
         super().__init__(n * n, f"matrix_algebra({n})")
         self.n = n
 
-    def _rule(self, i, j):
+    def _rule(self, i: int, j: int) -> dict[int, sympy.Expr]:
         (a, b), (c, d) = divmod(i, self.n), divmod(j, self.n)
         return {a * self.n + d: sympy.Integer(1)} if b == c else {}
 
-    def _rule_entries(self):
+    def _rule_entries(self) -> Iterator[Entry]:
         one, n = sympy.Integer(1), self.n
         for a in range(n):
             for b in range(n):
                 for d in range(n):
                     yield a * n + b, b * n + d, a * n + d, one
 
-    def label(self, i):
+    def label(self, i: int) -> str:
         a, b = divmod(self.index(i), self.n)
         return word_label("E", (a + 1, b + 1), largest=self.n)
 
-    def _parse(self, label):
+    def _parse(self, label: Any) -> int | None:
         pattern = r"E(\d+),(\d+)" if self.n >= 10 else r"E(\d)(\d)"
         match = re.fullmatch(pattern, label) if isinstance(label, str) else None
         if match is None:
@@ -53,10 +56,10 @@ class MatrixAlgebra(StructuredAlgebra):
     def _count(self) -> int:
         return self.n**3
 
-    def _spec(self):
+    def _spec(self) -> object:
         return self.n
 
-    def builder(self) -> tuple:
+    def builder(self) -> tuple[str, dict[str, Any]]:
         return "matrix_algebra", {"n": self.n}
 
     def is_associative(self) -> bool:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NoReturn, TypeVar
 
 import sympy
 
@@ -34,6 +36,9 @@ FORMAT = "product-interactions/algebra"
 VERSION = 1
 _ASSUMPTIONS = ("real", "positive", "nonnegative", "integer")
 _TOKEN = re.compile(r"\s*(?:([0-9]+)|([A-Za-z][A-Za-z0-9_]*)|(\*\*|[-+*/()]))", re.ASCII)
+_T = TypeVar("_T")
+#: What each rule of the parser returns: the value and bounds on its monomials and on the bits of its numbers.
+_Parsed = tuple[sympy.Expr, int, int]
 
 #: Bounds on one coefficient's text and on the work of reading it; beyond them it is refused (ValueError).
 MAX_TEXT = 10_000            # characters
@@ -54,8 +59,9 @@ class _Parser:
     its expansion and on the bits of its numbers, checked against the limits before the work is done.
     """
 
-    def __init__(self, text: str, symbols: dict):
-        self.text, self.symbols, self.tokens, self.depth, position = text, symbols, [], 0, 0
+    def __init__(self, text: str, symbols: dict[str, sympy.Symbol]) -> None:
+        self.tokens: list[str] = []
+        self.text, self.symbols, self.depth, position = text, symbols, 0, 0
         while position < len(text):
             match = _TOKEN.match(text, position)
             if not match or match.end() == position:
@@ -68,11 +74,11 @@ class _Parser:
             position = match.end()
         self.at = 0
 
-    def fail(self, expected: str):
+    def fail(self, expected: str) -> NoReturn:
         found = self.tokens[self.at] if self.at < len(self.tokens) else "the end"
         raise ValueError(f"coefficient: expected {expected} but found {found!r} in {self.text!r}")
 
-    def bound(self, terms: int, bits: int) -> tuple:
+    def bound(self, terms: int, bits: int) -> tuple[int, int]:
         if terms > MAX_TERMS:
             raise ValueError(f"coefficient: expands to more than MAX_TERMS = {MAX_TERMS:,} terms (bound "
                              f"{terms:,}) in {self.text[:80]!r}")
@@ -81,23 +87,23 @@ class _Parser:
                              f"{bits:,}) in {self.text[:80]!r}")
         return terms, bits
 
-    def peek(self):
+    def peek(self) -> str | None:
         return self.tokens[self.at] if self.at < len(self.tokens) else None
 
-    def take(self, token=None):
+    def take(self, token: str | None = None) -> str:
         current = self.peek()
         if current is None or token is not None and current != token:
             self.fail(repr(token) if token else "a number, a name, 'sqrt' or '('")
         self.at += 1
         return current
 
-    def parse(self):
+    def parse(self) -> sympy.Expr:
         value, _, _ = self.expr()
         if self.peek() is not None:
             self.fail("an operator or the end")
         return value
 
-    def expr(self):
+    def expr(self) -> _Parsed:
         negative = self.peek() == "-" and self.take()
         value, terms, bits = self.term()
         value = -value if negative else value
@@ -108,7 +114,7 @@ class _Parser:
             value = value + term if sign == "+" else value - term
         return value, terms, bits
 
-    def term(self):
+    def term(self) -> _Parsed:
         value, terms, bits = self.power()
         while self.peek() in ("*", "/"):
             multiply = self.take() == "*"
@@ -122,7 +128,7 @@ class _Parser:
                 value = value / factor
         return value, terms, bits
 
-    def power(self):
+    def power(self) -> _Parsed:
         base, terms, bits = self.atom()
         if self.peek() != "**":
             return base, terms, bits
@@ -135,7 +141,7 @@ class _Parser:
         terms, bits = self.bound(math.comb(n + terms - 1, n) if terms > 1 else 1, bits * max(n, 1))
         return base ** n, terms, bits
 
-    def atom(self):
+    def atom(self) -> _Parsed:
         token = self.take()
         if token.isdigit():
             if len(token) > MAX_DIGITS:
@@ -151,7 +157,7 @@ class _Parser:
             raise ValueError(f"coefficient: unknown name {token!r} in {self.text!r} (declare symbols in 'symbols')")
         self.fail("a number, a name, 'sqrt' or '('")
 
-    def nested(self, token):
+    def nested(self, token: str) -> _Parsed:
         """The inside of ``( ... )`` or ``sqrt( ... )``, at most `MAX_DEPTH` deep."""
         self.depth += 1
         if self.depth > MAX_DEPTH:
@@ -172,7 +178,7 @@ class _Parser:
         return sympy.sqrt(value), 1, bits
 
 
-def parse_coefficient(text: str, symbols: dict) -> sympy.Expr:
+def parse_coefficient(text: str, symbols: dict[str, sympy.Symbol]) -> sympy.Expr:
     """Parse one coefficient written by `format_coefficient`; `symbols` maps names to sympy symbols."""
     if not isinstance(text, str):
         raise TypeError(f"coefficient: expected a string, got {type(text).__name__} {text!r}")
@@ -181,7 +187,7 @@ def parse_coefficient(text: str, symbols: dict) -> sympy.Expr:
     return _Parser(text, symbols).parse()
 
 
-def format_coefficient(value: sympy.Expr, symbols: dict) -> str:
+def format_coefficient(value: sympy.Expr, symbols: dict[str, sympy.Symbol]) -> str:
     """Text for `value` that `parse_coefficient` reads back to the same expression (checked)."""
     text = sympy.sstr(value, order="lex")
     try:
@@ -195,8 +201,8 @@ def format_coefficient(value: sympy.Expr, symbols: dict) -> str:
 
 
 # ---------------------------------------------------------------------- algebras
-def _collect_symbols(algebra):
-    found = {}
+def _collect_symbols(algebra: Algebra) -> dict[str, sympy.Symbol]:
+    found: dict[str, sympy.Symbol] = {}
     for factor in _plain_parts(algebra):
         for *_, c in factor.entries():
             for s in c.free_symbols:
@@ -207,7 +213,7 @@ def _collect_symbols(algebra):
     return found
 
 
-def _plain_parts(algebra):
+def _plain_parts(algebra: Algebra) -> Sequence[Algebra]:
     if isinstance(algebra, TensorProduct):
         return algebra.factors
     if isinstance(algebra, DirectSum):
@@ -215,7 +221,7 @@ def _plain_parts(algebra):
     return [algebra]
 
 
-def _builders() -> dict:
+def _builders() -> dict[str, tuple[Callable[..., Algebra], dict[str, type]]]:
     """The structured builders a document may name, with the type of each keyword argument."""
     from . import clebsch_gordan, clifford, diagonal, gaunt, matrix_algebra, position, tensor_algebra, translation
     return {"diagonal": (diagonal, {"n": int}), "position": (position, {"n": int}),
@@ -226,8 +232,8 @@ def _builders() -> dict:
             "clebsch_gordan": (clebsch_gordan, {"lmax": int, "parity": bool}), "gaunt": (gaunt, {"lmax": int})}
 
 
-def _payload(algebra, symbols):
-    payload = {"name": algebra.name}
+def _payload(algebra: Algebra, symbols: dict[str, sympy.Symbol]) -> dict[str, Any]:
+    payload: dict[str, Any] = {"name": algebra.name}
     if isinstance(algebra, TensorProduct):
         payload.update(kind="tensor_product", factors=[_payload(f, symbols) for f in algebra.factors])
         return payload
@@ -246,7 +252,7 @@ def _payload(algebra, symbols):
     return payload
 
 
-def dumps(algebra) -> str:
+def dumps(algebra: Algebra) -> str:
     """The JSON text of `algebra` (see the module docstring)."""
     symbols = _collect_symbols(algebra)
     document = {
@@ -262,7 +268,7 @@ MAX_DOCUMENT = 2**28         # characters of the JSON text
 MAX_NESTING = 16             # tensor products and direct sums inside one another
 
 
-def _require(mapping, key, kind, where):
+def _require(mapping: Any, key: str, kind: type[_T], where: str) -> _T:
     if not isinstance(mapping, dict) or key not in mapping:
         raise ValueError(f"from_json: {where} is missing the key {key!r}")
     value = mapping[key]
@@ -271,7 +277,7 @@ def _require(mapping, key, kind, where):
     return value
 
 
-def _parts(payload, key, symbols, where, depth):
+def _parts(payload: Any, key: str, symbols: dict[str, sympy.Symbol], where: str, depth: int) -> list[Algebra]:
     """The algebras listed under `key` (factors or summands): at least one, each read by `_build`."""
     items = _require(payload, key, list, where)
     if not items:
@@ -279,7 +285,7 @@ def _parts(payload, key, symbols, where, depth):
     return [_build(item, symbols, f"{where}.{key}[{n}]", depth + 1) for n, item in enumerate(items)]
 
 
-def _build(payload, symbols, where, depth=0):
+def _build(payload: Any, symbols: dict[str, sympy.Symbol], where: str, depth: int = 0) -> Algebra:
     if depth > MAX_NESTING:
         raise ValueError(f"from_json: {where} is nested more than MAX_NESTING = {MAX_NESTING} tensor products or "
                          f"direct sums deep")
@@ -305,7 +311,7 @@ def _build(payload, symbols, where, depth=0):
     basis = _require(payload, "basis", list, where)
     rows = _require(payload, "structure_constants", list, where)
     check_size(len(rows), f"from_json: {where}.structure_constants", "rows", "write a structured builder instead")
-    table = {}
+    table: dict[tuple[int, int], dict[int, sympy.Expr]] = {}
     for n, row in enumerate(rows):
         if not (isinstance(row, list) and len(row) == 4 and all(type(v) is int for v in row[:3])
                 and isinstance(row[3], str)):
@@ -329,13 +335,13 @@ def _build(payload, symbols, where, depth=0):
     return rebuilt
 
 
-def _rebuild(kind: str, params: dict, where: str):
+def _rebuild(kind: str, params: dict[str, Any], where: str) -> Algebra:
     """The builder call a document names, its arguments checked against the builder's whitelist."""
     builder, allowed = _builders()[kind]
     for key, value in params.items():
         expected = allowed.get(key)
         if expected is None or type(value) is not expected or (
-                expected is list and not all(isinstance(v, str) for v in value)):
+                expected is list and not all(isinstance(v, str) for v in value)):  # type: ignore[attr-defined]
             raise ValueError(f"from_json: {where}.params[{key!r}] is not an argument of {kind} "
                              f"({', '.join(f'{k}: {v.__name__}' for k, v in allowed.items())}), got {value!r}"[:400])
     try:
@@ -344,7 +350,7 @@ def _rebuild(kind: str, params: dict, where: str):
         raise ValueError(f"from_json: {where}.params: {error}") from None
 
 
-def _unique_keys(pairs):
+def _unique_keys(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     """`json` object hook: a dict, refusing a key that appears twice (json would keep the last silently)."""
     result = {}
     for key, value in pairs:
@@ -354,7 +360,7 @@ def _unique_keys(pairs):
     return result
 
 
-def loads(text) -> Algebra:
+def loads(text: str | bytes) -> Algebra:
     """Read an algebra from `dumps` output; never evaluates code."""
     if not isinstance(text, (str, bytes)):
         raise TypeError(f"text: expected a JSON string, got {type(text).__name__}")

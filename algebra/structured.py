@@ -18,11 +18,15 @@ ValueError: entries: position(1000000000) has 1,000,000,000 nonzero structure co
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import sympy
 
-from .algebra import Algebra, check_index
+from .algebra import Algebra, Table, check_index
+from .exact import Entry
+from .labels import Key, Label
 from .limits import MAX_ENTRIES, check_size
 
 
@@ -42,31 +46,34 @@ class StructuredAlgebra(Algebra):
     ``(i, j, k, c)`` faster than asking `_rule` for every pair.
     """
 
-    def __init__(self, dim: int, name: str):
+    _labels: tuple[Label, ...] | None
+    _materialised: Table | None
+
+    def __init__(self, dim: int, name: str) -> None:
         self._dim, self.name = dim, name
         self._labels = self._materialised = None
 
     # ------------------------------------------------------------------ the rule (subclasses)
-    def _rule(self, i: int, j: int) -> dict:
+    def _rule(self, i: int, j: int) -> dict[int, sympy.Expr]:
         raise NotImplementedError
 
-    def label(self, i):
+    def label(self, i: int) -> Label:
         raise NotImplementedError
 
-    def _parse(self, label):
+    def _parse(self, label: Any) -> int | None:
         return None
 
     def _count(self) -> int:
         raise NotImplementedError
 
-    def _spec(self):
+    def _spec(self) -> object:
         raise NotImplementedError
 
-    def builder(self) -> tuple:
+    def builder(self) -> tuple[str, dict[str, Any]]:
         """``(builder name, keyword arguments)``: the call of `algebra` that builds this algebra again."""
         raise NotImplementedError
 
-    def _rule_entries(self):
+    def _rule_entries(self) -> Iterator[Entry]:
         for i, j in itertools.product(range(self._dim), repeat=2):
             for k, c in sorted(self._rule(i, j).items()):
                 yield i, j, k, c
@@ -81,13 +88,13 @@ class StructuredAlgebra(Algebra):
         return self._count()
 
     @property
-    def basis(self) -> tuple:
+    def basis(self) -> tuple[Label, ...]:
         if self._labels is None:
             _refuse("basis", self.name, self._dim, "basis labels")
             self._labels = tuple(self.label(i) for i in range(self._dim))
         return self._labels
 
-    def index(self, label) -> int:
+    def index(self, label: Key) -> int:
         if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
             return check_index(label, self._dim, "index")
         found = self._parse(label) if isinstance(label, (str, tuple)) else None
@@ -97,23 +104,23 @@ class StructuredAlgebra(Algebra):
                            f"{', ...' if self._dim > 8 else ''})")
         return found
 
-    def product_of_basis(self, i, j) -> dict:
+    def product_of_basis(self, i: Key, j: Key) -> dict[int, sympy.Expr]:
         return dict(self._rule(self.index(i), self.index(j)))
 
-    def entries(self):
+    def entries(self) -> list[Entry]:
         _refuse("entries", self.name, self.nnz, "nonzero structure constants")
         return sorted(self._rule_entries())
 
     @property
-    def _table(self):
+    def _table(self) -> Table:  # type: ignore[override]  # Algebra stores its table; this builds it on first use
         if self._materialised is None:
-            table = {}
+            table: Table = {}
             for i, j, k, c in self.entries():
                 table.setdefault((i, j), {})[k] = c
             self._materialised = table
         return self._materialised
 
-    def _multiply(self, x, y):
+    def _multiply(self, x: Sequence[sympy.Expr], y: Sequence[sympy.Expr]) -> list[sympy.Expr]:
         result = [sympy.Integer(0)] * self._dim
         xs = [i for i, v in enumerate(x) if v != 0]
         ys = [j for j, v in enumerate(y) if v != 0]
@@ -126,7 +133,7 @@ class StructuredAlgebra(Algebra):
                     result[k] += c * xy
         return result
 
-    def _same_structure(self, other) -> bool:
+    def _same_structure(self, other: Algebra) -> bool:
         if type(other) is type(self):
             return self._spec() == other._spec()
         return super()._same_structure(other)

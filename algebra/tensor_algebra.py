@@ -17,12 +17,14 @@ import bisect
 import itertools
 import math
 import re
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import sympy
 
 from .algebra import check_count
 from .element import Element
-from .exact import to_exact
+from .exact import Entry, ExactLike, to_exact
 from .labels import word_label
 from .structured import StructuredAlgebra
 
@@ -38,23 +40,23 @@ class TensorAlgebra(StructuredAlgebra):
     than `degree` (coefficient 1), else 0.
     """
 
-    def __init__(self, width: int, degree: int):
+    def __init__(self, width: int, degree: int) -> None:
         self.width, self.degree = width, degree
         self._offsets = list(itertools.accumulate((width**k for k in range(degree + 1)), initial=0))
         super().__init__(self._offsets[-1], f"tensor_algebra({width}, {degree})")
 
-    def _word(self, i: int) -> tuple:
+    def _word(self, i: int) -> tuple[int, int]:
         """(length m, number a of the word within its level)."""
         m = bisect.bisect_right(self._offsets, i) - 1
         return m, i - self._offsets[m]
 
-    def _rule(self, i, j):
+    def _rule(self, i: int, j: int) -> dict[int, sympy.Expr]:
         (m1, a1), (m2, a2) = self._word(i), self._word(j)
         if m1 + m2 > self.degree:
             return {}
         return {self._offsets[m1 + m2] + a1 * self.width**m2 + a2: sympy.Integer(1)}
 
-    def _rule_entries(self):
+    def _rule_entries(self) -> Iterator[Entry]:
         one, d, offsets = sympy.Integer(1), self.width, self._offsets
         for m1 in range(self.degree + 1):
             for m2 in range(self.degree + 1 - m1):
@@ -62,7 +64,7 @@ class TensorAlgebra(StructuredAlgebra):
                     for a2 in range(d**m2):
                         yield offsets[m1] + a1, offsets[m2] + a2, offsets[m1 + m2] + a1 * d**m2 + a2, one
 
-    def label(self, i):
+    def label(self, i: int) -> str:
         m, a = self._word(self.index(i))
         if self.width == 1:
             return "e" + "1" * m if m else "1"
@@ -72,7 +74,7 @@ class TensorAlgebra(StructuredAlgebra):
             letters.append(letter + 1)
         return word_label("e", letters[::-1], largest=self.width)
 
-    def _parse(self, label):
+    def _parse(self, label: Any) -> int | None:
         if label == "1":
             return 0
         if not isinstance(label, str) or not re.fullmatch(r"e[0-9,]+", label):
@@ -89,17 +91,17 @@ class TensorAlgebra(StructuredAlgebra):
     def _count(self) -> int:
         return sum((k + 1) * self.width**k for k in range(self.degree + 1))
 
-    def _spec(self):
+    def _spec(self) -> object:
         return (self.width, self.degree)
 
-    def builder(self) -> tuple:
+    def builder(self) -> tuple[str, dict[str, Any]]:
         return "tensor_algebra", {"dim": self.width, "degree": self.degree}
 
     # ------------------------------------------------------------------ queries known from the rule
     def is_associative(self) -> bool:
         return True
 
-    def unit(self):
+    def unit(self) -> Element:
         return self.basis_element(0)
 
     def level(self, m: int) -> slice:
@@ -109,13 +111,13 @@ class TensorAlgebra(StructuredAlgebra):
             raise ValueError(f"m: expected a level in 0..{self.degree}, got {m!r}")
         return slice(self._offsets[m], self._offsets[m + 1])
 
-    def _vector(self, x, argument: str):
+    def _vector(self, x: Iterable[ExactLike], argument: str) -> list[sympy.Expr]:
         values = list(x) if not isinstance(x, (str, bytes)) and hasattr(x, "__iter__") else None
         if values is None or len(values) != self.width:
             raise ValueError(f"{argument}: expected a vector of {self.width} numbers, got {x!r}")
         return [to_exact(v, f"{argument}[{i}]") for i, v in enumerate(values)]
 
-    def embed(self, x, order: int) -> Element:
+    def embed(self, x: Iterable[ExactLike], order: int) -> Element:
         """The lift sum_{k <= order} x^{(x)k} / k!: order 1 is (1, x, 0, ...), order = degree is exp(x)."""
         order = check_count(order, "order")
         x = self._vector(x, "x")
@@ -126,11 +128,11 @@ class TensorAlgebra(StructuredAlgebra):
             coefficients += [scale * value for value in power]
         return Element(self, coefficients)
 
-    def lift(self, x) -> Element:
+    def lift(self, x: Iterable[ExactLike]) -> Element:
         """phi(x) = (1, x, 0, ..., 0), the Seq2Tens lift."""
         return self.embed(x, 1)
 
-    def exp(self, x) -> Element:
+    def exp(self, x: Iterable[ExactLike]) -> Element:
         """The truncated tensor exponential (1, x, x^{(x)2}/2!, ...): the signature of a straight segment."""
         return self.embed(x, self.degree)
 

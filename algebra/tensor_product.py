@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import sympy
@@ -21,11 +23,12 @@ import sympy
 from . import identities
 from .algebra import Algebra
 from .element import Element, check_element_size
+from .exact import Entry
 from .limits import check_size
 from .structured import StructuredAlgebra
 
 
-def _ravel(parts, shape) -> int:
+def _ravel(parts: Iterable[int | np.integer], shape: Sequence[int]) -> int:
     """The flat row-major index of a multi-index (Python ints: no overflow at any size)."""
     flat = 0
     for part, size in zip(parts, shape):
@@ -33,7 +36,7 @@ def _ravel(parts, shape) -> int:
     return flat
 
 
-def _unravel(flat: int, shape) -> list:
+def _unravel(flat: int, shape: Sequence[int]) -> list[int]:
     """The multi-index of a flat row-major index."""
     parts = []
     for size in reversed(shape):
@@ -50,26 +53,27 @@ class TensorProduct(StructuredAlgebra):
     its factors.
     """
 
-    def __init__(self, factors, name=None):
+    def __init__(self, factors: Iterable[Algebra], name: str | None = None) -> None:
         self._factors = tuple(factors)
         super().__init__(math.prod(f.dim for f in self._factors),
                          " ⊗ ".join(f.name for f in self._factors) if name is None else name)
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
         return tuple(f.dim for f in self._factors)
 
     @property
-    def factors(self) -> tuple:
+    def factors(self) -> tuple[Algebra, ...]:
         return self._factors
 
     def _count(self) -> int:
         return math.prod(f.nnz for f in self._factors)
 
-    def label(self, i):
-        return tuple(f.label(p) for f, p in zip(self._factors, _unravel(self.index(i), self.shape)))
+    def label(self, i: int) -> tuple[str, ...]:
+        return tuple(f.label(p)  # type: ignore[misc]  # a factor's labels are strings (see algebra.labels)
+                     for f, p in zip(self._factors, _unravel(self.index(i), self.shape)))
 
-    def _parse(self, label):
+    def _parse(self, label: Any) -> int | None:
         if not isinstance(label, tuple) or len(label) != len(self._factors):
             return None
         if all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in label):
@@ -81,15 +85,15 @@ class TensorProduct(StructuredAlgebra):
         except ValueError:
             return None
 
-    def _spec(self):
+    def _spec(self) -> object:
         return self._factors
 
-    def _same_structure(self, other) -> bool:
+    def _same_structure(self, other: Algebra) -> bool:
         if isinstance(other, TensorProduct):
             return self.shape == other.shape and all(a == b for a, b in zip(self._factors, other._factors))
         return False
 
-    def _rule(self, i, j):
+    def _rule(self, i: int, j: int) -> dict[int, sympy.Expr]:
         parts = [f.product_of_basis(a, b) for f, a, b in
                  zip(self._factors, _unravel(i, self.shape), _unravel(j, self.shape))]
         result = {}
@@ -98,28 +102,28 @@ class TensorProduct(StructuredAlgebra):
             result[k] = sympy.Mul(*(c for _, c in combo))
         return result
 
-    def _rule_entries(self):
+    def _rule_entries(self) -> Iterator[Entry]:
         for combo in itertools.product(*(f.entries() for f in self._factors)):
             i, j, k = (_ravel([e[axis] for e in combo], self.shape) for axis in range(3))
             yield i, j, k, sympy.Mul(*(e[3] for e in combo))
 
-    def _multiply(self, x, y):
+    def _multiply(self, x: Sequence[sympy.Expr], y: Sequence[sympy.Expr]) -> list[sympy.Expr]:
         # the cheaper of two loops: over pairs of nonzero coefficients (the rule), or over the factors' entries
         pairs = sum(1 for v in x if v != 0) * sum(1 for v in y if v != 0)
         if pairs <= self.nnz:
             check_size(pairs, "*", f"pairs of nonzero coefficients in a product in {self.name}", "use the kernels")
             return super()._multiply(x, y)
         check_size(self.nnz, "*", f"structure constants visited by a product in {self.name}", "use the kernels")
-        x = np.array(x, dtype=object).reshape(self.shape)
-        y = np.array(y, dtype=object).reshape(self.shape)
+        x_array = np.array(x, dtype=object).reshape(self.shape)
+        y_array = np.array(y, dtype=object).reshape(self.shape)
         result = np.full(self.shape, sympy.Integer(0), dtype=object)
         for combo in itertools.product(*(f.entries() for f in self._factors)):
             i, j, k = (tuple(e[axis] for e in combo) for axis in range(3))
-            if x[i] != 0 and y[j] != 0:
-                result[k] += sympy.Mul(*(e[3] for e in combo)) * x[i] * y[j]
+            if x_array[i] != 0 and y_array[j] != 0:
+                result[k] += sympy.Mul(*(e[3] for e in combo)) * x_array[i] * y_array[j]
         return list(result.reshape(-1))
 
-    def _symbol_suffixes(self):
+    def _symbol_suffixes(self) -> list[str]:
         return ["_".join(map(str, index)) for index in np.ndindex(*self.shape)]
 
     # ------------------------------------------------------------------ inherited queries
@@ -158,14 +162,14 @@ class TensorProduct(StructuredAlgebra):
         ratios = [s[2] for s in sides]
         return None not in ratios and sympy.simplify(sympy.Mul(*ratios) - 1) == 0
 
-    def unit(self):
+    def unit(self) -> Element | None:
         check_element_size(self, "unit")
         units = [f.unit() for f in self._factors]
         if None in units:
             return None
-        return Element(self, _outer([u.flat for u in units]))
+        return Element(self, _outer([u.flat for u in units]))  # type: ignore[union-attr]  # None ruled out above
 
-    def center(self) -> list:
+    def center(self) -> list[Element]:
         check_size(self.dim**2, "center", f"coefficients in a basis of the centre of {self.name} (at most)",
                    "use the kernels")
         units = [f.unit() for f in self._factors]
@@ -175,14 +179,14 @@ class TensorProduct(StructuredAlgebra):
         return [Element(self, _outer(vectors)) for vectors in itertools.product(*bases)]
 
 
-def _outer(vectors):
+def _outer(vectors: Iterable[Sequence[sympy.Expr]]) -> list[sympy.Expr]:
     result = np.array([sympy.Integer(1)], dtype=object)
     for vector in vectors:
         result = np.multiply.outer(result, np.array(vector, dtype=object)).reshape(-1)
     return list(result)
 
 
-def tensor_product(*algebras, name=None) -> Algebra:
+def tensor_product(*algebras: Algebra, name: str | None = None) -> Algebra:
     """A (x) B (x) ...; nested tensor products are flattened into one factor list.
 
     >>> from product_interactions.algebra import translation
@@ -191,7 +195,7 @@ def tensor_product(*algebras, name=None) -> Algebra:
     """
     if not algebras:
         raise ValueError("algebras: expected at least one algebra, got none")
-    factors = []
+    factors: list[Algebra] = []
     for position, algebra in enumerate(algebras):
         if not isinstance(algebra, Algebra):
             raise TypeError(f"algebras[{position}]: expected an Algebra, got {type(algebra).__name__}")

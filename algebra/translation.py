@@ -15,10 +15,14 @@ e_1
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import Any
 
 import sympy
 
 from .algebra import check_count, check_flag
+from .element import Element
+from .exact import Entry
 from .structured import StructuredAlgebra
 
 _LABEL = re.compile(r"e_(\d+)")
@@ -27,11 +31,11 @@ _LABEL = re.compile(r"e_(\d+)")
 class Translation(StructuredAlgebra):
     """The group algebra of Z_n (`cyclic`), or of Z truncated to 0..n-1."""
 
-    def __init__(self, n: int, cyclic: bool):
+    def __init__(self, n: int, cyclic: bool) -> None:
         super().__init__(n, f"translation({n})" if cyclic else f"translation({n}, cyclic=False)")
         self.cyclic = cyclic
 
-    def _rule(self, i, j):
+    def _rule(self, i: int, j: int) -> dict[int, sympy.Expr]:
         k = i + j
         if k >= self._dim:
             if not self.cyclic:
@@ -39,16 +43,16 @@ class Translation(StructuredAlgebra):
             k -= self._dim
         return {k: sympy.Integer(1)}
 
-    def _rule_entries(self):
+    def _rule_entries(self) -> Iterator[Entry]:
         one, n = sympy.Integer(1), self._dim
         for i in range(n):
             for j in range(n if self.cyclic else n - i):
                 yield i, j, (i + j) % n, one
 
-    def label(self, i):
+    def label(self, i: int) -> str:
         return f"e_{self.index(i)}"
 
-    def _parse(self, label):
+    def _parse(self, label: Any) -> int | None:
         match = _LABEL.fullmatch(label) if isinstance(label, str) else None
         if match is None or match.group(1) != str(int(match.group(1))) or int(match.group(1)) >= self._dim:
             return None
@@ -58,10 +62,10 @@ class Translation(StructuredAlgebra):
         n = self._dim
         return n * n if self.cyclic else n * (n + 1) // 2
 
-    def _spec(self):
+    def _spec(self) -> object:
         return (self._dim, self.cyclic)
 
-    def builder(self) -> tuple:
+    def builder(self) -> tuple[str, dict[str, Any]]:
         return "translation", {"n": self._dim, "cyclic": self.cyclic}
 
     # ------------------------------------------------------------------ queries known from the rule
@@ -74,7 +78,7 @@ class Translation(StructuredAlgebra):
     def is_associative(self) -> bool:
         return True
 
-    def unit(self):
+    def unit(self) -> Element:
         return self.basis_element(0)
 
 

@@ -26,12 +26,12 @@ from ..algebra import check_count, check_flag
 from ..limits import check_size
 
 
-def check_lmax(value, argument: str = "lmax") -> int:
+def check_lmax(value: object, argument: str = "lmax") -> int:
     """Return `value` as a non-negative int, or raise TypeError / ValueError naming `argument`."""
     return check_count(value, argument, minimum=0)
 
 
-def check_order(l: int, m, argument: str = "m") -> int:
+def check_order(l: int, m: object, argument: str = "m") -> int:
     """Return `m` as an int with -l <= m <= l, or raise naming `argument`."""
     if isinstance(m, (bool, np.bool_)) or not isinstance(m, (int, np.integer)):
         raise TypeError(f"{argument}: expected an int in -{l}..{l}, got {type(m).__name__} {m!r}")
@@ -40,7 +40,7 @@ def check_order(l: int, m, argument: str = "m") -> int:
     return int(m)
 
 
-def check_parity(value, argument: str = "parity") -> bool:
+def check_parity(value: object, argument: str = "parity") -> bool:
     """Return `value` if it is a bool, else raise TypeError naming `argument`."""
     return check_flag(value, argument)
 
@@ -61,7 +61,7 @@ def basis_index(l: int, m: int, p: int | None = None) -> int:
     return 2 * l * l + (0 if p == 1 else 2 * l + 1) + l + m
 
 
-def irreps(lmax: int, parity: bool = False) -> tuple:
+def irreps(lmax: int, parity: bool = False) -> tuple[tuple[int, int | None], ...]:
     """The blocks of the basis in order: ``(l, p)`` pairs, p = +1 even, -1 odd, or None without parity."""
     lmax = check_lmax(lmax)
     if check_parity(parity):
@@ -69,16 +69,17 @@ def irreps(lmax: int, parity: bool = False) -> tuple:
     return tuple((l, None) for l in range(lmax + 1))
 
 
-def block_offsets(lmax: int, parity: bool = False) -> dict:
+def block_offsets(lmax: int, parity: bool = False) -> dict[tuple[int, int | None], int]:
     """``{(l, p): index of e^l_{-l} in that block}`` for the blocks of `irreps`."""
-    offsets, start = {}, 0
+    offsets: dict[tuple[int, int | None], int] = {}
+    start = 0
     for l, p in irreps(lmax, parity):
         offsets[l, p] = start
         start += 2 * l + 1
     return offsets
 
 
-def basis_labels(lmax: int, parity: bool = False) -> tuple:
+def basis_labels(lmax: int, parity: bool = False) -> tuple[str, ...]:
     """Labels ``e^l_m`` (``e^le_m`` / ``e^lo_m`` with parity) in basis order."""
     check_size(feature_dim(lmax, parity), "lmax", f"basis labels up to lmax = {lmax}", "use a smaller lmax")
     return tuple(f"e^{l}{'' if p is None else 'e' if p == 1 else 'o'}_{m}"

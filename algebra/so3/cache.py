@@ -35,8 +35,9 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from .surds import Surd
+from .surds import PathTable, Surd
 
 FORMAT = "product-interactions/so3-table"
 VERSION = 2
@@ -60,7 +61,7 @@ def _file(name: str, lmax: int) -> Path | None:
 BYTES_PER_ENTRY = 128
 
 
-def load_table(name: str, lmax: int, max_entries: int, largest_prime: int) -> dict | None:
+def load_table(name: str, lmax: int, max_entries: int, largest_prime: int) -> PathTable | None:
     """The table stored under (name, lmax), None when there is none (or the cache is off).
 
     Raises ValueError naming the field when the file holds more than `max_entries` entries (or more bytes than
@@ -81,9 +82,9 @@ def load_table(name: str, lmax: int, max_entries: int, largest_prime: int) -> di
     except UnicodeDecodeError as error:
         raise ValueError(f"{where}: not UTF-8 ({error.reason} at byte {error.start})") from None
     payload = _decode(text, where)
-    for key, expected in (("format", FORMAT), ("version", VERSION), ("lmax", lmax)):
-        if payload.get(key) != expected or type(payload.get(key)) is not type(expected):
-            raise ValueError(f"{where}: {key} expected {expected!r}, got {payload.get(key)!r}"[:300])
+    for field, expected in (("format", FORMAT), ("version", VERSION), ("lmax", lmax)):
+        if payload.get(field) != expected or type(payload.get(field)) is not type(expected):
+            raise ValueError(f"{where}: {field} expected {expected!r}, got {payload.get(field)!r}"[:300])
     values, paths = payload.get("values"), payload.get("paths")
     if not isinstance(values, list) or not isinstance(paths, list):
         raise ValueError(f"{where}: values and paths expected lists")
@@ -96,7 +97,8 @@ def load_table(name: str, lmax: int, max_entries: int, largest_prime: int) -> di
         except ValueError as error:
             raise ValueError(f"{where}: values[{n}]: {error}") from None
     values = surds
-    table, count = {}, 0
+    table: dict[tuple[int, ...], tuple[tuple[tuple[int, ...], Surd], ...]] = {}
+    count = 0
     for n, item in enumerate(paths):
         if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], list)):
             raise ValueError(f"{where}: paths[{n}] expected [[l1, l2, l], entries], got {item!r}"[:300])
@@ -106,23 +108,23 @@ def load_table(name: str, lmax: int, max_entries: int, largest_prime: int) -> di
         count += len(item[1])
         if count > max_entries:
             raise ValueError(f"{where}: paths: more than {max_entries:,} entries")
-        entries = []
+        entries: list[tuple[tuple[int, ...], Surd]] = []
         for e, entry in enumerate(item[1]):
             *m, index = _ints(entry, 4, f"{where}: paths[{n}][1][{e}]")
             if not 0 <= index < len(values):
                 raise ValueError(f"{where}: paths[{n}][1][{e}]: value index {index} out of range 0..{len(values) - 1}")
             entries.append((tuple(m), values[index]))
         table[key] = tuple(entries)
-    return table
+    return table  # type: ignore[return-value]  # _ints gave every path and (m1, m2, m) its length 3
 
 
-def checksum(values: list, paths: list) -> str:
+def checksum(values: list[Any], paths: list[Any]) -> str:
     """The sha256 (hex) of the canonical JSON of a file's ``values`` and ``paths``."""
     text = json.dumps([values, paths], separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def _decode(text: str, where: str) -> dict:
+def _decode(text: str, where: str) -> dict[str, Any]:
     try:
         payload = json.loads(text)
     except RecursionError:                      # raised cleanly by json's decoder on deep nesting
@@ -134,12 +136,12 @@ def _decode(text: str, where: str) -> dict:
     return payload
 
 
-def store_table(name: str, lmax: int, table: dict) -> None:
+def store_table(name: str, lmax: int, table: PathTable) -> None:
     """Write the table atomically; does nothing when the cache is off or the directory is not writable."""
     path = _file(name, lmax)
     if path is None:
         return
-    index: dict = {}
+    index: dict[Surd, int] = {}
     paths = [[list(key), [[*m, index.setdefault(value, len(index))] for m, value in entries]]
              for key, entries in sorted(table.items())]
     values = [v.to_json() for v in index]
@@ -160,7 +162,7 @@ def store_table(name: str, lmax: int, table: dict) -> None:
         Path(handle.name).unlink(missing_ok=True)   # already moved after success; removed after any failure
 
 
-def _ints(value, length: int, where: str) -> tuple:
+def _ints(value: object, length: int, where: str) -> tuple[int, ...]:
     if not (isinstance(value, list) and len(value) == length and all(type(v) is int for v in value)):
         raise ValueError(f"{where}: expected a list of {length} ints, got {value!r}"[:300])
     return tuple(value)

@@ -42,16 +42,18 @@ from __future__ import annotations
 import functools
 import itertools
 import warnings
+from collections.abc import Iterator
 from fractions import Fraction
 
 import numpy as np
 import sympy
+from numpy.typing import DTypeLike
 
 from ..limits import MAX_ENTRIES
 from .basis import block_offsets, check_lmax, check_parity, feature_dim, irreps
 from .cache import load_table, store_table
 from .path_algebra import PathAlgebra
-from .surds import Surd
+from .surds import PathEntries, PathTable, Surd
 
 
 #: The most (m1, m2) pairs of one path computed exactly (each needs sympy's wigner_3j; 2^14 take seconds).
@@ -60,7 +62,7 @@ MAX_PATH_PAIRS = 2**14
 
 # ---------------------------------------------------------------------- complex coefficients, from sympy
 @functools.lru_cache(maxsize=None)
-def _wigner_3j_class(columns: tuple) -> Surd:
+def _wigner_3j_class(columns: tuple[tuple[int, int], ...]) -> Surd:
     from sympy.physics.wigner import wigner_3j    # imports sympy.physics.units (0.2 s): only when first computed
 
     (l1, m1), (l2, m2), (l3, m3) = columns
@@ -95,7 +97,7 @@ def complex_clebsch_gordan(l1: int, m1: int, l2: int, m2: int, l: int, m: int) -
 
 
 # ---------------------------------------------------------------------- the real basis
-def _phase(m: int, mu: int):
+def _phase(m: int, mu: int) -> int | None:
     """k with U[m, mu] = i^k / sqrt(2)^(m != 0), or None where U[m, mu] = 0.
 
     Y_real^m = ((-1)^m Y^m + Y^-m) / sqrt(2) and Y_real^-m = i (Y^-m - (-1)^m Y^m) / sqrt(2) for m > 0."""
@@ -116,13 +118,13 @@ def _half_root_power(n: int) -> Surd:
 
 
 def _real_entry(l1: int, m1: int, l2: int, m2: int, l: int, m: int) -> Surd:
-    parts = ([], [])                                              # real and imaginary (s, c) terms
+    parts: tuple[list[tuple[int, Fraction]], list[tuple[int, Fraction]]] = ([], [])   # real, imaginary (s, c)
     global_phase = 3 * (l1 + l2 - l)                              # (-i)^n = i^(3n)
     for mu1, mu2 in itertools.product({m1, -m1}, {m2, -m2}):
         k = _phase(m, mu1 + mu2)
         if k is None:
             continue
-        power = (k - _phase(m1, mu1) - _phase(m2, mu2) + global_phase) % 4   # conj(i^k) = i^-k
+        power = (k - _phase(m1, mu1) - _phase(m2, mu2) + global_phase) % 4  # type: ignore[operator]  # |mu| = |m|
         sign = 1 if power < 2 else -1
         parts[power % 2].extend((s, sign * c) for s, c in complex_clebsch_gordan(l1, mu1, l2, mu2, l, mu1 + mu2).terms)
     if Surd.from_terms(parts[1]):
@@ -132,11 +134,11 @@ def _real_entry(l1: int, m1: int, l2: int, m2: int, l: int, m: int) -> Surd:
 
 
 @functools.lru_cache(maxsize=None)
-def _real_path(l1: int, l2: int, l: int) -> tuple:
+def _real_path(l1: int, l2: int, l: int) -> PathEntries:
     """The nonzero ``((m1, m2, m), Surd)`` of the path, m1 and m2 ascending."""
     if not abs(l1 - l2) <= l <= l1 + l2:
         return ()
-    entries = []
+    entries: list[tuple[tuple[int, int, int], Surd]] = []
     odd = (l1 + l2 + l) % 2
     for m1, m2 in itertools.product(range(-l1, l1 + 1), range(-l2, l2 + 1)):
         a, b = abs(m1), abs(m2)
@@ -151,7 +153,7 @@ def _real_path(l1: int, l2: int, l: int) -> tuple:
     return tuple(sorted(entries))
 
 
-def _check_path(l1, l2, l) -> tuple:
+def _check_path(l1: int, l2: int, l: int) -> tuple[int, int, int]:
     l1, l2, l = check_lmax(l1, "l1"), check_lmax(l2, "l2"), check_lmax(l, "l")
     size = (2 * l1 + 1) * (2 * l2 + 1) * (2 * l + 1)
     if size > MAX_ENTRIES:
@@ -164,7 +166,7 @@ def _check_path(l1, l2, l) -> tuple:
     return l1, l2, l
 
 
-def clebsch_gordan_coefficients(l1: int, l2: int, l: int) -> dict:
+def clebsch_gordan_coefficients(l1: int, l2: int, l: int) -> dict[tuple[int, int, int], sympy.Expr]:
     """The nonzero real coefficients of the path, ``{(m1, m2, m): exact sympy number}`` (empty off the triangle).
 
     >>> clebsch_gordan_coefficients(1, 1, 0)
@@ -173,7 +175,7 @@ def clebsch_gordan_coefficients(l1: int, l2: int, l: int) -> dict:
     return {key: value.to_sympy() for key, value in _real_path(*_check_path(l1, l2, l))}
 
 
-def clebsch_gordan_path(l1: int, l2: int, l: int, dtype=np.float64) -> np.ndarray:
+def clebsch_gordan_path(l1: int, l2: int, l: int, dtype: DTypeLike = np.float64) -> np.ndarray:
     """The dense (2 l1 + 1, 2 l2 + 1, 2 l + 1) array C[m1 + l1, m2 + l2, m + l]; ``dtype=object`` is exact."""
     l1, l2, l = _check_path(l1, l2, l)
     out = np.zeros((2 * l1 + 1, 2 * l2 + 1, 2 * l + 1), dtype=dtype)
@@ -183,7 +185,7 @@ def clebsch_gordan_path(l1: int, l2: int, l: int, dtype=np.float64) -> np.ndarra
 
 
 # ---------------------------------------------------------------------- all paths up to lmax, assembled
-def check_table_lmax(lmax) -> int:
+def check_table_lmax(lmax: object) -> int:
     """`lmax` (see `check_lmax`) when its table of paths stays within ``MAX_ENTRIES``, else ValueError.
 
     The bound counts at most two entries per (m1, m2) of a path (the real selection rule); it is summed with an
@@ -202,14 +204,14 @@ def check_table_lmax(lmax) -> int:
     return lmax
 
 
-def paths(lmax: int) -> tuple:
+def paths(lmax: int) -> tuple[tuple[int, int, int], ...]:
     """The paths (l1, l2, l) with l1, l2, l <= lmax and |l1 - l2| <= l <= l1 + l2, sorted."""
     lmax = check_table_lmax(lmax)
     return tuple((l1, l2, l) for l1 in range(lmax + 1) for l2 in range(lmax + 1)
                  for l in range(abs(l1 - l2), min(l1 + l2, lmax) + 1))
 
 
-def verify_table(lmax: int, table: dict) -> None:
+def verify_table(lmax: int, table: PathTable) -> None:
     """Raise ValueError naming the path unless `table` (read from the disk cache) passes cheap identities.
 
     Checked: the paths are exactly `paths(lmax)`; every entry has |m1| <= l1, |m2| <= l2, |m| <= l and obeys the
@@ -249,7 +251,7 @@ def _allowed(m1: int, m2: int, m: int, odd: int) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def path_table(lmax: int) -> dict:
+def path_table(lmax: int) -> PathTable:
     """``{path: entries}`` for every path up to lmax, from the disk cache when it holds a valid table.
 
     A cached table that fails to load or `verify_table` is recomputed and rewritten, with a warning.
@@ -269,21 +271,21 @@ def path_table(lmax: int) -> dict:
     return table
 
 
-def assemble(lmax: int, parity: bool, table: dict):
+def assemble(lmax: int, parity: bool, table: PathTable) -> Iterator[tuple[int, int, int, Surd]]:
     """Yield ``(i, j, k, value)``: every path entry of `table` placed in the basis ``basis_labels(lmax, parity)``.
 
     With parity, the path (l1, l2, l) couples (l1, p1) and (l2, p2) into (l, p1 p2) for all four p1, p2.
     """
     offsets = block_offsets(lmax, parity)
     for (l1, p1), (l2, p2) in itertools.product(irreps(lmax, parity), repeat=2):
-        p = None if p1 is None else p1 * p2
+        p = None if p1 is None else p1 * p2  # type: ignore[operator]  # p2 is None exactly when p1 is
         for l in range(abs(l1 - l2), min(l1 + l2, lmax) + 1):
             o1, o2, o = offsets[l1, p1] + l1, offsets[l2, p2] + l2, offsets[l, p] + l
             for (m1, m2, m), value in table.get((l1, l2, l), ()):
                 yield o1 + m1, o2 + m2, o + m, value
 
 
-def clebsch_gordan_tensor(lmax: int, parity: bool = False, dtype=np.float64) -> np.ndarray:
+def clebsch_gordan_tensor(lmax: int, parity: bool = False, dtype: DTypeLike = np.float64) -> np.ndarray:
     """The dense structure constants lam[i, j, k] of ``clebsch_gordan(lmax, parity)`` (fast, numeric)."""
     lmax, parity = check_table_lmax(lmax), check_parity(parity)
     out = np.zeros((feature_dim(lmax, parity),) * 3, dtype=dtype)

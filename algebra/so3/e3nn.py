@@ -26,6 +26,7 @@ import functools
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .wigner import representation
 
@@ -40,7 +41,7 @@ def _change_of_basis(lmax: int) -> np.ndarray:
     return matrix
 
 
-def _features(features, argument: str = "features"):
+def _features(features: ArrayLike, argument: str = "features") -> tuple[np.ndarray, np.ndarray]:
     array = np.asarray(features)
     if array.dtype.kind not in "fiu" or array.ndim == 0:
         raise TypeError(f"{argument}: expected a real array of shape (..., (lmax + 1)**2), got "
@@ -54,13 +55,13 @@ def _features(features, argument: str = "features"):
     return array, _change_of_basis(lmax).astype(array.dtype)
 
 
-def to_e3nn(features) -> np.ndarray:
+def to_e3nn(features: ArrayLike) -> np.ndarray:
     """Features in our basis (..., (lmax + 1)**2) -> the same features in e3nn's basis."""
     array, matrix = _features(features)
     return array @ matrix.T
 
 
-def from_e3nn(features) -> np.ndarray:
+def from_e3nn(features: ArrayLike) -> np.ndarray:
     """Features in e3nn's basis (..., (lmax + 1)**2) -> the same features in our basis (inverse of `to_e3nn`)."""
     array, matrix = _features(features)
     return array @ matrix

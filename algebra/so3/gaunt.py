@@ -24,11 +24,12 @@ import functools
 
 import numpy as np
 import sympy
+from numpy.typing import DTypeLike
 
 from .basis import feature_dim
 from .clebsch_gordan import assemble, check_table_lmax, complex_clebsch_gordan, path_table
 from .path_algebra import PathAlgebra
-from .surds import Surd
+from .surds import PathTable, Surd
 
 _SQRT_PI = sympy.sqrt(sympy.pi)
 
@@ -43,9 +44,9 @@ def _path_factor(l1: int, l2: int, l: int) -> Surd:
 
 
 @functools.lru_cache(maxsize=None)
-def _gaunt_table(lmax: int) -> dict:
+def _gaunt_table(lmax: int) -> PathTable:
     """``{path: ((m1, m2, m), sqrt(pi) G)}`` for every path up to lmax with l1 + l2 + l even."""
-    table = {}
+    table: PathTable = {}
     for path, entries in path_table(lmax).items():
         factor = _path_factor(*path)
         if factor:
@@ -53,7 +54,7 @@ def _gaunt_table(lmax: int) -> dict:
     return table
 
 
-def gaunt_tensor(lmax: int, dtype=np.float64) -> np.ndarray:
+def gaunt_tensor(lmax: int, dtype: DTypeLike = np.float64) -> np.ndarray:
     """The dense structure constants G[i, j, k] of ``gaunt(lmax)`` (fast, numeric)."""
     lmax = check_table_lmax(lmax)
     out = np.zeros((feature_dim(lmax),) * 3, dtype=dtype)

@@ -19,7 +19,7 @@ from ..limits import check_size
 from .basis import check_lmax
 
 
-def sphere_quadrature(degree: int):
+def sphere_quadrature(degree: int) -> tuple[np.ndarray, np.ndarray]:
     """``(points, weights)``: points of shape (n, 3) on the unit sphere and weights summing to 4 pi."""
     degree = check_lmax(degree, "degree")
     check_size((degree // 2 + 1) * max(degree + 1, degree // 2 + 1), "degree",

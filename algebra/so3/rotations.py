@@ -23,6 +23,7 @@ ValueError: rotation: expected a rotation matrix (orthogonal with determinant 1)
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..algebra import check_count
 
@@ -30,7 +31,8 @@ from ..algebra import check_count
 ROTATION_ATOL = 1e-6
 
 
-def check_rotation(matrix, argument: str = "rotation", proper: bool = True, atol: float = ROTATION_ATOL):
+def check_rotation(matrix: ArrayLike, argument: str = "rotation", proper: bool = True,
+                   atol: float = ROTATION_ATOL) -> np.ndarray:
     """`matrix` as a float64 array of shape ``(..., 3, 3)`` after checking it is a rotation.
 
     ``proper=False`` accepts every orthogonal matrix (determinant +1 or -1: the group O(3)).
@@ -57,7 +59,7 @@ def check_rotation(matrix, argument: str = "rotation", proper: bool = True, atol
     return array
 
 
-def _check_seed(seed) -> np.random.Generator:
+def _check_seed(seed: object) -> np.random.Generator:
     if isinstance(seed, (bool, np.bool_)) or not (
             seed is None or isinstance(seed, (int, np.integer, np.random.Generator))):
         raise TypeError(f"seed: expected None, an int or a numpy.random.Generator, got {type(seed).__name__} "
@@ -67,7 +69,7 @@ def _check_seed(seed) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def random_rotation(seed=None, size: int | None = None) -> np.ndarray:
+def random_rotation(seed: int | np.random.Generator | None = None, size: int | None = None) -> np.ndarray:
     """A Haar-uniform random rotation, shape (3, 3), or ``size`` of them, shape (size, 3, 3).
 
     Drawn as the rotation of a uniform unit quaternion (a normalised 4-D Gaussian); `seed` is None, an int
@@ -84,7 +86,7 @@ def random_rotation(seed=None, size: int | None = None) -> np.ndarray:
     return matrices[0] if size is None else matrices
 
 
-def _axis_rotation(angle, axes: tuple) -> np.ndarray:
+def _axis_rotation(angle: ArrayLike, axes: tuple[int, int]) -> np.ndarray:
     """Counter-clockwise rotation by `angle` in the plane of `axes` = (a, b): e_a -> cos e_a + sin e_b."""
     angle = np.asarray(angle, dtype=np.float64)
     matrix = np.zeros(angle.shape + (3, 3))
@@ -96,7 +98,7 @@ def _axis_rotation(angle, axes: tuple) -> np.ndarray:
     return matrix
 
 
-def rotation_from_euler(alpha, beta, gamma) -> np.ndarray:
+def rotation_from_euler(alpha: ArrayLike, beta: ArrayLike, gamma: ArrayLike) -> np.ndarray:
     """``Rz(alpha) @ Ry(beta) @ Rz(gamma)`` (z-y-z, active); angles broadcast, result shape (..., 3, 3)."""
     try:
         angles = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (alpha, beta, gamma)))

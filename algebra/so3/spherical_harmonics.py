@@ -30,9 +30,12 @@ sqrt(15)*(x**2 - y**2)/(4*sqrt(pi))
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import sympy
+from numpy.typing import ArrayLike
 
 from ..algebra import check_flag
 from ..limits import check_size
@@ -42,7 +45,7 @@ from .basis import check_lmax, check_order, feature_dim
 MAX_FORMULA_DEGREE = 64
 
 
-def check_points(points, argument: str = "points") -> np.ndarray:
+def check_points(points: ArrayLike, argument: str = "points") -> np.ndarray:
     """`points` as a floating array of shape ``(..., 3)`` (float32 and float64 kept, integers to float64)."""
     try:
         array = np.asarray(points)
@@ -56,7 +59,7 @@ def check_points(points, argument: str = "points") -> np.ndarray:
     return array if array.dtype.kind == "f" else array.astype(np.float64)
 
 
-def _recurrence_constants(lmax: int):
+def _recurrence_constants(lmax: int) -> tuple[list[float], dict[tuple[int, int], float], dict[tuple[int, int], float]]:
     """Start values sqrt(2) N_m^m P_m^m (N_0^0 for m = 0) and the coefficients (a, b) of the l-recurrence.
 
     With Q_l^m the normalised solid Legendre parts, Q_l^m = a z Q_{l-1}^m - b r^2 Q_{l-2}^m.
@@ -70,7 +73,7 @@ def _recurrence_constants(lmax: int):
     return start, a, b
 
 
-def spherical_harmonics(lmax: int, points, normalize: bool = True) -> np.ndarray:
+def spherical_harmonics(lmax: int, points: ArrayLike, normalize: bool = True) -> np.ndarray:
     """All real spherical harmonics up to degree `lmax` at `points`, shape ``(..., (lmax + 1)**2)``.
 
     `points` has shape ``(..., 3)``.  With ``normalize=True`` (default) they are first scaled to unit length
@@ -92,6 +95,7 @@ def spherical_harmonics(lmax: int, points, normalize: bool = True) -> np.ndarray
     start, a, b = _recurrence_constants(lmax)
     out = np.empty((feature_dim(lmax), len(flat)), dtype=flat.dtype)
     cos_m, sin_m = np.ones_like(x), np.zeros_like(x)          # Re and Im of (x + i y)^m
+    previous: Any                                              # None until two degrees are known
     for m in range(lmax + 1):
         if m:
             cos_m, sin_m = x * cos_m - y * sin_m, x * sin_m + y * cos_m
@@ -114,7 +118,7 @@ def spherical_harmonics(lmax: int, points, normalize: bool = True) -> np.ndarray
     return out.T.reshape(batch + (out.shape[0],))
 
 
-def solid_harmonics(lmax: int, x, y, z, stack):
+def solid_harmonics(lmax: int, x: Any, y: Any, z: Any, stack: Callable[..., Any]) -> Any:
     """The solid harmonics r^l Y_l^m at coordinates x, y, z of any array library: the recurrence of
     `spherical_harmonics` written with arithmetic operators only, the (lmax + 1)**2 components joined by
     ``stack(list, axis=-1)`` (the library's stack).  Divide the coordinates by r first for Y_l^m on the sphere.
@@ -128,7 +132,7 @@ def solid_harmonics(lmax: int, x, y, z, stack):
     lmax = check_lmax(lmax)
     r2 = x * x + y * y + z * z
     start, a, b = _recurrence_constants(lmax)
-    out = [None] * feature_dim(lmax)
+    out: list[Any] = [None] * feature_dim(lmax)
     cos_m, sin_m = x * 0 + 1, x * 0                            # Re and Im of (x + i y)^m
     for m in range(lmax + 1):
         if m:
@@ -148,7 +152,8 @@ def solid_harmonics(lmax: int, x, y, z, stack):
     return stack(out, axis=-1)
 
 
-def spherical_harmonic_formula(l: int, m: int, x=None, y=None, z=None) -> sympy.Expr:
+def spherical_harmonic_formula(l: int, m: int, x: sympy.Expr | None = None, y: sympy.Expr | None = None,
+                               z: sympy.Expr | None = None) -> sympy.Expr:
     """The exact Y_l^m as a homogeneous polynomial of degree l in x, y, z (real sympy symbols by default).
 
     On the unit sphere it is Y_l^m; elsewhere r^l Y_l^m(x / r).  Built independently of the numeric

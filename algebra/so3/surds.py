@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -31,22 +32,22 @@ _RATIONAL = re.compile(r"(-?[0-9]+)(?:/([0-9]+))?", re.ASCII)
 class Surd:
     """``terms`` is a tuple of ``(s, c)`` sorted by s, with s square-free, c a nonzero Fraction."""
 
-    terms: tuple = ()
+    terms: tuple[tuple[int, Fraction], ...] = ()
 
     @classmethod
-    def from_terms(cls, pairs) -> "Surd":
+    def from_terms(cls, pairs: Iterable[tuple[int, Fraction | int]]) -> Surd:
         """Sum of ``c * sqrt(s)`` over ``(s, c)`` pairs (s square-free; equal s are collected, zeros dropped)."""
         pairs = list(pairs)
         if len(pairs) == 1:
             (s, c), = pairs
             return cls(((s, c if type(c) is Fraction else Fraction(c)),) if c else ())
-        collected: dict = {}
+        collected: dict[int, Fraction | int] = {}
         for s, c in pairs:
             collected[s] = collected.get(s, 0) + c
         return cls(tuple((s, Fraction(c)) for s, c in sorted(collected.items()) if c))
 
     @classmethod
-    def from_sympy(cls, value) -> "Surd":
+    def from_sympy(cls, value: sympy.Expr | int) -> Surd:
         """From a sympy number ``c * sqrt(s)`` (rational c, integer s), as sympy writes such numbers."""
         value = sympy.sympify(value)
         coefficient, root = value.as_coeff_Mul()
@@ -66,17 +67,17 @@ class Surd:
     def __bool__(self) -> bool:
         return bool(self.terms)
 
-    def __neg__(self) -> "Surd":
+    def __neg__(self) -> Surd:
         return Surd(tuple((s, -c) for s, c in self.terms))
 
-    def __add__(self, other: "Surd") -> "Surd":
+    def __add__(self, other: Surd) -> Surd:
         return Surd.from_terms(self.terms + other.terms)
 
-    def __sub__(self, other: "Surd") -> "Surd":
+    def __sub__(self, other: Surd) -> Surd:
         return self + -other
 
-    def __mul__(self, other: "Surd") -> "Surd":
-        pairs = []
+    def __mul__(self, other: Surd) -> Surd:
+        pairs: list[tuple[int, Fraction]] = []
         for s1, c1 in self.terms:
             for s2, c2 in other.terms:
                 g = math.gcd(s1, s2)            # s1 s2 = g^2 (s1/g)(s2/g), and (s1/g)(s2/g) is square-free
@@ -90,12 +91,12 @@ class Surd:
         """The exact sympy number."""
         return _to_sympy(self.terms)
 
-    def to_json(self) -> list:
+    def to_json(self) -> list[list[int | str]]:
         """``[[s, "p/q"], ...]``."""
         return [[s, str(c)] for s, c in self.terms]
 
     @classmethod
-    def from_json(cls, data, largest_prime: int = MAX_PRIME) -> "Surd":
+    def from_json(cls, data: object, largest_prime: int = MAX_PRIME) -> Surd:
         """Inverse of `to_json`; raises ValueError on anything else.
 
         Each s must be a product of distinct primes <= `largest_prime` (a bound that keeps the check cheap;
@@ -104,7 +105,7 @@ class Surd:
         """
         if not isinstance(data, list):
             raise ValueError(f"surd: expected a list of [s, 'p/q'] pairs, got {type(data).__name__}")
-        pairs = []
+        pairs: list[tuple[int, Fraction]] = []
         for pair in data:
             if not (isinstance(pair, list) and len(pair) == 2 and type(pair[0]) is int and pair[0] > 0
                     and isinstance(pair[1], str)):
@@ -118,6 +119,11 @@ class Surd:
                 raise ValueError(f"surd coefficient: expected a nonzero rational, got {pair[1]!r}")
             pairs.append((pair[0], value))
         return cls(tuple(pairs))
+
+
+#: One path's nonzero coefficients ``((m1, m2, m), value)``, and the table of all paths ``{(l1, l2, l): entries}``.
+PathEntries = tuple[tuple[tuple[int, int, int], Surd], ...]
+PathTable = dict[tuple[int, int, int], PathEntries]
 
 
 def parse_rational(text: str, argument: str) -> Fraction:
@@ -144,12 +150,12 @@ def is_square_free(n: int, largest_prime: int) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _primes(largest: int) -> tuple:
+def _primes(largest: int) -> tuple[int, ...]:
     return tuple(sympy.primerange(2, largest + 1))
 
 
 @functools.lru_cache(maxsize=None)
-def _to_sympy(terms: tuple) -> sympy.Expr:
+def _to_sympy(terms: tuple[tuple[int, Fraction], ...]) -> sympy.Expr:
     return sympy.Add(*(sympy.Rational(c.numerator, c.denominator) * _sympy_sqrt(s) for s, c in terms))
 
 

@@ -25,6 +25,7 @@ import functools
 
 import numpy as np
 import sympy
+from numpy.typing import ArrayLike
 
 from ..limits import check_size
 from .basis import check_lmax, check_parity, feature_dim, irreps
@@ -34,7 +35,7 @@ from .spherical_harmonics import spherical_harmonic_formula, spherical_harmonics
 
 
 @functools.lru_cache(maxsize=None)
-def _quadrature(lmax: int):
+def _quadrature(lmax: int) -> tuple[np.ndarray, np.ndarray]:
     """Points (n, 3) and weighted harmonics w_n Y(p_n), shape (n, (lmax + 1)**2), of `sphere_quadrature`
     of degree 2 lmax: exact for every product Y_l Y_l' with l, l' <= lmax."""
     points, weights = sphere_quadrature(2 * lmax)
@@ -43,7 +44,7 @@ def _quadrature(lmax: int):
     return points, weighted
 
 
-def _blocks(lmax: int, rotation: np.ndarray, argument: str) -> list:
+def _blocks(lmax: int, rotation: np.ndarray, argument: str) -> list[np.ndarray]:
     """[D^0(R), ..., D^lmax(R)] for checked proper rotations of shape (..., 3, 3); a degree whose quadrature
     samples exceed ``MAX_ENTRIES`` is refused naming `argument`."""
     check_size((lmax + 1) * (2 * lmax + 1) * (lmax + 1) ** 2, argument,
@@ -54,18 +55,18 @@ def _blocks(lmax: int, rotation: np.ndarray, argument: str) -> list:
             for l in range(lmax + 1)]
 
 
-def wigner_D(l: int, rotation) -> np.ndarray:
+def wigner_D(l: int, rotation: ArrayLike) -> np.ndarray:
     """D^l(R) for a rotation matrix or a batch of them (..., 3, 3): shape (..., 2l + 1, 2l + 1), float64."""
     l = check_lmax(l, "l")
     return _blocks(l, check_rotation(rotation), "l")[l]
 
 
-def wigner_D_from_euler(l: int, alpha, beta, gamma) -> np.ndarray:
+def wigner_D_from_euler(l: int, alpha: ArrayLike, beta: ArrayLike, gamma: ArrayLike) -> np.ndarray:
     """D^l of ``rotation_from_euler(alpha, beta, gamma)`` = Rz(alpha) Ry(beta) Rz(gamma) (z-y-z, active)."""
     return wigner_D(l, rotation_from_euler(alpha, beta, gamma))
 
 
-def representation(lmax: int, matrix, parity: bool = False) -> np.ndarray:
+def representation(lmax: int, matrix: ArrayLike, parity: bool = False) -> np.ndarray:
     """The block-diagonal matrix acting on feature vectors of the basis ``basis_labels(lmax, parity)``.
 
     Without parity `matrix` must be a rotation and the blocks are D^0(R), ..., D^lmax(R).  With parity it may
@@ -86,7 +87,7 @@ def representation(lmax: int, matrix, parity: bool = False) -> np.ndarray:
     return out
 
 
-def wigner_D_exact(l: int, rotation) -> sympy.Matrix:
+def wigner_D_exact(l: int, rotation: ArrayLike | sympy.Matrix) -> sympy.Matrix:
     """D^l(R) as an exact sympy Matrix for an exact rotation matrix (sympy numbers or ints), small l.
 
     Found by writing Y_l^m(R x), a harmonic polynomial of degree l, in the basis Y_l^m'(x): both sides are
@@ -109,7 +110,7 @@ def wigner_D_exact(l: int, rotation) -> sympy.Matrix:
     rotated = dict(zip((x, y, z), R * sympy.Matrix([x, y, z])))
     monomials = [y**b * z**(l - b) for b in range(l + 1)] + [x * y**b * z**(l - 1 - b) for b in range(l)]
 
-    def coefficients(polynomial):
+    def coefficients(polynomial: sympy.Expr) -> list[sympy.Expr]:
         poly = sympy.Poly(sympy.expand(polynomial), x, y, z)
         return [poly.coeff_monomial(monomial) for monomial in monomials]
 

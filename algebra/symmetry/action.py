@@ -24,9 +24,17 @@ array([[1., 0.],
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from .space import Space, as_space
+import numpy as np
+from numpy.typing import DTypeLike
+
+from .space import Space, SpaceLike, as_space
 from .sparse import Sparse
+
+if TYPE_CHECKING:
+    from ..algebra import Algebra
 
 DISCRETE, LIE = "discrete", "lie"
 
@@ -36,7 +44,7 @@ def trivial_matrix(kind: str, n: int) -> Sparse:
     return Sparse.identity(n) if kind == DISCRETE else Sparse.zeros(n)
 
 
-def same_group(actions, names) -> None:
+def same_group(actions: Sequence[Action], names: Sequence[str]) -> None:
     """Raise unless `actions` (described by `names`) are Actions listing generators of the same kinds."""
     for name, action in zip(names, actions):
         if not isinstance(action, Action):
@@ -53,14 +61,15 @@ class Action:
     `generators` is a tuple of ``(kind, matrices)`` with one exact `Sparse` matrix per factor.
     """
 
-    def __init__(self, generators, name: str, algebras=None):
+    def __init__(self, generators: Iterable[tuple[str, Iterable[Sparse]]], name: str,
+                 algebras: Iterable[Algebra | None] | None = None) -> None:
         self.generators = tuple((kind, tuple(matrices)) for kind, matrices in generators)
         self.name = name
         #: The space acted on: one dimension per factor, and the algebra each factor is bound to (or None).
         self.space = Space([m.shape[0] for m in self.generators[0][1]], algebras)
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
         """The dimension of each factor acted on."""
         return self.space.shape
 
@@ -70,12 +79,12 @@ class Action:
         return self.space.dim
 
     @property
-    def algebras(self) -> tuple:
+    def algebras(self) -> tuple[Algebra | None, ...]:
         """Per factor, the algebra the action is bound to, or None."""
         return self.space.algebras
 
     @property
-    def kinds(self) -> tuple:
+    def kinds(self) -> tuple[str, ...]:
         """The kind of each generator, ``"discrete"`` or ``"lie"``."""
         return tuple(kind for kind, _ in self.generators)
 
@@ -94,8 +103,8 @@ class Action:
         return self._full[index]
 
     @functools.cached_property
-    def _full(self) -> tuple:
-        full = []
+    def _full(self) -> tuple[Sparse, ...]:
+        full: list[Sparse] = []
         for kind, matrices in self.generators:
             if kind == DISCRETE:
                 full.append(functools.reduce(Sparse.kron, matrices))
@@ -106,25 +115,25 @@ class Action:
             full.append(functools.reduce(Sparse.__add__, lifts, Sparse.zeros(self.dim)))
         return tuple(full)
 
-    def matrices(self, dtype=float) -> list:
+    def matrices(self, dtype: DTypeLike = float) -> list[np.ndarray]:
         """The generators as dense (dim, dim) numpy arrays (``dtype=object`` keeps them exact)."""
         return [self.sparse(index).to_dense(dtype) for index in range(len(self))]
 
     # ------------------------------------------------------------------ derived actions
-    def on(self, algebra) -> "Action":
+    def on(self, algebra: Algebra) -> Action:
         """The same action bound to `algebra` (its factors must have this action's dimensions)."""
         space = as_space(algebra, "algebra")
         self.check_fits(space, "the algebra", "algebra", "algebra")
         return Action(self.generators, self.name, space.algebras)
 
-    def trivial_on(self, space) -> "Action":
+    def trivial_on(self, space: SpaceLike) -> Action:
         """The same group acting trivially on `space` (an int, a shape or an algebra).
 
         Use it for a slot a group leaves alone, such as the filter of a convolution.
         """
-        space = as_space(space, "space")
-        return Action([(kind, [trivial_matrix(kind, n) for n in space.shape]) for kind in self.kinds],
-                      f"trivial({space.name})", space.algebras)
+        acted_on = as_space(space, "space")
+        return Action([(kind, [trivial_matrix(kind, n) for n in acted_on.shape]) for kind in self.kinds],
+                      f"trivial({acted_on.name})", acted_on.algebras)
 
     # ------------------------------------------------------------------ checks
     def check_fits(self, space: Space, where: str, action_argument: str, space_argument: str) -> None:
@@ -142,5 +151,5 @@ class Action:
                 raise ValueError(f"{space_argument}: {where} is {theirs.name} at factor {f}, but the action "
                                  f"{self.name} acts on {bound.name} there")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<Action {self.name}: {len(self)} {self.kind} generator(s) on {self.space.name}>"

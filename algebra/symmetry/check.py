@@ -13,20 +13,25 @@ and exp of random Lie-algebra elements for a Lie group (`elements.random_element
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..algebra import check_count
 from .action import Action, same_group
 from .elements import random_elements
 
 
-def _apply(matrix, x, shape):
+def _apply(matrix: np.ndarray, x: ArrayLike, shape: tuple[int, ...]) -> np.ndarray:
     return (matrix @ np.reshape(x, -1)).reshape(shape)
 
 
-def is_equivariant(operator, action, samples: int = 8, seed=0, tolerance: float = 1e-8) -> bool:
+def is_equivariant(operator: Callable[..., ArrayLike], action: Action | Sequence[Action], samples: int = 8,
+                   seed: int | np.random.Generator | None = 0, tolerance: float = 1e-8) -> bool:
     """True when ``operator(T x_1, ..., T x_m) == T operator(x_1, ..., x_m)`` for `samples` random group
-    elements and inputs, up to ``tolerance`` times the size of the output; `seed` is an int or a Generator."""
+    elements and inputs, up to ``tolerance`` (finite, >= 0) times the size of the output; `seed` is an int or a
+    Generator.  An operator whose outputs are not finite raises a ValueError: equivariance cannot be judged."""
     if not callable(operator):
         raise TypeError(f"operator: expected a callable on arrays, got {type(operator).__name__}")
     if isinstance(action, Action):
@@ -38,6 +43,9 @@ def is_equivariant(operator, action, samples: int = 8, seed=0, tolerance: float 
                         f"{type(action).__name__} {action!r}")
     same_group(actions, names)
     check_count(samples, "samples")
+    if isinstance(tolerance, (bool, np.bool_)) or not isinstance(tolerance, (int, float, np.integer, np.floating)) \
+            or not 0 <= tolerance < np.inf:
+        raise ValueError(f"tolerance: expected a finite number >= 0, got {tolerance!r}")
     rng = np.random.default_rng(seed)
     *inputs, output = actions
     for element in random_elements(actions, int(samples), rng):
@@ -48,6 +56,9 @@ def is_equivariant(operator, action, samples: int = 8, seed=0, tolerance: float 
                              f"shape {value.shape}")
         expected = _apply(element[-1], value, output.shape)
         moved = np.asarray(operator(*(_apply(t, x, a.shape) for t, x, a in zip(element, xs, inputs))), dtype=float)
+        if not (np.all(np.isfinite(value)) and np.all(np.isfinite(moved))):
+            raise ValueError("operator: returned values that are not finite on random inputs; equivariance "
+                             "cannot be judged")
         scale = max(1.0, float(np.max(np.abs(expected))))
         if np.max(np.abs(moved.reshape(output.shape) - expected)) > tolerance * scale:
             return False

@@ -17,19 +17,27 @@ The paper's translation constraint on structure constants, lam^n_{k,i+a} = lam^{
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sympy
 
+from ..limits import check_size
 from .action import Action, same_group
 from .sparse import Sparse
 from .targets import Target
 
+if TYPE_CHECKING:
+    import scipy.sparse
 
-def _identity(value):
+_T = TypeVar("_T")
+
+
+def _identity(value: _T) -> _T:
     return value
 
 
-def match_actions(action, target) -> tuple:
+def match_actions(action: Action | Sequence[Action], target: Target) -> tuple[Action, ...]:
     """One action per slot of `target`, checked: the same group on every slot, dimensions and algebras fit."""
     if not isinstance(target, Target):
         raise TypeError(f"target: expected a target from linear_map, bilinear_map or filter_of, got "
@@ -52,7 +60,7 @@ def match_actions(action, target) -> tuple:
 class Constraints:
     """The exact system ``sum_c rows[r][c] * u_c = 0`` on the target's unknowns u, flattened in C order."""
 
-    def __init__(self, target: Target, actions: tuple):
+    def __init__(self, target: Target, actions: tuple[Action, ...]) -> None:
         self.target = target
         self.actions = actions
 
@@ -61,22 +69,22 @@ class Constraints:
         """The number of unknowns."""
         return self.target.size
 
-    def operator(self, convert=_identity) -> Sparse:
+    def operator(self, convert: Callable[[Any], Any] = _identity) -> Sparse:
         """The stacked residual matrix, entries passed through `convert` (exact sympy values by default)."""
         blocks = [self.target.operator([a.sparse(g).map(convert) for a in self.actions], kind, convert)
                   for g, kind in enumerate(self.actions[0].kinds)]
         return Sparse.vstack(blocks, self.size)
 
     @functools.cached_property
-    def rows(self) -> list:
+    def rows(self) -> list[dict[int, sympy.Expr]]:
         """The nonzero equations as exact ``{unknown index: coefficient}`` dicts."""
         return [{c: sympy.sympify(v) for c, v in row.items()} for row in self.operator().rows()]
 
-    def matrix(self):
+    def matrix(self) -> scipy.sparse.csr_array:
         """The system as a float scipy sparse (rows, size) matrix, built without exact arithmetic."""
         return self.operator(float).to_scipy()
 
-    def equations(self) -> list:
+    def equations(self) -> list[sympy.Expr]:
         """The equations as sympy expressions (each = 0) in the target's symbols."""
         unknowns = self.target.symbols().reshape(-1)
         return [sum(c * unknowns[i] for i, c in row.items()) for row in self.rows]
@@ -88,11 +96,15 @@ class Constraints:
                   for v in m.entries.values()]
         return all(sympy.sympify(v).is_Rational for v in values + self.target.coefficients())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"<Constraints on {self.target}: {self.size} unknowns, "
                 f"{len(self.actions[0])} generator block(s)>")
 
 
-def equivariant_constraints(action, target) -> Constraints:
-    """The exact linear system of O T_g = T_g O on `target`'s unknowns, for the generators of `action`."""
-    return Constraints(target, match_actions(action, target))
+def equivariant_constraints(action: Action | Sequence[Action], target: Target) -> Constraints:
+    """The exact linear system of O T_g = T_g O on `target`'s unknowns, for the generators of `action`; a target
+    of more than `algebra.limits.MAX_ENTRIES` unknowns is refused first."""
+    actions = match_actions(action, target)
+    check_size(target.size, "target", f"unknowns ({target})", "constrain a smaller target, or use the "
+               "regulariser on sampled group elements")
+    return Constraints(target, actions)

@@ -13,10 +13,15 @@ True
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 import numpy as np
 import scipy.linalg
 
-from .action import DISCRETE
+from .action import DISCRETE, Action
+
+#: A group element: its dense float matrix on each space acted on.
+GroupElement = tuple[np.ndarray, ...]
 
 #: Most elements `all_elements` enumerates before refusing.
 ELEMENT_LIMIT = 10_000
@@ -24,17 +29,17 @@ ELEMENT_LIMIT = 10_000
 WORD_LENGTH = 8
 
 
-def _generators(actions) -> list:
+def _generators(actions: Sequence[Action]) -> list[GroupElement]:
     """Per generator, its dense float matrix on every space."""
     per_space = [action.matrices(float) for action in actions]
     return [tuple(space[g] for space in per_space) for g in range(len(actions[0]))]
 
 
-def _key(element) -> bytes:
+def _key(element: Iterable[np.ndarray]) -> bytes:
     return b"".join((np.round(m, 9) + 0.0).tobytes() for m in element)
 
 
-def all_elements(actions, limit: int = ELEMENT_LIMIT) -> list:
+def all_elements(actions: Sequence[Action], limit: int = ELEMENT_LIMIT) -> list[GroupElement]:
     """Every element of the finite group (or monoid) generated, by closure; ValueError beyond `limit`."""
     if any(kind != DISCRETE for kind in actions[0].kinds):
         raise ValueError("over: a Lie group has infinitely many elements; use over='generators'")
@@ -57,7 +62,7 @@ def all_elements(actions, limit: int = ELEMENT_LIMIT) -> list:
     return list(found.values())
 
 
-def random_elements(actions, count: int, rng: np.random.Generator) -> list:
+def random_elements(actions: Sequence[Action], count: int, rng: np.random.Generator) -> list[GroupElement]:
     """`count` random elements: words of 1..WORD_LENGTH letters, each a discrete generator or exp of a random
     Lie-algebra element."""
     generators = _generators(actions)
@@ -73,7 +78,7 @@ def random_elements(actions, count: int, rng: np.random.Generator) -> list:
                 factor = tuple(scipy.linalg.expm(sum(w * generators[g][s] for w, g in zip(weights, lie)))
                                for s in range(len(actions)))
             else:
-                factor = generators[letter]
+                factor = generators[letter]  # type: ignore[index]  # a discrete generator's index
             element = tuple(f @ e for f, e in zip(factor, element))
         elements.append(element)
     return elements

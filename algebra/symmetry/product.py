@@ -18,10 +18,17 @@
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from .action import Action, trivial_matrix
+from .sparse import Sparse
+
+if TYPE_CHECKING:
+    from ..algebra import Algebra
 
 
-def _check_actions(actions, function: str) -> None:
+def _check_actions(actions: Sequence[object], function: str) -> None:
     if not actions:
         raise ValueError(f"actions: {function} expected at least one action, got none")
     for position, action in enumerate(actions):
@@ -29,18 +36,18 @@ def _check_actions(actions, function: str) -> None:
             raise TypeError(f"actions[{position}]: expected an Action, got {type(action).__name__}")
 
 
-def _name(actions, sign: str) -> str:
+def _name(actions: Sequence[Action], sign: str) -> str:
     return f" {sign} ".join(a.name for a in actions)
 
 
-def _algebras(actions) -> list:
+def _algebras(actions: Sequence[Action]) -> list[Algebra | None]:
     return [algebra for action in actions for algebra in action.algebras]
 
 
-def product_action(*actions) -> Action:
+def product_action(*actions: Action) -> Action:
     """The direct product of `actions`, each on its own factors (see the module docstring)."""
     _check_actions(actions, "product_action")
-    generators = []
+    generators: list[tuple[str, list[Sparse]]] = []
     for position, action in enumerate(actions):
         for kind, matrices in action.generators:
             generators.append((kind, [m for other, factor in enumerate(actions) for m in (
@@ -48,7 +55,7 @@ def product_action(*actions) -> Action:
     return Action(generators, _name(actions, "×"), _algebras(actions))
 
 
-def diagonal_action(*actions) -> Action:
+def diagonal_action(*actions: Action) -> Action:
     """One group acting on every factor at once, through the matching generators of `actions`."""
     _check_actions(actions, "diagonal_action")
     for position, action in enumerate(actions[1:], start=1):

@@ -21,27 +21,44 @@ True
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
 import autograd.numpy as anp
 import numpy as np
 from autograd.extend import defvjp, primitive
 
-from .action import DISCRETE
+from .action import DISCRETE, Action
 from .constraints import Constraints, match_actions
 from .elements import ELEMENT_LIMIT, all_elements
 from .sparse import Sparse
+from .targets import Target
+
+if TYPE_CHECKING:
+    import scipy.sparse
 
 OVER = ("generators", "elements")
 
 
+class Penalty(Protocol):
+    """What `regulariser` returns: the penalty of unknowns u (a float, or an autograd value while traced), and
+    ``matrix``, the residuals' scipy sparse matrix."""
+
+    matrix: scipy.sparse.csr_array
+
+    def __call__(self, unknowns: Any) -> Any: ...
+
+
 @primitive
-def _sparse_dot(matrix, vector):
+def _sparse_dot(matrix: scipy.sparse.csr_array, vector: Any) -> Any:
     return matrix @ vector
 
 
 defvjp(_sparse_dot, None, lambda ans, matrix, vector: lambda g: matrix.T @ g)
 
 
-def regulariser(action, target, over: str = "generators", limit: int = ELEMENT_LIMIT):
+def regulariser(action: Action | Sequence[Action], target: Target, over: str = "generators",
+                limit: int = ELEMENT_LIMIT) -> Penalty:
     """The penalty function ``u -> sum_g ||residual_g(u)||^2`` (u of shape ``target.shape``)."""
     actions = match_actions(action, target)
     if over not in OVER:
@@ -53,12 +70,12 @@ def regulariser(action, target, over: str = "generators", limit: int = ELEMENT_L
                   for element in all_elements(actions, limit)]
         matrix = Sparse.vstack(blocks, target.size).to_scipy()
 
-    def penalty(unknowns):
+    def penalty(unknowns: Any) -> Any:
         if np.shape(unknowns) != target.shape:
             raise ValueError(f"unknowns: expected shape {target.shape} for {target}, got {np.shape(unknowns)}")
         residual = _sparse_dot(matrix, anp.reshape(unknowns, -1))
         return anp.sum(residual * residual)
 
     penalty.__doc__ = f"sum over the {over} of ||T_g O - O T_g||^2 for {target} (shape {target.shape})."
-    penalty.matrix = matrix
-    return penalty
+    penalty.matrix = matrix  # type: ignore[attr-defined]
+    return penalty  # type: ignore[return-value]  # with its matrix: a Penalty

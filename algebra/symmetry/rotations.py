@@ -22,6 +22,7 @@ True
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import numpy as np
 import sympy
@@ -38,9 +39,10 @@ _SO3_BASIS = tuple(sympy.Matrix(3, 3, lambda i, j: sympy.LeviCivita(i, a, j)) fo
 
 
 @functools.lru_cache(maxsize=None)
-def irrep_generators(l: int) -> tuple:
+def irrep_generators(l: int) -> tuple[sympy.Matrix, ...]:
     """(J_x, J_y, J_z) on V_l as exact sympy matrices, in the basis m = -l..l of `algebra.so3`."""
-    polynomials, scales = [], []
+    polynomials: list[sympy.Poly] = []
+    scales: list[sympy.Expr] = []
     for m in range(-l, l + 1):
         poly = sympy.Poly(spherical_harmonic_formula(l, m, *_POINT), *_POINT)
         scales.append(poly.LC())
@@ -56,13 +58,13 @@ def irrep_generators(l: int) -> tuple:
             moved = sum((velocity[a] * poly.diff(_POINT[a]) for a in range(3)), sympy.Poly(0, *_POINT))
             coefficients = linear.solve_affine(rows, [moved.coeff_monomial(monomial) for monomial in monomials],
                                                len(polynomials))
-            for n, value in enumerate(coefficients):
+            for n, value in enumerate(coefficients):  # type: ignore[arg-type]  # J maps V_l into V_l: solvable
                 J[m, n] = sympy.radsimp(value * scales[m] / scales[n])
         generators.append(J)
     return tuple(generators)
 
 
-def rotations_so3(lmax) -> Action:
+def rotations_so3(lmax: int | Sequence[int]) -> Action:
     """SO(3) by its Lie-algebra generators J_x, J_y, J_z (kind ``"lie"``).
 
     An int `lmax` acts on the degrees 0..lmax, dimension (lmax + 1)^2, bound to

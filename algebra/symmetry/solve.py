@@ -37,7 +37,7 @@ import numpy as np
 import scipy.linalg
 import sympy
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from tqdm.auto import tqdm
 
@@ -96,7 +96,8 @@ class Cost(NamedTuple):
 class Solution:
     """The solution space of a `Constraints` system (see the module docstring)."""
 
-    def __init__(self, constraints: Constraints, method: str, basis: np.ndarray, exact_basis=None):
+    def __init__(self, constraints: Constraints, method: str, basis: np.ndarray,
+                 exact_basis: tuple[np.ndarray, ...] | None = None) -> None:
         self.constraints = constraints
         self.target = constraints.target
         self.method = method
@@ -110,7 +111,7 @@ class Solution:
         """The dimension of the solution space (the number of free parameters)."""
         return len(self.basis)
 
-    def __call__(self, params):
+    def __call__(self, params: Any) -> Any:
         """The unknowns sum_b params[..., b] basis[b]: shape (*batch, *target.shape); differentiable by autograd.
         Torch and JAX arrays are refused rather than silently made numpy: contract them with `basis` in their
         own library."""
@@ -136,7 +137,7 @@ class Solution:
             general = general + t * vector
         return general
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<Solution ({self.method}) of dimension {self.dim} for {self.target}>"
 
 
@@ -146,7 +147,7 @@ def estimate(constraints: Constraints) -> Cost:
     return _estimate(constraints, constraints.matrix())
 
 
-def _estimate(constraints: Constraints, matrix) -> Cost:
+def _estimate(constraints: Constraints, matrix: scipy.sparse.csr_array) -> Cost:
     found = blocks(matrix)
     shapes = [(len(block.equations), len(block.unknowns)) for block in found]
     largest = max(unknowns for _, unknowns in shapes)
@@ -156,7 +157,7 @@ def _estimate(constraints: Constraints, matrix) -> Cost:
                 largest, work, constraints.is_rational(), dense)
 
 
-def _exact(constraints: Constraints, matrix, bar) -> Solution:
+def _exact(constraints: Constraints, matrix: scipy.sparse.csr_array, bar: tqdm) -> Solution:
     vectors = linear.sparse_nullspace(constraints.rows, constraints.size, bar.update)
     exact = np.full((len(vectors), constraints.size), sympy.Integer(0), dtype=object)
     basis = np.zeros(exact.shape)
@@ -166,7 +167,7 @@ def _exact(constraints: Constraints, matrix, bar) -> Solution:
     return Solution(constraints, "exact", basis, tuple(row.reshape(constraints.target.shape) for row in exact))
 
 
-def _numeric(constraints: Constraints, matrix, bar) -> Solution:
+def _numeric(constraints: Constraints, matrix: scipy.sparse.csr_array, bar: tqdm) -> Solution:
     matrix = matrix.tocsr()
     parts = []
     for block in blocks(matrix):
@@ -182,7 +183,7 @@ def _numeric(constraints: Constraints, matrix, bar) -> Solution:
     return Solution(constraints, "numeric", np.concatenate(parts) if parts else np.zeros((0, constraints.size)))
 
 
-def _check(constraints) -> None:
+def _check(constraints: object) -> None:
     if not isinstance(constraints, Constraints):
         raise TypeError(f"constraints: expected the result of equivariant_constraints, got "
                         f"{type(constraints).__name__}")

@@ -12,10 +12,15 @@ Space(R^5, shape (5,))
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import TypeAlias
 
 import numpy as np
 
 from ..algebra import Algebra, check_count
+
+#: What the functions that take a space accept: a dimension, a shape, or an algebra (one factor per tensor factor).
+SpaceLike: TypeAlias = "int | tuple[int, ...] | Algebra"
 
 
 class Space:
@@ -23,7 +28,7 @@ class Space:
 
     __slots__ = ("shape", "algebras")
 
-    def __init__(self, shape, algebras=None):
+    def __init__(self, shape: Iterable[int], algebras: Iterable[Algebra | None] | None = None) -> None:
         self.shape = tuple(shape)
         self.algebras = tuple(algebras) if algebras is not None else (None,) * len(self.shape)
 
@@ -35,11 +40,11 @@ class Space:
     def name(self) -> str:
         return " ⊗ ".join(a.name if a is not None else f"R^{n}" for a, n in zip(self.algebras, self.shape))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Space({self.name}, shape {self.shape})"
 
 
-def as_space(value, argument: str) -> Space:
+def as_space(value: object, argument: str) -> Space:
     """An int, a shape tuple or an `Algebra` as a `Space`; raises naming `argument`."""
     if isinstance(value, Algebra):
         return Space(value.shape, value.factors)

@@ -12,8 +12,12 @@ array([[0., 1.],
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
 import numpy as np
 import scipy.sparse
+from numpy.typing import ArrayLike, DTypeLike
 
 from ..exact import to_exact
 
@@ -23,7 +27,7 @@ class Sparse:
 
     __slots__ = ("shape", "entries")
 
-    def __init__(self, shape, entries):
+    def __init__(self, shape: Iterable[int], entries: Mapping[tuple[int, int], Any]) -> None:
         self.shape = tuple(shape)
         self.entries = {key: value for key, value in entries.items() if value != 0}
 
@@ -37,7 +41,7 @@ class Sparse:
         return cls((n, n), {})
 
     @classmethod
-    def from_dense(cls, matrix, argument: str = "matrix") -> "Sparse":
+    def from_dense(cls, matrix: ArrayLike, argument: str = "matrix") -> "Sparse":
         """From a 2-D array-like of exact numbers (entries converted with `algebra.exact.to_exact`)."""
         array = np.array(matrix, dtype=object)
         if array.ndim != 2:
@@ -51,15 +55,16 @@ class Sparse:
         return cls(array.shape, {(int(r), int(c)): float(array[r, c]) for r, c in zip(*np.nonzero(array))})
 
     @classmethod
-    def vstack(cls, blocks, ncols: int) -> "Sparse":
-        entries, offset = {}, 0
+    def vstack(cls, blocks: Iterable[Sparse], ncols: int) -> "Sparse":
+        entries: dict[tuple[int, int], Any] = {}
+        offset = 0
         for block in blocks:
             entries.update({(r + offset, c): v for (r, c), v in block.entries.items()})
             offset += block.shape[0]
         return cls((offset, ncols), entries)
 
     # ------------------------------------------------------------------ arithmetic
-    def map(self, convert) -> "Sparse":
+    def map(self, convert: Callable[[Any], Any]) -> "Sparse":
         """The same matrix with every entry passed through `convert` (e.g. ``float``)."""
         return Sparse(self.shape, {key: convert(v) for key, v in self.entries.items()})
 
@@ -86,19 +91,19 @@ class Sparse:
         return self + (-other)
 
     def __matmul__(self, other: "Sparse") -> "Sparse":
-        by_row = {}
+        by_row: dict[int, list[tuple[int, Any]]] = {}
         for (r, c), v in other.entries.items():
             by_row.setdefault(r, []).append((c, v))
-        entries = {}
+        entries: dict[tuple[int, int], Any] = {}
         for (r, k), v1 in self.entries.items():
             for c, v2 in by_row.get(k, ()):
                 entries[r, c] = entries.get((r, c), 0) + v1 * v2
         return Sparse((self.shape[0], other.shape[1]), entries)
 
     # ------------------------------------------------------------------ export
-    def rows(self) -> list:
+    def rows(self) -> list[dict[int, Any]]:
         """The nonzero rows as ``{column: value}`` dicts, in row order (the input of `algebra.linear`)."""
-        rows = {}
+        rows: dict[int, dict[int, Any]] = {}
         for (r, c), v in sorted(self.entries.items()):
             rows.setdefault(r, {})[c] = v
         return list(rows.values())
@@ -109,11 +114,11 @@ class Sparse:
         index = np.array(keys, dtype=np.int64).reshape(-1, 2)
         return scipy.sparse.csr_array((data, (index[:, 0], index[:, 1])), shape=self.shape)
 
-    def to_dense(self, dtype=float) -> np.ndarray:
+    def to_dense(self, dtype: DTypeLike = float) -> np.ndarray:
         array = np.zeros(self.shape, dtype=dtype)
         for key, v in self.entries.items():
             array[key] = v
         return array
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<Sparse {self.shape[0]}x{self.shape[1]}, nnz {len(self.entries)}>"

@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import sympy
 
 from ..algebra import Algebra
 from .action import DISCRETE
-from .space import as_space
+from .space import Space, SpaceLike, as_space
 from .sparse import Sparse
 
 
@@ -39,13 +41,13 @@ class Target:
     #: The name of the unknown, used for its symbols (e.g. ``lam_0_1_2``).
     symbol = "u"
     #: One name per slot, in the order actions are matched to them.
-    slots = ()
+    slots: tuple[str, ...] = ()
 
-    def __init__(self, spaces):
+    def __init__(self, spaces: Iterable[Space]) -> None:
         self.spaces = tuple(spaces)
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
         """The shape of the unknown array."""
         raise NotImplementedError
 
@@ -54,12 +56,12 @@ class Target:
         """The number of unknowns."""
         return math.prod(self.shape)
 
-    def operator(self, matrices, kind: str, convert) -> Sparse:
+    def operator(self, matrices: Sequence[Sparse], kind: str, convert: Callable[[Any], Any]) -> Sparse:
         """The residual of one generator as a (rows, size) matrix; `matrices` has one Sparse per slot and
         `convert` turns the target's own fixed numbers (a filter's structure constants) into the entry type."""
         raise NotImplementedError
 
-    def coefficients(self) -> list:
+    def coefficients(self) -> list[sympy.Expr]:
         """The fixed numbers the target carries into its constraints (none, except a filter's lam)."""
         return []
 
@@ -70,7 +72,7 @@ class Target:
             array[index] = sympy.Symbol("_".join([self.symbol, *map(str, index)]), real=True)
         return array
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         slots = ", ".join(f"{slot}={space.name}" for slot, space in zip(self.slots, self.spaces))
         return f"{type(self).__name__}({slots})"
 
@@ -82,10 +84,10 @@ class LinearMap(Target):
     slots = ("domain", "codomain")
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
         return self.spaces[1].shape + self.spaces[0].shape
 
-    def operator(self, matrices, kind, convert) -> Sparse:
+    def operator(self, matrices: Sequence[Sparse], kind: str, convert: Callable[[Any], Any]) -> Sparse:
         return _commutator(*matrices)
 
 
@@ -96,10 +98,10 @@ class BilinearMap(Target):
     slots = ("x", "y", "out")
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
         return sum((space.shape for space in self.spaces), ())
 
-    def operator(self, matrices, kind, convert) -> Sparse:
+    def operator(self, matrices: Sequence[Sparse], kind: str, convert: Callable[[Any], Any]) -> Sparse:
         t_x, t_y, t_out = matrices
         i_x, i_y, i_out = (Sparse.identity(t.shape[0]) for t in matrices)
         if kind == DISCRETE:
@@ -115,18 +117,18 @@ class Filter(Target):
     symbol = "K"
     slots = ("algebra",)
 
-    def __init__(self, algebra: Algebra):
+    def __init__(self, algebra: Algebra) -> None:
         super().__init__([as_space(algebra, "algebra")])
         self.algebra = algebra
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
         return self.algebra.shape
 
-    def coefficients(self) -> list:
+    def coefficients(self) -> list[sympy.Expr]:
         return [c for *_, c in self.algebra.entries()]
 
-    def operator(self, matrices, kind, convert) -> Sparse:
+    def operator(self, matrices: Sequence[Sparse], kind: str, convert: Callable[[Any], Any]) -> Sparse:
         d = self.algebra.dim
         left = Sparse((d * d, d), {(k * d + j, i): convert(c) for i, j, k, c in self.algebra.entries()})
         return _commutator(matrices[0], matrices[0]) @ left
@@ -137,20 +139,21 @@ def _commutator(t_in: Sparse, t_out: Sparse) -> Sparse:
     return t_out.kron(Sparse.identity(t_in.shape[0])) - Sparse.identity(t_out.shape[0]).kron(t_in.T)
 
 
-def linear_map(domain, codomain=None) -> LinearMap:
+def linear_map(domain: SpaceLike, codomain: SpaceLike | None = None) -> LinearMap:
     """An unknown linear map from `domain` to `codomain` (default: the same space); each an int, a shape or an
     algebra."""
-    domain = as_space(domain, "domain")
-    return LinearMap([domain, domain if codomain is None else as_space(codomain, "codomain")])
+    space = as_space(domain, "domain")
+    return LinearMap([space, space if codomain is None else as_space(codomain, "codomain")])
 
 
-def bilinear_map(x, y=None, out=None) -> BilinearMap:
+def bilinear_map(x: SpaceLike, y: SpaceLike | None = None, out: SpaceLike | None = None) -> BilinearMap:
     """Unknown structure constants of a bilinear map x (x) y -> out (y and out default to x's space)."""
-    x = as_space(x, "x")
-    return BilinearMap([x, x if y is None else as_space(y, "y"), x if out is None else as_space(out, "out")])
+    space = as_space(x, "x")
+    return BilinearMap([space, space if y is None else as_space(y, "y"),
+                        space if out is None else as_space(out, "out")])
 
 
-def filter_of(algebra) -> Filter:
+def filter_of(algebra: Algebra) -> Filter:
     """The unknown filter K of the multiplication operator O_K(x) = K * x of `algebra` (lam fixed)."""
     if not isinstance(algebra, Algebra):
         raise TypeError(f"algebra: expected an Algebra (its product is kept fixed), got "
