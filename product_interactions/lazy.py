@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import sys
 import types
+from typing import Any
 
 
 def exports(source: str) -> dict[str, str]:
@@ -32,7 +33,7 @@ def exports(source: str) -> dict[str, str]:
             for statement in node.body:
                 if isinstance(statement, ast.ImportFrom) and statement.level == 1:
                     owners.update({alias.asname or alias.name: statement.module for alias in statement.names})
-    return owners
+    return owners  # type: ignore[return-value]  # the lines read are ``from .submodule import ...``
 
 
 def attach(name: str) -> list[str]:
@@ -42,11 +43,11 @@ def attach(name: str) -> list[str]:
     it, as after ``from .gaunt import gaunt``: the import system's binding of the submodule is not stored.
     """
     package = sys.modules[name]
-    with open(package.__file__, encoding="utf-8") as file:
+    with open(package.__file__, encoding="utf-8") as file:  # type: ignore[arg-type]  # a package has a file
         owners = exports(file.read())
 
     class LazyPackage(types.ModuleType):
-        def __getattr__(self, attribute):
+        def __getattr__(self, attribute: str) -> Any:
             if attribute in owners:
                 value = getattr(importlib.import_module(f"{name}.{owners[attribute]}"), attribute)
             elif attribute.isidentifier() and not attribute.startswith("__") and importlib.util.find_spec(f"{name}.{attribute}") is not None:
@@ -56,11 +57,11 @@ def attach(name: str) -> list[str]:
             super().__setattr__(attribute, value)
             return value
 
-        def __setattr__(self, attribute, value):
+        def __setattr__(self, attribute: str, value: object) -> None:
             if not (attribute in owners and isinstance(value, types.ModuleType)):
                 super().__setattr__(attribute, value)
 
-        def __dir__(self):
+        def __dir__(self) -> list[str]:
             return sorted(set(super().__dir__()) | owners.keys())
 
     package.__class__ = LazyPackage
