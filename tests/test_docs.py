@@ -1,10 +1,11 @@
 """The documentation site builds with warnings as errors, and this build is where the notebooks run.
 
-The build is the README's command, ``python -m sphinx -W --keep-going -b html docs OUT``, into a temporary
-directory: a docstring that is not valid reST, a page or notebook left out of the toctree, or any notebook cell
-that raises (myst-nb executes every notebook in notebooks/ and every code cell of the guides, in a fresh kernel of
-this interpreter) fails it, and the failure shows the warnings with the cell's traceback.  Skipped only when
-Sphinx is not installed: ``pip install -e ".[docs]"`` (or ``".[test]"``) brings everything the build needs.
+The build is the README's command, quiet and going on past the first warning to report them all
+(``python -m sphinx -W --keep-going -q -b html docs OUT``), into a temporary directory.  A docstring that is not
+valid reST, a page or notebook left out of the toctree, or any notebook cell that raises fails it (myst-nb
+executes every notebook in notebooks/ and every code cell of the guides, in a fresh kernel of this interpreter),
+and the failure shows the warnings with the cell's traceback.  Skipped only when Sphinx is not installed:
+``pip install -e ".[docs]"`` (or ``".[test]"``) brings everything the build needs.
 """
 from __future__ import annotations
 
@@ -25,10 +26,11 @@ pytest.importorskip("sphinx", reason="building the docs needs sphinx: pip instal
 def site(tmp_path_factory) -> pathlib.Path:
     """The built site (its HTML in ``html``; myst-nb keeps the executed notebooks beside it)."""
     html = tmp_path_factory.mktemp("docs") / "html"
-    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", str(ROOT / "docs"), str(html)]
+    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(ROOT / "docs"),
+               str(html)]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
-        log = re.sub(r"\x1b\[[0-9;]*m", "", result.stderr + result.stdout[-3000:])     # IPython's colours
+        log = re.sub(r"\x1b\[[0-9;]*m", "", result.stderr + result.stdout)        # without IPython's colours
         pytest.fail(f"the docs build failed (exit {result.returncode}):\n{log}", pytrace=False)
     return html
 
