@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 
 from . import tour
 from .derive import MAX_SIZE, SMALL, derive
@@ -64,12 +65,12 @@ def size(text: str) -> int:
     return int(text)
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="product-interactions", description=DESCRIPTION, epilog=EXIT_CODES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name: str, summary: str):
+    def command(name: str, summary: str) -> argparse.ArgumentParser:
         return commands.add_parser(name, help=summary, description=summary, epilog=f"{EXAMPLES[name]}\n\n{EXIT_CODES}",
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     touring = command("tour", "define an algebra, derive attention and convolution, compile, check, and run the "

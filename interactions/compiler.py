@@ -16,7 +16,11 @@ array([[-2.,  1.]])
 """
 from __future__ import annotations
 
-from ..kernels.builder import PlanBuilder
+from collections.abc import Mapping
+from typing import Any
+
+from ..kernels.builder import PlanBuilder, Value
+from ..kernels.plan import Plan
 from .expression import Expr, Parameter, Signal, check_expression
 from .scan import Placeholder
 
@@ -25,16 +29,17 @@ class Lowering:
     """The lowered value of every node of one expression (each node lowered once), and the builder they go to;
     a scan's body gets a child with its placeholders bound."""
 
-    def __init__(self, builder: PlanBuilder, root: "Lowering" | None = None, bindings=None):
+    def __init__(self, builder: PlanBuilder, root: Lowering | None = None,
+                 bindings: Mapping[Expr, Value] | None = None) -> None:
         self.builder, self._root = builder, root or self
-        self._values = {id(node): value for node, value in (bindings or {}).items()}
-        self._inputs = {} if root is None else None
+        self._values: dict[int, Any] = {id(node): value for node, value in (bindings or {}).items()}
+        self._inputs: dict[str, Any] | None = {} if root is None else None   # the root's: one per input name
 
-    def child(self, builder: PlanBuilder, bindings: dict) -> "Lowering":
+    def child(self, builder: PlanBuilder, bindings: Mapping[Expr, Value]) -> Lowering:
         """A lowering for an enclosed body (a Scan step) with placeholders bound to values."""
         return Lowering(builder, self._root, bindings)
 
-    def value(self, node: Expr):
+    def value(self, node: Expr) -> Any:
         """The node's lowered value (a `kernels.builder.Value`, or a register for a matrix parameter)."""
         if id(node) not in self._values:
             if isinstance(node, Placeholder):
@@ -42,9 +47,9 @@ class Lowering:
             self._values[id(node)] = node._lower(self)
         return self._values[id(node)]
 
-    def input(self, node):
+    def input(self, node: Signal | Parameter) -> Any:
         """The value of a signal or parameter, declared once per name in the whole plan."""
-        inputs = self._root._inputs
+        inputs: dict[str, Any] = self._root._inputs  # type: ignore[assignment]  # the root has its inputs
         if node.name not in inputs:
             builder = self._root.builder
             if isinstance(node, Signal):
@@ -58,10 +63,10 @@ class Lowering:
         return inputs[node.name]
 
 
-def _check_names(expr) -> None:
+def _check_names(expr: Expr) -> None:
     nodes = expr.walk()
     for kind in (Signal, Parameter):
-        table = {}
+        table: dict[str, Expr] = {}
         for node in nodes:
             if isinstance(node, Placeholder) or not isinstance(node, kind):
                 continue
@@ -69,7 +74,7 @@ def _check_names(expr) -> None:
                 raise ValueError(f"expr: two different {kind.__name__.lower()}s are named {node.name!r}")
 
 
-def compile(expr, strategy: str = "auto"):
+def compile(expr: Expr, strategy: str = "auto") -> Plan:
     """Compile an expression to a `kernels.plan.Plan` (see the module docstring); `strategy` forces one lowering
     strategy on every product factor it applies to ("auto": the cheapest by the cost model)."""
     check_expression(expr, "expr")

@@ -30,7 +30,7 @@ SMALL = {
 MAX_SIZE = 4
 
 
-def derive(name: str, latex: bool = False, size: int | None = None, simplify: bool = False) -> list:
+def derive(name: str, latex: bool = False, size: int | None = None, simplify: bool = False) -> list[str]:
     """Lines of text: the order, then one line per nonzero output component (LaTeX with ``latex=True``), at
     `size` (1 to `MAX_SIZE`; None: the architecture's default); ``simplify=True`` puts each component over one
     denominator and merges powers (``sympy.together``, ``sympy.powsimp``: cheap, unlike ``sympy.simplify``)."""

@@ -19,12 +19,20 @@ carry no axis for them.  Every node knows three semantics, kept side by side in 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
 import sympy
 
 from ..algebra import Algebra, Diagonal, Element, tensor_product
-from ..algebra.exact import to_exact
+from ..algebra.exact import ExactLike, to_exact
+
+if TYPE_CHECKING:
+    from ..kernels.builder import Value
+    from ..kernels.plan import Plan
+    from .compiler import Lowering
+    from .formulas import SymbolicContext
 
 
 # ---------------------------------------------------------------------- factor facts used by several nodes
@@ -37,13 +45,13 @@ def unit_is_all_ones(factor: Algebra) -> bool:
     return unit is not None and all(c == 1 for c in unit.flat)
 
 
-def _as_algebra(algebra, argument: str) -> Algebra:
+def _as_algebra(algebra: object, argument: str) -> Algebra:
     if not isinstance(algebra, Algebra):
         raise TypeError(f"{argument}: expected an Algebra, got {type(algebra).__name__}")
     return algebra
 
 
-def _check_units(algebra: Algebra, units, argument: str) -> frozenset:
+def _check_units(algebra: Algebra, units: Iterable[int], argument: str) -> frozenset[int]:
     count = len(algebra.factors)
     for u in units:
         if isinstance(u, (bool, np.bool_)) or not isinstance(u, (int, np.integer)) or not -count <= u < count:
@@ -56,7 +64,7 @@ def _check_units(algebra: Algebra, units, argument: str) -> frozenset:
     return units
 
 
-def check_factor(node, factor, argument: str = "factor") -> int:
+def check_factor(node: Expr, factor: object, argument: str = "factor") -> int:
     """A factor index of `node` (negative ones count from the end), or a ValueError naming `argument`."""
     n = len(node.factors)
     if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or not -n <= factor < n:
@@ -69,43 +77,57 @@ def check_factor(node, factor, argument: str = "factor") -> int:
 class Expr:
     """A node of an expression DAG (see the module docstring)."""
 
-    children: tuple = ()
+    children: tuple[Expr, ...] = ()
 
-    def __init__(self, algebra: Algebra, units=frozenset()):
+    def __init__(self, algebra: Algebra, units: Iterable[int] = frozenset()) -> None:
         self.algebra = algebra
         self.units = frozenset(units)
-        self.support = {}          # factor -> component indices a leaf's array enumerates (default: all)
+        self.support: dict[int, tuple[int, ...]] = {}  # factor -> components a leaf's array enumerates (default: all)
+
+    if TYPE_CHECKING:   # the three semantics each node class defines (see the module docstring)
+        def _order(self, signal: Signal) -> int: ...
+
+        def _symbolic(self, context: SymbolicContext) -> Element | np.ndarray: ...
+
+        def _lower(self, lowering: Lowering) -> Value | int: ...
 
     @property
-    def factors(self) -> tuple:
+    def factors(self) -> tuple[Algebra, ...]:
         return self.algebra.factors
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
         """The array shape of a value (without batch axes): one axis per factor that is not constant."""
         return tuple(f.dim for i, f in enumerate(self.factors) if i not in self.units)
 
-    def __mul__(self, other):
+    def __mul__(self, other: Expr) -> Mul:
         return Mul(self, other)
 
-    def __add__(self, other):
+    def __add__(self, other: Expr) -> Add:
         return Add(self, other)
 
-    def compile(self, strategy: str = "auto"):
+    def compile(self, strategy: str = "auto") -> Plan:
         """This expression as a numeric `kernels.plan.Plan`, built once (see `interactions.compiler`)."""
         from .compiler import compile as compile_expression
         return compile_expression(self, strategy)
 
-    def formula(self, **options):
+    @overload
+    def formula(self, *, latex: Literal[False] = False) -> np.ndarray: ...
+    @overload
+    def formula(self, *, latex: Literal[True]) -> str: ...
+    @overload
+    def formula(self, *, latex: bool) -> np.ndarray | str: ...
+    def formula(self, **options: bool) -> np.ndarray | str:
         """Exact component formula (see `interactions.formulas.formula`)."""
         from .formulas import formula
         return formula(self, **options)
 
-    def walk(self):
+    def walk(self) -> list[Expr]:
         """Every node once, children before parents."""
-        seen, order = set(), []
+        seen: set[int] = set()
+        order: list[Expr] = []
 
-        def visit(node):
+        def visit(node: Expr) -> None:
             if id(node) in seen:
                 return
             seen.add(id(node))
@@ -118,7 +140,7 @@ class Expr:
     def _describe(self) -> str:
         return type(self).__name__
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         inner = ", ".join(repr(c) for c in self.children)
         return f"{self._describe()}({inner})"
 
@@ -126,7 +148,7 @@ class Expr:
 class Unary(Expr):
     """A node of one expression argument (children[0]) that keeps its self-interaction order."""
 
-    def _order(self, signal):
+    def _order(self, signal: Signal) -> int:
         return self.children[0]._order(signal)
 
 
@@ -136,23 +158,23 @@ class Signal(Expr):
     Its array has batch axes, then one axis per factor not in `units`.
     """
 
-    def __init__(self, name: str, algebra: Algebra, units=()):
+    def __init__(self, name: str, algebra: Algebra, units: Iterable[int] = ()) -> None:
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"name: expected an identifier, got {name!r}")
         algebra = _as_algebra(algebra, "algebra")
         super().__init__(algebra, _check_units(algebra, units, "units"))
         self.name = name
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return self.name
 
-    def _order(self, signal):
+    def _order(self, signal: Signal) -> int:
         return 1 if self is signal else 0
 
-    def _symbolic(self, context):
+    def _symbolic(self, context: SymbolicContext) -> Element:
         return context.signal_element(self)
 
-    def _lower(self, lowering):
+    def _lower(self, lowering: Lowering) -> Value:
         return lowering.input(self)
 
 
@@ -169,7 +191,10 @@ class Parameter(Expr):
     (3,)
     """
 
-    def __init__(self, name: str, algebra_or_shape, units=(), support=None):
+    algebra: Algebra | None  # type: ignore[assignment]  # None for a shape parameter (an array)
+
+    def __init__(self, name: str, algebra_or_shape: Algebra | Iterable[int], units: Iterable[int] = (),
+                 support: Mapping[int, Iterable[int]] | None = None) -> None:
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"name: expected an identifier, got {name!r}")
         self.name = name
@@ -185,10 +210,10 @@ class Parameter(Expr):
                                  f"got {algebra_or_shape!r}")
             if support or units:
                 raise ValueError("support, units: only for parameters that are elements of an algebra")
-            super().__init__(None)
+            super().__init__(None)  # type: ignore[arg-type]  # a shape parameter is an array, in no algebra
             self.array_shape = tuple(int(n) for n in shape)
 
-    def _check_support(self, support) -> dict:
+    def _check_support(self, support: Mapping[int, Iterable[int]]) -> dict[int, tuple[int, ...]]:
         checked = {}
         for factor, components in dict(support).items():
             factor = check_factor(self, factor, "support")
@@ -205,32 +230,32 @@ class Parameter(Expr):
         return checked
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, ...]:
         if self.algebra is None:
-            return self.array_shape
+            return self.array_shape  # type: ignore[return-value]  # set with the algebra None
         return tuple(len(self.support.get(i, range(f.dim))) for i, f in enumerate(self.factors)
                      if i not in self.units)
 
     @property
-    def factors(self):
+    def factors(self) -> tuple[Algebra, ...]:
         if self.algebra is None:
             raise TypeError(f"{self.name}: a shape parameter is an array, not an element of an algebra")
         return super().factors
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return self.name
 
-    def _order(self, signal):
+    def _order(self, signal: Signal) -> int:
         return 0
 
-    def _symbolic(self, context):
+    def _symbolic(self, context: SymbolicContext) -> Element | np.ndarray:
         return context.parameter_value(self)
 
-    def _lower(self, lowering):
+    def _lower(self, lowering: Lowering) -> Value | int:
         return lowering.input(self)
 
 
-def check_expression(node, argument: str) -> "Expr":
+def check_expression(node: object, argument: str) -> Expr:
     """`node` if it is an expression with a value in an algebra, else a TypeError naming `argument`."""
     if not isinstance(node, Expr) or node.algebra is None:
         raise TypeError(f"{argument}: expected an expression with a value in an algebra, got {node!r}")
@@ -242,7 +267,7 @@ class _Binary(Expr):
 
     mismatch = "cannot combine an element of {} with one of {}"
 
-    def __init__(self, K: Expr, X: Expr):
+    def __init__(self, K: Expr, X: Expr) -> None:
         K, X = check_expression(K, "K"), check_expression(X, "X")
         if K.algebra != X.algebra:
             raise ValueError("K, X: " + self.mismatch.format(K.algebra.name, X.algebra.name))
@@ -258,14 +283,14 @@ class Mul(_Binary):
 
     mismatch = "cannot multiply an element of {} by one of {}"
 
-    def _order(self, signal):
+    def _order(self, signal: Signal) -> int:
         return sum(child._order(signal) for child in self.children)
 
-    def _symbolic(self, context):
+    def _symbolic(self, context: SymbolicContext) -> Element:
         K, X = (context.value(child) for child in self.children)
         return K * X
 
-    def _lower(self, lowering):
+    def _lower(self, lowering: Lowering) -> Value:
         K, X = (lowering.value(child) for child in self.children)
         return lowering.builder.multiply(K, X, self.factors)
 
@@ -275,14 +300,14 @@ class Add(_Binary):
 
     mismatch = "cannot add an element of {} to one of {}"
 
-    def _order(self, signal):
+    def _order(self, signal: Signal) -> int:
         return max(child._order(signal) for child in self.children)
 
-    def _symbolic(self, context):
+    def _symbolic(self, context: SymbolicContext) -> Element:
         K, X = (context.value(child) for child in self.children)
         return K + X
 
-    def _lower(self, lowering):
+    def _lower(self, lowering: Lowering) -> Value:
         K, X = (lowering.value(child) for child in self.children)
         return lowering.builder.add(K, X, self.units)
 
@@ -301,7 +326,8 @@ class Linear(Expr):
     (5, 2, 4)
     """
 
-    def __init__(self, W, X: Expr, factor=-1, into: Algebra | None = None):
+    def __init__(self, W: Parameter, X: Expr, factor: int | tuple[int, ...] = -1,
+                 into: Algebra | None = None) -> None:
         X = check_expression(X, "X")
         sources = tuple(sorted(check_factor(X, f) for f in (factor if isinstance(factor, tuple) else (factor,))))
         if not sources or sources != tuple(range(sources[0], sources[0] + len(sources))):
@@ -325,13 +351,13 @@ class Linear(Expr):
         super().__init__(tensor_product(*factors), units)
         self.children, self.sources, self.targets = (W, X), sources, tuple(targets)
 
-    def _describe(self):
+    def _describe(self) -> str:
         return f"Linear[factors {list(self.sources)}]"
 
-    def _order(self, signal):
+    def _order(self, signal: Signal) -> int:
         return sum(child._order(signal) for child in self.children)
 
-    def _symbolic(self, context):
+    def _symbolic(self, context: SymbolicContext) -> Element:
         W, X = (context.value(child) for child in self.children)
         W = np.asarray(W, dtype=object).reshape(self.target_dims + self.source_dims)
         first, k = self.sources[0], len(self.sources)
@@ -341,7 +367,7 @@ class Linear(Expr):
         targets = range(mapped.ndim - len(self.target_dims), mapped.ndim)
         return Element(self.algebra, np.moveaxis(mapped, targets, range(first, first + len(self.target_dims))))
 
-    def _lower(self, lowering):
+    def _lower(self, lowering: Lowering) -> Value:
         W, X = (lowering.value(child) for child in self.children)
         return lowering.builder.linear(W, X, self.sources, self.source_dims, self.targets)
 
@@ -354,7 +380,7 @@ class Scale(Unary):
     array([3*x_{0}, 3*x_{1}], dtype=object)
     """
 
-    def __init__(self, X: Expr, c):
+    def __init__(self, X: Expr, c: ExactLike) -> None:
         X = check_expression(X, "X")
         self.c = to_exact(c, "c")
         if self.c.free_symbols:
@@ -362,17 +388,18 @@ class Scale(Unary):
         super().__init__(X.algebra, X.units)
         self.children = (X,)
 
-    def _describe(self):
+    def _describe(self) -> str:
         return f"Scale[{self.c}]"
 
-    def _symbolic(self, context):
+    def _symbolic(self, context: SymbolicContext) -> Element:
         return self.c * context.value(self.children[0])
 
-    def _lower(self, lowering):
+    def _lower(self, lowering: Lowering) -> Value:
         return lowering.builder.scale(lowering.value(self.children[0]), float(self.c))
 
 
-def multiplication_operator(K: Expr, L1=None, L2=None):
+def multiplication_operator(K: Expr, L1: Callable[[Expr], Expr] | None = None,
+                            L2: Callable[[Expr], Expr] | None = None) -> Callable[[Expr], Expr]:
     """O_K = L1(K L2(.)) as a function of X; L1 and L2 are callables on expressions (default: identity).
 
     >>> from product_interactions.algebra import position
@@ -391,7 +418,7 @@ def multiplication_operator(K: Expr, L1=None, L2=None):
     return operator
 
 
-def symbol_array(name: str, shape) -> np.ndarray:
+def symbol_array(name: str, shape: tuple[int, ...]) -> np.ndarray:
     """An object array of real sympy symbols name_{i_j...} (used for generic signals and parameters)."""
     array = np.empty(shape, dtype=object)
     for index in np.ndindex(*shape):

@@ -30,19 +30,21 @@ array([1. , 2. , 0.5, 1. , 1. , 2. ])
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import sympy
 
-from ..algebra import position, tensor_algebra, tensor_product
+from ..algebra import TensorAlgebra, position, tensor_algebra, tensor_product
 from ..algebra.algebra import check_count
 from ..kernels.engines import NUMPY, engine_of
 from ..kernels.seq2tens import METHODS, choose_method, scan
 
-from .expression import Scale, Signal
+from .expression import Expr, Scale, Signal
 from .scan import Scan
 
-def check_sequences(x, mask=None, dim: int | None = None):
+def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[Any, np.ndarray | None]:
     """x as a real array (batch, length, d) (autograd, torch and JAX arrays pass through), and the mask as a
     numpy bool array or None.
 
@@ -72,7 +74,7 @@ def check_sequences(x, mask=None, dim: int | None = None):
     return x, mask
 
 
-def zero_padding(x, mask):
+def zero_padding(x: Any, mask: np.ndarray | None) -> Any:
     """x with the padded points set to 0 (NaN padding included), so that they lift to the unit."""
     if mask is None:
         return x
@@ -80,14 +82,14 @@ def zero_padding(x, mask):
     return engine.where(engine.constant(mask[:, :, None], x), x, 0.0)
 
 
-def increments(x, mask=None, basepoint: bool = False):
+def increments(x: Any, mask: np.ndarray | None = None, basepoint: bool = False) -> Any:
     """x_t - x_{t-1} at every point, 0 on padding; the first is 0, or x_0 with ``basepoint=True`` (x_{-1} = 0)."""
     x = zero_padding(x, mask)
     start = x[:, :1] if basepoint else x[:, :1] * 0
     return zero_padding(engine_of({"x": x}).concatenate([start, x[:, 1:] - x[:, :-1]], axis=1), mask)
 
 
-def _lift_order(lift: str, embedding_order, degree: int) -> int:
+def _lift_order(lift: str, embedding_order: int | None, degree: int) -> int:
     if lift not in ("linear", "exp"):
         raise ValueError(f"lift: expected 'linear' or 'exp', got {lift!r}")
     if embedding_order is not None:
@@ -95,8 +97,8 @@ def _lift_order(lift: str, embedding_order, degree: int) -> int:
     return 1 if lift == "linear" else degree
 
 
-def seq2tens(x, degree: int, lift: str = "linear", embedding_order=None, return_sequences: bool = False,
-             mask=None, method: str = "auto") -> tuple:
+def seq2tens(x: Any, degree: int, lift: str = "linear", embedding_order: int | None = None,
+             return_sequences: bool = False, mask: Any = None, method: str = "auto") -> tuple[Any, ...]:
     """The levels (Phi_0, Phi_1, ..., Phi_degree) of each sequence of x (batch, length, d): Phi_0 of shape
     (batch,) (all ones), Phi_m of shape (batch, d, ..., d) with m axes of size d.  With `return_sequences`, every
     prefix: a time axis after the batch axis.  See the module docstring for lift, embedding_order, mask, method.
@@ -115,7 +117,7 @@ def seq2tens(x, degree: int, lift: str = "linear", embedding_order=None, return_
                                                 for m, level in enumerate(levels, start=1))
 
 
-def flatten(levels) -> np.ndarray:
+def flatten(levels: Sequence[Any]) -> Any:
     """Levels 1..M of a `seq2tens` result concatenated, each row-major: (..., d + d^2 + ... + d^M)."""
     if not isinstance(levels, (tuple, list)) or len(levels) < 2:
         raise ValueError(f"levels: expected the tuple (level 0, level 1, ...) of seq2tens, got {type(levels).__name__}")
@@ -128,7 +130,7 @@ def flatten(levels) -> np.ndarray:
     return engine.concatenate([engine.reshape(level, lead + (-1,)) for level in levels[1:]], axis=-1)
 
 
-def signature(x, depth: int, mask=None, return_sequences: bool = False, method: str = "auto"):
+def signature(x: Any, depth: int, mask: Any = None, return_sequences: bool = False, method: str = "auto") -> Any:
     """The truncated signature of the paths x (batch, length, d) in the layout of `flatten`: the exp lift of the
     increments, levels 1..depth.  With `return_sequences` the signature of every prefix x_0 .. x_t."""
     depth = check_count(depth, "depth")
@@ -140,17 +142,17 @@ def signature(x, depth: int, mask=None, return_sequences: bool = False, method: 
 class _Vectors(Signal):
     """A sequence of vectors of V = R^d as a signal in position(L) (x) T(V) supported on the level-1 words."""
 
-    def __init__(self, name: str, length: int, algebra):
+    def __init__(self, name: str, length: int, algebra: TensorAlgebra) -> None:
         super().__init__(name, tensor_product(position(length), algebra))
         self.support = {1: tuple(range(algebra.level(1).start, algebra.level(1).stop))}
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, ...]:
         return (self.factors[0].dim, len(self.support[1]))
 
 
-def seq2tens_expression(length: int, dim: int, degree: int, lift: str = "linear", embedding_order=None,
-                        return_sequences: bool = False, name: str = "x"):
+def seq2tens_expression(length: int, dim: int, degree: int, lift: str = "linear", embedding_order: int | None = None,
+                        return_sequences: bool = False, name: str = "x") -> tuple[Scan, Signal]:
     """The feature map as an expression: ``(Scan, signal)``.  The signal x (arrays (batch, length, dim)) is a
     sequence of vectors in level 1 of T(R^dim); the Scan multiplies group-like elements in the form
     h + e + h e = (1 + h)(1 + e) - 1, so its value is Phi - 1 (level 0 is 0).  Its `order` is the lift's
@@ -167,7 +169,7 @@ def seq2tens_expression(length: int, dim: int, degree: int, lift: str = "linear"
     algebra = tensor_algebra(dim, degree)
     signal = _Vectors(name, length, algebra)
 
-    def step(h, x_t):
+    def step(h: Expr, x_t: Expr) -> Expr:
         lifted, power = x_t, x_t
         for k in range(2, order + 1):
             power = power * x_t

@@ -12,6 +12,9 @@ array([k_{0}*x_{0} - k_{1}*x_{1}, k_{0}*x_{1} + k_{1}*x_{0}], dtype=object)
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, Literal, overload
+
 import numpy as np
 import sympy
 
@@ -23,20 +26,21 @@ from .expression import Expr, Parameter, Signal, check_expression, symbol_array
 class SymbolicContext:
     """Exact values of the nodes of one expression, computed once each."""
 
-    def __init__(self, bindings=None):
-        self._values = {id(node): value for node, value in (bindings or {}).items()}
+    def __init__(self, bindings: Mapping[Expr, Element] | None = None) -> None:
+        self._values: dict[int, Any] = {id(node): value for node, value in (bindings or {}).items()}
 
-    def child(self, bindings: dict) -> "SymbolicContext":
+    def child(self, bindings: Mapping[Expr, Element]) -> SymbolicContext:
         """A context for an enclosed body (a Scan step) with placeholders bound to elements."""
         return SymbolicContext(bindings)
 
-    def value(self, node: Expr):
+    def value(self, node: Expr) -> Any:
+        """The node's exact value: an `Element`, or a symbol array for a shape parameter."""
         if id(node) not in self._values:
             self._values[id(node)] = node._symbolic(self)
         return self._values[id(node)]
 
     @staticmethod
-    def _element(node, name):
+    def _element(node: Expr, name: str) -> Element:
         coefficients = symbol_array(name, node.shape)
         for axis, factor in enumerate(node.factors):
             if axis in node.units:
@@ -51,13 +55,19 @@ class SymbolicContext:
     def signal_element(self, signal: Signal) -> Element:
         return self._element(signal, signal.name)
 
-    def parameter_value(self, parameter: Parameter):
+    def parameter_value(self, parameter: Parameter) -> Element | np.ndarray:
         if parameter.algebra is None:
-            return symbol_array(parameter.name, parameter.array_shape)
+            return symbol_array(parameter.name, parameter.array_shape)  # type: ignore[arg-type]  # a shape parameter
         return self._element(parameter, parameter.name)
 
 
-def formula(expr: Expr, latex: bool = False):
+@overload
+def formula(expr: Expr, latex: Literal[False] = False) -> np.ndarray: ...
+@overload
+def formula(expr: Expr, latex: Literal[True]) -> str: ...
+@overload
+def formula(expr: Expr, latex: bool) -> np.ndarray | str: ...
+def formula(expr: Expr, latex: bool = False) -> np.ndarray | str:
     """The exact coefficients of `expr` as an object array of shape ``expr.algebra.shape`` (constant factors
     included); with ``latex=True`` a LaTeX string of the nonzero components instead."""
     check_expression(expr, "expr")
@@ -73,14 +83,14 @@ def formula(expr: Expr, latex: bool = False):
     return "\\begin{aligned}" + " \\\\ ".join(lines) + "\\end{aligned}"
 
 
-def to_latex(value) -> str:
+def to_latex(value: object) -> str:
     """`sympy.latex`, with a parameter name holding an underscore braced: W_Q_{0,0} -> {W_Q}_{0,0} (LaTeX refuses
     a double subscript).
 
     >>> to_latex(sympy.Symbol("W_Q_{0,1}") * sympy.Symbol("x_{1}"))
     '{W_Q}_{0,1} x_{1}'
     """
-    names = {}
+    names: dict[sympy.Symbol, str] = {}
     for symbol in getattr(value, "free_symbols", ()):
         cut = symbol.name.rfind("_{")
         if "_" in symbol.name[:cut]:
@@ -88,5 +98,5 @@ def to_latex(value) -> str:
     return sympy.latex(value, symbol_names=names)
 
 
-def _component_latex(expr, index) -> str:
+def _component_latex(expr: Expr, index: tuple[int, ...]) -> str:
     return "z_{" + ",".join(str(i) for axis, i in enumerate(index) if axis not in expr.units) + "}"

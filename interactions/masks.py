@@ -13,10 +13,16 @@ array([1., 1., 0., 0.])
 """
 from __future__ import annotations
 
+from typing import TypeAlias
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..algebra.algebra import check_count
 from ..kernels.masks import Mask
+
+#: A mask as the nodes take it: a `Mask` rule, or a 0/1 array of shape (n_query, n_key).
+MaskLike: TypeAlias = "Mask | ArrayLike"
 
 
 def full(n: int) -> np.ndarray:
@@ -31,10 +37,10 @@ def causal(n: int) -> np.ndarray:
     return np.tril(np.ones((n, n)))
 
 
-def radius(n: int, r, points=None) -> np.ndarray:
+def radius(n: int, r: float, points: ArrayLike | None = None) -> np.ndarray:
     """Pairs within distance r: |k - l| <= r on a 1-D lattice, or |points[k] - points[l]| <= r for given points."""
     n = check_count(n, "n")
-    if not np.isscalar(r) or not r >= 0:
+    if not np.isscalar(r) or not r >= 0:  # type: ignore[operator]  # r is meant to be a real number
         raise ValueError(f"r: expected a non-negative number, got {r!r}")
     if points is None:
         distance = np.abs(np.subtract.outer(np.arange(n), np.arange(n)))
@@ -46,7 +52,7 @@ def radius(n: int, r, points=None) -> np.ndarray:
     return (distance <= r).astype(float)
 
 
-def as_mask(mask, rows: int, columns: int, argument: str = "mask") -> Mask:
+def as_mask(mask: MaskLike, rows: int, columns: int, argument: str = "mask") -> Mask:
     """Check a user mask, a `Mask` rule or a 0/1 array of shape (rows, columns) = (query, key), as a `Mask`."""
     if isinstance(mask, Mask):
         if mask.shape is not None and mask.shape != (rows, columns):

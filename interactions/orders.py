@@ -11,6 +11,8 @@ argument of order n counts n) and cross-checked against the symbolic formula by 
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import sympy
 
 from .expression import Expr, Signal
@@ -25,7 +27,7 @@ def order(expr: Expr, signal: Signal) -> int:
     return expr._order(signal)
 
 
-def polynomial_degree(value: sympy.Expr, symbols) -> int:
+def polynomial_degree(value: sympy.Expr, symbols: Iterable[sympy.Symbol]) -> int:
     """Degree of a formula in `symbols`, counting a function of an argument of degree n as n and ignoring
     denominators (the softmax normaliser); the reference for `order` in the tests.
 
@@ -36,7 +38,7 @@ def polynomial_degree(value: sympy.Expr, symbols) -> int:
     return _degree(sympy.powsimp(value), set(symbols))      # exp(a) exp(-a) cancels before counting
 
 
-def _degree(value: sympy.Expr, symbols: set) -> int:
+def _degree(value: sympy.Expr, symbols: set[sympy.Symbol]) -> int:
     if value.is_Symbol:
         return int(value in symbols)
     if value.is_Number or not value.free_symbols & symbols:

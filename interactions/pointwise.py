@@ -13,14 +13,22 @@ sigmoid(x_{0})
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import sympy
 
 from ..algebra import Element, tensor_product
+from ..kernels.masks import Mask
 from ..kernels.pointwise import FUNCTIONS as NUMERIC
 from ..kernels.plan import Register
 from . import masks
 from .expression import Expr, Signal, Unary, check_factor, check_expression
+
+if TYPE_CHECKING:
+    from ..kernels.builder import Value
+    from .compiler import Lowering
+    from .formulas import SymbolicContext
 
 
 class _Named(sympy.Function):
@@ -30,16 +38,16 @@ class _Named(sympy.Function):
     nargs = 1
 
     @classmethod
-    def closed_form(cls, x):
+    def closed_form(cls, x: sympy.Expr) -> sympy.Expr:
         raise NotImplementedError
 
-    def _eval_rewrite_as_exp(self, x, **hints):
+    def _eval_rewrite_as_exp(self, x: sympy.Expr, **hints: Any) -> sympy.Expr:
         return self.closed_form(x)
 
-    def _eval_evalf(self, precision):
+    def _eval_evalf(self, precision: int) -> sympy.Expr:
         return self.closed_form(self.args[0])._eval_evalf(precision)
 
-    def _eval_is_real(self):
+    def _eval_is_real(self) -> bool | None:
         return self.args[0].is_real
 
 
@@ -68,7 +76,8 @@ class Pointwise(Unary):
     """F(X) for F in FUNCTIONS; ``softmax`` needs `factor` (normalised over it) and takes an optional `mask`
     over (query factor `query`, factor)."""
 
-    def __init__(self, function: str, X: Expr, factor: int | None = None, mask=None, query: int = 0):
+    def __init__(self, function: str, X: Expr, factor: int | None = None, mask: masks.MaskLike | Signal | None = None,
+                 query: int = 0) -> None:
         if function not in FUNCTIONS:
             raise ValueError(f"function: expected one of {', '.join(FUNCTIONS)}, got {function!r}")
         X = check_expression(X, "X")
@@ -85,35 +94,36 @@ class Pointwise(Unary):
         self.function, self.factor, self.mask, self.query = function, factor, mask, query
         self.children = (X, mask) if isinstance(mask, Signal) else (X,)
 
-    def _describe(self):
+    def _describe(self) -> str:
         return f"Pointwise[{self.function}]"
 
-    def _symbolic(self, context):
+    def _symbolic(self, context: SymbolicContext) -> Element:
         coefficients = context.value(self.children[0]).coefficients
         if self.function != "softmax":
             apply = SYMBOLIC[self.function]
             return Element(self.algebra, np.vectorize(lambda c: c if c == 0 else apply(c), otypes=[object])(
                 coefficients))
-        moved = np.moveaxis(coefficients, (self.query, self.factor), (-2, -1))
+        moved = np.moveaxis(coefficients, (self.query, self.factor), (-2, -1))  # type: ignore[arg-type]  # softmax's
         weights = np.ones(moved.shape[-2:], dtype=int) if self.mask is None else \
             context.value(self.mask).coefficients if isinstance(self.mask, Signal) else \
             self.mask.array(*moved.shape[-2:]).astype(int)
         exps = np.vectorize(sympy.exp, otypes=[object])(moved) * weights
         present = np.any(moved != 0, axis=-1, keepdims=True)        # fibres a projection left nonzero
         result = np.where(present, exps / np.sum(exps, axis=-1, keepdims=True), 0)
-        return Element(self.algebra, np.moveaxis(result, (-2, -1), (self.query, self.factor)))
+        return Element(self.algebra, np.moveaxis(result, (-2, -1), (self.query, self.factor)))  # type: ignore[arg-type]
 
-    def _lower(self, lowering):
+    def _lower(self, lowering: Lowering) -> Value:
         value = lowering.value(self.children[0])
         if self.function != "softmax":
             return lowering.builder.map(value, self.function)
-        mask = self.mask
+        mask: Mask | Signal | Register | None = self.mask
         if isinstance(mask, Signal):
             mask = Register(lowering.value(mask).operands[0].source.index)
-        return lowering.builder.softmax(value, self.factor, mask, self.query if mask is not None else None)
+        return lowering.builder.softmax(value, self.factor,  # type: ignore[arg-type]  # softmax has its factor
+                                        mask, self.query if mask is not None else None)
 
 
-def _check_mask(mask, X, query, factor):
+def _check_mask(mask: masks.MaskLike | Signal, X: Expr, query: int, factor: int) -> Mask | Signal:
     """A `Mask` (a rule, or a 0/1 array) over (query, factor), or a Signal of such masks (one per batch entry)."""
     if isinstance(mask, Signal):
         pair = tensor_product(X.factors[query], X.factors[factor])

@@ -18,17 +18,25 @@ array([1.   , 1.5  , 1.75 , 1.875])
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..algebra import Algebra, Element, tensor_product
 
 from .expression import Expr, Signal, check_factor, check_expression
 
+if TYPE_CHECKING:
+    from ..kernels.builder import Value
+    from .compiler import Lowering
+    from .formulas import SymbolicContext
+
 
 class Placeholder(Signal):
     """A signal bound by an enclosing node (a Scan's state or current input), not a user input."""
 
-    def _symbolic(self, context):
+    def _symbolic(self, context: SymbolicContext) -> Element:
         return context.signal_element(self)          # only reached when unbound: a generic element
 
 
@@ -38,8 +46,8 @@ class Scan(Expr):
     `state` is the state's algebra; `initial` an expression in it without signals (e.g. a Parameter).
     """
 
-    def __init__(self, step, X: Expr, state: Algebra, time: int = 0, initial: Expr | None = None,
-                 return_sequences: bool = True):
+    def __init__(self, step: Callable[[Placeholder, Placeholder], Expr], X: Expr, state: Algebra, time: int = 0,
+                 initial: Expr | None = None, return_sequences: bool = True) -> None:
         X = check_expression(X, "X")
         if not isinstance(state, Algebra):
             raise TypeError(f"state: expected an Algebra, got {type(state).__name__}")
@@ -65,14 +73,14 @@ class Scan(Expr):
         self.body, self.initial = body, initial
         self.children = (X, body) + ((initial,) if initial is not None else ())
 
-    def _describe(self):
+    def _describe(self) -> str:
         return f"Scan[time {self.time}]"
 
-    def _order(self, signal):
+    def _order(self, signal: Signal) -> int:
         X = self.children[0]
         return X._order(signal) * self.body._order(self.x_t) if X._order(signal) else 0
 
-    def _symbolic(self, context):
+    def _symbolic(self, context: SymbolicContext) -> Element:
         X = context.value(self.children[0]).coefficients
         h = context.value(self.initial) if self.initial is not None else self.h.algebra.zero()
         states = []
@@ -82,7 +90,7 @@ class Scan(Expr):
             states.append(h.coefficients)
         return Element(self.algebra, np.stack(states) if self.return_sequences else states[-1])
 
-    def _lower(self, lowering):
+    def _lower(self, lowering: Lowering) -> Value:
         builder = lowering.builder
         X = lowering.value(self.children[0])
         initial = lowering.value(self.initial) if self.initial is not None else None

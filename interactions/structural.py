@@ -18,8 +18,12 @@ frozenset({1})
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import numpy as np
 import sympy
+from numpy.typing import ArrayLike
 
 from ..algebra import Element
 from ..algebra.algebra import check_count
@@ -27,11 +31,16 @@ from ..kernels.masks import Mask
 from . import masks
 from .expression import Expr, Unary, check_factor, check_expression, unit_is_all_ones
 
+if TYPE_CHECKING:
+    from ..kernels.builder import Value
+    from .compiler import Lowering
+    from .formulas import SymbolicContext
+
 
 class Flip(Unary):
     """T: moves the content of factor `source` to factor `target`, where the value must be constant (g_0)."""
 
-    def __init__(self, X: Expr, source: int = 0, target: int = 1):
+    def __init__(self, X: Expr, source: int = 0, target: int = 1) -> None:
         X = check_expression(X, "X")
         source, target = check_factor(X, source, "source"), check_factor(X, target, "target")
         if source == target or X.factors[source] != X.factors[target]:
@@ -43,14 +52,14 @@ class Flip(Unary):
         super().__init__(X.algebra, X.units - {target} | {source})
         self.children, self.source, self.target = (X,), source, target
 
-    def _describe(self):
+    def _describe(self) -> str:
         return "Flip"
 
-    def _symbolic(self, context):
+    def _symbolic(self, context: SymbolicContext) -> Element:
         X = context.value(self.children[0])
         return Element(self.algebra, np.swapaxes(X.coefficients, self.source, self.target))
 
-    def _lower(self, lowering):
+    def _lower(self, lowering: Lowering) -> Value:
         return lowering.builder.swap(lowering.value(self.children[0]), self.source, self.target)
 
 
@@ -61,7 +70,7 @@ class Reduce(Unary):
     None sums everything.
     """
 
-    def __init__(self, X: Expr, factor: int = 1, mask=None, query: int = 0):
+    def __init__(self, X: Expr, factor: int = 1, mask: masks.MaskLike | None = None, query: int = 0) -> None:
         X = check_expression(X, "X")
         factor, query = check_factor(X, factor), check_factor(X, query, "query")
         if not unit_is_all_ones(X.factors[factor]):
@@ -74,10 +83,10 @@ class Reduce(Unary):
         super().__init__(X.algebra, X.units | {factor})
         self.children, self.factor, self.query, self.mask = (X,), factor, query, mask
 
-    def _describe(self):
+    def _describe(self) -> str:
         return f"{type(self).__name__}[factor {self.factor}]"
 
-    def _symbolic(self, context):
+    def _symbolic(self, context: SymbolicContext) -> Element:
         coefficients = context.value(self.children[0]).coefficients
         if self.mask is None:
             summed = np.sum(coefficients, axis=self.factor, keepdims=True)
@@ -87,14 +96,14 @@ class Reduce(Unary):
         result = np.broadcast_to(summed, moved.shape)
         return Element(self.algebra, np.moveaxis(result, (-2, -1), (self.query, self.factor)))
 
-    def _lower(self, lowering):
+    def _lower(self, lowering: Lowering) -> Value:
         return lowering.builder.reduce(lowering.value(self.children[0]), self.factor, self.mask, self.query)
 
 
 class CausalReduce(Reduce):
     """P^c: g_k (x) g_l -> g_k (x) g_0 for l <= k, 0 for l > k (the rule `Mask.causal()`: any length)."""
 
-    def __init__(self, X: Expr, factor: int = 1, query: int = 0):
+    def __init__(self, X: Expr, factor: int = 1, query: int = 0) -> None:
         super().__init__(X, factor, Mask.causal(), query)
 
 
@@ -102,7 +111,8 @@ class NeighbourhoodReduce(Reduce):
     """P^N: keeps the keys in a neighbourhood of each query: a `mask`, or a `radius` (on the lattice, or around
     `points` of shape (n, dims))."""
 
-    def __init__(self, X: Expr, mask=None, radius=None, points=None, factor: int = 1, query: int = 0):
+    def __init__(self, X: Expr, mask: masks.MaskLike | None = None, radius: float | None = None,
+                 points: ArrayLike | None = None, factor: int = 1, query: int = 0) -> None:
         X = check_expression(X, "X")
         n = X.factors[check_factor(X, factor)].dim
         if (mask is None) == (radius is None):
@@ -115,7 +125,7 @@ class NeighbourhoodReduce(Reduce):
 
 
 class _Projection(Unary):
-    def __init__(self, X: Expr, components, factor: int):
+    def __init__(self, X: Expr, components: Iterable[int], factor: int) -> None:
         X = check_expression(X, "X")
         factor = check_factor(X, factor)
         if factor in X.units:
@@ -123,30 +133,30 @@ class _Projection(Unary):
         super().__init__(X.algebra, X.units)
         self.children, self.factor, self.components = (X,), factor, tuple(components)
 
-    def _describe(self):
+    def _describe(self) -> str:
         return f"{type(self).__name__}[factor {self.factor}]"
 
-    def _symbolic(self, context):
+    def _symbolic(self, context: SymbolicContext) -> Element:
         coefficients = np.moveaxis(context.value(self.children[0]).coefficients, self.factor, -1).copy()
         dropped = [i for i in range(coefficients.shape[-1]) if i not in self.components]
         coefficients[..., dropped] = 0
         return Element(self.algebra, np.moveaxis(coefficients, -1, self.factor))
 
-    def _lower(self, lowering):
+    def _lower(self, lowering: Lowering) -> Value:
         return lowering.builder.select(lowering.value(self.children[0]), self.factor, self.components)
 
 
 class ScalarProjection(_Projection):
     """P^0: keeps the e_0 component of factor `factor` (default: the last, the feature algebra)."""
 
-    def __init__(self, X: Expr, factor: int = -1):
+    def __init__(self, X: Expr, factor: int = -1) -> None:
         super().__init__(X, (0,), factor)
 
 
 class RankProjection(_Projection):
     """P^R: keeps the first `rank` components of factor `factor` (R score channels)."""
 
-    def __init__(self, X: Expr, rank: int, factor: int = -1):
+    def __init__(self, X: Expr, rank: int, factor: int = -1) -> None:
         X = check_expression(X, "X")
         dim = X.factors[check_factor(X, factor)].dim
         if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 1 <= rank <= dim:
@@ -165,7 +175,7 @@ class Lag(Unary):
     array([0, x_{0}, x_{1}], dtype=object)
     """
 
-    def __init__(self, X: Expr, lag: int, factor: int = 0):
+    def __init__(self, X: Expr, lag: int, factor: int = 0) -> None:
         X = check_expression(X, "X")
         factor = check_factor(X, factor)
         if factor in X.units:
@@ -173,10 +183,10 @@ class Lag(Unary):
         super().__init__(X.algebra, X.units)
         self.children, self.lag, self.factor = (X,), check_count(lag, "lag"), factor
 
-    def _describe(self):
+    def _describe(self) -> str:
         return f"Lag[{self.lag}]"
 
-    def _symbolic(self, context):
+    def _symbolic(self, context: SymbolicContext) -> Element:
         coefficients = context.value(self.children[0]).coefficients
         n = coefficients.shape[self.factor]
         head = (slice(None),) * self.factor
@@ -184,5 +194,5 @@ class Lag(Unary):
         shifted[head + (slice(min(self.lag, n), n),)] = coefficients[head + (slice(0, max(n - self.lag, 0)),)]
         return Element(self.algebra, shifted)
 
-    def _lower(self, lowering):
+    def _lower(self, lowering: Lowering) -> Value:
         return lowering.builder.lag(lowering.value(self.children[0]), self.factor, self.lag, self.units)

@@ -7,10 +7,13 @@ they can be called inside any module of one's own.  torch is imported only here.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import DTypeLike
 
 
-def to_torch(model, seed=0, dtype=np.float64):
+def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:
     """A `torch.nn.Module` for `model` (anything with ``parameters``, ``init(seed, dtype)`` and
     ``apply(params, *inputs, **options)``); see the module docstring.
 
@@ -29,13 +32,13 @@ def to_torch(model, seed=0, dtype=np.float64):
     class ModelModule(torch.nn.Module):
         """`model` as a torch module: ``forward(*inputs, **options) = model.apply(parameters, *inputs, ...)``."""
 
-        def __init__(self):
+        def __init__(self) -> None:
             super().__init__()
             self.model = model
             for name, value in model.init(seed, dtype).items():
                 self.register_parameter(name, torch.nn.Parameter(torch.as_tensor(value)))
 
-        def forward(self, *inputs, **options):
+        def forward(self, *inputs: Any, **options: Any) -> Any:
             return self.model.apply(dict(self._parameters), *inputs, **options)
 
         def extra_repr(self) -> str:
