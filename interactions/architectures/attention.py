@@ -17,6 +17,8 @@ with its own query, key and value of size d_head (parameters grow R-fold).
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import sympy
 
@@ -24,7 +26,7 @@ from ...algebra import diagonal, position, tensor_product
 from ...algebra.algebra import check_count
 from ...kernels.masks import Mask
 
-from ..expression import Linear, Parameter, Scale, Signal
+from ..expression import Expr, Linear, Parameter, Scale, Signal
 from ..pointwise import Pointwise
 from ..structural import CausalReduce, Flip, Reduce
 from .model import Model
@@ -37,7 +39,7 @@ class Attention(Model):
     (d_model, heads * rank * d_head); d_head = d_model // heads unless given.
     """
 
-    def __init__(self, d_model, heads, causal, rank, d_head, length):
+    def __init__(self, d_model: int, heads: int, causal: bool, rank: int, d_head: int | None, length: int) -> None:
         super().__init__()
         self.d_model, self.heads, self.rank = (check_count(v, a) for v, a in
                                                ((d_model, "d_model"), (heads, "heads"), (rank, "rank")))
@@ -50,7 +52,7 @@ class Attention(Model):
             raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
         self.causal, self.geometry = causal, (check_count(length, "length"),)
 
-    def stages(self, length: int) -> dict:
+    def stages(self, length: int) -> dict[str, Expr]:
         """The named sub-expressions at a sequence length: signal, scores, weights, output."""
         n = length
         channels, width = self.heads * self.rank, self.heads * self.rank * self.d_head
@@ -58,7 +60,7 @@ class Attention(Model):
         heads = tensor_product(diagonal(channels), diagonal(self.d_head))
         X = Signal("x", tensor_product(position(n), position(n), features), units=[1])
 
-        def project(name):
+        def project(name: str) -> Linear:
             return Linear(Parameter(name, (width, self.d_model)), X, factor=2, into=heads)
 
         Q, K, V = project("W_Q"), project("W_K"), project("W_V")
@@ -69,11 +71,11 @@ class Attention(Model):
         output = Linear(Parameter("W_O", (self.d_model, width)), attended, factor=(2, 3), into=features)
         return {"signal": X, "scores": scores, "weights": weights, "output": output}
 
-    def build(self, geometry):
+    def build(self, geometry: tuple[int, ...]) -> tuple[Expr, Signal]:
         stages = self.stages(*geometry)
-        return stages["output"], stages["signal"]
+        return stages["output"], stages["signal"]  # type: ignore[return-value]  # the stage "signal" is X
 
-    def geometry_of(self, x):
+    def geometry_of(self, x: Any) -> tuple[int, ...]:
         if np.ndim(x) < 2 or np.shape(x)[-1] != self.d_model:
             raise ValueError(f"x: expected shape (..., length, {self.d_model}), got {np.shape(x)}")
         return (np.shape(x)[-2],)

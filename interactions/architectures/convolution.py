@@ -18,12 +18,15 @@ array([4., 3., 5.])
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import numpy as np
 
 from ...algebra import position, tensor_product, translation
 from ...algebra.algebra import check_count
 
-from ..expression import Parameter, Signal
+from ..expression import Expr, Parameter, Signal
 from ..structural import Reduce
 from .model import Model
 
@@ -32,7 +35,8 @@ class Convolution(Model):
     """See the module docstring.  Parameter ``K``: (size, c_out, c_in) in 1-D, (size, size, c_out, c_in) in 2-D.
     Inputs (batch, n, c_in) or (batch, h, w, c_in)."""
 
-    def __init__(self, channels_in, channels_out, size, dims, cyclic, shape):
+    def __init__(self, channels_in: int, channels_out: int, size: int, dims: int, cyclic: bool,
+                 shape: Iterable[int] | None) -> None:
         super().__init__()
         for value, argument in ((channels_in, "channels_in"), (channels_out, "channels_out"), (size, "size")):
             check_count(value, argument)
@@ -45,7 +49,7 @@ class Convolution(Model):
         self.geometry = tuple(shape) if shape is not None else (max(4, self.size),) * dims
         self.scales = {"K": 1.0 / np.sqrt(self.channels_in * self.size ** dims)}
 
-    def build(self, geometry):
+    def build(self, geometry: tuple[int, ...]) -> tuple[Expr, Signal]:
         if any(n < self.size for n in geometry):
             raise ValueError(f"x: spatial size {geometry} is smaller than the filter size {self.size}")
         lattice = [translation(n, cyclic=self.cyclic) for n in geometry]
@@ -55,7 +59,7 @@ class Convolution(Model):
         K = Parameter("K", algebra, support=taps)
         return Reduce(K * X, factor=self.dims + 1), X
 
-    def geometry_of(self, x):
+    def geometry_of(self, x: Any) -> tuple[int, ...]:
         if np.ndim(x) < self.dims + 1 or np.shape(x)[-1] != self.channels_in:
             raise ValueError(f"x: expected shape (batch, {'h, w' if self.dims == 2 else 'n'}, {self.channels_in}),"
                              f" got {np.shape(x)}")
@@ -63,6 +67,6 @@ class Convolution(Model):
 
 
 def convolution(channels_in: int = 1, channels_out: int = 1, size: int = 3, dims: int = 1, cyclic: bool = True,
-                shape=None) -> Convolution:
+                shape: Iterable[int] | None = None) -> Convolution:
     """A convolution layer; `shape` only sets the inspected expression."""
     return Convolution(channels_in, channels_out, size, dims, cyclic, shape)

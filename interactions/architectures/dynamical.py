@@ -27,16 +27,23 @@ True
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ...algebra import diagonal, position, tensor_product
 from ...algebra.algebra import check_count
 from ...kernels.recurrence import linear_scan
 
-from ..expression import Linear, Parameter, Scale, Signal
+from ..expression import Expr, Linear, Parameter, Scale, Signal
 from ...kernels.pointwise import sigmoid
 from ..pointwise import Pointwise
 from .ssm import StateSpaceModel
+
+if TYPE_CHECKING:
+    from ...kernels.engines.base import Engine
 
 INPUT_ORDERS, HIDDEN_ORDERS = (1, 2, 3), (1, 2)
 
@@ -45,7 +52,7 @@ class Dynamical(StateSpaceModel):
     """The layer of the module docstring on (batch, length, d_model).  Parameters (d_model, d_model): ``W_g``,
     ``W_u``, ``W_c``, ``W_o``, ``W_h`` (H = 2), ``W_b`` (I >= 2); ``A_log`` (d_model,), initialised to 0."""
 
-    def __init__(self, d_model, input_order, hidden_order, length):
+    def __init__(self, d_model: int, input_order: int, hidden_order: int, length: int) -> None:
         super().__init__()
         self.width = check_count(d_model, "d_model")
         if input_order not in INPUT_ORDERS or isinstance(input_order, bool):
@@ -55,25 +62,25 @@ class Dynamical(StateSpaceModel):
         self.input_order, self.hidden_order = int(input_order), int(hidden_order)
         self.geometry = (check_count(length, "length"),)
 
-    def init(self, seed=0, dtype=np.float64) -> dict:
+    def init(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> dict[str, np.ndarray]:
         """Normal weights with standard deviation 1/sqrt(d_model); A_log = 0 (a = -1)."""
         params = super().init(seed, dtype)
         params["A_log"] = np.zeros(self.width, dtype)
         return params
 
-    def build(self, geometry):
+    def build(self, geometry: tuple[int, ...]) -> tuple[Expr, Signal]:
         (length,) = geometry
         A = diagonal(self.width)
         X = Signal("x", tensor_product(position(length), A))
 
-        def linear(name, value):
+        def linear(name: str, value: Expr) -> Linear:
             return Linear(Parameter(name, (self.width, self.width)), value)
 
-        def step(h, x_t):
+        def step(h: Expr, x_t: Expr) -> tuple[Expr, Expr]:
             gate = Pointwise("sigmoid", linear("W_g", x_t))
             K = gate if self.hidden_order == 1 else gate * Pointwise("sigmoid", linear("W_h", x_t))
             decay = Scale(Pointwise("exp", Parameter("A_log", A)), -1)
-            term = linear("W_u", x_t)
+            term: Expr = linear("W_u", x_t)
             if self.input_order > 1:
                 term = linear("W_b", x_t) * term
             if self.input_order > 2:
@@ -83,7 +90,7 @@ class Dynamical(StateSpaceModel):
         H = self.recurrence(step, X, A)
         return linear("W_o", linear("W_c", X) * H), X
 
-    def fast(self, engine, params, x, method):
+    def fast(self, engine: Engine, params: Mapping[str, Any], x: Any, method: str) -> Any:
         p = params
         xt = engine.swapaxes(x, 0, 1)                                              # (L, batch, d_model)
         linear = lambda name: xt @ engine.swapaxes(p[name], 0, 1)  # noqa: E731

@@ -15,12 +15,14 @@ True
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...algebra import diagonal, position, tensor_product
 from ...algebra.algebra import check_count
 
-from ..expression import Linear, Parameter, Signal
+from ..expression import Expr, Linear, Parameter, Signal
 from ..pointwise import FUNCTIONS, Pointwise
 from .model import Model
 
@@ -28,20 +30,20 @@ from .model import Model
 class Gating(Model):
     """See the module docstring.  Parameters: ``W`` (channels, channels)."""
 
-    def __init__(self, channels: int, function: str = "sigmoid", length: int = 4):
+    def __init__(self, channels: int, function: str = "sigmoid", length: int = 4) -> None:
         super().__init__()
         if function not in FUNCTIONS or function == "softmax":
             raise ValueError(f"function: expected an elementwise nonlinearity, got {function!r}")
         self.channels, self.function = check_count(channels, "channels"), function
         self.geometry = (check_count(length, "length"),)
 
-    def build(self, geometry):
+    def build(self, geometry: tuple[int, ...]) -> tuple[Expr, Signal]:
         (length,) = geometry
         X = Signal("x", tensor_product(position(length), diagonal(self.channels)))
         gate = Pointwise(self.function, Linear(Parameter("W", (self.channels, self.channels)), X))
         return gate * X, X
 
-    def geometry_of(self, x):
+    def geometry_of(self, x: Any) -> tuple[int, ...]:
         if np.ndim(x) < 2:
             raise ValueError(f"x: expected shape (..., length, {self.channels}), got {np.shape(x)}")
         return (np.shape(x)[-2],)

@@ -26,17 +26,24 @@ True
 """
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from ...algebra import diagonal, position, tensor_product
+import numpy as np
+from numpy.typing import DTypeLike
+
+from ...algebra import Algebra, diagonal, position, tensor_product
 from ...algebra.algebra import check_count
 from ...kernels.pointwise import silu, softplus
 from ...kernels.selective_ssm import selective_scan, time_major
-from ..expression import Linear, Parameter, Scale, Signal
+from ..expression import Expr, Linear, Parameter, Scale, Signal
 from ..pointwise import Pointwise
 from ..structural import Lag, Reduce
 from .model import check_seed
 from .ssm import StateSpaceModel, check_steps
+
+if TYPE_CHECKING:
+    from ...kernels.engines.base import Engine
 
 __all__ = ["Mamba", "mamba", "selective_scan"]
 
@@ -47,7 +54,8 @@ class Mamba(StateSpaceModel):
     ``dt_bias`` (d_inner,); ``A_log``, ``W_B``, ``W_C`` (d_inner, d_state); ``D`` (d_inner,); ``W_out``
     (d_model, d_inner)."""
 
-    def __init__(self, d_model, d_state, expand, d_conv, dt_rank, dt_min, dt_max, length):
+    def __init__(self, d_model: int, d_state: int, expand: int, d_conv: int, dt_rank: int | None, dt_min: float,
+                 dt_max: float, length: int) -> None:
         super().__init__()
         self.width, self.d_state = check_count(d_model, "d_model"), check_count(d_state, "d_state")
         self.d_inner = check_count(expand, "expand") * self.width
@@ -59,7 +67,7 @@ class Mamba(StateSpaceModel):
         self.scales = {**{f"conv_{k}": taps for k in range(self.d_conv)}, "conv_bias": taps,
                        "W_B": 1.0 / np.sqrt(self.d_inner), "W_C": 1.0 / np.sqrt(self.d_inner)}
 
-    def init(self, seed=0, dtype=np.float64) -> dict:
+    def init(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> dict[str, np.ndarray]:
         """Normal weights (`scales`), A = -(1..d_state), D = 1, and dt_bias the inverse softplus of steps drawn
         log-uniformly in [dt_min, dt_max]."""
         rng = check_seed(seed)
@@ -70,12 +78,12 @@ class Mamba(StateSpaceModel):
         params["D"] = np.ones(self.d_inner, dtype)
         return params
 
-    def build(self, geometry):
+    def build(self, geometry: tuple[int, ...]) -> tuple[Expr, Signal]:
         (length,) = geometry
         channels, hidden = diagonal(self.d_inner), diagonal(self.d_state)
         X = Signal("x", tensor_product(position(length), diagonal(self.width), hidden), units=[2])
 
-        def project(name, value, into, factor=1):
+        def project(name: str, value: Expr, into: Algebra, factor: int = 1) -> Linear:
             W = Parameter(name, (into.dim, value.factors[factor].dim))
             return Linear(W, value, factor=factor, into=into)
 
@@ -84,7 +92,7 @@ class Mamba(StateSpaceModel):
                 for k in range(self.d_conv)]
         u = Pointwise("silu", sum(taps[1:], taps[0]) + Parameter("conv_bias", x.algebra, units=[0, 2]))
 
-        def step(h, u_t):
+        def step(h: Expr, u_t: Expr) -> tuple[Expr, Expr]:
             low = project("W_delta", u_t, diagonal(self.dt_rank), factor=0)
             delta = Pointwise("softplus", project("W_dt", low, channels, factor=0)
                               + Parameter("dt_bias", u_t.algebra, units=[1]))
@@ -97,7 +105,7 @@ class Mamba(StateSpaceModel):
         y = Reduce(C * H, factor=2) + Parameter("D", u.algebra, units=[0, 2]) * u
         return project("W_out", y * Pointwise("silu", project("W_z", X, channels)), diagonal(self.width)), X
 
-    def fast(self, engine, params, x, method):
+    def fast(self, engine: Engine, params: Mapping[str, Any], x: Any, method: str) -> Any:
         p, lag = params, self.d_conv - 1
         T = lambda name: engine.swapaxes(p[name], 0, 1)                              # noqa: E731
         xt = engine.swapaxes(x, 0, 1)                                                # (L, batch, d_model)

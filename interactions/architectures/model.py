@@ -8,17 +8,23 @@ anew, and at most `PLANS_KEPT` plans are kept (the least recently used goes firs
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
+from numpy.typing import DTypeLike
 
-from ..expression import Parameter
+from ..expression import Expr, Parameter, Signal
 from ..orders import order as self_interaction_order
+
+if TYPE_CHECKING:
+    from ...kernels.plan import Plan
 
 #: Compiled plans a model keeps (for geometries no other kept plan serves).
 PLANS_KEPT = 8
 
 
-def check_seed(seed) -> np.random.Generator:
+def check_seed(seed: object) -> np.random.Generator:
     """The generator an `init(seed)` draws from: `seed` a non-negative int, or a Generator used as it is."""
     if isinstance(seed, np.random.Generator):
         return seed
@@ -30,7 +36,7 @@ def check_seed(seed) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def check_signal(x, argument: str = "x"):
+def check_signal(x: Any, argument: str = "x") -> Any:
     """`x` when it is real (any library) and none of its sizes is 0 (no empty batch, sequence or cloud), else a
     TypeError or ValueError naming it."""
     dtype = str(getattr(x, "dtype", "")).split(".")[-1]
@@ -42,7 +48,7 @@ def check_signal(x, argument: str = "x"):
     return x
 
 
-def check_params(params, shapes: dict):
+def check_params(params: Any, shapes: Mapping[str, tuple[int, ...]]) -> Any:
     """`params` holding exactly the names of `shapes` (name -> shape), each an array of numbers in its shape
     (numpy, autograd, torch or JAX), or a TypeError or ValueError naming the parameter."""
     if not (hasattr(params, "keys") and hasattr(params, "__getitem__")):          # dicts, autograd's DictBox
@@ -73,37 +79,37 @@ class Model:
     1 / sqrt(fan-in), the last axis).
     """
 
-    geometry: tuple = ()
-    scales: dict = {}
+    geometry: tuple[int, ...] = ()
+    scales: dict[str, float] = {}
 
-    def __init__(self):
-        self._default = None
-        self._parameters = None
-        self._plans = OrderedDict()
+    def __init__(self) -> None:
+        self._default: tuple[Expr, Signal] | None = None
+        self._parameters: dict[str, tuple[int, ...]] | None = None
+        self._plans: OrderedDict[tuple[int, ...], Plan] = OrderedDict()
 
     # ------------------------------------------------------------------ expression
-    def build(self, geometry):
+    def build(self, geometry: tuple[int, ...]) -> tuple[Expr, Signal]:
         raise NotImplementedError
 
-    def geometry_of(self, x) -> tuple:
+    def geometry_of(self, x: Any) -> tuple[int, ...]:
         raise NotImplementedError
 
-    def _built(self):
+    def _built(self) -> tuple[Expr, Signal]:
         if self._default is None:
             self._default = self.build(self.geometry)
         return self._default
 
     @property
-    def expr(self):
+    def expr(self) -> Expr:
         """The expression at the default geometry (small, for inspection and formulas)."""
         return self._built()[0]
 
     @property
-    def signal(self):
+    def signal(self) -> Signal:
         """The input Signal of `expr`."""
         return self._built()[1]
 
-    def plan(self, geometry=None, probe=None):
+    def plan(self, geometry: Iterable[int] | None = None, probe: tuple[Any, Any] | None = None) -> Plan:
         """The compiled plan for an input geometry (default: the inspected one): a kept plan that accepts the
         `probe` inputs ``(inputs, parameters)``, else a new one (see the module docstring)."""
         geometry = self.geometry if geometry is None else tuple(geometry)
@@ -119,7 +125,7 @@ class Model:
             self._plans.popitem(last=False)
         return plan
 
-    def explain(self, geometry=None) -> str:
+    def explain(self, geometry: Iterable[int] | None = None) -> str:
         """The compiled plan, step by step (`kernels.plan.Plan.explain`)."""
         return self.plan(geometry).explain()
 
@@ -127,19 +133,25 @@ class Model:
         """The self-interaction order in the input."""
         return self_interaction_order(self.expr, self.signal)
 
-    def formula(self, **options):
+    @overload
+    def formula(self, *, latex: Literal[False] = False) -> np.ndarray: ...
+    @overload
+    def formula(self, *, latex: Literal[True]) -> str: ...
+    @overload
+    def formula(self, *, latex: bool) -> np.ndarray | str: ...
+    def formula(self, **options: bool) -> np.ndarray | str:
         """The component formula at the default geometry."""
         return self.expr.formula(**options)
 
     # ------------------------------------------------------------------ parameters
     @property
-    def parameters(self) -> dict:
+    def parameters(self) -> dict[str, tuple[int, ...]]:
         """Parameter name -> array shape (found in the expression once)."""
         if self._parameters is None:
             self._parameters = {node.name: node.shape for node in self.expr.walk() if isinstance(node, Parameter)}
         return dict(self._parameters)
 
-    def init(self, seed=0, dtype=np.float64) -> dict:
+    def init(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> dict[str, np.ndarray]:
         """Seeded random parameters of a floating `dtype`: normal with standard deviation `scales[name]` or
         1/sqrt(last axis)."""
         if np.dtype(dtype).kind != "f":
@@ -151,14 +163,14 @@ class Model:
             params[name] = (scale * rng.standard_normal(shape)).astype(dtype)
         return params
 
-    def to_torch(self, seed=0, dtype=np.float64):
+    def to_torch(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:
         """This model as a `torch.nn.Module` whose parameters start at ``init(seed, dtype)``
         (`interactions.torch_module`)."""
         from ..torch_module import to_torch
         return to_torch(self, seed, dtype)
 
     # ------------------------------------------------------------------ numerics
-    def apply(self, params, x):
+    def apply(self, params: Mapping[str, Any], x: Any) -> Any:
         """The model on a batch of inputs (autograd arrays welcome)."""
         check_signal(x)
         check_params(params, self.parameters)

@@ -12,7 +12,11 @@ channels, fed to the layers as a signal.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ...algebra.algebra import check_count
 from ...algebra.so3 import solid_harmonics, spherical_harmonics
@@ -20,26 +24,30 @@ from ...kernels.engines import adopt, engine_of
 from ...kernels.pointwise import silu
 from .model import check_signal
 
+if TYPE_CHECKING:
+    from ...kernels.engines.base import Engine
+
 
 class RadialFilter:
     """See the module docstring; parameter names start with `prefix`."""
 
-    def __init__(self, prefix: str, lmax, channels_out, channels_in, radius, basis, hidden):
+    def __init__(self, prefix: str, lmax: int, channels_out: int, channels_in: int, radius: float, basis: int,
+                 hidden: int) -> None:
         self.prefix, self.lmax = prefix, check_count(lmax, "lmax", minimum=0)
         self.channels_out, self.channels_in = check_count(channels_out, "channels_out"), check_count(
             channels_in, "channels_in")
         self.basis, self.hidden = check_count(basis, "basis"), check_count(hidden, "hidden")
-        if not np.isscalar(radius) or not radius > 0:
+        if not np.isscalar(radius) or not radius > 0:  # type: ignore[operator]  # radius is meant to be a number
             raise ValueError(f"radius: expected a positive number, got {radius!r}")
-        self.radius = float(radius)
+        self.radius = float(radius)  # type: ignore[arg-type]
 
     @property
-    def parameters(self) -> dict:
+    def parameters(self) -> dict[str, tuple[int, ...]]:
         paths = (self.lmax + 1) * self.channels_out * self.channels_in
         return {f"{self.prefix}_W_radial": (self.hidden, self.basis), f"{self.prefix}_b_radial": (self.hidden,),
                 f"{self.prefix}_W_out": (paths, self.hidden)}
 
-    def __call__(self, params, points, dtype=None):
+    def __call__(self, params: Mapping[str, Any], points: Any, dtype: DTypeLike | None = None) -> Any:
         """K[..., a, b, (l, m), o, i] = R_{l,o,i}(|r_ab|) cutoff(|r_ab|) Y_lm(r_ab / |r_ab|), r_ab = r_a - r_b
         (numpy: in `dtype` when given and no gradient is traced; torch and JAX: in the points' library)."""
         engine, arrays = adopt({"points": points, **{name: params[name] for name in self.parameters}})
@@ -59,21 +67,21 @@ class RadialFilter:
             return harmonics.astype(dtype) * radial.astype(dtype)
         return harmonics * radial
 
-    def _harmonics(self, engine, difference, distance):
+    def _harmonics(self, engine: Engine, difference: Any, distance: Any) -> Any:
         """Y_lm of the directions (0 beyond l = 0 where two points coincide)."""
         if engine.name == "numpy":
             return spherical_harmonics(self.lmax, engine.value(difference))
         unit = difference / engine.where(distance > 0, distance, 1.0)[..., None]
         return solid_harmonics(self.lmax, unit[..., 0], unit[..., 1], unit[..., 2], engine.stack)
 
-    def neighbours(self, points):
+    def neighbours(self, points: Any) -> Any:
         """The 0/1 mask of pairs closer than the radius (each point is its own neighbour), in the points' library."""
         engine = engine_of({"points": points})
         difference = points[..., :, None, :] - points[..., None, :, :]
         return engine.floats(engine.sum(difference ** 2, axis=-1) < self.radius ** 2, points)
 
 
-def check_cloud(points, features, lmax: int, channels_in: int):
+def check_cloud(points: Any, features: Any, lmax: int, channels_in: int) -> Any:
     """Points (batch, n, 3) as floats (numpy ones as float64; torch and JAX ones as they are) and features
     (batch, n, (lmax+1)^2, channels_in), or a ValueError."""
     if engine_of({"points": points}).name == "numpy":

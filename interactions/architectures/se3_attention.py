@@ -17,13 +17,16 @@ attention.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from ...algebra import position, tensor_product
 from ...algebra.algebra import check_count
 from ...algebra.so3 import clebsch_gordan
 
-from ..expression import Parameter, Signal
+from ..expression import Expr, Parameter, Signal
 from ..pointwise import Pointwise
 from ..structural import Flip, Reduce, ScalarProjection
 from .model import Model, check_params
@@ -34,14 +37,15 @@ class SE3Attention(Model):
     """See the module docstring.  Parameters: ``W_Q`` (1, channels, channels_in) and the radial MLPs of the key
     and value filters (``K_*``, ``V_*``)."""
 
-    def __init__(self, lmax, channels_in, channels, radius, basis, hidden, points):
+    def __init__(self, lmax: int, channels_in: int, channels: int, radius: float, basis: int, hidden: int,
+                 points: int) -> None:
         super().__init__()
         self.keys = RadialFilter("K", lmax, channels, channels_in, radius, basis, hidden)
         self.values = RadialFilter("V", lmax, channels, channels_in, radius, basis, hidden)
         self.lmax, self.channels_in, self.channels = lmax, channels_in, channels
         self.geometry = (check_count(points, "points"),)
 
-    def build(self, geometry):
+    def build(self, geometry: tuple[int, ...]) -> tuple[Expr, Signal]:
         (n,) = geometry
         algebra = tensor_product(position(n), position(n), clebsch_gordan(self.lmax), position(self.channels),
                                  position(self.channels_in))
@@ -56,10 +60,11 @@ class SE3Attention(Model):
         return Reduce(weights * V, factor=1), S
 
     @property
-    def parameters(self) -> dict:
+    def parameters(self) -> dict[str, tuple[int, ...]]:
         return {"W_Q": (1, self.channels, self.channels_in), **self.keys.parameters, **self.values.parameters}
 
-    def apply(self, params, points, features):
+    def apply(self, params: Mapping[str, Any], points: Any,  # type: ignore[override]  # a point cloud, not x
+              features: Any) -> Any:
         """Features (batch, n, (lmax+1)^2, c_in) at points (batch, n, 3) -> (batch, n, (lmax+1)^2, channels)."""
         check_params(params, self.parameters)
         points = check_cloud(points, features, self.lmax, self.channels_in)

@@ -35,8 +35,11 @@ array([4., 4., 4., 5., 5., 5.])
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ...algebra.algebra import check_count
 from ...kernels.engines import adopt
@@ -46,10 +49,13 @@ from ...kernels.pointwise import FUNCTIONS as NUMERIC
 from ..feature_map import check_sequences, increments, zero_padding
 from .model import check_params, check_seed
 
+if TYPE_CHECKING:
+    from ...kernels.engines.base import Engine
+
 NORMALISE_EPSILON = 1e-5
 
 
-def _flag(value, argument: str) -> bool:
+def _flag(value: object, argument: str) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{argument}: expected a bool, got {type(value).__name__}")
     return value
@@ -58,9 +64,11 @@ def _flag(value, argument: str) -> bool:
 class LS2T:
     """One LS2T layer (see the module docstring); `parameters`, `init(seed)`, `apply(params, x, mask=None)`."""
 
-    def __init__(self, d_in, width, order, weights="recursive", static="dense", features=None, hidden=(),
-                 activation="tanh", kernel_size=3, difference=False, time=False, normalise=False,
-                 return_sequences=False, reverse=False, bidirectional=False, typical_length=64):
+    def __init__(self, d_in: int, width: int, order: int, weights: str = "recursive", static: str | None = "dense",
+                 features: int | None = None, hidden: Iterable[int] = (), activation: str = "tanh",
+                 kernel_size: int = 3, difference: bool = False, time: bool = False, normalise: bool = False,
+                 return_sequences: bool = False, reverse: bool = False, bidirectional: bool = False,
+                 typical_length: int = 64) -> None:
         self.d_in, self.width, self.order = (check_count(v, a) for v, a in
                                              ((d_in, "d_in"), (width, "width"), (order, "order")))
         if weights not in ("recursive", "independent"):
@@ -86,10 +94,10 @@ class LS2T:
 
     # ------------------------------------------------------------------ parameters
     @property
-    def parameters(self) -> dict:
+    def parameters(self) -> dict[str, tuple[int, ...]]:
         """Parameter name -> shape: static map (W0, b0, W1, ... or K, b), functionals V (features, slots,
         width) and V_reverse when bidirectional (slots: see `kernels.seq2tens.low_rank`)."""
-        shapes = {}
+        shapes: dict[str, tuple[int, ...]] = {}
         if self.static == "dense":
             sizes = (self.d_static,) + self.hidden + (self.features,)
             for i, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
@@ -109,7 +117,7 @@ class LS2T:
             variances = [math.comb(L, m) ** (-1 / m) for k in range(1, M + 1) for m in range(k, M + 1)]
         return np.sqrt(np.array(variances) / h)
 
-    def init(self, seed=0, dtype=np.float64) -> dict:
+    def init(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> dict[str, np.ndarray]:
         """Seeded parameters: static weights N(0, 1 / fan-in), zero biases, functionals by `slot_scales`."""
         rng = check_seed(seed)
         params = {}
@@ -124,16 +132,16 @@ class LS2T:
         return {name: value.astype(dtype) for name, value in params.items()}
 
     # ------------------------------------------------------------------ numerics
-    def _directions(self):
+    def _directions(self) -> list[tuple[str, bool]]:
         return [("V", False), ("V_reverse", True)] if self.bidirectional else [("V", self.reverse)]
 
-    def _time(self, engine, x, mask):
+    def _time(self, engine: Engine, x: Any, mask: np.ndarray | None) -> Any:
         batch, length, _ = tuple(x.shape)
         n = np.full(batch, length) if mask is None else mask.sum(axis=1)
         t = np.arange(length)[None, :] / np.maximum(n - 1, 1)[:, None]
         return engine.concatenate([x, engine.constant(t[:, :, None], x)], axis=2)
 
-    def _static_map(self, engine, params, x):
+    def _static_map(self, engine: Engine, params: Mapping[str, Any], x: Any) -> Any:
         if self.static == "dense":
             layers = len(self.hidden) + 1
             for i in range(layers):
@@ -146,7 +154,7 @@ class LS2T:
                     for k in range(self.kernel_size)) + params["b"]
         return x
 
-    def _functionals(self, engine, features, V, reverse: bool):
+    def _functionals(self, engine: Engine, features: Any, V: Any, reverse: bool) -> Any:
         y = low_rank(engine.flip(features, 1) if reverse else features, V, self.order,
                      self.weights == "independent", self.return_sequences)
         y = engine.flip(y, 1) if reverse and self.return_sequences else y
@@ -155,7 +163,7 @@ class LS2T:
             y = centred / engine.sqrt(engine.mean(centred ** 2, axis=-1, keepdims=True) + NORMALISE_EPSILON)
         return engine.reshape(y, tuple(y.shape[:-2]) + (-1,))
 
-    def apply(self, params, x, mask=None):
+    def apply(self, params: Mapping[str, Any], x: Any, mask: Any = None) -> Any:
         """The layer on x (batch, length, d_in); mask (batch, length) marks kept points (ones, then padding).  x
         and the parameters may be numpy, torch or JAX arrays (`kernels.engines`)."""
         x, mask = check_sequences(x, mask, self.d_in)
@@ -167,7 +175,7 @@ class LS2T:
         return engine.concatenate([self._functionals(engine, features, params[name], reverse)
                                    for name, reverse in self._directions()], axis=-1)
 
-    def to_torch(self, seed=0, dtype=np.float64):
+    def to_torch(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:
         """This layer as a `torch.nn.Module` (`interactions.torch_module`)."""
         from ..torch_module import to_torch
         return to_torch(self, seed, dtype)
@@ -178,7 +186,7 @@ class LS2T:
         return self.order * self.width * (2 if self.bidirectional else 1)
 
 
-def ls2t(d_in: int, width: int = 64, order: int = 4, **options) -> LS2T:
+def ls2t(d_in: int, width: int = 64, order: int = 4, **options: Any) -> LS2T:
     """An LS2T layer on (batch, length, d_in) sequences; options as `LS2T` (see the module docstring)."""
     return LS2T(d_in, width, order, **options)
 
@@ -186,12 +194,13 @@ def ls2t(d_in: int, width: int = 64, order: int = 4, **options) -> LS2T:
 class DeepLS2T:
     """Stacked sequence-to-sequence LS2T layers; layer i's parameters are named ``"layer{i}/<name>"``."""
 
-    def __init__(self, d_in, widths=(64, 64), order=4, difference_between=False, return_sequences=False, **options):
+    def __init__(self, d_in: int, widths: Sequence[int] = (64, 64), order: int = 4, difference_between: bool = False,
+                 return_sequences: bool = False, **options: Any) -> None:
         if not isinstance(widths, (tuple, list)) or not widths:
             raise ValueError(f"widths: expected a non-empty tuple of layer widths, got {widths!r}")
         return_sequences = _flag(return_sequences, "return_sequences")
         difference_between = _flag(difference_between, "difference_between")
-        self.layers = []
+        self.layers: list[LS2T] = []
         for i, width in enumerate(widths):
             last = i == len(widths) - 1
             if i:
@@ -202,23 +211,23 @@ class DeepLS2T:
             self.layers.append(layer)
 
     @property
-    def parameters(self) -> dict:
+    def parameters(self) -> dict[str, tuple[int, ...]]:
         """Parameter name ("layer{i}/<name of LS2T.parameters>") -> shape."""
         return {f"layer{i}/{name}": shape for i, layer in enumerate(self.layers)
                 for name, shape in layer.parameters.items()}
 
-    def init(self, seed=0, dtype=np.float64) -> dict:
+    def init(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> dict[str, np.ndarray]:
         """Every layer's `LS2T.init`, drawn from one seeded generator."""
         rng = check_seed(seed)
         return {f"layer{i}/{name}": value for i, layer in enumerate(self.layers)
                 for name, value in layer.init(rng, dtype).items()}
 
-    def to_torch(self, seed=0, dtype=np.float64):
+    def to_torch(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:
         """These layers as a `torch.nn.Module` (`interactions.torch_module`)."""
         from ..torch_module import to_torch
         return to_torch(self, seed, dtype)
 
-    def apply(self, params, x, mask=None):
+    def apply(self, params: Mapping[str, Any], x: Any, mask: Any = None) -> Any:
         """The layers in turn on x (batch, length, d_in), each with the same mask."""
         check_params(params, self.parameters)
         for i, layer in enumerate(self.layers):
@@ -228,8 +237,8 @@ class DeepLS2T:
         return x
 
 
-def deep_ls2t(d_in: int, widths=(64, 64), order: int = 4, difference_between: bool = False,
-              return_sequences: bool = False, **options) -> DeepLS2T:
+def deep_ls2t(d_in: int, widths: Sequence[int] = (64, 64), order: int = 4, difference_between: bool = False,
+              return_sequences: bool = False, **options: Any) -> DeepLS2T:
     """Deep LS2T: the first layer takes `options` (static map, time, difference, weights, normalise, ...); later
     layers get a square linear static map and, with `difference_between`, differenced inputs; every layer but the
     last returns sequences.

@@ -26,21 +26,27 @@ True
 from __future__ import annotations
 
 import numbers
-from typing import NamedTuple
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+from numpy.typing import DTypeLike
 
-from ...algebra import complex_numbers, diagonal, position, tensor_product
+from ...algebra import Algebra, complex_numbers, diagonal, position, tensor_product
 from ...algebra.algebra import check_count
 from ...kernels.convolution import causal_convolution
 from ...kernels.engines import adopt
 from ...kernels.recurrence import linear_scan
 
-from ..expression import Parameter, Signal
+from ..expression import Expr, Parameter, Signal
 from ..orders import order
 from ..scan import Scan
 from ..structural import Reduce, ScalarProjection
 from .model import Model, check_signal, check_params, check_seed
+
+
+if TYPE_CHECKING:
+    from ...kernels.engines.base import Engine
 
 
 class Orders(NamedTuple):
@@ -59,30 +65,30 @@ class StateSpaceModel(Model):
     the engine's library).
     """
 
-    methods = ("auto", "expression", "sequential", "parallel")
+    methods: tuple[str, ...] = ("auto", "expression", "sequential", "parallel")
     width: int
 
     @staticmethod
-    def recurrence(step, X, state):
+    def recurrence(step: Callable[[Expr, Expr], tuple[Expr, Expr]], X: Expr, state: Algebra) -> Scan:
         """Scan(X) with H(t) = hidden + input for ``step(h, x_t) -> (hidden, input)``."""
-        def body(h, x_t):
+        def body(h: Expr, x_t: Expr) -> Expr:
             hidden, term = step(h, x_t)
             return hidden + term
         return Scan(body, X, state=state)
 
-    def order(self) -> Orders:
+    def order(self) -> Orders:  # type: ignore[override]  # three orders where a Model has one
         """The orders of the input term, the hidden term and the output (see `Orders`)."""
         scan = next(node for node in self.expr.walk() if isinstance(node, Scan))
         hidden, term = scan.body.children
         outer = order(scan.children[0], self.signal)
         return Orders(order(term, scan.x_t) * outer, order(hidden, scan.x_t) * outer, order(self.expr, self.signal))
 
-    def geometry_of(self, x):
+    def geometry_of(self, x: Any) -> tuple[int, ...]:
         if np.ndim(x) != 3 or np.shape(x)[-1] != self.width:
             raise ValueError(f"x: expected shape (batch, length, {self.width}), got {np.shape(x)}")
         return (np.shape(x)[1],)
 
-    def apply(self, params, x, method: str = "auto"):
+    def apply(self, params: Mapping[str, Any], x: Any, method: str = "auto") -> Any:
         """The layer on x of shape (batch, length, width): the compiled expression or a fast path (`methods`)."""
         if method not in self.methods:
             raise ValueError(f"method: expected one of {', '.join(self.methods)}, got {method!r}")
@@ -94,14 +100,14 @@ class StateSpaceModel(Model):
             return self.expression_apply(engine, params, x)
         return self.fast(engine, params, x, method)
 
-    def expression_apply(self, engine, params, x):
+    def expression_apply(self, engine: Engine, params: Mapping[str, Any], x: Any) -> Any:
         return super().apply(params, x)
 
-    def fast(self, engine, params, x, method):
+    def fast(self, engine: Engine, params: Mapping[str, Any], x: Any, method: str) -> Any:
         raise NotImplementedError
 
 
-def check_steps(low, high, low_name: str, high_name: str) -> tuple:
+def check_steps(low: float, high: float, low_name: str, high_name: str) -> tuple[float, float]:
     """Step sizes 0 < low <= high as floats, or a ValueError naming both arguments."""
     if not (all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in (low, high)) and 0 < low <= high):
         raise ValueError(f"{low_name}, {high_name}: expected steps 0 < {low_name} <= {high_name}, got {low!r}, "
@@ -109,11 +115,11 @@ def check_steps(low, high, low_name: str, high_name: str) -> tuple:
     return float(low), float(high)
 
 
-def _complex(pairs):
+def _complex(pairs: Any) -> Any:
     return pairs[..., 0] + 1j * pairs[..., 1]
 
 
-def _pairs(engine, z):
+def _pairs(engine: Engine, z: Any) -> Any:
     return engine.stack([engine.real(z), engine.imag(z)], axis=-1)
 
 
@@ -124,19 +130,19 @@ class DiagonalSSM(StateSpaceModel):
 
     methods = StateSpaceModel.methods + ("convolution",)
 
-    def __init__(self, channels, d_state, step_min, step_max, length):
+    def __init__(self, channels: int, d_state: int, step_min: float, step_max: float, length: int) -> None:
         super().__init__()
         self.width, self.d_state = check_count(channels, "channels"), check_count(d_state, "d_state")
         self.step_min, self.step_max = check_steps(step_min, step_max, "step_min", "step_max")
         self.geometry = (check_count(length, "length"),)
 
     @property
-    def parameters(self) -> dict:
+    def parameters(self) -> dict[str, tuple[int, ...]]:
         H, N = self.width, self.d_state
         return {"log_step": (H,), "log_A_real": (H, N), "A_imag": (H, N), "B": (H, N, 2), "C": (H, N, 2),
                 "D": (H,)}
 
-    def init(self, seed=0, dtype=np.float64) -> dict:
+    def init(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> dict[str, np.ndarray]:
         """S4D-Lin: A_n = -1/2 + i pi n, B = 1, C and D standard normal (C with variance 1/2 per part), steps
         log-uniform in [step_min, step_max]."""
         rng = check_seed(seed)
@@ -147,7 +153,7 @@ class DiagonalSSM(StateSpaceModel):
                   "C": np.sqrt(0.5) * rng.standard_normal((H, N, 2)), "D": rng.standard_normal(H)}
         return {name: np.asarray(value, dtype=dtype) for name, value in values.items()}
 
-    def build(self, geometry):
+    def build(self, geometry: tuple[int, ...]) -> tuple[Expr, Signal]:
         (length,) = geometry
         state = tensor_product(diagonal(self.width), diagonal(self.d_state), complex_numbers())
         X = Signal("x", tensor_product(position(length), *state.factors), units=[2])
@@ -157,7 +163,7 @@ class DiagonalSSM(StateSpaceModel):
         D = Parameter("D", X.algebra, units=[0, 2], support={3: (0,)})
         return ScalarProjection(Reduce(C * H, factor=2) + D * X, factor=3), X
 
-    def discretise(self, params, engine=None):
+    def discretise(self, params: Mapping[str, Any], engine: Engine | None = None) -> tuple[Any, Any, Any, Any]:
         """Zero-order hold: (Delta A, Abar, Bbar, C) as complex arrays (channels, d_state), on the parameters'
         engine."""
         engine = engine or adopt(dict(params))[0]
@@ -166,14 +172,14 @@ class DiagonalSSM(StateSpaceModel):
         Abar = engine.exp(step * A)
         return step * A, Abar, (Abar - 1) / A * _complex(params["B"]), _complex(params["C"])
 
-    def expression_apply(self, engine, params, x):
+    def expression_apply(self, engine: Engine, params: Mapping[str, Any], x: Any) -> Any:
         _, Abar, Bbar, C = self.discretise(params, engine)
         values = {"Abar": _pairs(engine, Abar), "Bbar": _pairs(engine, Bbar), "C": _pairs(engine, C),
                   "D": params["D"][:, None]}
         pairs = engine.stack([x, x * 0], axis=-1)
         return self.plan(self.geometry_of(x), (pairs, values))(pairs, values)[..., 0]
 
-    def fast(self, engine, params, x, method):
+    def fast(self, engine: Engine, params: Mapping[str, Any], x: Any, method: str) -> Any:
         step_A, Abar, Bbar, C = self.discretise(params, engine)
         if method in ("auto", "convolution"):          # measured: never slower than the scans (L >= 16, N >= 1)
             steps = engine.constant(np.arange(x.shape[1], dtype=float), x)

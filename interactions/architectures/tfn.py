@@ -20,13 +20,16 @@ neighbours.  Rotating the cloud and the features by R rotates the output by D(R)
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from ...algebra import position, tensor_product
 from ...algebra.algebra import check_count
 from ...algebra.so3 import clebsch_gordan
 
-from ..expression import Signal
+from ..expression import Expr, Signal
 from ..structural import Flip, Reduce
 from .model import Model, check_params
 from .radial import RadialFilter, check_cloud
@@ -36,13 +39,14 @@ class TensorFieldNetwork(Model):
     """See the module docstring.  Parameters: the radial MLP ``K_W_radial`` (hidden, basis), ``K_b_radial``
     (hidden,) and ``K_W_out`` ((lmax + 1) * c_out * c_in, hidden)."""
 
-    def __init__(self, lmax, channels_in, channels_out, radius, basis, hidden, points):
+    def __init__(self, lmax: int, channels_in: int, channels_out: int, radius: float, basis: int, hidden: int,
+                 points: int) -> None:
         super().__init__()
         self.filter = RadialFilter("K", lmax, channels_out, channels_in, radius, basis, hidden)
         self.lmax, self.channels_in, self.channels_out = lmax, channels_in, channels_out
         self.geometry = (check_count(points, "points"),)
 
-    def build(self, geometry):
+    def build(self, geometry: tuple[int, ...]) -> tuple[Expr, Signal]:
         (n,) = geometry
         algebra = tensor_product(position(n), position(n), clebsch_gordan(self.lmax), position(self.channels_out),
                                  position(self.channels_in))
@@ -51,10 +55,11 @@ class TensorFieldNetwork(Model):
         return Reduce(Reduce(K * Flip(S), factor=4), factor=1), S
 
     @property
-    def parameters(self) -> dict:
+    def parameters(self) -> dict[str, tuple[int, ...]]:
         return self.filter.parameters
 
-    def apply(self, params, points, features):
+    def apply(self, params: Mapping[str, Any], points: Any,  # type: ignore[override]  # a point cloud, not x
+              features: Any) -> Any:
         """Features (batch, n, (lmax+1)^2, c_in) at points (batch, n, 3) -> (batch, n, (lmax+1)^2, c_out)."""
         check_params(params, self.parameters)
         points = check_cloud(points, features, self.lmax, self.channels_in)
