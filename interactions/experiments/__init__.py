@@ -22,6 +22,8 @@ The data come from the ``experiments`` extra: ``pip install -e ".[experiments]"`
 from __future__ import annotations
 
 import importlib
+import os
+from typing import Any
 
 from .checkpoint import check_directory
 from .report import check_out, check_setting, table, write
@@ -33,7 +35,8 @@ EXPERIMENTS = {"copy": "selective_copy", "symmetry": "symmetry", "seq2tens": "se
 RESUMABLE = ("copy",)
 
 
-def resumable_options(name: str, steps: int | None = None, checkpoint=None) -> dict:
+def resumable_options(name: str, steps: int | None = None,
+                      checkpoint: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The given ones of `steps` and `checkpoint` as options for experiment `name`, checked: only the `RESUMABLE`
     experiments take them, and a checkpoint directory must exist (a ValueError names the option)."""
     options = {key: value for key, value in (("steps", steps), ("checkpoint", checkpoint)) if value is not None}
@@ -44,8 +47,9 @@ def resumable_options(name: str, steps: int | None = None, checkpoint=None) -> d
     return options
 
 
-def run(name: str, quick: bool = False, seed: int = 0, out=None, progress: bool = True,
-        engine: str | None = None, steps: int | None = None, checkpoint=None) -> dict:
+def run(name: str, quick: bool = False, seed: int = 0, out: str | os.PathLike[str] | None = None, progress: bool = True,
+        engine: str | None = None, steps: int | None = None,
+        checkpoint: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """Run experiment `name` on `engine` (None: the fastest installed that it supports); writes the result as JSON
     to `out` when given (checked before the run), and returns it.  The `RESUMABLE` experiments also take `steps`
     (replacing the setting's) and `checkpoint` (a directory to save to and resume from)."""

@@ -24,18 +24,24 @@ ValueError: checkpoint: ... was saved with another configuration ({"lr": 0.1}); 
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import zipfile
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .report import replace_atomically
+
+if TYPE_CHECKING:
+    from .training import Adam
 
 #: The parts of an `Adam.state()` stored as one array per parameter.
 PARTS = ("params", "first", "second")
 
 
-def check_directory(directory) -> pathlib.Path:
+def check_directory(directory: str | os.PathLike[str]) -> pathlib.Path:
     """`directory` as the existing directory checkpoints go to, or a ValueError naming `checkpoint`."""
     path = pathlib.Path(directory)
     if not path.is_dir():
@@ -43,16 +49,16 @@ def check_directory(directory) -> pathlib.Path:
     return path
 
 
-def save(path, optimiser, config: dict, **arrays) -> None:
+def save(path: str | os.PathLike[str], optimiser: Adam, config: dict[str, Any], **arrays: ArrayLike) -> None:
     """Write `optimiser`'s state, `config` and the named `arrays` to `path` (a ``.npz``), atomically."""
     state = optimiser.state()
-    content = {"config": np.array(_text(config)), "count": np.array(state["count"]),
+    content: dict[str, Any] = {"config": np.array(_text(config)), "count": np.array(state["count"]),
                **{f"{part}_{n}": a for part in PARTS for n, a in enumerate(state[part])},
                **{f"run_{name}": np.asarray(value) for name, value in arrays.items()}}
     replace_atomically(path, lambda file: np.savez(file, **content))
 
 
-def load(path, optimiser, config: dict) -> dict:
+def load(path: str | os.PathLike[str], optimiser: Adam, config: dict[str, Any]) -> dict[str, np.ndarray]:
     """Resume `optimiser` from the checkpoint at `path`, saved under the same `config`; returns its named arrays.
     Refuses, naming the checkpoint, a file that is not one or was saved under another configuration."""
     try:
@@ -74,5 +80,5 @@ def load(path, optimiser, config: dict) -> dict:
     return {name[4:]: value for name, value in content.items() if name.startswith("run_")}
 
 
-def _text(config: dict) -> str:
+def _text(config: dict[str, Any]) -> str:
     return json.dumps(config, sort_keys=True, default=str)

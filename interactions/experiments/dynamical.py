@@ -36,8 +36,11 @@ term, output, as `order()` reads them).
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..architectures import dynamical, mamba
 from ..architectures.model import check_seed
@@ -46,6 +49,11 @@ from .report import Timings, check_setting, report, row
 from ...kernels.engines import adopt, engine_of
 from .training import (accuracy, adam, cross_entropy, engine_named, leaves, minibatches, rebuild, to_engine,
                        training_dtype, value_and_gradient)
+
+if TYPE_CHECKING:
+    from ...kernels.engines.base import Engine
+    from ..architectures.dynamical import Dynamical
+    from ..architectures.mamba import Mamba
 
 #: The paper's (I, H) grid, and its CIFAR-10 accuracies (percent) and Vision Mamba throughputs (it/s).
 GRID = ((3, 2), (3, 1), (2, 1), (1, 1))
@@ -61,7 +69,7 @@ FULL = {"source": "mnist", "reading": "pixels", "pool": 2, "test_fraction": 0.2,
         "throughput_on": ["numpy"]}
 
 
-def sequences(images, reading: str = "rows", pool: int = 1):
+def sequences(images: np.ndarray, reading: str = "rows", pool: int = 1) -> np.ndarray:
     """Images (count, height, width) as sequences (count, steps, features), after averaging each `pool` x `pool`
     cell (the last rows and columns that fill no cell are dropped): ``"rows"`` reads row by row (height steps of
     width features), ``"pixels"`` pixel by pixel in raster order (height * width steps of 1 feature)."""
@@ -79,12 +87,12 @@ def sequences(images, reading: str = "rows", pool: int = 1):
     raise ValueError(f"reading: expected one of {READINGS}, got {reading!r}")
 
 
-def name(point) -> str:
+def name(point: str | Sequence[int]) -> str:
     """The table's name of a model: ``"Mamba"`` or ``"I=3, H=2"``."""
     return "Mamba" if point == "Mamba" else f"I={point[0]}, H={point[1]}"
 
 
-def layer(point, d_model: int, d_state: int = 16):
+def layer(point: str | Sequence[int], d_model: int, d_state: int = 16) -> Mamba | Dynamical:
     """The block at `point`: ``"Mamba"`` (with `d_state`) or an (I, H) of `GRID` (the dynamical layer)."""
     if point == "Mamba":
         return mamba(d_model=d_model, d_state=d_state)
@@ -93,7 +101,7 @@ def layer(point, d_model: int, d_state: int = 16):
     return dynamical(d_model=d_model, input_order=point[0], hidden_order=point[1])
 
 
-def rms_norm(x, gain, engine):
+def rms_norm(x: Any, gain: Any, engine: Engine) -> Any:
     """x over its root mean square on the features, times `gain`."""
     return x / engine.sqrt(engine.mean(x ** 2, axis=-1, keepdims=True) + 1e-6) * gain
 
@@ -106,7 +114,7 @@ class SequenceClassifier:
     ``gains`` (d_model,) each; ``final_gain``; ``readout`` (d_model, classes), ``readout_bias``.
     """
 
-    def __init__(self, block, features: int, layers: int = 1, classes: int = 10):
+    def __init__(self, block: Mamba | Dynamical, features: int, layers: int = 1, classes: int = 10) -> None:
         self.block, self.d_model = block, block.width
         self.features, self.layers, self.classes = features, layers, classes
 
@@ -121,7 +129,7 @@ class SequenceClassifier:
                 "readout": rng.standard_normal((self.d_model, self.classes)) / np.sqrt(self.d_model),
                 "readout_bias": np.zeros(self.classes)}
 
-    def logits(self, params, x):
+    def logits(self, params: Mapping[str, Any], x: Any) -> Any:
         """Class scores (batch, classes) of the sequences `x` (batch, steps, features), in the parameters'
         library (numpy `x` is converted into it)."""
         engine, arrays = adopt({"embed": params["embed"], "x": x})
@@ -131,17 +139,18 @@ class SequenceClassifier:
         pooled = rms_norm(engine.mean(h, axis=1), params["final_gain"], engine)
         return pooled @ params["readout"] + params["readout_bias"]
 
-    def loss(self, params, batch):
+    def loss(self, params: Mapping[str, Any], batch: tuple[Any, Any]) -> Any:
         """Cross-entropy on ``batch = (x, labels)``."""
         x, labels = batch
         return cross_entropy(self.logits(params, x), labels)
 
 
-def _train(model, x, y, config, seed, progress, description):
+def _train(model: SequenceClassifier, x: np.ndarray, y: np.ndarray, config: dict, seed: int, progress: bool,
+           description: str) -> dict:
     """Adam with a cosine schedule on seeded minibatches (the same stream for every model); returns the params."""
     stream = minibatches(len(x), config["batch"], np.random.default_rng([seed, 1]))
 
-    def batches(step):
+    def batches(step: int) -> tuple[np.ndarray, np.ndarray]:
         index = next(stream)
         return x[index].astype(config["dtype"]), y[index]
 
@@ -151,18 +160,19 @@ def _train(model, x, y, config, seed, progress, description):
     return params
 
 
-def _predict(model, params, x, size=500):
+def _predict(model: SequenceClassifier, params: Mapping[str, Any], x: np.ndarray, size: int = 500) -> np.ndarray:
     engine = engine_of({"embed": params["embed"]})
     return np.concatenate([engine.value(model.logits(params, x[start:start + size]))
                            for start in range(0, len(x), size)])
 
 
-def _throughput(models, x, y, repeats, engine_name: str, dtype: str):
+def _throughput(models: Mapping[str, SequenceClassifier], x: ArrayLike, y: np.ndarray, repeats: int,
+                engine_name: str, dtype: str) -> dict[str, tuple[float, ...]]:
     """Median iterations per second of each model's training step (loss and gradient) and inference (logits) on
     the batch (x, y) on the engine (jitted on JAX), the models timed in turn within each repeat; returns
     {model: (training, inference)}."""
     engine = engine_named(engine_name)
-    steps = {}
+    steps: dict[str, tuple[Any, Any, list[Any]]] = {}
     for key, model in models.items():
         structure, arrays = leaves(to_engine(model.init(0), engine, dtype))
         gradient = value_and_gradient(engine, model.loss, structure)
@@ -172,7 +182,7 @@ def _throughput(models, x, y, repeats, engine_name: str, dtype: str):
             gradient, forward = jax.jit(gradient), jax.jit(forward)
         steps[key] = (gradient, forward, arrays)
     x = np.asarray(x, dtype)
-    seconds = {key: ([], []) for key in models}
+    seconds: dict[str, tuple[list[float], list[float]]] = {key: ([], []) for key in models}
     for _ in range(repeats + 1):                                        # the first round warms up and is dropped
         for key, (gradient, forward, arrays) in steps.items():
             start = time.perf_counter()

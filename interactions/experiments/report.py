@@ -13,13 +13,14 @@ import pathlib
 import platform
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Callable
+from typing import Any, BinaryIO, Callable
 
 import numpy as np
 
 
-def check_setting(quick, seed) -> None:
+def check_setting(quick: object, seed: object) -> None:
     """The arguments every experiment's `run` takes: `quick` a bool, `seed` a non-negative int."""
     if not isinstance(quick, bool):
         raise TypeError(f"quick: expected a bool, got {type(quick).__name__}")
@@ -29,7 +30,7 @@ def check_setting(quick, seed) -> None:
         raise ValueError(f"seed: expected a non-negative int, got {seed}")
 
 
-def check_out(path) -> pathlib.Path:
+def check_out(path: str | os.PathLike[str]) -> pathlib.Path:
     """`path` as a file `write` can create or replace: its parent an existing directory, itself not a directory."""
     path = pathlib.Path(path)
     if path.is_dir():
@@ -40,7 +41,7 @@ def check_out(path) -> pathlib.Path:
     return path
 
 
-def subsample(history: list, points: int) -> list:
+def subsample(history: list[float], points: int) -> list[list[float]]:
     """About `points` evenly spaced [step, value] pairs of a loss curve, first and last included.
 
     >>> subsample([4.0, 3.0, 2.0, 1.0, 0.5], 3)
@@ -50,13 +51,13 @@ def subsample(history: list, points: int) -> list:
     return [[int(i), history[i]] for i in index]
 
 
-def row(name: str, ours, paper=None, **extra) -> dict:
+def row(name: str, ours: Any, paper: Any = None, **extra: Any) -> dict[str, Any]:
     """One line of a results table: our figure beside the paper's (None where the paper has none)."""
     return {"name": name, "ours": ours, "paper": paper, **extra}
 
 
 def report(experiment: str, quick: bool, seed: int, config: dict, rows: list, timings: dict | None = None,
-           engine: str = "numpy", **extra) -> dict:
+           engine: str = "numpy", **extra: Any) -> dict[str, Any]:
     """The result of one run, ready for `write`: with the engine it ran on and that library's version, and the
     machine (its CPUs and its one-minute load average when the run ended, which the timings depend on)."""
     version = importlib.import_module(engine).__version__
@@ -71,7 +72,7 @@ class Timings(dict):
     """Wall-clock seconds per named phase: ``with timings("train"): ...`` adds to ``timings["train"]``."""
 
     @contextmanager
-    def __call__(self, name: str):
+    def __call__(self, name: str) -> Iterator[None]:
         start = time.perf_counter()
         try:
             yield
@@ -79,7 +80,7 @@ class Timings(dict):
             self[name] = self.get(name, 0.0) + time.perf_counter() - start
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -97,7 +98,7 @@ def _umask() -> int:
     return mask
 
 
-def replace_atomically(path, fill: Callable) -> pathlib.Path:
+def replace_atomically(path: str | os.PathLike[str], fill: Callable[[BinaryIO], object]) -> pathlib.Path:
     """Write `path` through ``fill(binary file)``: into a temporary file beside it that then replaces it, so a
     failure leaves any previous file intact and no temporary file behind.  Returns the path."""
     path = check_out(path)
@@ -113,7 +114,7 @@ def replace_atomically(path, fill: Callable) -> pathlib.Path:
     return path
 
 
-def write(result: dict, path) -> pathlib.Path:
+def write(result: dict, path: str | os.PathLike[str]) -> pathlib.Path:
     """Write `result` as indented JSON (numpy values become plain numbers), atomically (`replace_atomically`);
     returns the path."""
     text = json.dumps(_plain(result), indent=2) + "\n"

@@ -39,6 +39,7 @@ import os
 import pathlib
 import time
 from concurrent.futures import ProcessPoolExecutor
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -69,7 +70,8 @@ FULL = {"length": 192, "tokens": 16, "vocabulary": 8, "d_model": 32, "d_head": 4
 EVAL_BATCH = 64
 
 
-def generate(count: int, length: int, tokens: int, vocabulary: int, rng: np.random.Generator):
+def generate(count: int, length: int, tokens: int, vocabulary: int,
+             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """`count` selective-copying sequences: (inputs, targets), integer arrays of shapes (count, length) and
     (count, tokens).
 
@@ -106,7 +108,7 @@ def position_code(length: int, d_model: int) -> np.ndarray:
 class CopyModel:
     """The causal transformer of the module docstring, with `config["layers"]` rank-R attention layers."""
 
-    def __init__(self, config: dict, rank: int):
+    def __init__(self, config: dict, rank: int) -> None:
         self.config = config
         self.attention = attention(config["d_model"], heads=1, causal=True, rank=rank, d_head=config["d_head"])
         self.code = position_code(config["length"], config["d_model"])
@@ -123,7 +125,7 @@ class CopyModel:
             params[f"down{layer}"] = rng.standard_normal((2 * d, d)) / np.sqrt(2 * d)
         return params
 
-    def logits(self, params: dict, inputs):
+    def logits(self, params: dict, inputs: Any) -> Any:
         """Logits over the data symbols at the marker positions: shape (batch, tokens, vocabulary)."""
         engine = engine_of({"params": params["embed"]})
         h = params["embed"][inputs]
@@ -134,7 +136,8 @@ class CopyModel:
         return engine.layer_norm(h[:, -self.config["tokens"]:]) @ params["readout"] + params["offset"]
 
 
-def train(config: dict, rank: int, seed: int, progress: bool = False, checkpoint=None) -> dict:
+def train(config: dict, rank: int, seed: int, progress: bool = False,
+          checkpoint: str | os.PathLike[str] | None = None) -> dict:
     """Train and test the rank-`rank` model: accuracy, accuracy per marker, loss curve, accuracy curve, parameter
     count, seconds.  ``config["engine"]`` (absent or None: the fastest installed) trains in ``config["dtype"]``
     (absent: `training_dtype`).
@@ -149,22 +152,25 @@ def train(config: dict, rank: int, seed: int, progress: bool = False, checkpoint
     model = CopyModel(config, rank)
     shape = (config["length"], config["tokens"], config["vocabulary"])
 
-    def batch(step):
+    def batch(step: int) -> tuple[np.ndarray, np.ndarray]:
         inputs, targets = generate(config["batch"], *shape, np.random.default_rng([seed, 1, step]))
         return inputs, targets - FIRST_DATA
 
-    def loss(params, batch):
+    def loss(params: dict, batch: tuple[Any, Any]) -> Any:
         return cross_entropy(model.logits(params, batch[0]), batch[1])
 
     engine = engine_named(config.get("engine"))
     if config["workers"] > 1 and engine.name == "torch":
-        engine.xp.set_num_threads(max(1, (os.cpu_count() or 1) // config["workers"]))   # one share of the cores
+        engine.xp.set_num_threads(  # type: ignore[attr-defined]  # torch's
+            max(1, (os.cpu_count() or 1) // config["workers"]))   # one share of the cores
     optimiser = Adam(loss, model.init(seed), lr=config["lr"], clip=config["clip"], schedule=config["schedule"],
                      steps=config["steps"], engine=engine.name,
                      dtype=config.get("dtype") or training_dtype(engine.name))
     held_out = generate(config["curve_samples"], *shape, np.random.default_rng([seed, 3]))
-    history, accuracy_curve = [], []
-    path, run_config = None, {k: v for k, v in config.items() if k not in ("engine", "workers")}
+    history: list[float] = []
+    accuracy_curve: list[list[float]] = []
+    path: pathlib.Path | None = None
+    run_config = {k: v for k, v in config.items() if k not in ("engine", "workers")}
     if checkpoint is not None:
         path = pathlib.Path(checkpoint) / f"copy-R{rank}-seed{seed}.npz"
         if path.exists():
@@ -185,7 +191,7 @@ def train(config: dict, rank: int, seed: int, progress: bool = False, checkpoint
             "seconds": time.perf_counter() - start}
 
 
-def _correct(model: CopyModel, params: dict, inputs, targets) -> np.ndarray:
+def _correct(model: CopyModel, params: dict, inputs: np.ndarray, targets: np.ndarray) -> np.ndarray:
     """Whether each marker's prediction is right: bool (sequences, tokens), in batches of EVAL_BATCH."""
     engine = engine_of({"params": params["embed"]})
     predicted = np.concatenate([np.argmax(engine.value(model.logits(params, inputs[i:i + EVAL_BATCH])), axis=-1)
@@ -193,7 +199,7 @@ def _correct(model: CopyModel, params: dict, inputs, targets) -> np.ndarray:
     return predicted == targets - FIRST_DATA
 
 
-def _train_all(config: dict, seeds: list, progress: bool, checkpoint=None) -> dict:
+def _train_all(config: dict, seeds: list, progress: bool, checkpoint: str | os.PathLike[str] | None = None) -> dict:
     """`train` for every rank and seed: {(rank, seed): result}, in `config["workers"]` processes (largest rank
     first) when more than one."""
     runs = [(rank, seed) for rank in sorted(config["ranks"], reverse=True) for seed in seeds]
@@ -205,7 +211,7 @@ def _train_all(config: dict, seeds: list, progress: bool, checkpoint=None) -> di
 
 
 def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None,
-        steps: int | None = None, checkpoint=None) -> dict:
+        steps: int | None = None, checkpoint: str | os.PathLike[str] | None = None) -> dict:
     """Train every rank on the same data on `engine` (None: the fastest installed), with ``config["seeds"]``
     seeds from `seed` on; rows of copy accuracy (mean over the seeds, with their spread) beside Table 3, plus loss
     and accuracy curves and the accuracy at each marker for plots.  `steps` replaces the setting's number of
@@ -213,7 +219,7 @@ def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str |
     those already saved (`train`)."""
     check_setting(quick, seed)
     engine = engine_named(engine).name
-    config = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine))
+    config: dict[str, Any] = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine))
     if steps is not None:
         config["steps"] = check_count(steps, "steps")
     if checkpoint is not None:

@@ -36,6 +36,8 @@ against the paper's up to 2,000; 40 on BasicMotions; batches of 32) and 5 seeds;
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -62,7 +64,7 @@ FULL = {"datasets": ("JapaneseVowels", "BasicMotions"), "models": MODELS, "seeds
         "clip": 1.0}
 
 
-def statistics(x, mask):
+def statistics(x: Any, mask: Any) -> tuple[np.ndarray, np.ndarray]:
     """Per-coordinate mean and standard deviation of x (cases, length, d) over the kept points of `mask`."""
     x, mask = check_sequences(x, mask)
     if mask is None:
@@ -74,7 +76,7 @@ def statistics(x, mask):
     return kept.mean(axis=0), np.where(std > 0, std, 1.0)
 
 
-def standardise(x, mask, mean, std):
+def standardise(x: Any, mask: Any, mean: np.ndarray, std: np.ndarray) -> Any:
     """(x - mean) / std at the kept points of `mask`, 0 on padding (which may hold anything, NaN included)."""
     x, mask = check_sequences(x, mask, np.shape(mean)[-1])
     return zero_padding((np.where(mask[:, :, None], x, 0.0) - mean) / std, mask)
@@ -84,7 +86,8 @@ class Classifier:
     """An optional FCN (``filters`` > 0: three convolution blocks) and a deep LS2T, then a linear readout to
     `classes` logits (see the module docstring); `parameters`, `init(seed)`, `apply(params, x, mask)`."""
 
-    def __init__(self, d_in, classes, filters=0, widths=(64, 64, 64), order=2, typical_length=64):
+    def __init__(self, d_in: int, classes: int, filters: int = 0, widths: Iterable[int] = (64, 64, 64), order: int = 2,
+                 typical_length: int = 64) -> None:
         self.classes, self.filters = int(classes), int(filters)
         if self.classes < 2 or self.filters < 0:
             raise ValueError(f"classes, filters: expected >= 2 and >= 0, got {classes!r}, {filters!r}")
@@ -106,7 +109,7 @@ class Classifier:
         shapes["readout/A"], shapes["readout/c"] = (self.features, self.classes), (self.classes,)
         return shapes
 
-    def init(self, seed=0) -> dict:
+    def init(self, seed: int | np.random.Generator = 0) -> dict:
         """Seeded parameters: the layers' own initialisations, zero biases and a zero readout."""
         rng = check_seed(seed)
         params = {}
@@ -116,7 +119,7 @@ class Classifier:
         params["readout/A"], params["readout/c"] = np.zeros((self.features, self.classes)), np.zeros(self.classes)
         return params
 
-    def apply(self, params, x, mask):
+    def apply(self, params: Mapping[str, Any], x: Any, mask: Any) -> Any:
         """Logits (cases, classes) of standardised x (cases, length, d_in) with its mask."""
         x, mask = check_sequences(x, mask, self.d_in)
         engine, arrays = adopt({"readout/A": params.get("readout/A"), "x": x})
@@ -131,15 +134,16 @@ class Classifier:
         return features @ params["readout/A"] + params["readout/c"]
 
 
-def train(model, data, steps, batch, lr, clip, rng, progress=True, description="adam", engine="numpy",
-          dtype="float64"):
+def train(model: Classifier, data: Mapping[str, Any], steps: int, batch: int, lr: float, clip: float | None,
+          rng: np.random.Generator, progress: bool = True, description: str = "adam", engine: str = "numpy",
+          dtype: str = "float64") -> tuple[dict, list[float]]:
     """Fit `model` on ``data["x_train"]`` (standardised) by Adam with a cosine schedule on minibatches of `batch`
     cases drawn by `rng` (which also initialises the parameters), on `engine` in `dtype`; returns (params,
     per-step losses)."""
     x, mask, y = data["x_train"].astype(dtype), data["mask_train"], data["y_train"]
     stream = minibatches(len(y), min(batch, len(y)), rng)
 
-    def loss(params, indices):
+    def loss(params: Mapping[str, Any], indices: np.ndarray) -> Any:
         return cross_entropy(model.apply(params, x[indices], mask[indices]), y[indices])
 
     return adam(loss, model.init(rng), steps, lambda step: next(stream), lr=lr, clip=clip, schedule="cosine",
@@ -163,7 +167,7 @@ def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str |
     that a jitted JAX step cannot take, so JAX is refused."""
     check_setting(quick, seed)
     engine = engine_named(engine, supported=("torch", "numpy")).name
-    config = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine))
+    config: dict[str, Any] = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine))
     seeds = config["seeds"]
     timings, rows, curves = Timings(), [], {}
     for dataset in config["datasets"]:

@@ -48,10 +48,16 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
-from ...algebra.symmetry import bilinear_map, equivariant_constraints, regulariser, solve, translations
+from ...algebra.symmetry import (Action, Solution, bilinear_map, equivariant_constraints, regulariser, solve,
+                                 translations)
+from ...algebra.symmetry.regulariser import Penalty as ExactPenalty
+from ...algebra.symmetry.targets import BilinearMap
 from ...kernels.engines import engine_of
 from .datasets import digits, split
 from .report import Timings, check_setting, report, row, subsample
@@ -71,19 +77,19 @@ FULL = {"source": "mnist", "test_fraction": 0.2, "taps": "full", "support_curve"
 EVAL_BATCH = 250
 
 
-def _action(taps: int, size: int):
+def _action(taps: int, size: int) -> tuple[tuple[Action, Action, Action], BilinearMap]:
     """Cyclic shifts of the lattice on the signal and output slots of lam; the filter slot is left alone."""
     T = translations(size)
     return (T.trivial_on(taps), T, T), bilinear_map(taps, size, size)
 
 
-def exact_parametrisation(taps: int, size: int):
+def exact_parametrisation(taps: int, size: int) -> Solution:
     """The library's exact solution of constraint (13) for lam of shape (taps, size, size): a `Solution`, so
     ``solution(theta)`` is an equivariant lam, differentiable in theta."""
     return solve(equivariant_constraints(*_action(taps, size)), method="exact")
 
 
-def paper_regulariser(taps: int, size: int):
+def paper_regulariser(taps: int, size: int) -> ExactPenalty:
     """L_reg(lam) = sum_{k,i,n,a} (lam^n_{k,i+a} - lam^{n-a}_{k,i})^2 over all cyclic shifts a (numpy and autograd;
     `Penalty` evaluates it on any engine)."""
     return regulariser(*_action(taps, size), over="elements")
@@ -93,7 +99,7 @@ class Penalty:
     """`paper_regulariser` on any engine: the residuals ``penalty.matrix @ vec(lam)`` as one gather of lam's
     entries (the matrix's rows padded to the longest with zero weights) and a sum, differentiable by the engine."""
 
-    def __init__(self, taps: int, size: int):
+    def __init__(self, taps: int, size: int) -> None:
         self.exact = paper_regulariser(taps, size)
         matrix = self.exact.matrix.tocsr()
         counts = np.diff(matrix.indptr)
@@ -104,14 +110,14 @@ class Penalty:
         self.index[rows, slots], self.weight[rows, slots] = matrix.indices, matrix.data
         self.valid = np.ones(self.index.shape, bool)
 
-    def __call__(self, lam):
+    def __call__(self, lam: Any) -> Any:
         engine = engine_of({"lam": lam})
         taken = engine.gather(engine.reshape(lam, (-1,)), 0, self.index, self.weight, self.valid)
         residual = engine.sum(taken, axis=-1)
         return engine.sum(residual * residual)
 
 
-def multiply(filters, lam, images):
+def multiply(filters: Any, lam: Any, images: Any) -> Any:
     """O_K(X) for each filter: ``out[b, c, n, m] = sum_{k,l,i,j} filters[c, k, l] lam[k, i, n] X[b, i, j]
     lam[l, j, m]`` with `filters` (channels, t, t), `lam` (t, size, size) and `images` (batch, size, size), arrays
     of one engine.  Three matrix products: the filters meet lam, G[c, n, (l, i)]; the images meet lam,
@@ -137,7 +143,7 @@ def multiply(filters, lam, images):
     return engine.transpose(engine.reshape(out, (channels, size, batch, size)), (2, 0, 1, 3))
 
 
-def logits(params: dict, lam, images, pool: int):
+def logits(params: dict, lam: Any, images: Any, pool: int) -> Any:
     """The classifier: relu(O_K(X) + b), average pooling over pool x pool cells, a linear readout."""
     engine = engine_of({"lam": lam, "images": images})
     batch, size = images.shape[0], images.shape[1]
@@ -151,12 +157,12 @@ def logits(params: dict, lam, images, pool: int):
 class Parametrisation:
     """lam from the parameters: the exact solution's basis applied to theta (on any engine), or lam itself."""
 
-    def __init__(self, setting: str, taps: int, size: int):
+    def __init__(self, setting: str, taps: int, size: int) -> None:
         self.shape = (taps, size, size)
         self.solution = exact_parametrisation(taps, size) if setting == "exact constraint" else None
         self.basis = None if self.solution is None else self.solution.basis.reshape(self.solution.dim, -1)
 
-    def __call__(self, params: dict):
+    def __call__(self, params: dict) -> Any:
         if self.solution is None:
             return params["lam"]
         theta = params["theta"]
@@ -174,29 +180,30 @@ class Parametrisation:
         lam_rng = np.random.default_rng([seed, 1])
         if self.solution is not None:
             # Scaled so that each entry of lam = sum_b theta_b basis_b has variance 1 / size, like the free lam.
-            spread = np.sqrt(np.mean(np.sum(self.basis ** 2, axis=0)))
+            spread = np.sqrt(np.mean(np.sum(self.basis ** 2, axis=0)))  # type: ignore[operator]  # with the solution
             params["theta"] = lam_rng.standard_normal(self.solution.dim) / (spread * np.sqrt(size))
         else:
             params["lam"] = lam_rng.standard_normal(self.shape) / np.sqrt(size)
         return params
 
 
-def _predict(params: dict, lam_of: Parametrisation, images, pool: int) -> np.ndarray:
+def _predict(params: dict, lam_of: Parametrisation, images: Any, pool: int) -> np.ndarray:
     lam = lam_of(params)
     engine = engine_of({"lam": lam})
     return np.concatenate([engine.value(logits(params, lam, images[start:start + EVAL_BATCH], pool))
                            for start in range(0, len(images), EVAL_BATCH)])
 
 
-def engine_arrays(engine: str, dtype, *arrays) -> list:
+def engine_arrays(engine: str, dtype: DTypeLike, *arrays: np.ndarray) -> list:
     """numpy `arrays` as `engine`'s: floating ones in `dtype`, integer ones as they are."""
     found = engine_named(engine)
-    like = found.xp.zeros((), dtype=found.native_dtype(dtype))
+    like = found.xp.zeros((), dtype=found.native_dtype(dtype))  # type: ignore[attr-defined]  # its array module
     return [found.convert(np.asarray(a), like) for a in arrays]
 
 
-def train_setting(setting: str, taps: int, config: dict, images, labels, seed: int, penalty=None,
-                  progress: bool = True, engine: str = "numpy"):
+def train_setting(setting: str, taps: int, config: dict, images: np.ndarray, labels: np.ndarray, seed: int,
+                  penalty: Callable[[Any], Any] | None = None, progress: bool = True,
+                  engine: str = "numpy") -> tuple[dict, Parametrisation, list[float]]:
     """Adam on cross-entropy (plus ``reg_weight * penalty(lam)`` for the regulariser, `penalty` a `Penalty`) on
     `engine`'s arrays of ``config["dtype"]``; returns (params, lam's parametrisation, per-step losses).  Every
     setting and support sees the same minibatches for a given seed."""
@@ -206,10 +213,10 @@ def train_setting(setting: str, taps: int, config: dict, images, labels, seed: i
     dtype = config.get("dtype") or training_dtype(engine)
     data, targets = engine_arrays(engine, dtype, images, labels)
 
-    def loss(params, batch):
+    def loss(params: dict, batch: np.ndarray) -> Any:
         lam = lam_of(params)
         value = cross_entropy(logits(params, lam, data[batch], pool), targets[batch])
-        return value + weight * penalty(lam) if weight else value
+        return value + weight * penalty(lam) if weight else value  # type: ignore[misc]  # weight: the regulariser's
 
     stream = minibatches(len(images), config["batch"], np.random.default_rng([seed, 2]))
     params, history = adam(loss, lam_of.initial(config, size, seed), config["steps"], lambda step: next(stream),
@@ -223,7 +230,7 @@ def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str |
     minibatches, on `engine` (None: the fastest installed); rows of held-out accuracy beside Table 2."""
     check_setting(quick, seed)
     engine = engine_named(engine).name
-    config = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine))
+    config: dict[str, Any] = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine))
     timings = Timings()
     with timings("data"):
         images, labels = digits(config["source"])
@@ -233,7 +240,8 @@ def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str |
     full = size if config["taps"] == "full" else int(config["taps"])
     supports = sorted({min(int(t), size) for t in config["support_curve"]} - {full})
 
-    def trained(setting, taps, penalty=None):
+    def trained(setting: str, taps: int, penalty: Penalty | None = None) -> tuple[dict, Parametrisation, list[float],
+                                                                                   list[float]]:
         with timings(f"train {setting}, {taps} taps"):
             params, lam_of, history = train_setting(setting, taps, config, images[train], labels[train], seed,
                                                     penalty, progress, engine)
@@ -244,6 +252,8 @@ def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str |
 
     with timings("regulariser"):
         penalty = Penalty(full, size)
+    rows: list[dict[str, Any]]
+    extras: dict[str, dict[Any, Any]]
     rows, extras = [], {"free_parameters": {}, "structure_constant_parameters": {}, "final_regulariser": {},
                         "loss_curves": {}, "train_accuracy": {}, "support_curve": {s: [] for s in CURVE_SETTINGS}}
     for setting, paper in PAPER.items():
@@ -252,7 +262,8 @@ def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str |
         lam = np.asarray(engine_named(engine).value(lam_of(params)), dtype=np.float64)
         extras["train_accuracy"][setting] = train_score
         extras["free_parameters"][setting] = sum(math.prod(value.shape) for value in params.values())
-        extras["structure_constant_parameters"][setting] = math.prod(params.get("theta", params.get("lam")).shape)
+        extras["structure_constant_parameters"][setting] = math.prod(
+            params.get("theta", params.get("lam")).shape)  # type: ignore[union-attr]  # one of them is there
         extras["final_regulariser"][setting] = float(penalty.exact(lam))
         extras["loss_curves"][setting] = subsample(history, config["curve_points"])
         if setting in CURVE_SETTINGS:

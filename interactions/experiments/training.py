@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import importlib.util
 import math
-from typing import Callable
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import DTypeLike
 import scipy.optimize
 from autograd import value_and_grad
 from autograd.misc import flatten
@@ -31,12 +33,12 @@ from ...kernels.engines import ENGINES, Engine, engine_of
 PREFERENCE = ("torch", "jax", "numpy")
 
 
-def installed_engines() -> list:
+def installed_engines() -> list[str]:
     """The names of the engines whose library is installed, fastest first (numpy always)."""
     return [name for name in PREFERENCE if name == "numpy" or importlib.util.find_spec(name) is not None]
 
 
-def engine_named(name: str | None = None, supported: tuple = PREFERENCE) -> Engine:
+def engine_named(name: str | None = None, supported: tuple[str, ...] = PREFERENCE) -> Engine:
     """The engine called `name` among `supported` ("numpy", "torch", "jax"); None picks the fastest installed one.
 
     >>> engine_named("numpy").name
@@ -56,7 +58,7 @@ def training_dtype(engine: str) -> str:
     return "float64" if engine == "numpy" else "float32"
 
 
-def leaves(params) -> tuple:
+def leaves(params: Any) -> tuple[Any, list[Any]]:
     """(structure, arrays) of nested dicts, lists and tuples of arrays (dict keys in sorted order); `rebuild`
     inverts it.
 
@@ -64,9 +66,9 @@ def leaves(params) -> tuple:
     >>> arrays, rebuild(structure, [10, 20, 30])
     ([2, 3, 1], {'a': [10, {'c': 20}], 'b': 30})
     """
-    arrays = []
+    arrays: list[Any] = []
 
-    def walk(node):
+    def walk(node: Any) -> Any:
         if isinstance(node, dict):
             return {key: walk(node[key]) for key in sorted(node)}
         if isinstance(node, (list, tuple)):
@@ -76,11 +78,11 @@ def leaves(params) -> tuple:
     return walk(params), arrays
 
 
-def rebuild(structure, arrays):
+def rebuild(structure: Any, arrays: Iterable[Any]) -> Any:
     """The nested containers of `structure` (from `leaves`) holding `arrays` in order."""
     remaining = iter(arrays)
 
-    def fill(node):
+    def fill(node: Any) -> Any:
         if isinstance(node, dict):
             return {key: fill(value) for key, value in node.items()}
         if isinstance(node, (list, tuple)):
@@ -89,10 +91,10 @@ def rebuild(structure, arrays):
     return fill(structure)
 
 
-def to_engine(params: dict, engine: Engine, dtype=np.float64) -> dict:
+def to_engine(params: dict, engine: Engine, dtype: DTypeLike = np.float64) -> dict:
     """Numpy parameters as `engine`'s arrays of `dtype` (arrays already of the engine are cast)."""
     structure, arrays = leaves(params)
-    like = engine.xp.zeros((), dtype=engine.native_dtype(dtype))
+    like = engine.xp.zeros((), dtype=engine.native_dtype(dtype))  # type: ignore[attr-defined]  # its array module
     converted = [engine.convert(np.asarray(engine.value(a) if engine.owns(a) else a, dtype=dtype), like)
                  for a in arrays]
     return rebuild(structure, converted)
@@ -104,7 +106,7 @@ def to_numpy(params: dict) -> dict:
     return rebuild(structure, [engine_of({"a": a}).value(a) for a in arrays])
 
 
-def cross_entropy(logits, labels):
+def cross_entropy(logits: Any, labels: Any) -> Any:
     """Mean negative log-likelihood of integer `labels` under softmax(`logits`) on the last axis (any engine;
     numpy labels are converted into the logits' library)."""
     engine = engine_of({"logits": logits})
@@ -115,13 +117,13 @@ def cross_entropy(logits, labels):
     return -engine.sum(log_probabilities * one_hot) / math.prod(labels.shape)
 
 
-def accuracy(logits, labels) -> float:
+def accuracy(logits: Any, labels: Any) -> float:
     """Fraction of rows whose arg-max equals the label (any engine)."""
     predicted = np.argmax(engine_of({"logits": logits}).value(logits), axis=-1)
     return float(np.mean(predicted == np.asarray(labels)))
 
 
-def minibatches(count: int, size: int, rng: np.random.Generator):
+def minibatches(count: int, size: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
     """An endless stream of index arrays: shuffled epochs of `count` items cut into batches of `size`."""
     if count < 1 or size < 1:
         raise ValueError(f"minibatches: expected count >= 1 and size >= 1, got {count}, {size}")
@@ -131,11 +133,11 @@ def minibatches(count: int, size: int, rng: np.random.Generator):
             yield order[start:start + size]
 
 
-def value_and_gradient(engine: Engine, loss: Callable, structure) -> Callable:
+def value_and_gradient(engine: Engine, loss: Callable, structure: Any) -> Callable:
     """``(arrays, batch) -> (loss, gradients)`` of ``loss(params, batch)``, with params the `structure` (from
     `leaves`) holding a list of the engine's arrays (None: params is that list), by the engine's own
     differentiation."""
-    def of_arrays(arrays, batch):
+    def of_arrays(arrays: list[Any], batch: Any) -> Any:
         return loss(arrays if structure is None else rebuild(structure, arrays), batch)
     if engine.name == "numpy":
         return value_and_grad(of_arrays)
@@ -144,7 +146,7 @@ def value_and_gradient(engine: Engine, loss: Callable, structure) -> Callable:
         return jax.value_and_grad(of_arrays)
     import torch
 
-    def torch_value_and_grad(arrays, batch):
+    def torch_value_and_grad(arrays: list[Any], batch: Any) -> tuple[Any, list[Any]]:
         arrays = [a.detach().requires_grad_() for a in arrays]
         value = of_arrays(arrays, batch)
         gradients = torch.autograd.grad(value, arrays, allow_unused=True)
@@ -169,9 +171,9 @@ class Adam:
     (True, 300)
     """
 
-    def __init__(self, loss: Callable, params: dict, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 clip: float | None = None, schedule: str = "constant", steps: int | None = None,
-                 engine: str | None = "numpy", dtype=np.float64):
+    def __init__(self, loss: Callable, params: dict, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, clip: float | None = None, schedule: str = "constant", steps: int | None = None,
+                 engine: str | None = "numpy", dtype: DTypeLike = np.float64) -> None:
         if schedule not in ("constant", "cosine"):
             raise ValueError(f"schedule: expected 'constant' or 'cosine', got {schedule!r}")
         if schedule == "cosine" and steps is None:
@@ -185,20 +187,20 @@ class Adam:
         gradient_of = value_and_gradient(self.engine, loss, self.structure)
         self._update = self._compiled(gradient_of)
 
-    def _flatten(self, arrays):
+    def _flatten(self, arrays: Sequence[Any]) -> Any:
         return self.engine.concatenate([self.engine.reshape(a, (-1,)) for a in arrays], axis=0)
 
-    def _split(self, vector) -> list:
+    def _split(self, vector: Any) -> list[Any]:
         ends = np.cumsum([math.prod(shape) for shape in self.shapes])
         return [self.engine.reshape(vector[end - math.prod(shape):end], shape) for end, shape in zip(ends, self.shapes)]
 
-    def _unflatten(self, vector) -> dict:
+    def _unflatten(self, vector: Any) -> dict:
         return rebuild(self.structure, self._split(vector))
 
-    def _compiled(self, gradient_of):
+    def _compiled(self, gradient_of: Callable) -> Callable:
         engine, betas, eps, clip = self.engine, self.betas, self.eps, self.clip
 
-        def update(state, batch, rate):
+        def update(state: tuple[Any, Any, Any], batch: Any, rate: float) -> tuple[tuple[Any, Any, Any], Any, Any]:
             vector, first, second = state
             value, gradients = gradient_of(self._split(vector), batch)      # by parameter: no slicing to undo
             gradient = self._flatten(gradients)
@@ -218,12 +220,13 @@ class Adam:
         """The current parameters, as the engine's arrays."""
         return self._unflatten(self._vectors[0])
 
-    def step(self, batch) -> float:
+    def step(self, batch: Any) -> float:
         """One update on `batch`; returns the loss before it.  A non-finite loss or gradient raises
         FloatingPointError and leaves the parameters as they were."""
         step, rate = self.count, self.lr
         if self.schedule == "cosine":
-            rate = self.lr * 0.5 * (1 + math.cos(math.pi * min(step, self.steps) / self.steps))
+            rate = self.lr * 0.5 * (1 + math.cos(math.pi * min(step, self.steps)  # type: ignore[type-var, operator]
+                                                 / self.steps))                   # (cosine: steps is given)
         corrected = rate * math.sqrt(1 - self.betas[1] ** (step + 1)) / (1 - self.betas[0] ** (step + 1))
         state, value, norm = self._update(self._vectors, batch, corrected)
         value = float(value)
@@ -253,13 +256,14 @@ class Adam:
         self.count = int(state["count"])
 
 
-def adam(loss: Callable, params: dict, steps: int, batches: Callable, lr: float = 1e-3, betas=(0.9, 0.999),
-         eps: float = 1e-8, clip: float | None = None, schedule: str = "constant", progress: bool = True,
-         description: str = "adam", engine: str | None = "numpy", dtype=np.float64):
+def adam(loss: Callable, params: dict, steps: int, batches: Callable, lr: float = 1e-3,
+         betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, clip: float | None = None,
+         schedule: str = "constant", progress: bool = True, description: str = "adam", engine: str | None = "numpy",
+         dtype: DTypeLike = np.float64) -> tuple[dict, list[float]]:
     """Minimise ``loss(params, batches(step))`` for `steps` steps of `Adam` (same options); returns (params as the
     engine's arrays, per-step losses)."""
     optimiser = Adam(loss, params, lr, betas, eps, clip, schedule, steps, engine, dtype)
-    history = []
+    history: list[float] = []
     bar = tqdm(range(steps), desc=description, disable=not progress, leave=False)
     for step in bar:
         history.append(optimiser.step(batches(step)))
@@ -273,7 +277,7 @@ def lbfgs(loss: Callable, params: dict, maxiter: int = 200) -> dict:
     flat, unflatten = flatten(params)
     objective = value_and_grad(lambda vector: loss(unflatten(vector)))
 
-    def function(vector):
+    def function(vector: np.ndarray) -> tuple[float, np.ndarray]:
         value, gradient = objective(vector)
         return float(value), np.asarray(gradient, dtype=np.float64)
 
