@@ -161,7 +161,7 @@ class Element:
         return (self.algebra == other.algebra
                 and all(is_zero(a - b) for a, b in zip(self.flat, other.flat)))
 
-    __hash__ = None  # type: ignore[assignment]  # mutable-looking equality: unhashable, like list
+    __hash__ = None  # type: ignore[assignment]  # equal values may be written differently: no hash
 
     # ------------------------------------------------------------------ display
     def _terms(self) -> list[tuple[sympy.Expr, str]]:
