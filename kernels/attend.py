@@ -25,6 +25,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from . import memory
 from .masks import Mask
 from .plan import Contract, MaskArray, Register, Softmax, Step
 
@@ -189,11 +190,22 @@ class Attend(Step):
     def run(self, engine, registers, sizes):
         result = self._fused(engine, registers, sizes) if engine.attention is not None else None
         if result is None:
+            self._check_scores(engine, registers, sizes)
             for step in (self.scores, self.softmax, self.mix):
                 step.run(engine, registers, sizes)
             registers[self.scores.output] = registers[self.softmax.output] = None
         else:
             registers[self.output] = result
+
+    def _check_scores(self, engine, registers, sizes) -> None:
+        """Refuse (`MemoryLimitError`) scores that would not fit `kernels.MEMORY_LIMIT`, before computing them."""
+        like = next(registers[r] for r in self.scores.reads if registers[r] is not None)
+        needed = self.scores.output_count(registers, sizes) * engine.dtype(like).itemsize
+        if needed > memory.limit():
+            raise memory.MemoryLimitError(
+                f"inputs: the attention scores need {memory.format_bytes(needed)}, more than kernels.MEMORY_LIMIT = "
+                f"{memory.format_bytes(memory.limit())}; on numpy they are held whole: shorten the sequences, "
+                f"split the batch, or run on torch or JAX, whose fused attention does not hold them")
 
     def describe(self) -> str:
         steps = "\n    ".join(step.describe() for step in (self.scores, self.softmax, self.mix))

@@ -13,15 +13,22 @@ array([ 1.,  3.,  5., nan])
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from . import memory
 from .engines import adopt
+
+#: Spectra and temporaries held at once, in multiples of one complex spectrum of the broadcast batch.
+SPECTRA = 4
 
 
 def causal_convolution(x, kernel):
     """The causal convolution of x (..., L) with kernel (..., L) (broadcasting), see the module docstring."""
     engine, arrays = adopt({"x": x, "kernel": kernel})
     x, kernel = arrays["x"], arrays["kernel"]
+    _check(engine, x, kernel)
     length = x.shape[-1]
     size = 2 * length
     bad = ~engine.isfinite(x)
@@ -35,3 +42,24 @@ def causal_convolution(x, kernel):
         terms = kernel[..., :length - step] * column[..., None]
         y = y + engine.concatenate([engine.zeros(tuple(terms.shape[:-1]) + (int(step),), terms), terms], axis=-1)
     return y
+
+
+def _check(engine, x, kernel) -> None:
+    """Real numbers with a time axis on both, leading axes that broadcast and spectra within the memory limit;
+    else a TypeError, ValueError or `MemoryLimitError` naming the argument, before any transform."""
+    for name, a in (("x", x), ("kernel", kernel)):
+        if not hasattr(a, "shape") or engine.dtype(a).kind not in "iuf":
+            raise TypeError(f"{name}: expected an array of real numbers, got "
+                            f"{getattr(a, 'dtype', type(a).__name__)}")
+        if len(a.shape) == 0 or a.shape[-1] == 0:
+            raise ValueError(f"{name}: expected a last (time) axis of positive length, got shape {tuple(a.shape)}")
+    try:
+        batch = np.broadcast_shapes(tuple(x.shape[:-1]), tuple(kernel.shape[:-1]))
+    except ValueError:
+        raise ValueError(f"x, kernel: leading axes {tuple(x.shape[:-1])} and {tuple(kernel.shape[:-1])} do not "
+                         f"broadcast") from None
+    needed = SPECTRA * math.prod(batch) * (x.shape[-1] + 1) * 16
+    if needed > memory.limit():
+        raise memory.MemoryLimitError(f"x, kernel: the spectra of a batch of shape {batch} at length {x.shape[-1]} "
+                                      f"need {memory.format_bytes(needed)}, more than kernels.MEMORY_LIMIT = "
+                                      f"{memory.format_bytes(memory.limit())}; split the batch")

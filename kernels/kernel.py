@@ -48,7 +48,10 @@ class Kernel:
     """A lowered bilinear product; see the module docstring.  Immutable once built."""
 
     def __init__(self, factors, strategy="auto", dtype=np.float64, algebra=None, layout="batch-first"):
-        self.dtype = np.dtype(dtype)
+        try:
+            self.dtype = np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"dtype: expected numpy.float32 or numpy.float64, got {dtype!r}") from None
         if self.dtype not in (np.float32, np.float64):
             raise TypeError(f"dtype: expected numpy.float32 or numpy.float64, got {self.dtype}")
         if layout not in checks.LAYOUTS:
@@ -184,9 +187,10 @@ class Kernel:
         return tuple(map(move, arrays)) if forward else move(arrays)
 
     def evaluate(self, x, y, layout="batch-first"):
-        """The product of numpy arrays in batch-first layout whose algebra axes were checked (the autograd
-        primitive's body); the result in `layout`."""
-        x, y = np.asarray(x, self.dtype), np.asarray(y, self.dtype)
+        """The product of numpy float arrays in batch-first layout (the autograd primitive's body), checked as
+        calls are; the result in `layout`."""
+        x, y = (checks.operand(a, name, self.shapes[role], self.dtype, checks.LAYOUTS[0], self.name)
+                for a, name, role in ((x, "x", 0), (y, "y", 1)))
         count = len(self.factors)
         return self._evaluate(x, y, checks.broadcast(x.shape[:x.ndim - count], y.shape[:y.ndim - count]), layout)
 

@@ -26,6 +26,7 @@ def softmax(x, axis: int = -1, mask=None, out=None, engine=None):
     to x) is True; `out` (x itself, say) receives the result when nothing is traced (numpy)."""
     if engine is None:
         from .engines import NUMPY as engine
+    _check(engine, x, axis, mask)
     if isinstance(x, np.ndarray) and axis in (-1, x.ndim - 1) and x.ndim >= 1:
         return _in_cache(x, mask, out)
     tiny = np.finfo(engine.dtype(x)).tiny
@@ -35,6 +36,24 @@ def softmax(x, axis: int = -1, mask=None, out=None, engine=None):
     peak = engine.where(engine.isfinite(peak), peak, 0.0)            # rows the mask empties entirely
     exps = engine.exp(x - peak)
     return exps / engine.maximum(engine.sum(exps, axis=axis, keepdims=True), tiny)
+
+
+def _check(engine, x, axis, mask) -> None:
+    """Floats, an axis of x and a mask that broadcasts to x, or a TypeError / ValueError naming the argument."""
+    if not hasattr(x, "shape") or engine.dtype(x).kind != "f":
+        raise TypeError(f"x: expected an array of floats, got {getattr(x, 'dtype', type(x).__name__)}")
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -len(x.shape) <= axis < len(x.shape):
+        raise ValueError(f"axis: expected an axis of x (shape {tuple(x.shape)}), got {axis!r}")
+    if mask is not None and not (hasattr(mask, "shape") and _broadcasts_to(tuple(mask.shape), tuple(x.shape))):
+        raise ValueError(f"mask: expected a shape that broadcasts to x's {tuple(x.shape)}, got "
+                         f"{tuple(getattr(mask, 'shape', ()))}")
+
+
+def _broadcasts_to(shape: tuple, target: tuple) -> bool:
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
 
 
 def _in_cache(x, mask, out):

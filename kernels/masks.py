@@ -22,6 +22,8 @@ import functools
 
 import numpy as np
 
+from . import memory
+
 #: Materialised rule masks kept (per kind, radius and size).
 CACHED_MASKS = 16
 
@@ -101,6 +103,10 @@ class Mask:
 
 @functools.lru_cache(maxsize=CACHED_MASKS)
 def _rule_array(kind: str, radius, rows: int, columns: int) -> np.ndarray:
+    if rows * columns > memory.limit():
+        raise memory.MemoryLimitError(f"mask: a {kind} mask over {rows:,} x {columns:,} positions needs "
+                                      f"{memory.format_bytes(rows * columns)}, more than kernels.MEMORY_LIMIT = "
+                                      f"{memory.format_bytes(memory.limit())}; shorten the sequences")
     query, key = np.arange(rows)[:, None], np.arange(columns)[None, :]
     if kind == "full":
         array = np.ones((rows, columns), dtype=bool)

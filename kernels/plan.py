@@ -154,6 +154,19 @@ class Contract(Step):
             return
         registers[self.output] = _excluding(engine, terms, output, arrays, self.exclusion, registers, sizes, like)
 
+    def output_count(self, registers, sizes) -> int:
+        """The number of entries `run` would write, from the operands' shapes (before any arithmetic)."""
+        inputs, output = self.equation.split("->")
+        labels, batch = {}, ()
+        for term, source in zip(inputs.split(","), self.operands):
+            shape = tuple(source.array(registers, sizes).shape)
+            own = term.replace("...", "")
+            lead = shape[:len(shape) - len(own)]
+            batch = np.broadcast_shapes(batch, lead) if term.startswith("...") else batch
+            labels.update(zip(own, shape[len(lead):]))
+        count = math.prod(batch) if output.startswith("...") else 1
+        return count * math.prod(labels[label] for label in output.replace("...", ""))
+
     def describe(self) -> str:
         names = ", ".join(source.describe() for source in self.operands)
         text = f"r{self.output} = contract {_readable(self.equation)!r} of {names}"

@@ -169,8 +169,8 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, method: str = "auto"):
 
 
 def _check_selective(u, delta, A, B, C, D, z, method):
-    if np.ndim(u) != 3:
-        raise ValueError(f"u: expected shape (batch, length, channels), got {np.shape(u)}")
+    if np.ndim(u) != 3 or 0 in np.shape(u):
+        raise ValueError(f"u: expected shape (batch, length, channels) with positive sizes, got {np.shape(u)}")
     batch, length, channels = np.shape(u)
     if np.ndim(A) != 2 or np.shape(A)[0] != channels or np.shape(A)[1] < 1:
         raise ValueError(f"A: expected shape (channels, d_state) = ({channels}, d_state >= 1), got {np.shape(A)}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import operator
 
 from ..cost import Cost
+from ..factor import TABLE_LIMIT
 
 NAME = "identify"
 ROLE = "leaf"
@@ -26,6 +27,9 @@ def unsupported(factor):
     if not d1 == d2 == d3:
         return f"{factor.name} maps {d1} x {d2} -> {d3}; identify needs one shared dimension"
     if factor.diagonal() is None:
+        if factor.nnz > TABLE_LIMIT:                     # said without reading a table that large
+            return (f"{factor.name} has {factor.nnz:,} nonzero coefficients, more than its {d1:,} diagonal "
+                    f"entries; identify needs lam[i, j, k] = 0 unless i == j == k")
         witness = factor.off_diagonal()
         value = factor.values[(factor.indices == witness).all(axis=1)][0]
         return (f"lam[{', '.join(map(str, witness))}] = {value:g} in {factor.name}; identify needs "
