@@ -66,6 +66,20 @@ def check_count(value: object, argument: str, minimum: int = 1) -> int:
     return int(value)
 
 
+def check_seed(seed: object, allow_none: bool = False) -> np.random.Generator:
+    """The generator a seeded draw uses: `seed` a non-negative int, a Generator (used as it is) or, with
+    `allow_none`, None (fresh entropy); else a TypeError / ValueError naming ``seed``."""
+    if isinstance(seed, np.random.Generator) or seed is None and allow_none:
+        return np.random.default_rng(seed)
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        kinds = "None, " if allow_none else ""
+        raise TypeError(f"seed: expected {kinds}a non-negative int or a numpy.random.Generator, got "
+                        f"{type(seed).__name__} {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed: expected a non-negative int, got {seed}")
+    return np.random.default_rng(seed)
+
+
 def check_flag(value: object, argument: str) -> bool:
     """A bool (numpy's np.bool_ too) as a bool, or a TypeError naming `argument` (ints and strings are refused)."""
     if not isinstance(value, (bool, np.bool_)):

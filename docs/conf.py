@@ -28,14 +28,3 @@ nb_output_stderr = "remove"
 
 html_theme = "furo"
 html_title = f"Product Interactions {release}"
-
-
-def _escape_solution_basis(app, what, name, obj, options, lines):
-    """Workaround until the doc comment of `Solution.basis` (algebra/symmetry/solve.py) writes its shape as a
-    literal, ``(dim, *target.shape)``: a bare ``*target`` opens reST emphasis, a warning that -W makes an error."""
-    if name == "product_interactions.algebra.symmetry.Solution.basis":
-        lines[:] = [line.replace("*target", r"\*target") for line in lines]
-
-
-def setup(app):
-    app.connect("autodoc-process-docstring", _escape_solution_basis)

@@ -53,7 +53,9 @@ from ..limits import MAX_ENTRIES
 from .basis import block_offsets, check_lmax, check_parity, feature_dim, irreps
 from .cache import load_table, store_table
 from .path_algebra import PathAlgebra
+from .rotations import rotation_from_euler
 from .surds import PathEntries, PathTable, Surd
+from .wigner import wigner_D
 
 
 #: The most (m1, m2) pairs of one path computed exactly (each needs sympy's wigner_3j; 2^14 take seconds).
@@ -216,10 +218,13 @@ def verify_table(lmax: int, table: PathTable) -> None:
 
     Checked: the paths are exactly `paths(lmax)`; every entry has |m1| <= l1, |m2| <= l2, |m| <= l and obeys the
     real selection rule; the swap symmetry C_{l2 l1}[m2, m1, m] = (-1)^(l1 + l2 - l) C_{l1 l2}[m1, m2, m] holds
-    exactly; each path's columns are orthonormal (in float64, to 1e-9); the paths with l1 + l2 <= 2 equal a
-    fresh exact computation.
+    exactly; each path's columns are orthonormal and the path is equivariant under a fixed generic rotation (in
+    float64, to 1e-9); the paths with l1 + l2 <= 2 equal a fresh exact computation.  A whole path negated
+    consistently passes them all (it is still an equivariant, orthonormal path); the checksum beside the data
+    guards against that.
     """
     expected = paths(lmax)
+    D = {l: wigner_D(l, rotation_from_euler(0.3, 1.1, 2.0)) for l in range(lmax + 1)}
     if set(table) != set(expected):
         raise ValueError(f"paths: expected the {len(expected)} paths up to lmax = {lmax}, got {len(table)} "
                          f"different ones")
@@ -239,6 +244,10 @@ def verify_table(lmax: int, table: PathTable) -> None:
             raise ValueError(f"{where}: not (-1)^(l1 + l2 - l) times the path ({l2}, {l1}, {l}) swapped")
         if not np.allclose(columns.T @ columns, np.eye(2 * l + 1), rtol=0, atol=1e-9):
             raise ValueError(f"{where}: the columns are not orthonormal")
+        block = columns.reshape(2 * l1 + 1, 2 * l2 + 1, 2 * l + 1)
+        if not np.allclose(np.einsum("abk,ai,bj->ijk", block, D[l1], D[l2]), np.einsum("kq,ijq->ijk", D[l], block),
+                           rtol=0, atol=1e-9):
+            raise ValueError(f"{where}: not equivariant: C(D x, D y) != D C(x, y) for a rotation D")
         if l1 + l2 <= 2 and entries != _real_path(l1, l2, l):
             raise ValueError(f"{where}: differs from the exact coefficients")
 

@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..algebra import check_count
+from ..algebra import check_count, check_seed
+from ..limits import check_size
 
 #: Tolerance on max|R^T R - I| and |det R - 1| for a matrix to be accepted as a rotation.
 ROTATION_ATOL = 1e-6
@@ -59,24 +60,16 @@ def check_rotation(matrix: ArrayLike, argument: str = "rotation", proper: bool =
     return array
 
 
-def _check_seed(seed: object) -> np.random.Generator:
-    if isinstance(seed, (bool, np.bool_)) or not (
-            seed is None or isinstance(seed, (int, np.integer, np.random.Generator))):
-        raise TypeError(f"seed: expected None, an int or a numpy.random.Generator, got {type(seed).__name__} "
-                        f"{seed!r}")
-    if isinstance(seed, (int, np.integer)) and seed < 0:
-        raise ValueError(f"seed: expected a non-negative int, got {seed}")
-    return np.random.default_rng(seed)
-
-
 def random_rotation(seed: int | np.random.Generator | None = None, size: int | None = None) -> np.ndarray:
     """A Haar-uniform random rotation, shape (3, 3), or ``size`` of them, shape (size, 3, 3).
 
     Drawn as the rotation of a uniform unit quaternion (a normalised 4-D Gaussian); `seed` is None, an int
     or a ``numpy.random.Generator``.
     """
-    rng = _check_seed(seed)
-    q = rng.standard_normal((1 if size is None else check_count(size, "size", minimum=0), 4))
+    rng = check_seed(seed, allow_none=True)
+    count = 1 if size is None else check_count(size, "size", minimum=0)
+    check_size(count, "size", "rotations", "draw them in batches")
+    q = rng.standard_normal((count, 4))
     w, x, y, z = (q / np.linalg.norm(q, axis=-1, keepdims=True)).T
     matrices = np.stack([
         np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),

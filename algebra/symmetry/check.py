@@ -18,9 +18,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..algebra import check_count
+from ..algebra import check_count, check_seed
 from .action import Action, same_group
 from .elements import random_elements
+
+#: The most random group elements one check draws.
+MAX_SAMPLES = 10_000
 
 
 def _apply(matrix: np.ndarray, x: ArrayLike, shape: tuple[int, ...]) -> np.ndarray:
@@ -43,10 +46,13 @@ def is_equivariant(operator: Callable[..., ArrayLike], action: Action | Sequence
                         f"{type(action).__name__} {action!r}")
     same_group(actions, names)
     check_count(samples, "samples")
+    if samples > MAX_SAMPLES:
+        raise ValueError(f"samples: expected at most MAX_SAMPLES = {MAX_SAMPLES:,} (a few dozen settle the question), "
+                         f"got {samples:,}")
     if isinstance(tolerance, (bool, np.bool_)) or not isinstance(tolerance, (int, float, np.integer, np.floating)) \
             or not 0 <= tolerance < np.inf:
         raise ValueError(f"tolerance: expected a finite number >= 0, got {tolerance!r}")
-    rng = np.random.default_rng(seed)
+    rng = check_seed(seed, allow_none=True)
     *inputs, output = actions
     for element in random_elements(actions, int(samples), rng):
         xs = [rng.standard_normal(a.shape) for a in inputs]

@@ -10,6 +10,7 @@ commuting with it are a I + b 11^T.
 from __future__ import annotations
 
 from ..algebra import check_count
+from ..limits import check_size
 from .action import DISCRETE, Action
 from .sparse import Sparse
 
@@ -17,6 +18,7 @@ from .sparse import Sparse
 def permutations(n: int) -> Action:
     """S_n acting on R^n by permutation matrices (generators: the n-cycle, and the swap of points 0 and 1)."""
     n = check_count(n, "n")
+    check_size(n, "n", "points", "the permutations of fewer points")
     cycles = [[(i + 1) % n for i in range(n)]]
     if n > 2:
         cycles.append([1, 0, *range(2, n)])

@@ -101,7 +101,7 @@ class Solution:
         self.constraints = constraints
         self.target = constraints.target
         self.method = method
-        #: The basis as a float array of shape (dim, *target.shape).
+        #: The basis as a float array of shape ``(dim, *target.shape)``.
         self.basis = basis.reshape((len(basis), *self.target.shape))
         #: The exact basis (object arrays of shape target.shape), or None on the numeric path.
         self.exact_basis = exact_basis
@@ -159,6 +159,7 @@ def _estimate(constraints: Constraints, matrix: scipy.sparse.csr_array) -> Cost:
 
 def _exact(constraints: Constraints, matrix: scipy.sparse.csr_array, bar: tqdm) -> Solution:
     vectors = linear.sparse_nullspace(constraints.rows, constraints.size, bar.update)
+    _check_basis_fits(len(vectors), constraints.size, copies=2)            # floats and object references
     exact = np.full((len(vectors), constraints.size), sympy.Integer(0), dtype=object)
     basis = np.zeros(exact.shape)
     for n, vector in enumerate(vectors):
@@ -175,12 +176,23 @@ def _numeric(constraints: Constraints, matrix: scipy.sparse.csr_array, bar: tqdm
         if dense.shape[0] > dense.shape[1]:
             # A = QR with orthonormal Q: R has A's null space and singular values, and is square.
             dense = scipy.linalg.qr(dense, mode="r")[0][:dense.shape[1]]
-        null = scipy.linalg.null_space(dense) if dense.size else np.eye(len(block.unknowns))
-        part = np.zeros((null.shape[1], constraints.size))
-        part[:, block.unknowns] = null.T
-        parts.append(part)
+        parts.append((block.unknowns, scipy.linalg.null_space(dense) if dense.size else np.eye(len(block.unknowns))))
         bar.update(len(block.unknowns))
-    return Solution(constraints, "numeric", np.concatenate(parts) if parts else np.zeros((0, constraints.size)))
+    dims = [null.shape[1] for _, null in parts]
+    _check_basis_fits(sum(dims), constraints.size, copies=1)
+    basis = np.zeros((sum(dims), constraints.size))
+    for start, (unknowns, null) in zip(np.cumsum([0] + dims), parts):
+        basis[start:start + null.shape[1], unknowns] = null.T
+    return Solution(constraints, "numeric", basis)
+
+
+def _check_basis_fits(dim: int, size: int, copies: int) -> None:
+    """Refuse a solution space whose dense basis (`copies` arrays of dim x size) would pass the memory limit."""
+    needed = 8 * copies * dim * size
+    if needed > limits.MAX_DENSE_BYTES:
+        raise ValueError(f"constraints: the solution space has dimension {dim:,}; its basis over {size:,} unknowns "
+                         f"needs {needed:,} bytes, more than algebra.limits.MAX_DENSE_BYTES = "
+                         f"{limits.MAX_DENSE_BYTES:,}; constrain a smaller target or add symmetries")
 
 
 def _check(constraints: object) -> None:

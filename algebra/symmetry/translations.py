@@ -24,6 +24,7 @@ array([[0., 0., 0., 0.],
 from __future__ import annotations
 
 from ..algebra import check_count, check_flag
+from ..limits import check_size
 from .action import DISCRETE, Action
 from .sparse import Sparse
 
@@ -31,6 +32,7 @@ from .sparse import Sparse
 def translations(n: int, cyclic: bool = True) -> Action:
     """The shift of n lattice points: cyclic (Z_n) or truncated (forward shifts of a window, see the module)."""
     n = check_count(n, "n")
+    check_size(n, "n", "lattice points", "translation symmetry of a smaller lattice")
     cyclic = check_flag(cyclic, "cyclic")
     shift = {((i + 1) % n, i): 1 for i in range(n) if cyclic or i + 1 < n}
     name = f"translations({n})" if cyclic else f"translations({n}, cyclic=False)"

@@ -5,6 +5,7 @@ import re
 import threading
 import time
 import warnings
+from fractions import Fraction
 
 import pytest
 
@@ -169,3 +170,24 @@ def test_large_lmax_is_refused_before_any_work(build):
         with pytest.raises(ValueError, match="lmax: .* more than algebra.limits.MAX_ENTRIES"):
             build(lmax)
     assert time.perf_counter() - start < 1
+
+
+def test_a_consistent_edit_with_a_new_checksum_is_caught_by_equivariance(folder):
+    """Negating the m = 0 column of the paths (1, 2, 2) and (2, 1, 2) keeps the swap symmetry, orthonormality and
+    the selection rule, and past l1 + l2 = 2 no path is recomputed exactly; equivariance catches it."""
+    fresh_entries = clebsch_gordan(2).entries()
+    file = folder / f"clebsch_gordan-lmax2-v{cache.VERSION}.json"
+    payload = json.loads(file.read_text())
+    for path, entries in payload["paths"]:
+        if path in ([1, 2, 2], [2, 1, 2]):
+            for entry in entries:
+                if entry[2] == 0:
+                    value = payload["values"][entry[3]]
+                    negated = [[radicand, str(-Fraction(rational))] for radicand, rational in value]
+                    payload["values"].append(negated)
+                    entry[3] = len(payload["values"]) - 1
+    file.write_text(json.dumps(_resign(payload)))
+    cg_module.path_table.cache_clear()
+    with pytest.warns(RuntimeWarning, match="not equivariant"):
+        again = clebsch_gordan(2)
+    assert again.entries() == fresh_entries

@@ -78,10 +78,20 @@ def test_a_rational_system_too_large_for_dense_goes_exact(monkeypatch):
     system = equivariant_constraints(translations(6), bilinear_map(6))
     monkeypatch.setattr(solve_module, "EXACT_RATIONAL_LIMIT", 2)
     assert solve(system).method == "numeric"
-    monkeypatch.setattr(limits, "MAX_DENSE_BYTES", 100)
-    assert solve(system).method == "exact"
-    with pytest.raises(ValueError, match=r"the numeric path needs 1,152 bytes.*MAX_DENSE_BYTES = 100; "):
-        solve(system, method="numeric")
+    too_large = estimate(system)._replace(dense_bytes=limits.MAX_DENSE_BYTES + 1)
+    assert too_large.choose() == "exact"
+    with pytest.raises(ValueError, match=r"the numeric path needs 1,073,741,825 bytes.*MAX_DENSE_BYTES = "
+                                         r"1,073,741,824; "):
+        too_large.choose("numeric")
+
+
+def test_a_basis_too_large_to_hold_is_refused_before_it_is_allocated(monkeypatch):
+    system = equivariant_constraints(translations(6), bilinear_map(6))
+    monkeypatch.setattr(limits, "MAX_DENSE_BYTES", 50_000)
+    for method in ("exact", "numeric"):
+        with pytest.raises(ValueError, match=r"constraints: the solution space has dimension 36; its basis over "
+                                             r"216 unknowns needs"):
+            solve(system, method=method)
 
 
 @pytest.mark.parametrize("method", ["exact", "numeric"])
