@@ -53,6 +53,8 @@ def _as_algebra(algebra: object, argument: str) -> Algebra:
 
 def _check_units(algebra: Algebra, units: Iterable[int], argument: str) -> frozenset[int]:
     count = len(algebra.factors)
+    if not isinstance(units, (list, tuple, set, frozenset, range)):
+        raise TypeError(f"{argument}: expected a list of factor indices, got {type(units).__name__} {units!r}")
     for u in units:
         if isinstance(u, (bool, np.bool_)) or not isinstance(u, (int, np.integer)) or not -count <= u < count:
             raise ValueError(f"{argument}: expected factor indices in {-count}..{count - 1}, got {u!r}")

@@ -38,6 +38,7 @@ import sympy
 
 from ..algebra import TensorAlgebra, position, tensor_algebra, tensor_product
 from ..algebra.algebra import check_count
+from ..kernels import memory
 from ..kernels.engines import NUMPY, engine_of
 from ..kernels.seq2tens import METHODS, choose_method, scan
 
@@ -97,16 +98,45 @@ def _lift_order(lift: str, embedding_order: int | None, degree: int) -> int:
     return 1 if lift == "linear" else degree
 
 
+#: The levels and the working copies a scan holds at once, in multiples of the levels' size.
+WORKING_COPIES = 3
+
+
+def check_levels_fit(shape: tuple[int, ...], degree: int, return_sequences: bool, itemsize: int, argument: str = "degree") -> None:
+    """Refuse, before any work, levels 1..degree that would not fit `kernels.MEMORY_LIMIT` (MemoryLimitError, a
+    ValueError, naming `argument`).
+
+    >>> check_levels_fit((1, 5, 3), 4, False, 8)                 # fits
+    >>> check_levels_fit((1, 5, 3), 40, False, 8, "depth")      # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    product_interactions.kernels.memory.MemoryLimitError: depth: levels 1..40 of d = 3 hold 18,236,...; lower depth, ...
+    """
+    batch, length, d = shape
+    if degree * math.log2(max(d, 2)) > 128:                   # far past any limit: say so without the huge sum
+        raise memory.MemoryLimitError(f"{argument}: levels 1..{degree} of d = {d} hold more than 2^128 numbers; "
+                                      f"lower {argument}, or project the levels (ls2t, low_rank)")
+    entries = batch * (length if return_sequences else 1) * sum(d ** m for m in range(1, degree + 1))
+    needed = WORKING_COPIES * entries * itemsize
+    if needed > memory.limit():
+        raise memory.MemoryLimitError(
+            f"{argument}: levels 1..{degree} of d = {d} hold {entries:,} numbers for {batch} sequence(s), and the "
+            f"scan needs {memory.format_bytes(needed)}, more than kernels.MEMORY_LIMIT = "
+            f"{memory.format_bytes(memory.limit())}; lower {argument}, or project the levels (ls2t, low_rank)")
+
+
 def seq2tens(x: Any, degree: int, lift: str = "linear", embedding_order: int | None = None,
              return_sequences: bool = False, mask: Any = None, method: str = "auto") -> tuple[Any, ...]:
     """The levels (Phi_0, Phi_1, ..., Phi_degree) of each sequence of x (batch, length, d): Phi_0 of shape
     (batch,) (all ones), Phi_m of shape (batch, d, ..., d) with m axes of size d.  With `return_sequences`, every
     prefix: a time axis after the batch axis.  See the module docstring for lift, embedding_order, mask, method.
+    Levels that would not fit `kernels.MEMORY_LIMIT` are refused first (`check_levels_fit`).
     """
     degree = check_count(degree, "degree")
     order = _lift_order(lift, embedding_order, degree)
     x, mask = check_sequences(x, mask)
     engine = engine_of({"x": x})
+    check_levels_fit(tuple(x.shape), degree, bool(return_sequences), engine.dtype(x).itemsize)
     if method == "auto":
         method = choose_method(tuple(x.shape), degree, return_sequences, engine.dtype(x).itemsize)
     if method not in METHODS:
@@ -135,6 +165,7 @@ def signature(x: Any, depth: int, mask: Any = None, return_sequences: bool = Fal
     increments, levels 1..depth.  With `return_sequences` the signature of every prefix x_0 .. x_t."""
     depth = check_count(depth, "depth")
     x, mask = check_sequences(x, mask)
+    check_levels_fit(tuple(x.shape), depth, bool(return_sequences), engine_of({"x": x}).dtype(x).itemsize, "depth")
     return flatten(seq2tens(increments(x, mask), depth, lift="exp", return_sequences=return_sequences,
                             method=method))
 

@@ -29,7 +29,7 @@ from ...kernels.masks import Mask
 from ..expression import Expr, Linear, Parameter, Scale, Signal
 from ..pointwise import Pointwise
 from ..structural import CausalReduce, Flip, Reduce
-from .model import Model
+from .model import Model, check_width
 
 
 class Attention(Model):
@@ -41,13 +41,13 @@ class Attention(Model):
 
     def __init__(self, d_model: int, heads: int, causal: bool, rank: int, d_head: int | None, length: int) -> None:
         super().__init__()
-        self.d_model, self.heads, self.rank = (check_count(v, a) for v, a in
+        self.d_model, self.heads, self.rank = (check_width(v, a) for v, a in
                                                ((d_model, "d_model"), (heads, "heads"), (rank, "rank")))
         if d_head is None:
             if d_model % heads:
                 raise ValueError(f"heads: d_model = {d_model} is not divisible by heads = {heads}; give d_head")
             d_head = d_model // heads
-        self.d_head = check_count(d_head, "d_head")
+        self.d_head = check_width(d_head, "d_head")
         if not isinstance(causal, bool):
             raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
         self.causal, self.geometry = causal, (check_count(length, "length"),)

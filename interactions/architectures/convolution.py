@@ -24,11 +24,10 @@ from typing import Any
 import numpy as np
 
 from ...algebra import position, tensor_product, translation
-from ...algebra.algebra import check_count
 
 from ..expression import Expr, Parameter, Signal
 from ..structural import Reduce
-from .model import Model
+from .model import Model, check_width
 
 
 class Convolution(Model):
@@ -39,7 +38,7 @@ class Convolution(Model):
                  shape: Iterable[int] | None) -> None:
         super().__init__()
         for value, argument in ((channels_in, "channels_in"), (channels_out, "channels_out"), (size, "size")):
-            check_count(value, argument)
+            check_width(value, argument)
         if dims not in (1, 2):
             raise ValueError(f"dims: expected 1 or 2, got {dims!r}")
         if not isinstance(cyclic, bool):

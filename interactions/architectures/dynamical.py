@@ -40,6 +40,7 @@ from ...kernels.recurrence import linear_scan
 from ..expression import Expr, Linear, Parameter, Scale, Signal
 from ...kernels.pointwise import sigmoid
 from ..pointwise import Pointwise
+from .model import check_width
 from .ssm import StateSpaceModel
 
 if TYPE_CHECKING:
@@ -54,10 +55,12 @@ class Dynamical(StateSpaceModel):
 
     def __init__(self, d_model: int, input_order: int, hidden_order: int, length: int) -> None:
         super().__init__()
-        self.width = check_count(d_model, "d_model")
-        if input_order not in INPUT_ORDERS or isinstance(input_order, bool):
+        self.width = check_width(d_model, "d_model")
+        if not isinstance(input_order, (int, np.integer)) or isinstance(input_order, bool) or \
+                input_order not in INPUT_ORDERS:
             raise ValueError(f"input_order: expected one of {INPUT_ORDERS} (the paper's I), got {input_order!r}")
-        if hidden_order not in HIDDEN_ORDERS or isinstance(hidden_order, bool):
+        if not isinstance(hidden_order, (int, np.integer)) or isinstance(hidden_order, bool) or \
+                hidden_order not in HIDDEN_ORDERS:
             raise ValueError(f"hidden_order: expected one of {HIDDEN_ORDERS} (the paper's H), got {hidden_order!r}")
         self.input_order, self.hidden_order = int(input_order), int(hidden_order)
         self.geometry = (check_count(length, "length"),)

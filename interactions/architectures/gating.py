@@ -24,7 +24,7 @@ from ...algebra.algebra import check_count
 
 from ..expression import Expr, Linear, Parameter, Signal
 from ..pointwise import FUNCTIONS, Pointwise
-from .model import Model
+from .model import Model, check_width
 
 
 class Gating(Model):
@@ -34,7 +34,7 @@ class Gating(Model):
         super().__init__()
         if function not in FUNCTIONS or function == "softmax":
             raise ValueError(f"function: expected an elementwise nonlinearity, got {function!r}")
-        self.channels, self.function = check_count(channels, "channels"), function
+        self.channels, self.function = check_width(channels, "channels"), function
         self.geometry = (check_count(length, "length"),)
 
     def build(self, geometry: tuple[int, ...]) -> tuple[Expr, Signal]:

@@ -39,7 +39,7 @@ from ...kernels.selective_ssm import selective_scan, time_major
 from ..expression import Expr, Linear, Parameter, Scale, Signal
 from ..pointwise import Pointwise
 from ..structural import Lag, Reduce
-from .model import check_seed
+from .model import check_seed, check_width
 from .ssm import StateSpaceModel, check_steps
 
 if TYPE_CHECKING:
@@ -57,10 +57,10 @@ class Mamba(StateSpaceModel):
     def __init__(self, d_model: int, d_state: int, expand: int, d_conv: int, dt_rank: int | None, dt_min: float,
                  dt_max: float, length: int) -> None:
         super().__init__()
-        self.width, self.d_state = check_count(d_model, "d_model"), check_count(d_state, "d_state")
-        self.d_inner = check_count(expand, "expand") * self.width
-        self.d_conv = check_count(d_conv, "d_conv")
-        self.dt_rank = check_count(-(-self.width // 16) if dt_rank is None else dt_rank, "dt_rank")
+        self.width, self.d_state = check_width(d_model, "d_model"), check_width(d_state, "d_state")
+        self.d_inner = check_width(expand, "expand") * self.width
+        self.d_conv = check_width(d_conv, "d_conv")
+        self.dt_rank = check_width(-(-self.width // 16) if dt_rank is None else dt_rank, "dt_rank")
         self.dt_min, self.dt_max = check_steps(dt_min, dt_max, "dt_min", "dt_max")
         self.geometry = (check_count(length, "length"),)
         taps = 1.0 / np.sqrt(self.d_conv)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import numpy as np
 from numpy.typing import DTypeLike
 
+from ...algebra.algebra import check_count, check_seed
 from ..expression import Expr, Parameter, Signal
 from ..orders import order as self_interaction_order
 
@@ -24,24 +25,49 @@ if TYPE_CHECKING:
 PLANS_KEPT = 8
 
 
-def check_seed(seed: object) -> np.random.Generator:
-    """The generator an `init(seed)` draws from: `seed` a non-negative int, or a Generator used as it is."""
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed: expected a non-negative int or a numpy Generator, got {type(seed).__name__} "
-                        f"{seed!r}")
-    if seed < 0:
-        raise ValueError(f"seed: expected a non-negative int, got {seed}")
-    return np.random.default_rng(seed)
+#: The largest size hyperparameter (a width, a number of heads, states, channels, basis functions...): past any
+#: layer these engines train, and small enough that a constructor refuses before anything is allocated.
+MAX_WIDTH = 2**12
+
+
+def check_width(value: object, argument: str, minimum: int = 1) -> int:
+    """A size hyperparameter: an int from `minimum` to `MAX_WIDTH`, or a TypeError / ValueError naming it."""
+    value = check_count(value, argument, minimum)
+    if value > MAX_WIDTH:
+        raise ValueError(f"{argument}: expected at most MAX_WIDTH = {MAX_WIDTH:,}, got {value:,}")
+    return value
+
+
+def check_positive(value: object, argument: str, largest: float = 1e100) -> float:
+    """A real hyperparameter 0 < value <= largest (a radius, a step), as a float, or an error naming it."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{argument}: expected a positive real number, got {type(value).__name__} {value!r}")
+    if not 0 < float(value) <= largest:
+        raise ValueError(f"{argument}: expected a real number in (0, {largest:g}], got {value!r}")
+    return float(value)
+
+
+def check_dtype(dtype: DTypeLike) -> np.dtype:
+    """The floating dtype an `init(dtype=...)` makes its weights in, or a TypeError naming `dtype` (an int dtype
+    would truncate the weights)."""
+    try:
+        found = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype: expected a floating dtype such as numpy.float32, got {dtype!r}") from None
+    if found.kind != "f":
+        raise TypeError(f"dtype: expected a floating dtype (weights would be truncated), got {found}")
+    return found
 
 
 def check_signal(x: Any, argument: str = "x") -> Any:
-    """`x` when it is real (any library) and none of its sizes is 0 (no empty batch, sequence or cloud), else a
-    TypeError or ValueError naming it."""
-    dtype = str(getattr(x, "dtype", "")).split(".")[-1]
-    if dtype.startswith("complex"):
-        raise TypeError(f"{argument}: expected a real array, got dtype {dtype}")
+    """`x` when it holds real numbers (any library) and none of its sizes is 0 (no empty batch, sequence or cloud),
+    else a TypeError or ValueError naming it."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:                                            # a nested list
+        dtype = np.asarray(x).dtype
+    name = str(dtype).split(".")[-1]
+    if name.startswith("complex") or isinstance(dtype, np.dtype) and dtype.kind not in "biuf":
+        raise TypeError(f"{argument}: expected an array of real numbers, got dtype {name}")
     shape = tuple(np.shape(x))
     if 0 in shape:
         raise ValueError(f"{argument}: expected positive sizes, got shape {shape}")
@@ -154,8 +180,7 @@ class Model:
     def init(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> dict[str, np.ndarray]:
         """Seeded random parameters of a floating `dtype`: normal with standard deviation `scales[name]` or
         1/sqrt(last axis)."""
-        if np.dtype(dtype).kind != "f":
-            raise TypeError(f"dtype: expected a floating dtype (weights would be truncated), got {np.dtype(dtype)}")
+        dtype = check_dtype(dtype)
         rng = check_seed(seed)
         params = {}
         for name, shape in self.parameters.items():

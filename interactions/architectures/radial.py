@@ -18,11 +18,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ...algebra.algebra import check_count
 from ...algebra.so3 import solid_harmonics, spherical_harmonics
 from ...kernels.engines import adopt, engine_of
 from ...kernels.pointwise import silu
-from .model import check_signal
+from .model import check_positive, check_signal, check_width
 
 if TYPE_CHECKING:
     from ...kernels.engines.base import Engine
@@ -33,13 +32,11 @@ class RadialFilter:
 
     def __init__(self, prefix: str, lmax: int, channels_out: int, channels_in: int, radius: float, basis: int,
                  hidden: int) -> None:
-        self.prefix, self.lmax = prefix, check_count(lmax, "lmax", minimum=0)
-        self.channels_out, self.channels_in = check_count(channels_out, "channels_out"), check_count(
+        self.prefix, self.lmax = prefix, check_width(lmax, "lmax", minimum=0)
+        self.channels_out, self.channels_in = check_width(channels_out, "channels_out"), check_width(
             channels_in, "channels_in")
-        self.basis, self.hidden = check_count(basis, "basis"), check_count(hidden, "hidden")
-        if not np.isscalar(radius) or not radius > 0:  # type: ignore[operator]  # radius is meant to be a number
-            raise ValueError(f"radius: expected a positive number, got {radius!r}")
-        self.radius = float(radius)  # type: ignore[arg-type]
+        self.basis, self.hidden = check_width(basis, "basis"), check_width(hidden, "hidden")
+        self.radius = check_positive(radius, "radius")
 
     @property
     def parameters(self) -> dict[str, tuple[int, ...]]:
@@ -85,7 +82,7 @@ def check_cloud(points: Any, features: Any, lmax: int, channels_in: int) -> Any:
     """Points (batch, n, 3) as floats (numpy ones as float64; torch and JAX ones as they are) and features
     (batch, n, (lmax+1)^2, channels_in), or a ValueError."""
     if engine_of({"points": points}).name == "numpy":
-        points = np.asarray(points, dtype=float)
+        points = np.asarray(check_signal(points, "points"), dtype=float)
     if len(points.shape) < 2 or points.shape[-1] != 3:
         raise ValueError(f"points: expected shape (batch, n, 3), got {tuple(points.shape)}")
     check_signal(points, "points")

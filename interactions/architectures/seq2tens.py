@@ -47,7 +47,7 @@ from ...kernels.seq2tens import low_rank
 
 from ...kernels.pointwise import FUNCTIONS as NUMERIC
 from ..feature_map import check_sequences, increments, zero_padding
-from .model import check_params, check_seed
+from .model import check_dtype, check_params, check_seed, check_width
 
 if TYPE_CHECKING:
     from ...kernels.engines.base import Engine
@@ -69,7 +69,7 @@ class LS2T:
                  kernel_size: int = 3, difference: bool = False, time: bool = False, normalise: bool = False,
                  return_sequences: bool = False, reverse: bool = False, bidirectional: bool = False,
                  typical_length: int = 64) -> None:
-        self.d_in, self.width, self.order = (check_count(v, a) for v, a in
+        self.d_in, self.width, self.order = (check_width(v, a) for v, a in
                                              ((d_in, "d_in"), (width, "width"), (order, "order")))
         if weights not in ("recursive", "independent"):
             raise ValueError(f"weights: expected 'recursive' or 'independent', got {weights!r}")
@@ -82,14 +82,14 @@ class LS2T:
             (difference, "difference"), (time, "time"), (normalise, "normalise")))
         self.return_sequences, self.reverse, self.bidirectional = (_flag(v, a) for v, a in (
             (return_sequences, "return_sequences"), (reverse, "reverse"), (bidirectional, "bidirectional")))
-        self.hidden = tuple(check_count(h, "hidden") for h in hidden)
-        self.kernel_size = check_count(kernel_size, "kernel_size")
-        self.typical_length = check_count(typical_length, "typical_length", minimum=self.order)
+        self.hidden = tuple(check_width(h, "hidden") for h in hidden)
+        self.kernel_size = check_width(kernel_size, "kernel_size")
+        self.typical_length = check_count(typical_length, "typical_length (at least order)", minimum=self.order)
         self.d_static = self.d_in + int(self.time)
         if static is None and features not in (None, self.d_static):
             raise ValueError(f"features: without a static map the features are the {self.d_static} input "
                              f"coordinates, got {features!r}")
-        self.features = self.d_static if features is None else check_count(features, "features")
+        self.features = self.d_static if features is None else check_width(features, "features")
         self.slots = self.order * (self.order + 1) // 2 if weights == "independent" else self.order
 
     # ------------------------------------------------------------------ parameters
@@ -119,7 +119,7 @@ class LS2T:
 
     def init(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> dict[str, np.ndarray]:
         """Seeded parameters: static weights N(0, 1 / fan-in), zero biases, functionals by `slot_scales`."""
-        rng = check_seed(seed)
+        rng, dtype = check_seed(seed), check_dtype(dtype)
         params = {}
         for name, shape in self.parameters.items():
             if name.startswith("b"):

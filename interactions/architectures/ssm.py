@@ -25,6 +25,7 @@ True
 """
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -42,7 +43,7 @@ from ..expression import Expr, Parameter, Signal
 from ..orders import order
 from ..scan import Scan
 from ..structural import Reduce, ScalarProjection
-from .model import Model, check_signal, check_params, check_seed
+from .model import Model, check_dtype, check_params, check_seed, check_signal, check_width
 
 
 if TYPE_CHECKING:
@@ -108,8 +109,9 @@ class StateSpaceModel(Model):
 
 
 def check_steps(low: float, high: float, low_name: str, high_name: str) -> tuple[float, float]:
-    """Step sizes 0 < low <= high as floats, or a ValueError naming both arguments."""
-    if not (all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in (low, high)) and 0 < low <= high):
+    """Step sizes 0 < low <= high < inf as floats, or a ValueError naming both arguments."""
+    if not (all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in (low, high))
+            and 0 < low <= high < math.inf):
         raise ValueError(f"{low_name}, {high_name}: expected steps 0 < {low_name} <= {high_name}, got {low!r}, "
                          f"{high!r}")
     return float(low), float(high)
@@ -132,7 +134,7 @@ class DiagonalSSM(StateSpaceModel):
 
     def __init__(self, channels: int, d_state: int, step_min: float, step_max: float, length: int) -> None:
         super().__init__()
-        self.width, self.d_state = check_count(channels, "channels"), check_count(d_state, "d_state")
+        self.width, self.d_state = check_width(channels, "channels"), check_width(d_state, "d_state")
         self.step_min, self.step_max = check_steps(step_min, step_max, "step_min", "step_max")
         self.geometry = (check_count(length, "length"),)
 
@@ -145,7 +147,7 @@ class DiagonalSSM(StateSpaceModel):
     def init(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> dict[str, np.ndarray]:
         """S4D-Lin: A_n = -1/2 + i pi n, B = 1, C and D standard normal (C with variance 1/2 per part), steps
         log-uniform in [step_min, step_max]."""
-        rng = check_seed(seed)
+        rng, dtype = check_seed(seed), check_dtype(dtype)
         H, N = self.width, self.d_state
         values = {"log_step": rng.uniform(np.log(self.step_min), np.log(self.step_max), H),
                   "log_A_real": np.full((H, N), np.log(0.5)), "A_imag": np.tile(np.pi * np.arange(N), (H, 1)),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import os
 import pathlib
 import platform
@@ -81,14 +82,16 @@ class Timings(dict):
 
 
 def _plain(value: Any) -> Any:
+    """Plain JSON values: numpy ones as Python's, and a number that is not finite (a diverged loss) as null, which
+    JSON has (NaN and Infinity are not JSON)."""
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, np.ndarray)):
         return [_plain(v) for v in value]
     if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     return value
 
 
@@ -117,7 +120,7 @@ def replace_atomically(path: str | os.PathLike[str], fill: Callable[[BinaryIO], 
 def write(result: dict, path: str | os.PathLike[str]) -> pathlib.Path:
     """Write `result` as indented JSON (numpy values become plain numbers), atomically (`replace_atomically`);
     returns the path."""
-    text = json.dumps(_plain(result), indent=2) + "\n"
+    text = json.dumps(_plain(result), indent=2, allow_nan=False) + "\n"
     return replace_atomically(path, lambda file: file.write(text.encode()))
 
 

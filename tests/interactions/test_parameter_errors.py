@@ -67,11 +67,11 @@ def test_unexpected_parameters_are_refused_by_name(make, x):
                                   lambda: deep_ls2t(d_in=3, widths=(4, 2), order=2), lambda: tfn(lmax=1)])
 def test_init_refuses_bad_seeds_by_name(make):
     model = make()
-    with pytest.raises(TypeError, match="seed: expected a non-negative int or a numpy Generator, got str 'abc'"):
+    with pytest.raises(TypeError, match="seed: expected a non-negative int or a numpy.random.Generator, got str 'abc'"):
         model.init(seed="abc")
     with pytest.raises(ValueError, match="seed: expected a non-negative int, got -1"):
         model.init(seed=-1)
-    with pytest.raises(TypeError, match="seed: expected a non-negative int or a numpy Generator, got float 1.5"):
+    with pytest.raises(TypeError, match="seed: expected a non-negative int or a numpy.random.Generator, got float 1.5"):
         model.init(seed=1.5)
 
 
@@ -107,7 +107,7 @@ def test_silent_acceptance_is_refused_by_name():
     with pytest.raises(TypeError, match="dtype: expected a floating dtype"):
         attention(8, 2).init(dtype=int)
     model = dynamical(d_model=4)
-    with pytest.raises(TypeError, match="x: expected a real array, got dtype complex128"):
+    with pytest.raises(TypeError, match="x: expected an array of real numbers, got dtype complex128"):
         model.apply(model.init(seed=0), np.ones((1, 5, 4)) + 1j)
 
 

@@ -44,7 +44,7 @@ def test_bad_input():
         model.apply(params, points[..., :2], features)
     with pytest.raises(ValueError, match=r"features: expected shape \(batch, 4, 4, 2\)"):
         model.apply(params, points, features[..., :1])
-    with pytest.raises(ValueError, match="radius: expected a positive number"):
+    with pytest.raises(ValueError, match=r"radius: expected a real number in \(0, 1e\+100\], got 0"):
         tfn(radius=0)
     with pytest.raises(ValueError, match="lmax: expected a non-negative int, got -1"):
         tfn(lmax=-1)

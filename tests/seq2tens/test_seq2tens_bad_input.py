@@ -91,7 +91,7 @@ def test_flatten_wants_the_levels_of_seq2tens():
     ({"activation": "gelu"}, ValueError, "^activation: expected one of"),
     ({"hidden": (0,)}, ValueError, "^hidden: expected a positive int"),
     ({"kernel_size": 0}, ValueError, "^kernel_size: expected a positive int"),
-    ({"typical_length": 2}, ValueError, "^typical_length: expected an int >= 3"),
+    ({"typical_length": 2}, ValueError, r"^typical_length \(at least order\): expected an int >= 3"),
     ({"difference": "yes"}, TypeError, "^difference: expected a bool"),
     ({"bidirectional": 1}, TypeError, "^bidirectional: expected a bool"),
 ])

@@ -1,0 +1,183 @@
+"""The defects a second audit of the public API found after the reliability fixes: each is now refused by name,
+before any large allocation, or answered correctly."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from product_interactions import kernels
+from product_interactions.algebra import quaternions, translation
+from product_interactions.algebra.symmetry import (bilinear_map, equivariant_constraints, is_equivariant,
+                                                   linear_map, permutations, translations)
+from product_interactions.interactions import Signal, signature, seq2tens
+from product_interactions.interactions.architectures import (attention, deep_ls2t, dynamical, ls2t, mamba,
+                                                             selective_scan, ssm, tfn)
+from product_interactions.interactions.experiments import report
+from product_interactions.kernels import MemoryLimitError, Mask, causal_convolution, softmax
+
+
+def test_auto_reads_the_rule_of_a_translation_too_large_for_a_table():
+    kernel = kernels.product(translation(3162))        # 10 million nonzeros: auto used to read the table
+    assert kernel.strategies == ("fft",)
+    x = np.random.default_rng(0).standard_normal(3162)
+    expected = np.fft.irfft(np.fft.rfft(x) ** 2, n=3162)
+    assert np.allclose(kernel(x, x), expected, atol=1e-9)
+
+
+@pytest.mark.parametrize("call, argument", [(lambda x: signature(x, depth=40), "depth"),
+                                            (lambda x: seq2tens(x, degree=40), "degree")])
+def test_levels_beyond_the_memory_limit_are_refused_before_the_scan(call, argument):
+    with pytest.raises(MemoryLimitError, match=rf"{argument}: levels 1..40 of d = 3 hold .* lower {argument}"):
+        call(np.ones((1, 5, 3)))
+
+
+def test_selective_scan_refuses_an_empty_sequence_by_name():
+    u = np.ones((1, 0, 1))
+    with pytest.raises(ValueError, match=r"u: expected shape \(batch, length, channels\) with positive sizes"):
+        selective_scan(u, np.full((1, 0, 1), 0.5), np.array([[-1.0]]), np.ones((1, 0, 1)), np.ones((1, 0, 1)))
+
+
+@pytest.mark.parametrize("x, y, error, match", [
+    (1.0, 2.0, ValueError, r"x: expected at least 1 axes"),
+    (np.ones(3), np.ones(4), ValueError, r"x: axis -1 has size 3, but quaternions needs 4"),
+    (np.ones(4), np.ones(4, dtype=int), TypeError, r"y: expected real floating-point values"),
+])
+def test_kernel_evaluate_checks_its_operands(x, y, error, match):
+    with pytest.raises(error, match=match):
+        kernels.product(quaternions()).evaluate(x, y)
+
+
+MODELS = {"ssm": lambda: ssm(channels=3, d_state=4), "ls2t": lambda: ls2t(3, width=4, order=2),
+          "deep_ls2t": lambda: deep_ls2t(3, widths=(4, 4), order=2), "attention": lambda: attention(8, heads=2),
+          "tfn": tfn}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("dtype, match", [(int, "weights would be truncated"), ("abc", "got 'abc'")])
+def test_init_refuses_dtypes_that_are_not_floating(name, dtype, match):
+    with pytest.raises(TypeError, match=f"dtype: expected a floating dtype.*{match}"):
+        MODELS[name]().init(0, dtype=dtype)
+
+
+def test_kernels_name_a_dtype_they_do_not_understand():
+    with pytest.raises(TypeError, match="dtype: expected numpy.float32 or numpy.float64, got 'abc'"):
+        kernels.product(quaternions(), dtype="abc")
+
+
+@pytest.mark.parametrize("model", [lambda: ssm(channels=3, d_state=4), lambda: mamba(d_model=3, d_state=2),
+                                   lambda: dynamical(d_model=3)])
+def test_text_input_is_refused_by_name(model):
+    layer = model()
+    with pytest.raises(TypeError, match=r"x: expected an array of real numbers, got dtype <U1"):
+        layer.apply(layer.init(0), np.full((1, 4, 3), "a"))
+
+
+def test_complex_points_are_refused_rather_than_cut_to_their_real_part():
+    layer = tfn()
+    points = np.random.default_rng(0).standard_normal((1, 5, 3))
+    with pytest.raises(TypeError, match="points: expected an array of real numbers, got dtype complex128"):
+        layer.apply(layer.init(0), points + 1j, np.ones((1, 5, 9, 4)))
+
+
+def test_units_must_be_a_list():
+    from product_interactions.algebra import position, tensor_product
+    with pytest.raises(TypeError, match="units: expected a list of factor indices, got int 1"):
+        Signal("x", tensor_product(position(4), quaternions()), units=1)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"mask": np.ones((2, 2), bool)}, ValueError, r"mask: expected a shape that broadcasts to x's \(3, 3\)"),
+    ({"axis": 2}, ValueError, r"axis: expected an axis of x"),
+])
+def test_softmax_names_a_bad_mask_or_axis(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        softmax(np.ones((3, 3)), **kwargs)
+    with pytest.raises(TypeError, match="x: expected an array of floats, got int64"):
+        softmax(np.ones((3, 3), dtype=int))
+
+
+@pytest.mark.parametrize("x, kernel, error, match", [
+    (np.ones((2, 3)), np.ones((3, 3)), ValueError, r"x, kernel: leading axes \(2,\) and \(3,\) do not broadcast"),
+    (np.ones((1, 0)), np.ones((1, 0)), ValueError, r"x: expected a last \(time\) axis of positive length"),
+    (np.ones((1, 2)), "ab", TypeError, "kernel: expected an array of real numbers"),
+])
+def test_causal_convolution_checks_before_transforming(x, kernel, error, match):
+    with pytest.raises(error, match=match):
+        causal_convolution(x, kernel)
+
+
+def test_causal_convolution_refuses_spectra_beyond_the_memory_limit(monkeypatch):
+    monkeypatch.setattr(kernels, "MEMORY_LIMIT", 10**6)
+    with pytest.raises(MemoryLimitError, match="x, kernel: the spectra of a batch of shape"):
+        causal_convolution(np.ones((1000, 100)), np.ones(100))
+
+
+def test_attention_scores_and_masks_beyond_the_memory_limit_are_refused_before_allocation():
+    layer = attention(d_model=8, heads=2)
+    with pytest.raises(MemoryLimitError, match=r"inputs: the attention scores need 13.4 GiB"):
+        layer.apply(layer.init(0), np.ones((1, 30000, 8)))
+    with pytest.raises(MemoryLimitError, match=r"mask: a causal mask over 200,000 x 200,000 positions"):
+        Mask.causal().array(200_000, 200_000)
+
+
+@pytest.mark.parametrize("build, match", [
+    (lambda: translations(10**9), r"n: 1,000,000,000 lattice points, more than algebra.limits.MAX_ENTRIES"),
+    (lambda: permutations(10**7), r"n: 10,000,000 points, more than"),
+    (lambda: equivariant_constraints(permutations(2000), linear_map(2000)), r"target: 4,000,000 unknowns"),
+    (lambda: equivariant_constraints(translations(200), bilinear_map(200)), r"target: 8,000,000 unknowns"),
+])
+def test_symmetry_sizes_are_bounded_before_any_work(build, match):
+    with pytest.raises(ValueError, match=match):
+        build()
+
+
+@pytest.mark.parametrize("tolerance", [np.nan, np.inf, -1, "0.1"])
+def test_is_equivariant_needs_a_finite_tolerance(tolerance):
+    with pytest.raises(ValueError, match="tolerance: expected a finite number >= 0"):
+        is_equivariant(lambda x: 2 * x[::-1], translations(4), tolerance=tolerance)
+
+
+def test_is_equivariant_does_not_judge_non_finite_outputs():
+    with pytest.raises(ValueError, match="operator: returned values that are not finite"):
+        is_equivariant(lambda x: x * np.nan, translations(4))
+    assert is_equivariant(lambda x: 2 * x, translations(4)) and not is_equivariant(lambda x: x[::-1] * 2,
+                                                                                   translations(4))
+
+
+def test_results_with_non_finite_numbers_are_written_as_valid_json(tmp_path):
+    path = report.write({"loss": float("nan"), "curve": np.array([1.0, np.inf]), "steps": 3}, tmp_path / "r.json")
+    assert json.loads(path.read_text()) == {"loss": None, "curve": [1.0, None], "steps": 3}
+
+
+@pytest.mark.parametrize("build, error, match", [
+    (lambda: mamba(d_model=2**40), ValueError, r"d_model: expected at most MAX_WIDTH = 4,096, got 1,099,511,627,776"),
+    (lambda: tfn(lmax=10**6), ValueError, r"lmax: expected at most MAX_WIDTH"),
+    (lambda: tfn(radius="a"), TypeError, r"radius: expected a positive real number, got str"),
+    (lambda: ssm(step_max=float("inf")), ValueError, r"step_min, step_max: expected steps"),
+    (lambda: mamba(dt_max=float("inf")), ValueError, r"dt_min, dt_max: expected steps"),
+    (lambda: dynamical(input_order=2 + 0j), ValueError, r"input_order: expected one of"),
+    (lambda: ls2t(4, order=100), ValueError, r"typical_length \(at least order\): expected an int >= 100"),
+])
+def test_hyperparameters_are_bounded_and_typed_before_any_allocation(build, error, match):
+    with pytest.raises(error, match=match):
+        build()
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"seed": "abc"}, TypeError, r"seed: expected None, a non-negative int or a numpy.random.Generator"),
+    ({"seed": -1}, ValueError, r"seed: expected a non-negative int, got -1"),
+    ({"samples": 2**40}, ValueError, r"samples: expected at most MAX_SAMPLES = 10,000"),
+])
+def test_is_equivariant_checks_its_seed_and_bounds_its_samples(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        is_equivariant(lambda x: 2 * x, translations(4), **kwargs)
+
+
+def test_rotations_and_signature_depths_past_any_memory_are_refused_at_once():
+    from product_interactions.algebra.so3 import random_rotation
+    with pytest.raises(ValueError, match=r"size: 1,099,511,627,776 rotations, more than algebra.limits.MAX_ENTRIES"):
+        random_rotation(seed=0, size=2**40)
+    with pytest.raises(MemoryLimitError, match=r"depth: levels 1..1000000000000 of d = 2 hold more than 2\^128"):
+        signature(np.ones((1, 5, 2)), depth=10**12)
