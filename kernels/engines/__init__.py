@@ -12,6 +12,8 @@ them.  Nothing is converted to numpy and back.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .base import Engine
@@ -27,10 +29,10 @@ __all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "TORCH", "adopt", "engine_of", "
 
 #: Array types whose engine `owner` remembers (types, not arrays: a handful in any program).
 TYPES_KEPT = 64
-_OWNERS: dict = {}
+_OWNERS: dict[type, Engine] = {}
 
 
-def owner(array) -> Engine:
+def owner(array: Any) -> Engine:
     """The engine whose library `array` belongs to: torch, JAX, or numpy (numpy and autograd arrays, numbers and
     anything else), remembered by the array's type."""
     kind = type(array)
@@ -42,9 +44,11 @@ def owner(array) -> Engine:
     return engine
 
 
-def engine_of(arrays: dict) -> Engine:
+def engine_of(arrays: dict[str, Any]) -> Engine:
     """The engine of a call's arrays ({argument name: array}), by the rule of the module docstring."""
-    found, first, place = NUMPY, None, None
+    found: Engine = NUMPY
+    first: str | None = None
+    place: Any = None
     for argument, array in arrays.items():
         engine = owner(array)
         if engine is NUMPY:
@@ -60,7 +64,7 @@ def engine_of(arrays: dict) -> Engine:
     return found
 
 
-def adopt(arrays: dict):
+def adopt(arrays: dict[str, Any]) -> tuple[Engine, dict[str, Any]]:
     """``(engine, arrays)``: the engine of the arrays ({name: array or None}), and the arrays with the numpy ones
     converted into its library (the rule of the module docstring)."""
     engine = engine_of({name: a for name, a in arrays.items() if a is not None})

@@ -12,8 +12,11 @@ library, dtype and device of a given array, once per (constant, dtype, device) i
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ..cost import NUMPY_RATES
 
@@ -36,44 +39,44 @@ class Engine:
     #: (queries, keys) array, or None for all; `causal` for key <= query instead), q and k (..., n, e) and v
     #: (..., n, f) with equal leading axes; it returns None where it cannot keep a non-finite key away from the
     #: queries that do not see it.  None where the library has no such kernel (`kernels.attend`).
-    attention = None
+    attention: Callable[..., Any] | None = None
     #: Elements per time step from which a linear recurrence runs faster as a loop over time than as a log-depth
     #: associative scan (`kernels.recurrence.choose`); None: never, where the library's own scan serves (JAX).
-    loop_scan_width = None
+    loop_scan_width: int | None = None
 
-    def __init__(self):
-        self._constants = OrderedDict()
+    def __init__(self) -> None:
+        self._constants: OrderedDict[tuple[int, Any, str], tuple[np.ndarray, Any]] = OrderedDict()
 
     # ------------------------------------------------------------------ arrays and their numbers
-    def owns(self, a) -> bool:
+    def owns(self, a: Any) -> bool:
         """True when `a` is an array of this engine's library (traced ones included)."""
         raise NotImplementedError
 
-    def value(self, a) -> np.ndarray:
+    def value(self, a: Any) -> np.ndarray:
         """The plain numbers of `a` as numpy (detached: for checks that need no gradient)."""
         raise NotImplementedError
 
-    def device(self, a):
+    def device(self, a: Any) -> Any:
         """Where `a` lives (None where the library has one place, or places arrays itself)."""
         return None
 
-    def detached(self, a):
+    def detached(self, a: Any) -> Any:
         """`a` as an array of this library that no gradient flows through (a constant shift, say)."""
         raise NotImplementedError
 
-    def dtype(self, a) -> np.dtype:
+    def dtype(self, a: Any) -> np.dtype:
         """The numpy dtype matching `a`'s."""
         return np.dtype(str(a.dtype).split(".")[-1])
 
-    def native_dtype(self, dtype, like=None):
+    def native_dtype(self, dtype: DTypeLike, like: Any = None) -> Any:
         """The library's dtype for a numpy dtype."""
         return np.dtype(dtype)
 
-    def convert(self, value: np.ndarray, like):
+    def convert(self, value: np.ndarray, like: Any) -> Any:
         """A numpy array as this library's array, in `like`'s floating dtype (bools and ints keep theirs)."""
         raise NotImplementedError
 
-    def constant(self, value, like):
+    def constant(self, value: Any, like: Any) -> Any:
         """`convert`, cached by (the constant, dtype, device): a plan's constants cross over once."""
         value = np.asarray(value)
         key = (id(value), self._placement(like), value.dtype.kind)
@@ -87,26 +90,26 @@ class Engine:
             self._constants.popitem(last=False)
         return converted
 
-    def _placement(self, like):
+    def _placement(self, like: Any) -> Any:
         return str(getattr(like, "dtype", None))
 
-    def zeros(self, shape, like):
+    def zeros(self, shape: Sequence[int], like: Any) -> Any:
         return self.convert(np.zeros(shape, self.dtype(like)), like)
 
-    def floats(self, mask, like):
+    def floats(self, mask: Any, like: Any) -> Any:
         """A bool array of this library as 0.0 / 1.0 in `like`'s floating dtype."""
         raise NotImplementedError
 
-    def branch(self, condition, then, otherwise):
+    def branch(self, condition: Any, then: Callable[[], Any], otherwise: Callable[[], Any]) -> Any:
         """``then()`` if the scalar `condition` holds, else ``otherwise()`` (JAX: ``lax.cond`` when it is traced)."""
         return then() if bool(condition) else otherwise()
 
-    def concrete(self, a) -> bool:
+    def concrete(self, a: Any) -> bool:
         """True when `a` holds numbers now (False for arrays traced by a compiler, whose values are unknown)."""
         return True
 
     # ------------------------------------------------------------------ numpy vocabulary
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         """Anything not defined here is the namespace's function of that name (looked up once, then an attribute
         of the engine: a call site pays no lookup)."""
         if name.startswith("_") or self.xp is None:
@@ -115,81 +118,82 @@ class Engine:
         self.__dict__[name] = found
         return found
 
-    def unstack(self, a) -> list:
+    def unstack(self, a: Any) -> list[Any]:
         """The slices a[0], a[1], ... along the first axis."""
         return [a[i] for i in range(a.shape[0])]
 
-    def index(self, a, i: int, axis: int):
+    def index(self, a: Any, i: int, axis: int) -> Any:
         """a[..., i, ...] with i on `axis` (the axis is dropped)."""
         return a[(slice(None),) * (axis % a.ndim) + (i,)]
 
-    def take(self, a, indices, axis: int):
+    def take(self, a: Any, indices: Any, axis: int) -> Any:
         """The entries `indices` (a numpy int array) along `axis`."""
         return a[(slice(None),) * (axis % a.ndim) + (np.asarray(indices),)]
 
-    def rfft(self, a, n=None, axis=-1):
-        return self.xp.fft.rfft(a, n, axis=axis)
+    def rfft(self, a: Any, n: int | None = None, axis: int = -1) -> Any:
+        return self.xp.fft.rfft(a, n, axis=axis)  # type: ignore[attr-defined]  # a concrete engine's namespace
 
-    def irfft(self, a, n=None, axis=-1):
-        return self.xp.fft.irfft(a, n, axis=axis)
+    def irfft(self, a: Any, n: int | None = None, axis: int = -1) -> Any:
+        return self.xp.fft.irfft(a, n, axis=axis)  # type: ignore[attr-defined]  # a concrete engine's namespace
 
-    def fft(self, a, axis=-1):
-        return self.xp.fft.fft(a, axis=axis)
+    def fft(self, a: Any, axis: int = -1) -> Any:
+        return self.xp.fft.fft(a, axis=axis)  # type: ignore[attr-defined]  # a concrete engine's namespace
 
-    def ifft(self, a, axis=-1):
-        return self.xp.fft.ifft(a, axis=axis)
+    def ifft(self, a: Any, axis: int = -1) -> Any:
+        return self.xp.fft.ifft(a, axis=axis)  # type: ignore[attr-defined]  # a concrete engine's namespace
 
-    def add_at(self, z, rows, w, scale=1.0):
+    def add_at(self, z: Any, rows: int | slice | np.ndarray, w: Any, scale: float = 1.0) -> Any:
         """z with scale * w added to z[rows] (rows along the first axis: an int, a slice or a numpy index array);
         z is the caller's own fresh array, which an engine may update in place."""
         raise NotImplementedError
 
-    def associative_scan(self, combine, element: tuple, axis: int = 0) -> tuple:
+    def associative_scan(self, combine: Callable[[tuple[Any, ...], tuple[Any, ...]], tuple[Any, ...]],
+                         element: tuple[Any, ...], axis: int = 0) -> tuple[Any, ...]:
         """Every inclusive prefix of an associative product along `axis` (`kernels.prefix_scan`)."""
         from ..prefix_scan import prefix_scan
         return prefix_scan(combine, element, axis)
 
     # ------------------------------------------------------------------ composite operations
-    def contract(self, equation: str, *arrays):
+    def contract(self, equation: str, *arrays: Any) -> Any:
         """``einsum(equation, *arrays)``, pairwise along opt_einsum's path, each step a batched matrix product."""
         from ..contract import contract
         return contract(equation, *arrays, engine=self)
 
-    def pointwise(self, name: str, a):
+    def pointwise(self, name: str, a: Any) -> Any:
         """A map of `kernels.pointwise`, coefficient by coefficient."""
         from ..pointwise import FUNCTIONS
         return FUNCTIONS[name](a, self)
 
-    def softmax(self, a, axis: int = -1, mask=None, out=None):
+    def softmax(self, a: Any, axis: int = -1, mask: Any = None, out: Any = None) -> Any:
         """The masked softmax (`kernels.masked_softmax`); `out` is a hint an engine may ignore."""
         from ..masked_softmax import softmax
         return softmax(a, axis, mask, engine=self)
 
-    def layer_norm(self, a, eps: float = 1e-5):
+    def layer_norm(self, a: Any, eps: float = 1e-5) -> Any:
         """(a - mean) / sqrt(variance + eps) over the last axis, without gain or bias."""
         centred = a - self.mean(a, axis=-1, keepdims=True)
         return centred / self.sqrt(self.mean(centred * centred, axis=-1, keepdims=True) + eps)
 
-    def log_softmax(self, a, axis: int = -1):
+    def log_softmax(self, a: Any, axis: int = -1) -> Any:
         """log(softmax(a)) along `axis`, shifted by the maximum."""
         shifted = a - self.amax(a, axis=axis, keepdims=True)
         return shifted - self.log(self.sum(self.exp(shifted), axis=axis, keepdims=True))
 
-    def repeat_new(self, a, axis: int, count: int):
+    def repeat_new(self, a: Any, axis: int, count: int) -> Any:
         """A new axis at `axis` holding `count` copies of a."""
         expanded = self.expand_dims(a, axis)
         shape = list(expanded.shape)
         shape[axis] = count
         return self.broadcast_to(expanded, tuple(shape)) * 1
 
-    def scatter(self, a, axis: int, support, size: int):
+    def scatter(self, a: Any, axis: int, support: Sequence[int], size: int) -> Any:
         """a's `axis` placed at positions `support` of a new axis of `size`, zeros elsewhere."""
         placement = np.zeros((len(support), size))
         placement[np.arange(len(support)), list(support)] = 1
         moved = self.moveaxis(a, axis, -1)
         return self.moveaxis(self.matmul(moved, self.constant(placement, a)), -1, axis)
 
-    def gather(self, a, axis: int, index, weight, valid):
+    def gather(self, a: Any, axis: int, index: np.ndarray, weight: np.ndarray, valid: np.ndarray) -> Any:
         """a[..., index[r, m], ...] along `axis` (a new pair of axes r, m there), times `weight`, 0 where not
         `valid` (left out, not multiplied)."""
         axis %= a.ndim
@@ -204,7 +208,7 @@ class Engine:
             taken = taken * self.constant(weight, taken)
         return taken
 
-    def lag(self, a, axis: int, lag: int):
+    def lag(self, a: Any, axis: int, lag: int) -> Any:
         """x_t -> x_{t - lag} along `axis` (zeros first)."""
         axis %= a.ndim
         n = a.shape[axis]

@@ -7,6 +7,8 @@ imported when the engine is first used.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -22,57 +24,57 @@ class JaxEngine(Engine):
     rates = dataclasses.replace(NUMPY_RATES, call=25e-6)
 
     @property
-    def xp(self):
+    def xp(self) -> Any:  # type: ignore[override]  # Engine.xp is None: the abstract engine has no namespace
         import jax.numpy as jnp
         return jnp
 
-    def owns(self, a) -> bool:
+    def owns(self, a: Any) -> bool:
         module = type(a).__module__
         return module.startswith(("jax", "jaxlib"))
 
-    def value(self, a) -> np.ndarray:
+    def value(self, a: Any) -> np.ndarray:
         return np.asarray(a)
 
-    def detached(self, a):
+    def detached(self, a: Any) -> Any:
         import jax
         return jax.lax.stop_gradient(a)
 
-    def dtype(self, a) -> np.dtype:
+    def dtype(self, a: Any) -> np.dtype:
         return np.dtype(a.dtype)
 
-    def convert(self, value, like):
+    def convert(self, value: Any, like: Any) -> Any:
         jnp = self.xp
         value = np.asarray(value)
         if value.dtype.kind == "f" and like is not None and np.dtype(like.dtype).kind == "f":
             return jnp.asarray(value, dtype=like.dtype)
         return jnp.asarray(value)
 
-    def constant(self, value, like):
+    def constant(self, value: Any, like: Any) -> Any:
         return self.convert(value, like)                # jit keeps constants in the compiled program
 
-    def zeros(self, shape, like):
+    def zeros(self, shape: Sequence[int], like: Any) -> Any:
         return self.xp.zeros(tuple(shape), dtype=like.dtype)
 
-    def floats(self, mask, like):
+    def floats(self, mask: Any, like: Any) -> Any:
         return mask.astype(like.dtype if like is not None else self.xp.float32)
 
-    def concrete(self, a) -> bool:
+    def concrete(self, a: Any) -> bool:
         import jax
         return not isinstance(a, jax.core.Tracer)
 
-    def branch(self, condition, then, otherwise):
+    def branch(self, condition: Any, then: Callable[[], Any], otherwise: Callable[[], Any]) -> Any:
         if self.concrete(condition):
             return then() if bool(condition) else otherwise()
         import jax
         return jax.lax.cond(condition, then, otherwise)
 
-    def contiguous(self, a):
+    def contiguous(self, a: Any) -> Any:
         return a
 
-    def take(self, a, indices, axis: int):
+    def take(self, a: Any, indices: Any, axis: int) -> Any:
         return self.xp.take(a, np.asarray(indices), axis=axis)
 
-    def softmax(self, a, axis: int = -1, mask=None, out=None):
+    def softmax(self, a: Any, axis: int = -1, mask: Any = None, out: Any = None) -> Any:
         """jax.nn.softmax over the entries the mask keeps (its `where`); rows the mask empties come out 0."""
         import jax
         if mask is None:
@@ -81,7 +83,7 @@ class JaxEngine(Engine):
         weights = jax.nn.softmax(self.xp.where(mask, a, -self.xp.inf), axis=axis, where=mask)
         return self.xp.where(mask, weights, 0.0)
 
-    def attention(self, q, k, v, keep=None, causal=False):
+    def attention(self, q: Any, k: Any, v: Any, keep: Any = None, causal: bool = False) -> Any:
         """softmax(q k^T) v over the kept keys in jax.numpy, traced or not: keys with a non-finite k or v are
         zeroed and every query that sees one comes out NaN, so a non-finite key stays causal under jit."""
         import jax
@@ -97,15 +99,16 @@ class JaxEngine(Engine):
         seen = bad[..., None, :] if keep is None else keep & bad[..., None, :]
         return jnp.where(seen.any(-1)[..., None], jnp.nan, out)
 
-    def log_softmax(self, a, axis: int = -1):
+    def log_softmax(self, a: Any, axis: int = -1) -> Any:
         import jax
         return jax.nn.log_softmax(a, axis=axis)
 
-    def associative_scan(self, combine, element: tuple, axis: int = 0) -> tuple:
+    def associative_scan(self, combine: Callable[[tuple[Any, ...], tuple[Any, ...]], tuple[Any, ...]],
+                         element: tuple[Any, ...], axis: int = 0) -> tuple[Any, ...]:
         import jax
         return jax.lax.associative_scan(combine, tuple(element), axis=axis)
 
-    def add_at(self, z, rows, w, scale=1.0):
+    def add_at(self, z: Any, rows: int | slice | np.ndarray, w: Any, scale: float = 1.0) -> Any:
         return z.at[rows].add(w if scale == 1 else scale * w)
 
 

@@ -10,6 +10,9 @@ array([[1., 0., 2.]])
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import autograd.numpy as anp
 import numpy as np
 from autograd.tracer import getval
@@ -26,43 +29,43 @@ class NumpyEngine(Engine):
     #: about 128 elements the sequential scan is as fast or faster at any length.
     loop_scan_width = 128
 
-    def owns(self, a) -> bool:
+    def owns(self, a: Any) -> bool:
         raw = getval(a)
         return isinstance(raw, (np.ndarray, np.generic, float, int))
 
     @staticmethod
-    def traced(a) -> bool:
+    def traced(a: Any) -> bool:
         return not isinstance(a, np.ndarray) and not np.isscalar(a)
 
-    def value(self, a) -> np.ndarray:
+    def value(self, a: Any) -> np.ndarray:
         return np.asarray(getval(a))
 
-    def detached(self, a):
+    def detached(self, a: Any) -> Any:
         return getval(a)
 
-    def dtype(self, a) -> np.dtype:
+    def dtype(self, a: Any) -> np.dtype:
         return np.asarray(getval(a)).dtype
 
-    def convert(self, value, like):
+    def convert(self, value: Any, like: Any) -> Any:
         value = np.asarray(value)
         if value.dtype.kind in "fc":
             return value.astype(self.dtype(like) if self.dtype(like).kind == "f" else np.float64, copy=False)
         return value
 
-    def constant(self, value, like):
+    def constant(self, value: Any, like: Any) -> Any:
         return self.convert(value, like)                # nothing to move: no cache needed
 
-    def zeros(self, shape, like):
+    def zeros(self, shape: Sequence[int], like: Any) -> np.ndarray:
         return np.zeros(shape, self.dtype(like))
 
-    def floats(self, mask, like):
+    def floats(self, mask: Any, like: Any) -> np.ndarray:
         return np.asarray(getval(mask)).astype(self.dtype(like) if like is not None else np.float64)
 
-    def contiguous(self, a):
+    def contiguous(self, a: Any) -> Any:
         """C order for a numpy array (matmul lays its product out like its inputs); traced arrays unchanged."""
         return np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a
 
-    def add_at(self, z, rows, w, scale=1.0):
+    def add_at(self, z: Any, rows: int | slice | np.ndarray, w: Any, scale: float = 1.0) -> Any:
         if scale == 1:                                  # the levels run on plain numpy arrays: in place
             z[rows] += w
         elif scale == -1:
@@ -71,13 +74,13 @@ class NumpyEngine(Engine):
             z[rows] += scale * w
         return z
 
-    def flip(self, a, axis: int):
+    def flip(self, a: Any, axis: int) -> Any:
         return a[(slice(None),) * (axis % len(a.shape)) + (slice(None, None, -1),)]      # autograd has no flip VJP
 
-    def repeat_new(self, a, axis: int, count: int):
+    def repeat_new(self, a: Any, axis: int, count: int) -> Any:
         return anp.repeat(anp.expand_dims(a, axis), count, axis=axis)
 
-    def scatter(self, a, axis: int, support, size: int):
+    def scatter(self, a: Any, axis: int, support: Sequence[int], size: int) -> Any:
         if self.traced(a):
             return super().scatter(a, axis, support, size)
         shape = list(np.shape(a))
@@ -86,7 +89,7 @@ class NumpyEngine(Engine):
         out[(slice(None),) * axis + (list(support),)] = a
         return out
 
-    def softmax(self, a, axis: int = -1, mask=None, out=None):
+    def softmax(self, a: Any, axis: int = -1, mask: Any = None, out: Any = None) -> Any:
         from ..masked_softmax import softmax
         return softmax(a, axis, mask, out=out)
 

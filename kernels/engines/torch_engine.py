@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import opt_einsum
+from numpy.typing import DTypeLike
 
 from ..cost import Rates
 from .base import Engine
@@ -17,7 +20,7 @@ from .base import Engine
 _DTYPES = {"float64": "float64", "float32": "float32", "float16": "float16", "bfloat16": "float32",
            "complex128": "complex128", "complex64": "complex64", "bool": "bool", "int64": "int64",
            "int32": "int32"}
-_NUMPY_DTYPES: dict = {}                 # torch dtype -> numpy dtype, filled on first use (a handful of entries)
+_NUMPY_DTYPES: dict[Any, np.dtype] = {}                 # torch dtype -> numpy dtype, filled on first use (a handful of entries)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -29,7 +32,8 @@ def _lettered(equation: str) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def _linear_form(equation: str, ranks: tuple):
+def _linear_form(equation: str, ranks: tuple[int, ...]
+                 ) -> tuple[int, tuple[int, ...], tuple[int, ...], int, int, tuple[int, ...]] | None:
     """How a two-operand einsum is one ``torch.nn.functional.linear`` (an array with batch axes times a weight
     without them, contracted over the axes they share): (the weight's position, the array's axes as kept then
     contracted, the weight's likewise, how many kept axes each has, the output's order of the kept axes), or None.
@@ -69,37 +73,37 @@ class TorchEngine(Engine):
     loop_scan_width = 4096
 
     @property
-    def xp(self):
+    def xp(self) -> Any:  # type: ignore[override]  # Engine.xp is None: the abstract engine has no namespace
         import torch
         return torch
 
-    def owns(self, a) -> bool:
+    def owns(self, a: Any) -> bool:
         return type(a).__module__.startswith("torch") and hasattr(a, "detach")
 
-    def value(self, a) -> np.ndarray:
+    def value(self, a: Any) -> np.ndarray:
         return a.detach().cpu().numpy()
 
-    def unstack(self, a) -> list:
+    def unstack(self, a: Any) -> list[Any]:
         """One backward node for every slice: indexing slices one at a time makes each slice's gradient a
         full-size array (a selective scan's backward ran 60 times slower than its forward)."""
         return list(a.unbind(0))
 
-    def device(self, a):
+    def device(self, a: Any) -> Any:
         return a.device
 
-    def detached(self, a):
+    def detached(self, a: Any) -> Any:
         return a.detach()
 
-    def dtype(self, a) -> np.dtype:
+    def dtype(self, a: Any) -> np.dtype:
         found = _NUMPY_DTYPES.get(a.dtype)
         if found is None:
             found = _NUMPY_DTYPES[a.dtype] = np.dtype(_DTYPES[str(a.dtype).split(".")[-1]])
         return found
 
-    def native_dtype(self, dtype, like=None):
+    def native_dtype(self, dtype: DTypeLike, like: Any = None) -> Any:
         return getattr(self.xp, np.dtype(dtype).name)
 
-    def convert(self, value, like):
+    def convert(self, value: Any, like: Any) -> Any:
         torch = self.xp
         value = np.array(value)                          # a writable copy (masks and constants are read-only)
         device = getattr(like, "device", None)
@@ -110,67 +114,67 @@ class TorchEngine(Engine):
             return torch.as_tensor(value, device=device)
         return torch.as_tensor(value, device=device)
 
-    def _placement(self, like):
+    def _placement(self, like: Any) -> Any:
         return like.dtype, like.device
 
-    def zeros(self, shape, like):
+    def zeros(self, shape: Sequence[int], like: Any) -> Any:
         return self.xp.zeros(tuple(shape), dtype=like.dtype, device=like.device)
 
-    def floats(self, mask, like):
+    def floats(self, mask: Any, like: Any) -> Any:
         return mask.to(like.dtype if like is not None else self.xp.float64)
 
-    def contiguous(self, a):
+    def contiguous(self, a: Any) -> Any:
         return a.contiguous()
 
-    def take(self, a, indices, axis: int):
+    def take(self, a: Any, indices: Any, axis: int) -> Any:
         index = self.xp.as_tensor(np.asarray(indices), device=a.device)
         return self.xp.index_select(a, axis % a.ndim, index.reshape(-1)).reshape(
             tuple(a.shape[:axis % a.ndim]) + np.shape(indices) + tuple(a.shape[axis % a.ndim + 1:]))
 
-    def where(self, condition, a, b):
+    def where(self, condition: Any, a: Any, b: Any) -> Any:
         torch = self.xp
         like = a if torch.is_tensor(a) else b
         a, b = (v if torch.is_tensor(v) else torch.as_tensor(v, dtype=like.dtype, device=like.device) for v in (a, b))
         return torch.where(condition, a, b)
 
-    def maximum(self, a, b):
+    def maximum(self, a: Any, b: Any) -> Any:
         torch = self.xp
         return torch.maximum(a, b if torch.is_tensor(b) else torch.as_tensor(b, dtype=a.dtype, device=a.device))
 
-    def amax(self, a, axis=None, keepdims=False):
+    def amax(self, a: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
         return self.xp.amax(a, dim=axis, keepdim=keepdims)
 
-    def sum(self, a, axis=None, keepdims=False):
+    def sum(self, a: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
         if axis is None:
             return a.sum()
         return self.xp.sum(a, dim=axis, keepdim=keepdims)
 
-    def transpose(self, a, axes):
+    def transpose(self, a: Any, axes: Sequence[int]) -> Any:
         return a.permute(*axes)
 
-    def expand_dims(self, a, axis: int):
+    def expand_dims(self, a: Any, axis: int) -> Any:
         return a.unsqueeze(axis)
 
-    def broadcast_to(self, a, shape):
+    def broadcast_to(self, a: Any, shape: Sequence[int]) -> Any:
         return a.expand(*shape)
 
-    def rfft(self, a, n=None, axis=-1):
+    def rfft(self, a: Any, n: int | None = None, axis: int = -1) -> Any:
         return self.xp.fft.rfft(a, n=n, dim=axis)
 
-    def irfft(self, a, n=None, axis=-1):
+    def irfft(self, a: Any, n: int | None = None, axis: int = -1) -> Any:
         return self.xp.fft.irfft(a, n=n, dim=axis)
 
-    def fft(self, a, axis=-1):
+    def fft(self, a: Any, axis: int = -1) -> Any:
         return self.xp.fft.fft(a, dim=axis)
 
-    def ifft(self, a, axis=-1):
+    def ifft(self, a: Any, axis: int = -1) -> Any:
         return self.xp.fft.ifft(a, dim=axis)
 
-    def add_at(self, z, rows, w, scale=1.0):
+    def add_at(self, z: Any, rows: int | slice | np.ndarray, w: Any, scale: float = 1.0) -> Any:
         z[rows] += w if scale == 1 else scale * w       # a fresh tensor of the level's: in place is safe for autograd
         return z
 
-    def softmax(self, a, axis: int = -1, mask=None, out=None):
+    def softmax(self, a: Any, axis: int = -1, mask: Any = None, out: Any = None) -> Any:
         """torch's fused softmax, masked entries set to -inf first; rows the mask empties come out 0."""
         torch = self.xp
         if mask is None:
@@ -178,20 +182,20 @@ class TorchEngine(Engine):
         weights = torch.softmax(a.masked_fill(~mask, float("-inf")), axis)
         return weights.masked_fill(~mask.any(axis, keepdim=True), 0.0)
 
-    def pointwise(self, name: str, a):
+    def pointwise(self, name: str, a: Any) -> Any:
         """torch's own kernels (one call, a cheap backward) for the maps it has exactly; the rest as written."""
         functional = self.xp.nn.functional
         native = {"relu": self.xp.relu, "sigmoid": self.xp.sigmoid, "silu": functional.silu, "tanh": self.xp.tanh,
                   "exp": self.xp.exp}.get(name)
         return native(a) if native is not None else super().pointwise(name, a)
 
-    def layer_norm(self, a, eps: float = 1e-5):
+    def layer_norm(self, a: Any, eps: float = 1e-5) -> Any:
         return self.xp.nn.functional.layer_norm(a, a.shape[-1:], eps=eps)
 
-    def log_softmax(self, a, axis: int = -1):
+    def log_softmax(self, a: Any, axis: int = -1) -> Any:
         return self.xp.log_softmax(a, axis)
 
-    def contract(self, equation: str, *arrays):
+    def contract(self, equation: str, *arrays: Any) -> Any:
         """An array with batch axes times a weight (a projection): one ``linear`` call, whose backward is two
         matrix products; other pairs: torch.einsum (labels made letters); more operands go pairwise along the
         cached opt_einsum path (`kernels.contract`), since torch.einsum would search for a path on every call."""
@@ -209,7 +213,7 @@ class TorchEngine(Engine):
                 return product.reshape(*a.shape[:kept_a], *w.shape[:kept_w]).permute(order_out)
         return self.xp.einsum(_lettered(equation), *arrays)
 
-    def attention(self, q, k, v, keep=None, causal=False):
+    def attention(self, q: Any, k: Any, v: Any, keep: Any = None, causal: bool = False) -> Any:
         """torch's scaled_dot_product_attention (scale 1: a plan's scale is already in q), on rows of unit stride;
         None when k or v is not finite (a sum overflowing only costs the fast path): the kernel would not keep such
         a key from the queries that do not see it.  (A non-finite query spoils only its own row, as in the plan.)"""
@@ -219,13 +223,13 @@ class TorchEngine(Engine):
         q, k, v = (a if a.stride(-1) == 1 else a.contiguous() for a in (q, k, v))
         return functional.scaled_dot_product_attention(q, k, v, attn_mask=keep, is_causal=causal, scale=1.0)
 
-    def flip(self, a, axis):
+    def flip(self, a: Any, axis: int) -> Any:
         return self.xp.flip(a, (axis,))
 
-    def stack(self, arrays, axis=0):
+    def stack(self, arrays: Iterable[Any], axis: int = 0) -> Any:
         return self.xp.stack(list(arrays), dim=axis)
 
-    def concatenate(self, arrays, axis=0):
+    def concatenate(self, arrays: Iterable[Any], axis: int = 0) -> Any:
         return self.xp.cat(list(arrays), dim=axis)
 
 
