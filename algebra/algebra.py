@@ -14,6 +14,7 @@ algebraic numbers) or expressions in sympy symbols; they are stored sparsely as 
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 
@@ -367,7 +368,11 @@ class Algebra:
         return identities.is_associative(self.entries(), self.dim)
 
     def unit(self) -> Element | None:
-        """The two-sided unit as an Element, solved exactly, or None when there is none."""
+        """The two-sided unit as an Element, solved exactly (once per algebra), or None when there is none."""
+        return self._unit
+
+    @functools.cached_property
+    def _unit(self) -> Element | None:
         equations: dict[tuple[str, int, int], dict[int, sympy.Expr]] = {
             (side, j, j): {} for side in "lr" for j in range(self.dim)}
         for (i, j), row in self._table.items():

@@ -10,13 +10,16 @@
 """
 from __future__ import annotations
 
+import numbers
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sympy
 from numpy.typing import ArrayLike, DTypeLike
 
+from . import linear
 from .exact import ExactLike, check_dtype, is_zero, object_array, to_exact
 from .labels import Key, Label
 from .limits import check_size
@@ -110,17 +113,46 @@ class Element:
                              f"{other.algebra.name}")
         return other
 
-    def __add__(self, other: Element) -> Element:
-        if not isinstance(other, Element):
-            return NotImplemented
-        other = self._same_algebra(other, "+")
-        return Element(self.algebra, [a + b for a, b in zip(self.flat, other.flat)])
+    def _scalar(self, value: object, operation: str) -> Element | None:
+        """The element c 1 for a scalar c (int, Fraction, float with a short binary expansion, sympy number or
+        symbol), or None when `value` is no scalar (so Python tries the other operand's method)."""
+        if isinstance(value, (Element, bool, np.bool_)) or not isinstance(value, (numbers.Number, sympy.Expr)):
+            return None
+        scalar = to_exact(value, "scalar")
+        unit = self.algebra.unit()
+        if unit is None:
+            raise ValueError(f"{operation}: {self.algebra.name} has no unit, so the scalar {scalar} is not one of "
+                             f"its elements; add an element instead")
+        return unit * scalar
 
-    def __sub__(self, other: Element) -> Element:
-        if not isinstance(other, Element):
+    def _operand(self, other: object, operation: str) -> Element | None:
+        """`other` as an element of this algebra (a scalar c as c 1), None when it is neither."""
+        if isinstance(other, Element):
+            return self._same_algebra(other, operation)
+        if isinstance(other, (numbers.Number, sympy.Expr)) and not isinstance(other, (bool, np.bool_)) and \
+                is_zero(to_exact(other, "scalar")):
+            return self.algebra.zero()                   # 0 needs no unit: sum() of elements works everywhere
+        return self._scalar(other, operation)
+
+    def __add__(self, other: Element | ExactLike) -> Element:
+        operand = self._operand(other, "+")
+        if operand is None:
             return NotImplemented
-        other = self._same_algebra(other, "-")
-        return Element(self.algebra, [a - b for a, b in zip(self.flat, other.flat)])
+        return Element(self.algebra, [a + b for a, b in zip(self.flat, operand.flat)])
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Element | ExactLike) -> Element:
+        operand = self._operand(other, "-")
+        if operand is None:
+            return NotImplemented
+        return Element(self.algebra, [a - b for a, b in zip(self.flat, operand.flat)])
+
+    def __rsub__(self, other: ExactLike) -> Element:
+        operand = self._operand(other, "-")
+        if operand is None:
+            return NotImplemented
+        return operand - self
 
     def __neg__(self) -> Element:
         return Element(self.algebra, [-a for a in self.flat])
@@ -137,29 +169,82 @@ class Element:
         scalar = to_exact(other, "scalar")
         return Element(self.algebra, [scalar * a for a in self.flat])
 
-    def __truediv__(self, other: ExactLike) -> Element:
+    def __truediv__(self, other: Element | ExactLike) -> Element:
+        if isinstance(other, Element):
+            return self * self._same_algebra(other, "/").inverse()
         scalar = to_exact(other, "divisor")
         if is_zero(scalar):
             raise ZeroDivisionError("divisor: cannot divide an element by zero")
         return Element(self.algebra, [a / scalar for a in self.flat])
 
+    def __rtruediv__(self, other: ExactLike) -> Element:
+        return to_exact(other, "dividend") * self.inverse()
+
+    def inverse(self) -> Element:
+        """The two-sided inverse y (x y = y x = 1), solved exactly; a ValueError when there is none.
+
+        >>> from product_interactions.algebra import quaternions
+        >>> i = quaternions().basis_element("i")
+        >>> i.inverse(), 1 / (1 + i)
+        (-i, 1/2*1 - 1/2*i)
+        """
+        unit = self.algebra.unit()
+        if unit is None:
+            raise ValueError(f"x: {self.algebra.name} has no unit, so no element has an inverse")
+        left = self.algebra.left_regular(self)
+        rows = [{j: left[i, j] for j in range(self.algebra.dim) if not is_zero(left[i, j])}
+                for i in range(self.algebra.dim)]
+        solution = linear.solve_affine(rows, list(unit.flat), self.algebra.dim)
+        if solution is None:
+            raise ValueError(f"x: {self!r} is not invertible in {self.algebra.name} (x y = 1 has no solution: "
+                             f"x is a zero divisor)")
+        inverse = Element(self.algebra, solution)
+        if inverse * self != unit:
+            raise ValueError(f"x: {self!r} has a right inverse in {self.algebra.name} but no two-sided one")
+        return inverse
+
     def __pow__(self, exponent: int) -> Element:
+        """x ** n: n - 1 products left to right for n > 0, the unit for n = 0, the inverse's power for n < 0."""
         if isinstance(exponent, bool) or not isinstance(exponent, (int, np.integer)):
-            raise TypeError(f"exponent: expected a positive int (left-to-right powers), got "
+            raise TypeError(f"exponent: expected an int (left-to-right powers), got "
                             f"{type(exponent).__name__} {exponent!r}")
-        if not 1 <= exponent <= MAX_POWER:
-            raise ValueError(f"exponent: expected an int in 1..MAX_POWER = {MAX_POWER} (x ** n takes n - 1 products, "
-                             f"left to right), got {exponent}")
-        result = self
-        for _ in range(int(exponent) - 1):
-            result = result * self
+        if not -MAX_POWER <= exponent <= MAX_POWER:
+            raise ValueError(f"exponent: expected an int in -MAX_POWER..MAX_POWER = {MAX_POWER} (x ** n takes |n| - 1 "
+                             f"products, left to right), got {exponent}")
+        if exponent == 0:
+            unit = self.algebra.unit()
+            if unit is None:
+                raise ValueError(f"exponent: x ** 0 is the unit, and {self.algebra.name} has no unit")
+            return unit
+        base = self if exponent > 0 else self.inverse()
+        result = base
+        for _ in range(abs(int(exponent)) - 1):
+            result = result * base
         return result
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Element):
+        """Equal coefficients (exactly); a scalar c stands for c 1 (``x == 0`` needs no unit; an algebra without
+        one has no element equal to another scalar)."""
+        try:
+            operand = self._operand(other, "==")
+        except ValueError:                                 # no unit: no element is a nonzero scalar
+            return False
+        if operand is None:
             return NotImplemented
-        return (self.algebra == other.algebra
-                and all(is_zero(a - b) for a, b in zip(self.flat, other.flat)))
+        return all(is_zero(a - b) for a, b in zip(self.flat, operand.flat))
+
+    # ------------------------------------------------------------------ containers
+    def __iter__(self) -> Iterator[sympy.Expr]:
+        """The coefficients in basis order."""
+        return iter(self.flat)
+
+    def __len__(self) -> int:
+        return len(self.flat)
+
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
+        """``np.asarray(x)``: the coefficients as floats (in the algebra's shape), or a TypeError naming the
+        symbolic one."""
+        return self.to_array(float if dtype is None else dtype)
 
     __hash__ = None  # type: ignore[assignment]  # equal values may be written differently: no hash
 

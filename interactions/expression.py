@@ -102,11 +102,28 @@ class Expr:
         """The array shape of a value (without batch axes): one axis per factor that is not constant."""
         return tuple(f.dim for i, f in enumerate(self.factors) if i not in self.units)
 
-    def __mul__(self, other: Expr) -> Mul:
-        return Mul(self, other)
+    def __mul__(self, other: Expr | ExactLike) -> Expr:
+        """K * X (the algebra product), or c * X for a number c (`Scale`)."""
+        return Mul(self, other) if isinstance(other, Expr) else Scale(self, other)
+
+    def __rmul__(self, other: ExactLike) -> Expr:
+        return Scale(self, other)
+
+    def __truediv__(self, other: ExactLike) -> Expr:
+        divisor = to_exact(other, "divisor")
+        if divisor == 0:
+            raise ZeroDivisionError("divisor: cannot divide an expression by zero")
+        return Scale(self, 1 / divisor)
+
+    def __neg__(self) -> Expr:
+        return Scale(self, -1)
 
     def __add__(self, other: Expr) -> Add:
         return Add(self, other)
+
+    def __sub__(self, other: Expr) -> Add:
+        """K - X: K + (-1) X (the same checks as +)."""
+        return Add(self, Scale(check_expression(other, "X"), -1))
 
     def compile(self, strategy: str = "auto") -> Plan:
         """This expression as a numeric `kernels.plan.Plan`, built once (see `interactions.compiler`)."""
