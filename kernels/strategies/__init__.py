@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from types import ModuleType
 
 _REQUIRED = ("NAME", "ROLE", "unsupported", "cost")
 
 
-def _discover() -> dict:
+def _discover() -> dict[str, ModuleType]:
     found = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
         module = importlib.import_module(f"{__name__}.{info.name}")

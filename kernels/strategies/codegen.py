@@ -13,9 +13,15 @@ array([0., 0., 0., 1.])
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .. import source
 from ..axes import align, components, engine_of, restore, stack
-from .level import Level, around
+from .level import Level, Program, around
+
+if TYPE_CHECKING:
+    from ..cost import Cost
+    from ..factor import Factor
 
 NAME = "codegen"
 ROLE = "level"
@@ -25,7 +31,7 @@ NESTING = 1
 MAX_TERMS = 20_000
 
 
-def unsupported(factor):
+def unsupported(factor: Factor) -> str | None:
     """Why codegen cannot represent `factor`, or None."""
     if factor.nnz > MAX_TERMS:
         return (f"{factor.name} has {factor.nnz:,} nonzero coefficients, more than codegen.MAX_TERMS = "
@@ -33,7 +39,7 @@ def unsupported(factor):
     return None
 
 
-def cost(factor, inner):
+def cost(factor: Factor, inner: Cost) -> Cost:
     """The generated expressions' products (each an inner product) and additions, one call each, plus moving the
     components in and stacking the outputs."""
     c, s = inner, source.generate(factor)
@@ -46,7 +52,7 @@ def cost(factor, inner):
                   calls=s.products * c.calls + linear + 6, gemm=s.products * c.gemm)
 
 
-def lower(factor, axis: int, inner):
+def lower(factor: Factor, axis: int, inner: Program) -> Codegen:
     """The codegen level for `factor` on `axis` around `inner`."""
     return Codegen(factor, axis, inner)
 
@@ -56,18 +62,18 @@ class Codegen(Level):
 
     strategy = NAME
 
-    def __init__(self, factor, axis: int, inner):
+    def __init__(self, factor: Factor, axis: int, inner: Program) -> None:
         super().__init__(factor, axis, inner, cost(factor, inner.cost))
         self.source = source.generate(factor)
 
-    def __call__(self, x, y):
+    def __call__(self, x: Any, y: Any) -> Any:
         engine = engine_of(x, y)
         x, y = align(x, y)
         xc, yc = components(x, self.axis, engine), components(y, self.axis, engine)
         parts = self.source.function(xc, yc, self.inner)
         return restore(stack(parts, lambda: self.inner(xc[0], yc[0]), engine), self.axis, engine)
 
-    def describe(self) -> list:
+    def describe(self) -> list[str]:
         s = self.source
         return [f"codegen on axis {self.axis}: {s.products} products, {s.additions} additions, {s.scalings} "
                 f"scalings, {s.shared} shared temporaries; generated source:",

@@ -10,7 +10,16 @@ Represents every factor (the memory guard limits its size).  x meets lam in one 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import DTypeLike
+
 from ..cost import Cost
+
+if TYPE_CHECKING:
+    from ..factor import Factor
 
 NAME = "dense"
 ROLE = "leaf"
@@ -20,12 +29,12 @@ ROLE = "leaf"
 OVERHEAD_CALLS = 28
 
 
-def unsupported(factor):
+def unsupported(factor: Factor) -> str | None:
     """Dense represents every factor (the memory guard limits its size)."""
     return None
 
 
-def cost(factor, inner: Cost) -> Cost:
+def cost(factor: Factor, inner: Cost) -> Cost:
     """x (d1) into lam (d1, d2 d3) by one large matrix product, then the product with y summed over d2: a small
     (d2, d3) matrix product per row and inner element."""
     d1, d2, d3 = factor.shape
@@ -35,12 +44,12 @@ def cost(factor, inner: Cost) -> Cost:
                 inner.fixed + d1 * d2 * d3, inner.calls + OVERHEAD_CALLS, gemm, loop, inner.z)
 
 
-def term(factor, fresh):
+def term(factor: Factor, fresh: Callable[[], str]) -> tuple[str, str, str, str]:
     """The leaf term: labels for x, y and z, and lam over all three."""
     a, b, c = fresh(), fresh(), fresh()
     return a, b, c, a + b + c
 
 
-def constant(factor, dtype):
+def constant(factor: Factor, dtype: DTypeLike) -> np.ndarray:
     """The constant operand of `term` (lam)."""
     return factor.dense(dtype)

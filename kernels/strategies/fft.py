@@ -20,11 +20,17 @@ array([1., 0., 0., 0.])
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..axes import engine_of
-from .level import Level, around
+from .level import Level, Program, around
+
+if TYPE_CHECKING:
+    from ..cost import Cost
+    from ..engines import Engine
+    from ..factor import Factor
 
 NAME = "fft"
 ROLE = "level"
@@ -34,14 +40,14 @@ NESTING = 0                     # outermost: one transform for everything inside
 ERROR_FACTOR = 5
 
 
-def unsupported(factor):
+def unsupported(factor: Factor) -> str | None:
     """Why the FFT cannot represent `factor` (it needs a cyclic group or a transpose of one), or None."""
     if factor.cyclic_signs() is None:
         return f"{factor.name} is not a cyclic group algebra (lam[i, j, k] = [k = +-i +- j mod n]); fft needs one"
     return None
 
 
-def cost(factor, inner):
+def cost(factor: Factor, inner: Cost) -> Cost:
     """Three transforms of 2.5 n log2 n FLOPs per inner element, and the inner product on n/2 + 1 complex
     frequencies (4 real products each)."""
     c, n = inner, factor.shape[0]
@@ -53,7 +59,7 @@ def cost(factor, inner):
                   loop=transforms + 4 * half * c.loop, row_calls=c.x + c.y + c.z + 4 * half * c.row_calls)
 
 
-def lower(factor, axis: int, inner):
+def lower(factor: Factor, axis: int, inner: Program) -> Fourier:
     """The FFT level for `factor` on `axis` around `inner`."""
     return Fourier(factor, axis, inner)
 
@@ -64,18 +70,19 @@ class Fourier(Level):
     strategy = NAME
     chunk_bytes = None          # no gain from chunks
 
-    def __init__(self, factor, axis: int, inner):
+    def __init__(self, factor: Factor, axis: int, inner: Program) -> None:
         super().__init__(factor, axis, inner, cost(factor, inner.cost))
-        self.n, self.signs = factor.shape[0], factor.cyclic_signs()
+        self.n = factor.shape[0]
+        self.signs: tuple[int, ...] = factor.cyclic_signs()  # type: ignore[assignment]  # fft applies: cyclic
 
-    def _spectrum(self, engine, x, sign: int, real: bool):
+    def _spectrum(self, engine: Engine, x: Any, sign: int, real: bool) -> Any:
         if real:
             spectrum = engine.rfft(x, axis=self.axis)
             return engine.conj(spectrum) if sign < 0 else spectrum
         spectrum = engine.fft(x, axis=self.axis)
         return engine.take(spectrum, -np.arange(self.n) % self.n, self.axis) if sign < 0 else spectrum
 
-    def __call__(self, x, y):
+    def __call__(self, x: Any, y: Any) -> Any:
         engine = engine_of(x, y)
         real = engine.dtype(x).kind != "c" and engine.dtype(y).kind != "c"
         spectra = [self._spectrum(engine, a, s, real) for a, s in zip((x, y), self.signs)]
@@ -88,7 +95,7 @@ class Fourier(Level):
             return engine.irfft(product, n=self.n, axis=self.axis)
         return engine.ifft(product, axis=self.axis)
 
-    def describe(self) -> list:
+    def describe(self) -> list[str]:
         s1, s2 = ("" if s > 0 else "-" for s in self.signs)
         return [f"fft on axis {self.axis}: z = irfft(rfft({s1}x) * rfft({s2}y)), n = {self.n} "
                 f"(cyclic: k = {s1}i + {s2}j mod {self.n}); each output's error is up to about "

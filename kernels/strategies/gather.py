@@ -16,12 +16,18 @@ from __future__ import annotations
 
 import functools
 import itertools
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..axes import align, components, engine_of, restore, stack
 from ..factor import TABLE_LIMIT
-from .level import Level, around
+from .level import Level, Program, around
+
+if TYPE_CHECKING:
+    from ..cost import Cost
+    from ..factor import Factor
 
 NAME = "gather"
 ROLE = "level"
@@ -31,7 +37,7 @@ NESTING = 2
 RUN_LENGTH = 4
 
 
-def unsupported(factor):
+def unsupported(factor: Factor) -> str | None:
     """Why gather cannot represent `factor`, or None."""
     if factor.nnz > TABLE_LIMIT:
         return f"{factor.name} has {factor.nnz:,} nonzeros, more than kernels.factor.TABLE_LIMIT = {TABLE_LIMIT:,}"
@@ -43,7 +49,7 @@ def unsupported(factor):
             f"one per (i, j)")
 
 
-def cost(factor, inner):
+def cost(factor: Factor, inner: Cost) -> Cost:
     """Per step: one inner product of the driving component with the gathered ones and one add into the output
     components, each a call; gathering or scattering through an index array (not a slice) moves the data again."""
     c, (d1, d2, d3) = inner, factor.shape
@@ -67,7 +73,7 @@ STRIDED = 1.3
 EXACT_STEPS = 2**16
 
 
-def _step_profile(factor) -> tuple:
+def _step_profile(factor: Factor) -> tuple[int, int, int]:
     """(steps, components gathered through index arrays, components scattered through index arrays)."""
     if factor.nnz > EXACT_STEPS:
         if factor.rule and factor.rule[0] in ("cyclic", "truncated"):
@@ -77,10 +83,10 @@ def _step_profile(factor) -> tuple:
 
 
 @functools.lru_cache(maxsize=64)
-def _profile(key) -> tuple:
+def _profile(key: tuple[tuple[int, ...], bytes, bytes]) -> tuple[int, int, int]:
     shape, index_bytes, value_bytes = key
     factor = _Table(shape, np.frombuffer(index_bytes, np.int64).reshape(-1, 3), np.frombuffer(value_bytes))
-    best = None
+    best: tuple[int, int, int] | None = None
     for driver in (0, 1):
         steps = _groups(factor, driver)
         indexed = [(_index(b), _index(k)) for _, b, k, _ in steps]
@@ -88,17 +94,17 @@ def _profile(key) -> tuple:
                                    if not isinstance(bi, slice)),
                    sum(len(k) for k, (_, ki) in zip((s[2] for s in steps), indexed) if not isinstance(ki, slice)))
         best = profile if best is None or profile < best else best
-    return best
+    return best  # type: ignore[return-value]  # two drivers: set on the first
 
 
 class _Table:
     """The indices and values `_groups` reads (a cached profile works from the factor's bytes)."""
 
-    def __init__(self, shape, indices, values):
+    def __init__(self, shape: tuple[int, ...], indices: np.ndarray, values: np.ndarray) -> None:
         self.shape, self.indices, self.values = shape, indices, values
 
 
-def _runs(others, outputs):
+def _runs(others: list[np.int64], outputs: list[np.int64]) -> list[tuple[list[np.int64], list[np.int64]]]:
     """Cut a step's index lists where either stops advancing by a constant positive step."""
     cuts = [0]
     for n in range(2, len(others)):
@@ -110,7 +116,7 @@ def _runs(others, outputs):
     return [(others[a:b], outputs[a:b]) for a, b in zip(cuts, cuts[1:] + [len(others)])]
 
 
-def _index(values):
+def _index(values: ArrayLike) -> slice | np.ndarray:
     """A slice for a run with a constant positive step, else the index array."""
     values = np.asarray(values)
     steps = np.diff(values)
@@ -120,13 +126,13 @@ def _index(values):
     return values
 
 
-def _groups(factor, driver: int):
+def _groups(factor: Factor | _Table, driver: int) -> list[tuple[int, list[np.int64], list[np.int64], float]]:
     """Steps (a, others, outputs, coefficient) driven by role `driver` (0: x, 1: y); outputs never repeat."""
     other = 1 - driver
     rows = sorted(zip(factor.indices[:, driver], factor.values, factor.indices[:, other], factor.indices[:, 2]))
     steps = []
     for (a, coefficient), block in itertools.groupby(rows, key=lambda row: (row[0], row[1])):
-        rounds = []
+        rounds: list[dict[np.int64, np.int64]] = []
         for _, _, b, k in block:
             free = next((r for r in rounds if k not in r), None)
             if free is None:
@@ -140,7 +146,7 @@ def _groups(factor, driver: int):
     return steps
 
 
-def lower(factor, axis: int, inner):
+def lower(factor: Factor, axis: int, inner: Program) -> Gather:
     """The gather level for `factor` on `axis` around `inner`."""
     return Gather(factor, axis, inner)
 
@@ -150,17 +156,17 @@ class Gather(Level):
 
     strategy = NAME
 
-    def __init__(self, factor, axis: int, inner):
+    def __init__(self, factor: Factor, axis: int, inner: Program) -> None:
         super().__init__(factor, axis, inner, cost(factor, inner.cost))
         by_x, by_y = _groups(factor, 0), _groups(factor, 1)
         self.driver = 0 if len(by_x) <= len(by_y) else 1
         self.steps = [(a, _index(b), _index(k), c) for a, b, k, c in (by_x if self.driver == 0 else by_y)]
 
-    def __call__(self, x, y):
+    def __call__(self, x: Any, y: Any) -> Any:
         engine = engine_of(x, y)
         x, y = align(x, y)
         xc, yc = components(x, self.axis, engine), components(y, self.axis, engine)
-        z = None
+        z: Any = None
         for a, b, k, c in self.steps:
             w = self.inner(xc[a], yc[b]) if self.driver == 0 else self.inner(xc[b], yc[a])
             if z is None:
@@ -170,7 +176,7 @@ class Gather(Level):
             z = stack([None] * self.factor.shape[2], lambda: self.inner(xc[0], yc[0]), engine)
         return restore(z, self.axis, engine)
 
-    def describe(self) -> list:
+    def describe(self) -> list[str]:
         driver = "xy"[self.driver]
         return [f"gather on axis {self.axis}: {len(self.steps)} steps, each z[K] += c * ({driver}_a times "
                 f"the gathered components); {self.factor.nnz} terms, no multiplications by zero"]

@@ -17,28 +17,35 @@ array([1., 4., 2., 3., 0., 6., 0.])
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..axes import align, components, engine_of, restore
 from ..engines import NUMPY
 from .identify import Elementwise
-from .level import Level, around
+from .level import Level, Program, around
+
+if TYPE_CHECKING:
+    from ..cost import Cost
+    from ..engines import Engine
+    from ..factor import Factor
 
 NAME = "graded"
 ROLE = "level"
 NESTING = 3
 
 
-def unsupported(factor):
+def unsupported(factor: Factor) -> str | None:
     """Why graded cannot represent `factor` (it needs a truncated tensor algebra), or None."""
     if factor.graded() is None:
         return f"{factor.name} is not a truncated tensor algebra; graded needs one"
     return None
 
 
-def cost(factor, inner):
+def cost(factor: Factor, inner: Cost) -> Cost:
     """(k + 1) d^k inner products and additions for each level k, two calls per outer product."""
-    width, degree = factor.graded()
+    width, degree = factor.graded()  # type: ignore[misc]  # graded applies: a truncated tensor algebra
     terms = [(k + 1) * width**k for k in range(degree + 1)]
     c, pairs = inner, sum(terms)
     return around(factor, c, flops=pairs * (c.flops + c.z), moved=pairs * (c.moved + 3 * c.z),
@@ -46,7 +53,7 @@ def cost(factor, inner):
                   * c.calls + 2, gemm=pairs * c.gemm)
 
 
-def lower(factor, axis: int, inner):
+def lower(factor: Factor, axis: int, inner: Program) -> Graded:
     """The graded level for `factor` on `axis` around `inner`."""
     return Graded(factor, axis, inner)
 
@@ -57,15 +64,15 @@ class Graded(Level):
 
     strategy = NAME
 
-    def __init__(self, factor, axis: int, inner):
+    def __init__(self, factor: Factor, axis: int, inner: Program) -> None:
         super().__init__(factor, axis, inner, cost(factor, inner.cost))
-        self.width, self.degree = factor.graded()
+        self.width, self.degree = factor.graded()  # type: ignore[misc]  # graded applies: a tensor algebra
         self.offsets = [sum(self.width**m for m in range(k)) for k in range(self.degree + 2)]
 
-    def _level(self, components, k: int):
+    def _level(self, components: Any, k: int) -> Any:
         return components[self.offsets[k]:self.offsets[k + 1]]
 
-    def __call__(self, x, y):
+    def __call__(self, x: Any, y: Any) -> Any:
         engine = engine_of(x, y)
         x, y = align(x, y)
         if isinstance(self.inner, Elementwise) and engine is not NUMPY:
@@ -75,14 +82,14 @@ class Graded(Level):
             return restore(self._in_place(xc, yc), self.axis)
         return restore(self._outer_products(engine, xc, yc), self.axis, engine)
 
-    def _broadcast(self, engine, x, y):
+    def _broadcast(self, engine: Engine, x: Any, y: Any) -> Any:
         """Nothing inside, on an engine that works out of place (torch, JAX): each outer product one broadcast
         multiplication along the factor's axis where it lies (batch first stays batch first, no copy), the
         levels concatenated."""
         x, y = engine.moveaxis(x, self.axis, -1), engine.moveaxis(y, self.axis, -1)
         parts = []
         for k in range(self.degree + 1):
-            total = None
+            total: Any = None
             for i in range(k + 1):
                 outer = self._level_last(x, i)[..., :, None] * self._level_last(y, k - i)[..., None, :]
                 outer = engine.reshape(outer, tuple(outer.shape[:-2]) + (-1,))
@@ -90,10 +97,10 @@ class Graded(Level):
             parts.append(total)
         return engine.moveaxis(engine.concatenate(parts, axis=-1), -1, self.axis)
 
-    def _level_last(self, a, k: int):
+    def _level_last(self, a: Any, k: int) -> Any:
         return a[..., self.offsets[k]:self.offsets[k + 1]]
 
-    def _in_place(self, xc, yc):
+    def _in_place(self, xc: np.ndarray, yc: np.ndarray) -> np.ndarray:
         """Nothing inside: z_k = sum_i x_i (x) y_(k-i), each outer product by broadcasting into a buffer, then
         added into z's block of level k."""
         rest = np.broadcast_shapes(xc.shape[1:], yc.shape[1:])
@@ -110,12 +117,12 @@ class Graded(Level):
                 zk += part
         return z
 
-    def _outer_products(self, engine, xc, yc):
+    def _outer_products(self, engine: Engine, xc: Any, yc: Any) -> Any:
         """Each outer product through the inner level (other factors inside, or an engine that works out of
         place): level k is the sum of its outer products, the levels concatenated."""
         parts = []
         for k in range(self.degree + 1):
-            total = None
+            total: Any = None
             for i in range(k + 1):
                 xi, yj = self._level(xc, i), self._level(yc, k - i)
                 pairs = (xi.shape[0], yj.shape[0]) + np.broadcast_shapes(tuple(xi.shape[1:]), tuple(yj.shape[1:]))
@@ -126,7 +133,7 @@ class Graded(Level):
             parts.append(total)
         return engine.concatenate(parts, axis=0)
 
-    def describe(self) -> list:
+    def describe(self) -> list[str]:
         return [f"graded on axis {self.axis}: T(R^{self.width}) to degree {self.degree}, z_k = sum_(i+j=k) x_i (x) "
                 f"y_j level by level ({'in place' if isinstance(self.inner, Elementwise) else 'through the inner level'}"
                 f"); no structure constants"]

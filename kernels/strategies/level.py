@@ -7,7 +7,25 @@ comes from its module's ``cost(factor, inner.cost)``: one declaration serves ``a
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Protocol
+
 from ..cost import Cost
+
+if TYPE_CHECKING:
+    from ..factor import Factor
+
+
+class Program(Protocol):
+    """What a lowering builds (a level or a leaf): called on x and y, with its cost per batch row."""
+
+    cost: Cost
+
+    @property
+    def chunk_bytes(self) -> int | None: ...
+
+    def __call__(self, x: Any, y: Any) -> Any: ...
+
+    def describe(self) -> list[str]: ...
 
 
 #: A level's fixed cost in calls: moving its axis, allocating and placing the output (measured about 15
@@ -15,7 +33,8 @@ from ..cost import Cost
 OVERHEAD_CALLS = 12
 
 
-def around(factor, inner: Cost, flops, moved, temporary, calls, gemm=0, loop=0, row_calls=0) -> Cost:
+def around(factor: Factor, inner: Cost, flops: float, moved: float, temporary: float, calls: float,
+           gemm: float = 0, loop: float = 0, row_calls: float = 0) -> Cost:
     """A level's cost: sizes from the factor's dimensions times the inner level's, constants inherited."""
     d1, d2, d3 = factor.shape
     return Cost(d1 * inner.x, d2 * inner.y, d3 * inner.z, flops, moved, temporary, inner.fixed,
@@ -26,7 +45,7 @@ class Level:
     """Base of the levels; subclasses set ``strategy`` and define ``__call__`` and ``describe``."""
 
     #: Bytes one chunk of the batch should touch: small enough for the L3 cache (measured best at 4 to 8 MiB).
-    chunk_bytes = 8 * 2**20
+    chunk_bytes: int | None = 8 * 2**20
 
-    def __init__(self, factor, axis: int, inner, cost: Cost):
+    def __init__(self, factor: Factor, axis: int, inner: Program, cost: Cost) -> None:
         self.factor, self.axis, self.inner, self.cost = factor, axis, inner, cost
