@@ -29,7 +29,11 @@ array([6.])
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .builder import PlanBuilder
 from .convolution import causal_convolution
@@ -43,6 +47,9 @@ from .recurrence import linear_scan
 from .selective_ssm import selective_scan
 from .strategies import STRATEGIES
 
+if TYPE_CHECKING:
+    from ..algebra import Algebra
+
 #: Bytes of temporaries a kernel may allocate (structure constants and intermediates); settable.
 MEMORY_LIMIT = DEFAULT_LIMIT
 
@@ -50,7 +57,8 @@ __all__ = ["Factor", "Kernel", "Mask", "MemoryLimitError", "MEMORY_LIMIT", "Plan
            "bilinear", "causal_convolution", "linear_scan", "product", "selective_scan", "softmax"]
 
 
-def product(A, strategy="auto", dtype=np.float64, layout="batch-first") -> Kernel:
+def product(A: Algebra, strategy: str | Sequence[str] = "auto", dtype: DTypeLike = np.float64,
+            layout: str = "batch-first") -> Kernel:
     """The kernel of the product of algebra `A`: arrays ``(..., *A.shape) -> (..., *A.shape)``.
 
     `strategy` is "auto", a strategy name, or a tuple with one per factor of `A`.
@@ -61,7 +69,8 @@ def product(A, strategy="auto", dtype=np.float64, layout="batch-first") -> Kerne
     return Kernel([Factor.from_algebra(f) for f in A.factors], strategy, dtype, algebra=A, layout=layout)
 
 
-def bilinear(*lam, strategy="auto", dtype=np.float64, layout="batch-first") -> Kernel:
+def bilinear(*lam: Any, strategy: str | Sequence[str] = "auto", dtype: DTypeLike = np.float64,
+             layout: str = "batch-first") -> Kernel:
     """The kernel of the bilinear map with structure constants `lam` (one (d1, d2, d3) tensor per factor).
 
     z[..., k] = sum_ij lam[i, j, k] x[..., i] y[..., j]; with several tensors, each acts on its own axis.

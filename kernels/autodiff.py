@@ -13,14 +13,20 @@ array([ 1., -1.])
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import autograd.numpy as anp
 from autograd.extend import defvjp, primitive
+
+if TYPE_CHECKING:
+    from .kernel import Kernel
 
 #: For the VJP with respect to argument 0 (x) and 1 (y): the role order of the transposed kernel.
 VJP_ROLES = ((1, 2, 0), (0, 2, 1))
 
 
-def unbroadcast(gradient, operand):
+def unbroadcast(gradient: Any, operand: Any) -> Any:
     """`gradient` summed over the axes broadcasting added to or stretched in `operand`, in its dtype."""
     shape = anp.shape(operand)
     extra = anp.ndim(gradient) - len(shape)
@@ -33,12 +39,12 @@ def unbroadcast(gradient, operand):
     return gradient if anp.result_type(gradient) == dtype else gradient.astype(dtype)
 
 
-def differentiable(kernel):
+def differentiable(kernel: Kernel) -> Callable[..., Any]:
     """`kernel.evaluate` (numpy, batch-first) as an autograd primitive with kernel VJPs."""
     product = primitive(kernel.evaluate)
 
-    def vjp(argument):
-        def make(result, x, y):
+    def vjp(argument: int) -> Callable[[Any, Any, Any], Callable[[Any], Any]]:
+        def make(result: Any, x: Any, y: Any) -> Callable[[Any], Any]:
             operand, other = (x, y) if argument == 0 else (y, x)
             transposed = kernel.transposed(argument)
             return lambda gradient: unbroadcast(transposed(other, gradient), operand)

@@ -11,11 +11,17 @@ output axis back at the end.  `engine_of` finds the engine of a level's operands
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
 from . import engines
 from .engines import NUMPY
 
+if TYPE_CHECKING:
+    from .engines import Engine
 
-def engine_of(*arrays):
+
+def engine_of(*arrays: Any) -> Engine:
     """The engine of a level's operands: numpy unless one of them is a torch or JAX array (the kernel checked at
     its boundary that they share one library and device)."""
     for array in arrays:
@@ -25,19 +31,19 @@ def engine_of(*arrays):
     return NUMPY
 
 
-def align(x, y):
+def align(x: Any, y: Any) -> tuple[Any, Any]:
     """x and y with leading unit axes added to the one with fewer axes (a view), so components broadcast."""
     rank = max(len(x.shape), len(y.shape))
     return (x.reshape((1,) * (rank - len(x.shape)) + tuple(x.shape)),
             y.reshape((1,) * (rank - len(y.shape)) + tuple(y.shape)))
 
 
-def _to_front(rank: int, axis: int) -> tuple:
+def _to_front(rank: int, axis: int) -> tuple[int, ...]:
     axis %= rank
     return (axis, *range(axis), *range(axis + 1, rank))
 
 
-def components(x, axis: int, engine=NUMPY):
+def components(x: Any, axis: int, engine: Engine = NUMPY) -> Any:
     """x with `axis` moved to the front; copied when a component would not be contiguous (numpy)."""
     moved = engine.transpose(x, _to_front(len(x.shape), axis))
     if engine is NUMPY:
@@ -45,13 +51,13 @@ def components(x, axis: int, engine=NUMPY):
     return engine.contiguous(moved)
 
 
-def restore(z, axis: int, engine=NUMPY):
+def restore(z: Any, axis: int, engine: Engine = NUMPY) -> Any:
     """Undo `components` on the output: its leading component axis goes back to `axis` (a view)."""
     order = _to_front(len(z.shape), axis)
     return engine.transpose(z, sorted(range(len(z.shape)), key=order.__getitem__))
 
 
-def stack(parts, probe, engine=NUMPY):
+def stack(parts: Sequence[Any], probe: Callable[[], Any], engine: Engine = NUMPY) -> Any:
     """Stack component arrays on a new leading axis; None stands for a zero component.
 
     `probe()` computes one product, only to learn the shape and dtype when every part is None.

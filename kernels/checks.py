@@ -12,23 +12,27 @@ TypeError: y: expected real floating-point values (the kernel computes in float6
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 from autograd.tracer import getval
+from numpy.typing import DTypeLike
 from opt_einsum.contract import infer_backend
 
 LAYOUTS = ("batch-first", "component-major")
 
 
-def backend(value) -> str:
+def backend(value: Any) -> str:
     """The array library of `value` as opt_einsum names it ('numpy', 'autograd', 'torch', ...)."""
     name = infer_backend(value)
     return "numpy" if name == "builtins" else name
 
 
-_KINDS: dict = {}                          # dtype object -> numpy kind letter, filled on first use
+_KINDS: dict[Any, str] = {}                          # dtype object -> numpy kind letter, filled on first use
 
 
-def _kind(dtype) -> str:
+def _kind(dtype: Any) -> str:
     try:
         kind = _KINDS.get(dtype)
     except TypeError:                      # an unhashable stand-in for a dtype
@@ -44,12 +48,12 @@ def _kind(dtype) -> str:
     return kind
 
 
-def expected_shape(dims, layout: str) -> str:
+def expected_shape(dims: Sequence[int], layout: str) -> str:
     inner = ", ".join(map(str, dims))
     return f"(..., {inner})" if layout == LAYOUTS[0] else f"({inner}, ...)"
 
 
-def operand(value, argument: str, dims, dtype, layout: str, name: str):
+def operand(value: Any, argument: str, dims: Sequence[int], dtype: DTypeLike, layout: str, name: str) -> Any:
     """`value` checked (numpy input as an array of `dtype`); `dims` are the algebra axes it must carry."""
     library = "numpy" if type(value) is np.ndarray else backend(value)
     array = np.asarray(value) if library == "numpy" else value
@@ -72,7 +76,7 @@ def operand(value, argument: str, dims, dtype, layout: str, name: str):
     return array.astype(dtype, copy=False) if library == "numpy" else array
 
 
-def broadcast(first: tuple, second: tuple) -> tuple:
+def broadcast(first: tuple[int, ...], second: tuple[int, ...]) -> tuple[int, ...]:
     """numpy's broadcast of two shapes (ValueError when they do not broadcast)."""
     if first == second:
         return first
@@ -83,7 +87,7 @@ def broadcast(first: tuple, second: tuple) -> tuple:
     return tuple(b if a == 1 else a for a, b in zip(first, second))
 
 
-def batch_shape(x, y, count: int, layout: str) -> tuple:
+def batch_shape(x: Any, y: Any, count: int, layout: str) -> tuple[int, ...]:
     """The broadcast batch shape of checked operands x and y with `count` algebra axes each."""
     shapes = [tuple(getval(a).shape) for a in (x, y)]
     batches = [s[:len(s) - count] if layout == LAYOUTS[0] else s[count:] for s in shapes]

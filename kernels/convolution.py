@@ -14,17 +14,21 @@ array([ 1.,  3.,  5., nan])
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import memory
 from .engines import adopt
 
+if TYPE_CHECKING:
+    from .engines import Engine
+
 #: Spectra and temporaries held at once, in multiples of one complex spectrum of the broadcast batch.
 SPECTRA = 4
 
 
-def causal_convolution(x, kernel):
+def causal_convolution(x: Any, kernel: Any) -> Any:
     """The causal convolution of x (..., L) with kernel (..., L) (broadcasting), see the module docstring."""
     engine, arrays = adopt({"x": x, "kernel": kernel})
     x, kernel = arrays["x"], arrays["kernel"]
@@ -44,7 +48,7 @@ def causal_convolution(x, kernel):
     return y
 
 
-def _check(engine, x, kernel) -> None:
+def _check(engine: Engine, x: Any, kernel: Any) -> None:
     """Real numbers with a time axis on both, leading axes that broadcast and spectra within the memory limit;
     else a TypeError, ValueError or `MemoryLimitError` naming the argument, before any transform."""
     for name, a in (("x", x), ("kernel", kernel)):

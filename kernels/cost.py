@@ -41,7 +41,7 @@ class Rates:
     loop: float
     row: float
 
-    def coefficients(self, itemsize: int) -> tuple:
+    def coefficients(self, itemsize: int) -> tuple[float, float, float, float, float]:
         """What the model multiplies `Cost.terms` by: seconds per call, per byte moved, per GEMM FLOP, per loop
         FLOP and per row loop, for `itemsize`-byte numbers."""
         gemm = self.gemm32 if itemsize == 4 else self.gemm64
@@ -71,7 +71,7 @@ class Cost:
     row_calls: float = 0
 
     @classmethod
-    def elementwise(cls, size: int) -> "Cost":
+    def elementwise(cls, size: int) -> Cost:
         """x * y on arrays of `size` elements per batch row: one call."""
         return cls(size, size, size, size, 3 * size, 0, calls=1)
 
@@ -85,13 +85,14 @@ class Cost:
         on an array library with these `rates` (an engine's ``rates``)."""
         return sum(t * c for t, c in zip(self.terms(rows, itemsize, chunk_bytes), rates.coefficients(itemsize)))
 
-    def terms(self, rows: int, itemsize: int, chunk_bytes: float | None = None) -> tuple:
+    def terms(self, rows: int, itemsize: int, chunk_bytes: float | None = None
+              ) -> tuple[float, float, float, float, float]:
         """Calls, bytes moved, GEMM FLOPs, loop FLOPs and row loops of `rows` rows cut in chunks of `chunk_bytes`
         (the model's seconds are their dot product with `Rates.coefficients`)."""
         chunks = 1 if not chunk_bytes else max(1, math.ceil(rows * self.working() * itemsize / chunk_bytes))
         return (self.calls * chunks, rows * self.moved * itemsize, rows * self.gemm, rows * self.loop,
                 rows * self.row_calls)
 
-    def plus(self, **extra) -> "Cost":
+    def plus(self, **extra: float) -> Cost:
         """This cost with `extra` added to the named fields."""
         return replace(self, **{name: getattr(self, name) + value for name, value in extra.items()})

@@ -23,18 +23,25 @@ array([1., 1., 1.])
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable, Sequence
 from numbers import Number
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy
+from numpy.typing import ArrayLike, DTypeLike
 
 from ..algebra import Clifford, Diagonal, MatrixAlgebra, PathAlgebra, TensorAlgebra, Translation
+
+if TYPE_CHECKING:
+    from ..algebra import Algebra
+    from ..algebra.so3.path_algebra import Block
 
 #: Factors whose table would exceed this many nonzeros are never materialised by a strategy.
 TABLE_LIMIT = 2**22
 
 
-def _to_float(value, where: str) -> float:
+def _to_float(value: Any, where: str) -> float:
     try:
         result = float(value)
     except (TypeError, ValueError):
@@ -47,7 +54,7 @@ def _to_float(value, where: str) -> float:
     return result
 
 
-def _rule(algebra) -> tuple | None:
+def _rule(algebra: Algebra) -> tuple[Any, ...] | None:
     """The structure of a structured algebra, as the strategies read it (see `Factor.rule`)."""
     if isinstance(algebra, Diagonal):
         return ("diagonal",)
@@ -63,7 +70,7 @@ def _rule(algebra) -> tuple | None:
 
 
 @functools.lru_cache(maxsize=128)
-def _from_algebra(algebra, name: str) -> "Factor":
+def _from_algebra(algebra: Algebra, name: str) -> Factor:
     return Factor((algebra.dim,) * 3, name, algebra=algebra, rule=_rule(algebra))
 
 
@@ -79,19 +86,22 @@ class Factor:
     * ``("blocks",)``: an SO(3) path algebra, `blocks()` gives its dense blocks.
     """
 
-    def __init__(self, shape, name: str, indices=None, values=None, algebra=None, rule=None):
+    def __init__(self, shape: Iterable[int], name: str, indices: ArrayLike | None = None,
+                 values: ArrayLike | None = None, algebra: Algebra | None = None,
+                 rule: tuple[Any, ...] | None = None) -> None:
         self.shape = tuple(int(n) for n in shape)
         self.name, self.algebra, self.rule = name, algebra, rule
-        self._table = None if indices is None else (np.asarray(indices, dtype=np.int64).reshape(-1, 3),
+        self._table: tuple[np.ndarray, np.ndarray] | None = None if indices is None else (
+            np.asarray(indices, dtype=np.int64).reshape(-1, 3),
                                                     np.asarray(values, dtype=np.float64))
 
     @classmethod
-    def from_algebra(cls, algebra) -> "Factor":
+    def from_algebra(cls, algebra: Algebra) -> Factor:
         """The factor of a plain algebra (cached per algebra and name)."""
         return _from_algebra(algebra, algebra.name)
 
     @classmethod
-    def from_array(cls, lam, argument: str = "lam") -> "Factor":
+    def from_array(cls, lam: Any, argument: str = "lam") -> Factor:
         """From a dense (d1, d2, d3) array-like of real numbers (floats, ints or exact sympy numbers)."""
         if isinstance(lam, (str, bytes)):
             raise TypeError(f"{argument}: expected a (d1, d2, d3) array of real numbers, got {type(lam).__name__}")
@@ -117,7 +127,7 @@ class Factor:
         return cls(array.shape, argument, indices, floats[tuple(indices.T)])
 
     # ------------------------------------------------------------------ data
-    def _materialised(self):
+    def _materialised(self) -> tuple[np.ndarray, np.ndarray]:
         if self._table is None:
             if self.nnz > TABLE_LIMIT:
                 raise ValueError(f"{self.name}: {self.nnz:,} nonzero structure constants are more than "
@@ -127,23 +137,24 @@ class Factor:
                 self._table = self._rule_table()
                 return self._table
             try:
-                indices, values = self.algebra.sparse_structure_constants(dtype=float)
+                indices, values = self.algebra.sparse_structure_constants(  # type: ignore[union-attr]  # no table
+                    dtype=float)                                            # and no such rule: an algebra's factor
             except TypeError:                  # a symbolic coefficient: find it, to name it
-                indices, exact = self.algebra.sparse_structure_constants(dtype=object)
+                indices, exact = self.algebra.sparse_structure_constants(dtype=object)  # type: ignore[union-attr]
                 values = [_to_float(c, f"{self.name}: lam[{i}, {j}, {k}]") for (i, j, k), c in zip(indices, exact)]
             self._table = (np.asarray(indices, dtype=np.int64).reshape(-1, 3), np.asarray(values, np.float64))
         return self._table
 
-    def _rule_table(self):
+    def _rule_table(self) -> tuple[np.ndarray, np.ndarray]:
         """(indices, values) of a diagonal, cyclic or truncated rule, by index arithmetic."""
         n = self.shape[2]
-        if self.rule[0] == "diagonal":
-            i = np.arange(n)
+        if self.rule[0] == "diagonal":  # type: ignore[index]  # called only for a factor with a rule
+            i: np.ndarray = np.arange(n)
             return np.stack([i, i, i], axis=1), np.ones(n)
         i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
-        s1, s2 = self.rule[1:] if self.rule[0] == "cyclic" else (1, 1)
+        s1, s2 = self.rule[1:] if self.rule[0] == "cyclic" else (1, 1)  # type: ignore[index]  # as above
         k = s1 * i + s2 * j
-        keep = np.ones(k.shape, dtype=bool) if self.rule[0] == "cyclic" else (k < n)
+        keep = np.ones(k.shape, dtype=bool) if self.rule[0] == "cyclic" else (k < n)  # type: ignore[index]
         indices = np.stack([i[keep], j[keep], k[keep] % n], axis=1)
         return indices[np.lexsort(indices.T[::-1])], np.ones(int(keep.sum()))
 
@@ -158,7 +169,7 @@ class Factor:
         return self._materialised()[1]
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> tuple[tuple[int, ...], bytes, bytes]:
         """A hashable description of the constants (for caches of generated code)."""
         return (self.shape, self.indices.tobytes(), self.values.tobytes())
 
@@ -177,13 +188,13 @@ class Factor:
         """nnz / (d1 d2 d3)."""
         return self.nnz / float(np.prod(self.shape))
 
-    def dense(self, dtype) -> np.ndarray:
+    def dense(self, dtype: DTypeLike) -> np.ndarray:
         """The dense (d1, d2, d3) array in `dtype`."""
         lam = np.zeros(self.shape, dtype=dtype)
         lam[tuple(self.indices.T)] = self.values
         return lam
 
-    def restricted(self, rows, columns) -> "Factor":
+    def restricted(self, rows: ArrayLike, columns: ArrayLike) -> Factor:
         """The factor restricted to x components `rows` and y components `columns` (renumbered 0..len - 1; z keeps
         its components).  Cyclic and truncated rules are restricted by index arithmetic, without the table."""
         rows, columns = np.asarray(rows, dtype=np.int64), np.asarray(columns, dtype=np.int64)
@@ -206,11 +217,11 @@ class Factor:
         order = np.lexsort(indices.T[::-1])
         return Factor((len(rows), len(columns), self.shape[2]), self.name, indices[order], self.values[keep][order])
 
-    def blocks(self) -> list:
+    def blocks(self) -> list[Block]:
         """The dense blocks of a ``("blocks",)`` factor (see `algebra.so3.path_algebra`)."""
-        return self.algebra.blocks()
+        return self.algebra.blocks()  # type: ignore[union-attr]  # a ("blocks",) factor's algebra: a PathAlgebra
 
-    def permuted(self, order) -> "Factor":
+    def permuted(self, order: Sequence[int]) -> Factor:
         """The factor with its three roles permuted: role r of the result is role ``order[r]`` of this one.
 
         ``permuted((1, 2, 0))`` maps (y, g) to the x-space: the vector-Jacobian product with respect to x.  A
@@ -235,7 +246,7 @@ class Factor:
         coefficients = self.diagonal()
         return coefficients is not None and bool(np.all(coefficients == 1))
 
-    def diagonal(self):
+    def diagonal(self) -> np.ndarray | None:
         """The coefficients c with lam[i, j, k] = c_i [i == j == k], or None when lam is not of that form."""
         if self.rule == ("diagonal",):
             return np.ones(self.shape[0])
@@ -248,7 +259,7 @@ class Factor:
         coefficients[i] = self.values
         return coefficients
 
-    def off_diagonal(self):
+    def off_diagonal(self) -> tuple[int, ...] | None:
         """The first (i, j, k) with a nonzero coefficient off the diagonal i == j == k, or None."""
         if self.rule == ("diagonal",):
             return None
@@ -256,7 +267,7 @@ class Factor:
         rows = np.flatnonzero((i != j) | (j != k))
         return tuple(int(v) for v in self.indices[rows[0]]) if len(rows) else None
 
-    def shared_pair(self):
+    def shared_pair(self) -> tuple[int, ...] | None:
         """The first (i, j) whose product has two or more nonzero coefficients, or None."""
         if self.rule and self.rule[0] in ("diagonal", "cyclic", "truncated", "graded", "one per pair"):
             return None
@@ -268,7 +279,7 @@ class Factor:
         """True when every e_i e_j has at most one nonzero coefficient (group-like algebras, Clifford)."""
         return self.shared_pair() is None
 
-    def cyclic_signs(self):
+    def cyclic_signs(self) -> tuple[int, ...] | None:
         """(s1, s2) in {1, -1}^2 when lam[i, j, k] = [k = s1 i + s2 j mod n] for all i, j (a cyclic group
         algebra and its transposes), else None."""
         if self.rule is not None:
@@ -282,9 +293,9 @@ class Factor:
                 return signs
         return None
 
-    def graded(self):
+    def graded(self) -> tuple[int, ...] | None:
         """(width, degree) of a truncated tensor algebra, else None."""
         return self.rule[1:] if self.rule and self.rule[0] == "graded" else None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<Factor {self.name}: {' x '.join(map(str, self.shape[:2]))} -> {self.shape[2]}, nnz {self.nnz}>"

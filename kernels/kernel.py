@@ -29,12 +29,22 @@ all finite, the call returns the result of gather or codegen instead.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 from . import autodiff, checks, memory, select
 from .engines import NUMPY, engine_of, owner
 from .lowering import levels, lower
+from .cost import Rates
 from .strategies import STRATEGIES
+
+if TYPE_CHECKING:
+    from ..algebra import Algebra
+    from .engines import Engine
+    from .factor import Factor
+    from .strategies.level import Program
 
 
 #: Strategies whose arithmetic multiplies the structural zeros too (0 * inf is NaN), and those that add only the
@@ -47,7 +57,8 @@ CALLS_KEPT = 64
 class Kernel:
     """A lowered bilinear product; see the module docstring.  Immutable once built."""
 
-    def __init__(self, factors, strategy="auto", dtype=np.float64, algebra=None, layout="batch-first"):
+    def __init__(self, factors: Iterable[Factor], strategy: str | Sequence[str] = "auto",
+                 dtype: DTypeLike = np.float64, algebra: Algebra | None = None, layout: str = "batch-first") -> None:
         try:
             self.dtype = np.dtype(dtype)
         except TypeError:
@@ -62,21 +73,21 @@ class Kernel:
         self.algebra, self.layout = algebra, layout
         self.name = algebra.name if algebra is not None else " ⊗ ".join(f.name for f in self.factors)
         self.shapes = tuple(tuple(f.shape[role] for f in self.factors) for role in range(3))
-        self._programs = {}
+        self._programs: dict[tuple[str, ...], Program] = {}
         self.program = self._program(self.strategies)
-        self._choices = {}
-        self._differentiable = None
-        self._transposed = {}
-        self._engine_calls = {}
-        self._direct = {}
+        self._choices: dict[tuple[int, int, Rates], tuple[str, ...]] = {}
+        self._differentiable: Callable[..., Any] | None = None
+        self._transposed: dict[int, Kernel] = {}
+        self._engine_calls: dict[tuple[Any, ...], tuple[Engine, tuple[str, ...], int, tuple[int, ...]]] = {}
+        self._direct: dict[tuple[str, ...], tuple[str, ...] | None] = {}
 
-    def _program(self, names):
+    def _program(self, names: tuple[str, ...]) -> Program:
         """The lowered program for one choice of strategies (built once each)."""
         if names not in self._programs:
             self._programs[names] = lower(self.factors, names, self.dtype)
         return self._programs[names]
 
-    def strategies_for(self, rows: int, engine=NUMPY, itemsize: int | None = None) -> tuple:
+    def strategies_for(self, rows: int, engine: Engine = NUMPY, itemsize: int | None = None) -> tuple[str, ...]:
         """The strategies a call on `rows` batch rows of `itemsize`-byte numbers (the kernel's dtype by default)
         runs on `engine` (auto chooses per power-of-four bucket of rows, by the engine's `kernels.cost.Rates`)."""
         if self.requested != "auto":
@@ -86,11 +97,11 @@ class Kernel:
             self._choices[key] = select.resolve("auto", self.factors, 4**key[0], key[1], engine.rates)
         return self._choices[key]
 
-    def _chunk_bytes(self, program):
+    def _chunk_bytes(self, program: Program) -> int | None:
         return min((level.chunk_bytes for level in levels(program) if level.chunk_bytes), default=None)
 
     # ------------------------------------------------------------------ calling
-    def __call__(self, x, y):
+    def __call__(self, x: Any, y: Any) -> Any:
         """z = x * y; see the module docstring for shapes, layouts and array types."""
         engine = owner(x)
         if engine is not NUMPY and owner(y) is engine:       # torch or JAX operands: checked once per signature
@@ -113,24 +124,27 @@ class Kernel:
         if libraries - {"numpy", "autograd"}:
             raise TypeError(f"x, y: expected numpy, autograd, torch or JAX arrays, got {', '.join(sorted(libraries))}")
         if libraries == {"numpy"}:
-            return self._evaluate(*self._relayout(NUMPY, (x, y), True), batch, self.layout)
+            return self._evaluate(*self._relayout(NUMPY, (x, y), True),  # type: ignore[call-arg]  # (x, y)
+                                  batch, self.layout)
         if self._differentiable is None:
             self._differentiable = autodiff.differentiable(self)
         return self._relayout(NUMPY, self._differentiable(*self._relayout(NUMPY, (x, y), True)))
 
-    def _engine_call(self, x, y) -> tuple:
+    def _engine_call(self, x: Any, y: Any) -> tuple[Engine, tuple[str, ...], int, tuple[int, ...]]:
         """`_engine_plan` for operands x, y of one engine's library, checked."""
         x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
         batch = checks.batch_shape(x, y, len(self.factors), self.layout)
         engine = engine_of({"x": x, "y": y})
         return self._engine_plan(engine, batch, engine.dtype(x).itemsize)
 
-    def _engine_plan(self, engine, batch: tuple, itemsize: int) -> tuple:
+    def _engine_plan(self, engine: Engine, batch: tuple[int, ...], itemsize: int
+                     ) -> tuple[Engine, tuple[str, ...], int, tuple[int, ...]]:
         """(engine, strategies, rows per chunk, batch shape) for a call on `batch` of `itemsize`-byte numbers."""
         names = self.strategies_for(math.prod(batch), engine, itemsize)
         return engine, names, self._rows(batch, self._program(names), cache_chunks=False), batch
 
-    def _run_on_engine(self, engine, names, rows, batch, x, y):
+    def _run_on_engine(self, engine: Engine, names: tuple[str, ...], rows: int, batch: tuple[int, ...], x: Any,
+                       y: Any) -> Any:
         """The program on torch or JAX arrays: whole (their libraries allocate each temporary afresh, so
         cache-sized chunks gain nothing), or in the chunks of rows the memory limit allows, joined by the engine's
         concatenation, which its differentiation sees through."""
@@ -142,7 +156,7 @@ class Kernel:
                                     for start in range(0, batch[0], rows)], axis=0)
         return self._relayout(engine, z)
 
-    def _run(self, names, engine, x, y):
+    def _run(self, names: tuple[str, ...], engine: Engine, x: Any, y: Any) -> Any:
         """The program of `names` on x, y, by the rule for values that are not finite (module docstring): where
         it multiplies structural zeros too (dense, fft) and its result is not all finite, the term-by-term
         program's result instead."""
@@ -154,7 +168,7 @@ class Kernel:
         # A sum that overflows from finite outputs only costs a recomputation with the same result.
         return engine.branch(engine.isfinite(engine.sum(z)), lambda: z, lambda: self._program(direct)(x, y))
 
-    def _term_by_term(self, names: tuple):
+    def _term_by_term(self, names: tuple[str, ...]) -> tuple[str, ...] | None:
         """`names` with each dense or fft factor given to gather or codegen (the first that represents it), or
         None when no factor changes."""
         if names not in self._direct:
@@ -163,7 +177,7 @@ class Kernel:
             self._direct[names] = None if direct == names else direct
         return self._direct[names]
 
-    def _operand(self, value, argument, role):
+    def _operand(self, value: Any, argument: str, role: int) -> Any:
         if hasattr(value, "algebra") and hasattr(value, "to_array"):          # an algebra.Element
             if self.algebra is None:
                 raise TypeError(f"{argument}: an algebra Element needs a kernel built by kernels.product(algebra)")
@@ -173,20 +187,20 @@ class Kernel:
             value = value.to_array(self.dtype)          # no batch axes: the same in either layout
         return checks.operand(value, argument, self.shapes[role], self.dtype, self.layout, self.name)
 
-    def _relayout(self, engine, arrays, forward=False):
+    def _relayout(self, engine: Engine, arrays: Any, forward: bool = False) -> Any:
         """Component-major <-> batch-first by a transposition (nothing for batch-first)."""
         if self.layout == checks.LAYOUTS[0]:
             return arrays
         count = len(self.factors)
 
-        def move(a):
+        def move(a: Any) -> Any:
             rank = len(a.shape)
             order = [*range(count, rank), *range(count)] if forward else [*range(rank - count, rank),
                                                                          *range(rank - count)]
             return engine.transpose(a, order)
         return tuple(map(move, arrays)) if forward else move(arrays)
 
-    def evaluate(self, x, y, layout="batch-first"):
+    def evaluate(self, x: Any, y: Any, layout: str = "batch-first") -> np.ndarray:
         """The product of numpy float arrays in batch-first layout (the autograd primitive's body), checked as
         calls are; the result in `layout`."""
         x, y = (checks.operand(a, name, self.shapes[role], self.dtype, checks.LAYOUTS[0], self.name)
@@ -194,7 +208,7 @@ class Kernel:
         count = len(self.factors)
         return self._evaluate(x, y, checks.broadcast(x.shape[:x.ndim - count], y.shape[:y.ndim - count]), layout)
 
-    def _evaluate(self, x, y, batch, layout):
+    def _evaluate(self, x: np.ndarray, y: np.ndarray, batch: tuple[int, ...], layout: str) -> np.ndarray:
         """The batch is cut into chunks along its first axis, of the size the levels ask for (``chunk_bytes``:
         operands, result and temporaries one chunk touches) and always within ``kernels.MEMORY_LIMIT`` (checked
         before anything is allocated)."""
@@ -203,8 +217,8 @@ class Kernel:
         rows = self._rows(batch, self._program(names))
         whole = (not batch or rows >= batch[0]) and 0 not in batch
         z = self._run(names, NUMPY, x, y) if whole else None
-        if whole and layout == checks.LAYOUTS[0] and z.flags.c_contiguous:
-            return z
+        if whole and layout == checks.LAYOUTS[0] and z.flags.c_contiguous:  # type: ignore[union-attr]  # whole: z
+            return z  # type: ignore[return-value]  # whole: z is the result
         component_major = layout != checks.LAYOUTS[0]
         out = np.empty(self.shapes[2] + batch if component_major else batch + self.shapes[2], self.dtype)
         view = np.moveaxis(out, range(count), range(-count, 0)) if component_major else out
@@ -215,13 +229,13 @@ class Kernel:
             view[start:start + rows] = self._run(names, NUMPY, *self._chunk((x, y), start, rows, batch))
         return out
 
-    def _chunk(self, arrays, start: int, rows: int, batch) -> list:
+    def _chunk(self, arrays: Sequence[Any], start: int, rows: int, batch: tuple[int, ...]) -> list[Any]:
         """The operands' rows start to start + rows of the batch (an operand broadcast along it stays whole)."""
         count = len(self.factors)
         return [a[start:start + rows] if len(a.shape) - count == len(batch) and a.shape[0] > 1 else a
                 for a in arrays]
 
-    def _rows(self, batch, program=None, cache_chunks: bool = True) -> int:
+    def _rows(self, batch: tuple[int, ...], program: Program | None = None, cache_chunks: bool = True) -> int:
         """Batch rows per chunk (as the levels ask, with `cache_chunks`, and within the memory limit); refuses when
         even one row's temporaries exceed the memory limit."""
         program = program or self.program
@@ -239,14 +253,15 @@ class Kernel:
                 memory.refuse(f"{self!r} on batch shape {batch}", fixed + per_row, self._alternatives(batch))
         return rows
 
-    def _temporaries(self, batch, program=None):
+    def _temporaries(self, batch: tuple[int, ...], program: Program | None = None) -> tuple[float, float]:
         """(bytes of temporaries per batch row, bytes of constants) for this kernel on `batch`."""
         cost, itemsize = (program or self.program).cost, self.dtype.itemsize
         return cost.temporary * itemsize * math.prod(batch[1:]), cost.fixed * itemsize
 
-    def _alternatives(self, batch) -> dict:
+    def _alternatives(self, batch: tuple[int, ...]) -> dict[str, float]:
         """{strategy label: bytes needed for one batch row} of the other lowerings of these factors."""
-        needs, seen = {}, {self.strategies}
+        needs: dict[str, float] = {}
+        seen = {self.strategies}
         for name in (*STRATEGIES, "auto"):
             try:
                 other = Kernel(self.factors, name, self.dtype)
@@ -259,7 +274,7 @@ class Kernel:
         return needs
 
     # ------------------------------------------------------------------ derived kernels, inspection
-    def transposed(self, argument: int) -> "Kernel":
+    def transposed(self, argument: int) -> Kernel:
         """The kernel of the VJP with respect to x (0) or y (1): lam's roles permuted, batch-first."""
         if argument not in self._transposed:
             roles = autodiff.VJP_ROLES[argument]
@@ -285,5 +300,5 @@ class Kernel:
                      f"{cost.fixed * itemsize:,.0f} bytes")
         return "\n".join(lines)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<Kernel {self.name}: {', '.join(self.strategies)}, {self.dtype.name}>"

@@ -21,8 +21,11 @@ array([0., 0., 0., 1.])
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 import opt_einsum as oe
 
 from . import numpy_backend
@@ -31,6 +34,10 @@ from .cost import Cost
 from .engines import NUMPY
 from .strategies import STRATEGIES
 from .strategies.identify import Elementwise
+
+if TYPE_CHECKING:
+    from .factor import Factor
+
 
 #: Contract expressions kept per leaf (one per pair of input shapes).
 EXPRESSIONS_KEPT = 64
@@ -42,7 +49,7 @@ EXPRESSIONS_KEPT = 64
 BATCHED_ENTRIES = {8: range(513, 2049), 4: range(513, 2**62)}
 
 
-def cost(parts) -> Cost:
+def cost(parts: Sequence[tuple[Factor, str]]) -> Cost:
     """The leaf's cost per batch row: the strategies' own costs composed when at most one factor has constants
     of three axes (the calibrated single-contraction case), else opt_einsum's count for the whole contraction."""
     symbols = (oe.get_symbol(n) for n in range(3 * len(parts) + 3))
@@ -55,7 +62,7 @@ def cost(parts) -> Cost:
     return Contraction.count(parts, terms)
 
 
-def build(parts, dtype):
+def build(parts: Sequence[tuple[Factor, str]], dtype: DTypeLike) -> Elementwise | Contraction:
     """The leaf for `parts`, a list of (factor, leaf strategy name) for the trailing axes in order."""
     symbols = (oe.get_symbol(n) for n in range(3 * len(parts) + 3))
     terms = [STRATEGIES[name].term(factor, symbols.__next__) for factor, name in parts]
@@ -70,9 +77,11 @@ class Contraction:
     #: Few large chunks: every matrix product synchronises the BLAS threads, which costs most on a loaded machine.
     chunk_bytes = 16 * 2**20
 
-    def __init__(self, parts, terms, dtype):
+    def __init__(self, parts: Sequence[tuple[Factor, str]], terms: Sequence[tuple[str, str, str, str | None]],
+                 dtype: DTypeLike) -> None:
         self.dtype = np.dtype(dtype)
-        x, y, z = ("".join(t[role] for t in terms) for role in range(3))
+        x, y, z = ("".join(t[role] for t in terms)  # type: ignore[misc]  # roles 0-2: labels, never None
+                   for role in range(3))
         constant = [(factor, name, t[3]) for (factor, name), t in zip(parts, terms) if t[3] is not None]
         self.equation = ",".join([*(labels for _, _, labels in constant), f"...{x}", f"...{y}"]) + f"->...{z}"
         self._constant_parts = [(factor, name) for factor, name, _ in constant]
@@ -80,16 +89,18 @@ class Contraction:
                         for factor, _, labels in constant]
         self._path = self._single_dense_path([labels for _, _, labels in constant])
         self._dense_alone = len(parts) == 1 and len(constant) == 1 and len(constant[0][2]) == 3
-        self._constants = self._dense_forms = None
-        self._expressions = {}
+        self._constants: list[np.ndarray] | None = None
+        self._dense_forms: tuple[np.ndarray, np.ndarray] | None = None
+        self._expressions: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[Any, Any]] = {}
         self.cost = self.count(parts, terms)
 
     @staticmethod
-    def count(parts, terms) -> Cost:
+    def count(parts: Sequence[tuple[Factor, str]], terms: Sequence[tuple[str, str, str, str | None]]) -> Cost:
         """The contraction's cost per batch row, by opt_einsum's path for 1024 rows: its FLOPs at the speed of
         per-row loops (several dense factors contract through einsum steps more than through large matrix
         products), one row loop per pairwise step."""
-        x, y, z = ("".join(t[role] for t in terms) for role in range(3))
+        x, y, z = ("".join(t[role] for t in terms)  # type: ignore[misc]  # roles 0-2: labels, never None
+                   for role in range(3))
         constant = [(factor, t[3]) for (factor, _), t in zip(parts, terms) if t[3] is not None]
         equation = ",".join([*(labels for _, labels in constant), f"...{x}", f"...{y}"]) + f"->...{z}"
         shapes = [tuple(factor.shape[:1]) if len(labels) == 1 else factor.shape for factor, labels in constant]
@@ -98,12 +109,13 @@ class Contraction:
         many = [(rows, *(f.shape[r] for f, _ in parts)) for r in (0, 1)]
         info = oe.contract_path(equation, *shapes, *many, shapes=True)[1]
         steps = len(info.contraction_list)
-        return Cost(*sizes, flops=float(info.opt_cost) / rows, moved=sum(sizes) + 2 * sum(info.size_list) / rows,
+        return Cost(*sizes,  # type: ignore[misc]  # sizes: x, y and z
+                    flops=float(info.opt_cost) / rows, moved=sum(sizes) + 2 * sum(info.size_list) / rows,
                     temporary=float(info.largest_intermediate) / rows, fixed=sum(map(math.prod, shapes)),
                     calls=steps + 25, loop=float(info.opt_cost) / rows, row_calls=steps)
 
     @staticmethod
-    def _single_dense_path(terms):
+    def _single_dense_path(terms: Sequence[str]) -> str | list[tuple[int, ...]]:
         """With one dense factor: x into its lam first (one matrix product, batch axes first, lam not transposed;
         it beat the outer product of x and y first, then lam), then the rest in one step; with several dense
         factors, opt_einsum's optimiser chooses."""
@@ -112,13 +124,13 @@ class Contraction:
             return "auto"
         return [(dense[0], len(terms)), tuple(range(len(terms) + 1))]
 
-    def constants(self) -> list:
+    def constants(self) -> list[np.ndarray]:
         """The constant operands in the kernel's dtype (built on first use)."""
         if self._constants is None:
             self._constants = [STRATEGIES[name].constant(factor, self.dtype) for factor, name in self._constant_parts]
         return self._constants
 
-    def expression(self, x_shape, y_shape):
+    def expression(self, x_shape: Sequence[int], y_shape: Sequence[int]) -> tuple[Any, Any]:
         """The cached ``contract_expression`` for these input shapes, and its path information."""
         key = (tuple(x_shape), tuple(y_shape))
         if key not in self._expressions:
@@ -132,7 +144,7 @@ class Contraction:
             self._expressions[key] = (expression, info)
         return self._expressions[key]
 
-    def __call__(self, x, y):
+    def __call__(self, x: Any, y: Any) -> Any:
         engine = engine_of(x, y)
         if engine is NUMPY:
             backend = numpy_backend.NAME if type(x) is np.ndarray and type(y) is np.ndarray else "autograd"
@@ -150,7 +162,7 @@ class Contraction:
             return engine.matmul(y[..., None, :], into)[..., 0, :]
         return engine.contract(self.equation, *(engine.constant(c, like) for c in self.constants()), x, y)
 
-    def dense_forms(self) -> tuple:
+    def dense_forms(self) -> tuple[np.ndarray, np.ndarray]:
         """A lone dense factor's lam as (d1 d2, d3) and (d1, d2 d3) matrices, for the engines' matrix products
         (built once: the engines cache constants by identity)."""
         if self._dense_forms is None:
@@ -159,7 +171,7 @@ class Contraction:
             self._dense_forms = lam.reshape(d1 * d2, d3), lam.reshape(d1, d2 * d3)
         return self._dense_forms
 
-    def describe(self) -> list:
+    def describe(self) -> list[str]:
         lines = [f"leaf: opt_einsum contract_expression {self.equation!r}, structure constants as constants"]
         for (x_shape, y_shape), (_, info) in self._expressions.items():
             steps = "; ".join(step[2] for step in info.contraction_list)

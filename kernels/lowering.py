@@ -15,24 +15,33 @@ a Kronecker product, and each level only ever sees the axes of the factors insid
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from numpy.typing import DTypeLike
+
 from . import leaf
 from .strategies import LEVELS, STRATEGIES
 
+if TYPE_CHECKING:
+    from .factor import Factor
+    from .strategies.level import Program
 
-def lower(factors, names, dtype):
+
+def lower(factors: Sequence[Factor], names: Sequence[str], dtype: DTypeLike) -> Program:
     """The program (a callable on x, y with a ``cost``) for `factors` with strategy `names`."""
     outer = sorted((p for p, name in enumerate(names) if name in LEVELS), key=lambda p: (LEVELS.index(names[p]), p))
     present, axes = list(range(len(factors))), []
     for p in outer:
         axes.append(present.index(p) - len(present))
         present.remove(p)
-    program = leaf.build([(factors[p], names[p]) for p in present], dtype)
+    program: Program = leaf.build([(factors[p], names[p]) for p in present], dtype)
     for p, axis in reversed(list(zip(outer, axes))):
         program = STRATEGIES[names[p]].lower(factors[p], axis, program)
     return program
 
 
-def levels(program) -> list:
+def levels(program: Program) -> list[Program]:
     """The program's levels from the outside in, ending with the leaf."""
     chain = [program]
     while hasattr(chain[-1], "inner"):

@@ -15,17 +15,24 @@ array([[1. , 0. ],
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from .engines import Engine
 
 #: Bytes of scores one chunk of the in-cache path works on.
 CHUNK_BYTES = 1 << 20
 
 
-def softmax(x, axis: int = -1, mask=None, out=None, engine=None):
+def softmax(x: Any, axis: int = -1, mask: Any = None, out: np.ndarray | None = None,
+            engine: Engine | None = None) -> Any:
     """exp(x) / sum exp(x) along `axis`, over the entries where `mask` (a bool array of the engine, broadcasting
     to x) is True; `out` (x itself, say) receives the result when nothing is traced (numpy)."""
     if engine is None:
-        from .engines import NUMPY as engine
+        from .engines import NUMPY
+        engine = NUMPY
     _check(engine, x, axis, mask)
     if isinstance(x, np.ndarray) and axis in (-1, x.ndim - 1) and x.ndim >= 1:
         return _in_cache(x, mask, out)
@@ -38,7 +45,7 @@ def softmax(x, axis: int = -1, mask=None, out=None, engine=None):
     return exps / engine.maximum(engine.sum(exps, axis=axis, keepdims=True), tiny)
 
 
-def _check(engine, x, axis, mask) -> None:
+def _check(engine: Engine, x: Any, axis: int, mask: Any) -> None:
     """Floats, an axis of x and a mask that broadcasts to x, or a TypeError / ValueError naming the argument."""
     if not hasattr(x, "shape") or engine.dtype(x).kind != "f":
         raise TypeError(f"x: expected an array of floats, got {getattr(x, 'dtype', type(x).__name__)}")
@@ -49,14 +56,14 @@ def _check(engine, x, axis, mask) -> None:
                          f"{tuple(getattr(mask, 'shape', ()))}")
 
 
-def _broadcasts_to(shape: tuple, target: tuple) -> bool:
+def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
     try:
         return np.broadcast_shapes(shape, target) == target
     except ValueError:
         return False
 
 
-def _in_cache(x, mask, out):
+def _in_cache(x: np.ndarray, mask: np.ndarray | None, out: np.ndarray | None) -> np.ndarray:
     """The numpy path: rows in chunks of about CHUNK_BYTES, each masked, shifted, exponentiated and normalised
     while it is in cache; `out` must be C-contiguous."""
     out = np.empty(x.shape, x.dtype) if out is None else out          # C order: its rows are views

@@ -41,7 +41,7 @@ def format_bytes(count: float) -> str:
     return f"{count:,} bytes" if unit == "bytes" else f"{size:.1f} {unit} ({count:,} bytes)"
 
 
-def refuse(what: str, needed: float, alternatives: dict) -> None:
+def refuse(what: str, needed: float, alternatives: dict[str, float]) -> None:
     """Raise `MemoryLimitError`: `what` needs `needed` bytes; `alternatives` maps strategy -> bytes it needs."""
     fitting = {name: size for name, size in alternatives.items() if size <= limit()}
     if fitting:

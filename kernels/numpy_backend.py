@@ -12,6 +12,7 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -22,7 +23,7 @@ transpose = np.transpose
 NAME = __name__
 
 
-def tensordot(a, b, axes=2):
+def tensordot(a: np.ndarray, b: np.ndarray, axes: int | Sequence[int | Sequence[int]] = 2) -> np.ndarray:
     """numpy.tensordot, computed as one matrix product by ``matmul``."""
     if isinstance(axes, int):
         summed_a, summed_b = list(range(a.ndim - axes, a.ndim)), list(range(axes))

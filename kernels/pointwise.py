@@ -9,45 +9,51 @@ numpy with autograd by default).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-def _engine(engine):
+if TYPE_CHECKING:
+    from .engines import Engine
+
+
+def _engine(engine: Engine | None) -> Engine:
     if engine is None:
         from .engines import NUMPY
         return NUMPY
     return engine
 
 
-def sigmoid(x, engine=None):
+def sigmoid(x: Any, engine: Engine | None = None) -> Any:
     """1 / (1 + exp(-x)), through tanh (no overflow for large |x|)."""
     return 0.5 * (_engine(engine).tanh(0.5 * x) + 1.0)
 
 
-def softplus(x, engine=None):
+def softplus(x: Any, engine: Engine | None = None) -> Any:
     """log(1 + exp(x)), without overflow."""
     e = _engine(engine)
     return e.logaddexp(e.zeros((), x), x)
 
 
-def silu(x, engine=None):
+def silu(x: Any, engine: Engine | None = None) -> Any:
     """x sigmoid(x)."""
     return x * sigmoid(x, engine)
 
 
-def relu(x, engine=None):
+def relu(x: Any, engine: Engine | None = None) -> Any:
     """max(x, 0)."""
     e = _engine(engine)
     return e.maximum(x, e.zeros((), x))
 
 
-def exp(x, engine=None):
+def exp(x: Any, engine: Engine | None = None) -> Any:
     """e^x."""
     return _engine(engine).exp(x)
 
 
-def tanh(x, engine=None):
+def tanh(x: Any, engine: Engine | None = None) -> Any:
     """tanh x."""
     return _engine(engine).tanh(x)
 
 
 #: Name -> function(x, engine=None), for the `Map` step of a plan.
-FUNCTIONS = {"sigmoid": sigmoid, "softplus": softplus, "silu": silu, "exp": exp, "relu": relu, "tanh": tanh}
+FUNCTIONS: dict[str, Callable[[Any, Engine | None], Any]] = {"sigmoid": sigmoid, "softplus": softplus, "silu": silu, "exp": exp, "relu": relu, "tanh": tanh}

@@ -19,17 +19,22 @@ ValueError: strategy: 'identify' cannot represent factor 0: lam[0, 1, 1] = 1 in 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from . import leaf
 from .cost import NUMPY_RATES, Cost, Rates
 from .strategies import LEVELS, STRATEGIES
 from .strategies.level import Level
 
+if TYPE_CHECKING:
+    from .factor import Factor
+
 #: The batch rows auto chooses for when the kernel is built (calls re-choose for their own batch).
 NOMINAL_ROWS = 4096
 
 
-def estimate(factor, name: str, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1,
+def estimate(factor: Factor, name: str, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1,
              rates: Rates = NUMPY_RATES) -> float:
     """The model's seconds for strategy `name` on `factor`, with the other factors an elementwise product of
     `rest` elements per row, on an array library with these `rates`."""
@@ -39,18 +44,18 @@ def estimate(factor, name: str, rows: int = NOMINAL_ROWS, itemsize: int = 8, res
     return cost.seconds(rows, itemsize, chunk, rates)
 
 
-def applicable(factor) -> list:
+def applicable(factor: Factor) -> list[str]:
     """The names of the strategies that can represent `factor`."""
     return [name for name, module in STRATEGIES.items() if module.unsupported(factor) is None]
 
 
-def choose(factor, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1,
+def choose(factor: Factor, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1,
            rates: Rates = NUMPY_RATES) -> str:
     """The strategy auto picks for `factor` (the cheapest by the cost model)."""
     return min(applicable(factor), key=lambda name: estimate(factor, name, rows, itemsize, rest, rates))
 
 
-def nested_cost(factors, names) -> Cost:
+def nested_cost(factors: Sequence[Factor], names: Sequence[str]) -> Cost:
     """The cost of the program `kernels.lowering.lower` would build: levels around a leaf of the other factors."""
     outer = sorted((p for p, name in enumerate(names) if name in LEVELS), key=lambda p: (LEVELS.index(names[p]), p))
     cost = leaf.cost([(factors[p], names[p]) for p in range(len(factors)) if p not in outer])
@@ -59,26 +64,26 @@ def nested_cost(factors, names) -> Cost:
     return cost
 
 
-def priced(factors, names) -> tuple:
+def priced(factors: Sequence[Factor], names: Sequence[str]) -> tuple[Cost, int | None]:
     """(cost, chunk bytes) of the program for `names`: what the time model prices (levels cut the batch into
     chunks of `Level.chunk_bytes`; a leaf alone runs whole)."""
     chunk = Level.chunk_bytes if any(name in LEVELS for name in names) else None
     return nested_cost(factors, names), chunk
 
 
-def _seconds(factors, names, rows: int, itemsize: int, rates: Rates) -> float:
+def _seconds(factors: Sequence[Factor], names: Sequence[str], rows: int, itemsize: int, rates: Rates) -> float:
     cost, chunk = priced(factors, names)
     return cost.seconds(rows, itemsize, chunk, rates)
 
 
-def resolve(strategy, factors, rows: int = NOMINAL_ROWS, itemsize: int = 8,
-            rates: Rates = NUMPY_RATES) -> tuple:
+def resolve(strategy: str | Sequence[str], factors: Sequence[Factor], rows: int = NOMINAL_ROWS, itemsize: int = 8,
+            rates: Rates = NUMPY_RATES) -> tuple[str, ...]:
     """One checked strategy name per factor from ``"auto"``, a name, or a tuple with one entry per factor; auto
     prices `rows` rows on an array library with these `rates`."""
     names = list(strategy) if isinstance(strategy, (tuple, list)) else [strategy] * len(factors)
     if len(names) != len(factors):
         raise ValueError(f"strategy: expected one entry per factor ({len(factors)}), got {len(names)}: {strategy!r}")
-    options = []
+    options: list[list[str]] = []
     for position, (name, factor) in enumerate(zip(names, factors)):
         if name == "auto":
             options.append(["identify"] if factor.is_unit_diagonal() else applicable(factor))
@@ -97,6 +102,6 @@ def resolve(strategy, factors, rows: int = NOMINAL_ROWS, itemsize: int = 8,
                key=lambda combination: _seconds(factors, combination, rows, itemsize, rates))
 
 
-def fallback(name: str, factor) -> str:
+def fallback(name: str, factor: Factor) -> str:
     """`name` when it can represent `factor`, else auto's choice (used for the transposed kernels of VJPs)."""
     return name if STRATEGIES[name].unsupported(factor) is None else choose(factor)

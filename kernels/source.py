@@ -28,9 +28,18 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .factor import Factor
+
+    #: A linear form in the other operand: (component, coefficient) pairs; an output's terms (scale, driver, form).
+    Form = tuple[tuple[int, float], ...]
+    Terms = list[tuple[float, int, Form]]
 
 #: Terms per statement; longer sums are split so that Python's compiler never nests too deep.
 TERMS_PER_STATEMENT = 64
@@ -40,16 +49,17 @@ TERMS_PER_STATEMENT = 64
 class Source:
     """Generated text, its compiled function, and its operation counts (each on whole component arrays)."""
     text: str
-    function: object
+    function: Callable[[Sequence[Any], Sequence[Any], Callable[[Any, Any], Any]], tuple[Any, ...]]
     products: int        # calls of mul
     additions: int       # additions and subtractions
     scalings: int        # multiplications by a constant other than +-1
     shared: int          # temporaries computed once and used more than once
 
 
-def _signed(terms) -> tuple:
+def _signed(terms: Sequence[tuple[float, str]]) -> tuple[str, int, int]:
     """Render ``[(coefficient, text), ...]`` as a sum; returns (text, additions, scalings)."""
-    pieces, scalings = [], 0
+    pieces: list[str] = []
+    scalings = 0
     for position, (coefficient, text) in enumerate(terms):
         magnitude = abs(coefficient)
         if magnitude != 1:
@@ -59,7 +69,7 @@ def _signed(terms) -> tuple:
     return "".join(pieces), len(terms) - 1, scalings
 
 
-def _normalised(form: dict) -> tuple:
+def _normalised(form: dict[int, float]) -> tuple[float, Form]:
     """(scale, key) with form = scale * key: the key's first coefficient is 1 when dividing by it is exact in
     floating point (so forms equal up to a factor share a key), else the form up to sign."""
     items = sorted(form.items())
@@ -71,12 +81,13 @@ def _normalised(form: dict) -> tuple:
 class _Builder:
     """Collects shared forms, products and outputs, then writes the function text."""
 
-    def __init__(self, shape, orientation: str):
+    def __init__(self, shape: tuple[int, ...], orientation: str) -> None:
         self.shape, self.orientation = shape, orientation
         self.driver, self.other = ("x", "y") if orientation == "x" else ("y", "x")
-        self.lines, self.additions, self.scalings, self.shared = [], 0, 0, 0
+        self.lines: list[str] = []
+        self.additions, self.scalings, self.shared = 0, 0, 0
 
-    def linear(self, key) -> str:
+    def linear(self, key: Form) -> str:
         text, additions, scalings = _signed([(c, f"{self.other}{index}") for index, c in key])
         self.additions += additions
         self.scalings += scalings
@@ -86,15 +97,15 @@ class _Builder:
         a, b = f"{self.driver}{driver}", form
         return f"mul({a}, {b})" if self.orientation == "x" else f"mul({b}, {a})"
 
-    def write(self, outputs) -> None:
+    def write(self, outputs: list[Terms]) -> None:
         """`outputs`: one list per output component of (scale, driver index, form key)."""
-        form_uses = defaultdict(set)
-        product_uses = defaultdict(int)
+        form_uses: defaultdict[Form, set[int]] = defaultdict(set)
+        product_uses: defaultdict[tuple[int, Form], int] = defaultdict(int)
         for terms in outputs:
             for _, driver, key in terms:
                 form_uses[key].add(driver)
                 product_uses[driver, key] += 1
-        forms = {}
+        forms: dict[Form, str] = {}
         for key, drivers in form_uses.items():
             if len(key) == 1 and key[0][1] == 1:
                 forms[key] = f"{self.other}{key[0][0]}"
@@ -104,7 +115,7 @@ class _Builder:
                 self.shared += 1
             else:
                 forms[key] = f"({self.linear(key)})"
-        products = {}
+        products: dict[tuple[int, Form], str] = {}
         for (driver, key), uses in product_uses.items():
             products[driver, key] = self.product(driver, forms[key])
             if uses > 1:
@@ -129,12 +140,12 @@ class _Builder:
         return "def product(x, y, mul):\n" + "\n".join(f"    {line}" for line in unpack + self.lines)
 
 
-def _outputs(indices, values, orientation: str, d3: int):
+def _outputs(indices: list[list[int]], values: list[float], orientation: str, d3: int) -> list[Terms]:
     driver_role, other_role = (0, 1) if orientation == "x" else (1, 0)
-    groups = defaultdict(dict)
+    groups: defaultdict[tuple[int, int], dict[int, float]] = defaultdict(dict)
     for row, c in zip(indices, values):
         groups[row[2], row[driver_role]][row[other_role]] = c
-    outputs = [[] for _ in range(d3)]
+    outputs: list[Terms] = [[] for _ in range(d3)]
     for (k, driver), form in sorted(groups.items()):
         scale, key = _normalised(form)
         outputs[k].append((scale, driver, key))
@@ -142,7 +153,7 @@ def _outputs(indices, values, orientation: str, d3: int):
 
 
 @functools.lru_cache(maxsize=256)
-def _generate(key) -> Source:
+def _generate(key: tuple[tuple[int, ...], bytes, bytes]) -> Source:
     shape, index_bytes, value_bytes = key
     indices = np.frombuffer(index_bytes, dtype=np.int64).reshape(-1, 3).tolist()
     values = np.frombuffer(value_bytes, dtype=np.float64).tolist()
@@ -151,12 +162,12 @@ def _generate(key) -> Source:
     builder = _Builder(shape, orientation)
     builder.write(candidates[orientation])
     text = builder.text()
-    namespace = {"__builtins__": {}}
+    namespace: dict[str, Any] = {"__builtins__": {}}
     exec(compile(text, "<kernels.source>", "exec"), namespace)  # our own text, built from validated floats
     products = len({(d, k) for terms in candidates[orientation] for _, d, k in terms})
     return Source(text, namespace["product"], products, builder.additions, builder.scalings, builder.shared)
 
 
-def generate(factor) -> Source:
+def generate(factor: Factor) -> Source:
     """The compiled product for a `kernels.factor.Factor` (cached by its structure constants)."""
     return _generate(factor.key)
