@@ -34,6 +34,11 @@ from .limits import check_size
 Table = dict[tuple[int, int], dict[int, sympy.Expr]]
 
 
+#: The largest dimension for the queries that multiply generic (symbolic) elements: quartic polynomials in
+#: this many symbols per coefficient.
+MAX_GENERIC_DIM = 16
+
+
 def check_basis(basis: BasisLike | None, dim: int, argument: str = "basis") -> tuple[Label, ...]:
     """`dim` distinct string (or tuple of strings) labels, default e_0.., or a TypeError / ValueError naming `argument`."""
     check_size(dim, argument, "basis labels", "use a structured builder (diagonal, translation, ...) for "
@@ -366,6 +371,42 @@ class Algebra:
     def is_associative(self) -> bool:
         """True when (x y) z = x (y z) for all x, y, z (exact)."""
         return identities.is_associative(self.entries(), self.dim)
+
+    def is_alternative(self) -> bool:
+        """True when (x x) y = x (x y) and (y x) x = y (x x) for all x, y (exact): the octonions are, the
+        sedenions are not."""
+        return identities.is_alternative(self.entries())
+
+    def is_flexible(self) -> bool:
+        """True when (x y) x = x (y x) for all x, y (exact)."""
+        return identities.is_flexible(self.entries())
+
+    def is_lie(self) -> bool:
+        """True when the product is a Lie bracket: anticommutative, and (x y) z + (y z) x + (z x) y = 0 (exact)."""
+        return self.is_anticommutative() and identities.satisfies_jacobi(self.entries())
+
+    def is_jordan(self) -> bool:
+        """True when commutative with (x x y) x = (x x)(y x) for all x, y, checked on generic elements (exact;
+        up to `MAX_GENERIC_DIM` dimensions)."""
+        if not self.is_commutative():
+            return False
+        x, y = self._generic("is_jordan", "x"), self.symbols("y")
+        square = x * x
+        return (square * y) * x == square * (y * x)
+
+    def is_power_associative(self) -> bool:
+        """True when every element generates an associative subalgebra: x^2 x = x x^2 and (x^2 x) x = x^2 x^2
+        for a generic x (Albert: enough in characteristic 0; exact, up to `MAX_GENERIC_DIM` dimensions)."""
+        x = self._generic("is_power_associative", "x")
+        square = x * x
+        return square * x == x * square and (square * x) * x == square * square
+
+    def _generic(self, query: str, name: str) -> Element:
+        if self.dim > MAX_GENERIC_DIM:
+            raise ValueError(f"{query}: {self.name} has dimension {self.dim}; the exact check multiplies generic "
+                             f"elements, polynomials in {self.dim} symbols, and stops at MAX_GENERIC_DIM = "
+                             f"{MAX_GENERIC_DIM}")
+        return self.symbols(name)
 
     def unit(self) -> Element | None:
         """The two-sided unit as an Element, solved exactly (once per algebra), or None when there is none."""

@@ -123,6 +123,46 @@ def is_associative(entries: Sequence[Entry], dim: int) -> bool:
     return left == right
 
 
+def _associator(entries: Sequence[Entry]) -> DomainTensor:
+    """(e_i e_j) e_k - e_i (e_j e_k) at e_m, as ``{(i, j, k, m): value}`` over one exact domain, zeros dropped."""
+    left, right, domain = associator_tensors(entries)
+    total = dict(left)
+    for key, value in right.items():
+        total[key] = total.get(key, domain.zero) - value
+    return {key: value for key, value in total.items() if value}
+
+
+def _cancels(tensor: DomainTensor, *orders: tuple[int, int, int]) -> bool:
+    """True when the sum over `orders` (a group of permutations) of tensor[(i, j, k) permuted, m] is 0 for every
+    (i, j, k, m), exactly; only the (i, j, k, m) whose permutations meet a nonzero entry need a look."""
+    def moved(key: tuple[int, int, int, int], order: tuple[int, int, int]) -> tuple[int, int, int, int]:
+        return key[order[0]], key[order[1]], key[order[2]], key[3]
+
+    for key in {moved(key, order) for key in tensor for order in orders}:
+        present = [v for v in (tensor.get(moved(key, order)) for order in orders) if v is not None]
+        if present and sum(present[1:], present[0]):
+            return False
+    return True
+
+
+def is_alternative(entries: Sequence[Entry]) -> bool:
+    """True when (x x) y = x (x y) and (y x) x = y (x x) for all x, y: the associator changes sign under a swap
+    of its first two and of its last two arguments (the linear form, exact in characteristic 0)."""
+    associator = _associator(entries)
+    return _cancels(associator, (0, 1, 2), (1, 0, 2)) and _cancels(associator, (0, 1, 2), (0, 2, 1))
+
+
+def is_flexible(entries: Sequence[Entry]) -> bool:
+    """True when (x y) x = x (y x) for all x, y: the associator changes sign when its outer arguments swap."""
+    return _cancels(_associator(entries), (0, 1, 2), (2, 1, 0))
+
+
+def satisfies_jacobi(entries: Sequence[Entry]) -> bool:
+    """True when (x y) z + (y z) x + (z x) y = 0 for all x, y, z (on basis triples, exactly)."""
+    left, _, _ = associator_tensors(entries)
+    return _cancels(left, (0, 1, 2), (1, 2, 0), (2, 0, 1))
+
+
 def proportionality(left: Mapping[tuple[int, int, int, int], Any], right: Mapping[tuple[int, int, int, int], Any],
                     domain: Domain) -> sympy.Expr | None:
     """The scalar c with left == c * right (both nonzero sparse tensors over `domain`), or None."""

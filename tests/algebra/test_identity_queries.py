@@ -1,0 +1,107 @@
+"""The identity queries of an algebra system (issue 17, item 3), against facts from the literature (the
+Cayley-Dickson tower, Lie and Jordan algebras) and against brute force on random elements."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy
+
+from product_interactions.algebra import Algebra, matrix_algebra, quaternions
+
+
+def _cayley_dickson_product(a, b):
+    """(p, q)(r, s) = (p r - s* q, s p + q r*) on integer vectors of length 2^n."""
+    if len(a) == 1:
+        return a * b
+    h = len(a) // 2
+    p, q, r, s = a[:h], a[h:], b[:h], b[h:]
+    return np.concatenate([_cayley_dickson_product(p, r) - _cayley_dickson_product(_conjugate(s), q),
+                           _cayley_dickson_product(s, p) + _cayley_dickson_product(q, _conjugate(r))])
+
+
+def _conjugate(a):
+    c = -a
+    c[0] = a[0]
+    return c
+
+
+def cayley_dickson(dim: int) -> Algebra:
+    eye = np.eye(dim, dtype=np.int64)
+
+    def product(i, j):
+        v = _cayley_dickson_product(eye[i], eye[j])
+        return {int(k): int(v[k]) for k in np.flatnonzero(v)}
+    return Algebra.from_function(dim, product)
+
+
+def _bracket(algebra, sign):
+    """x y + sign * y x (sign -1: the commutator, a Lie algebra; +1 with 1/2: the Jordan product)."""
+    scale = sympy.Rational(1, 2) if sign == 1 else 1
+
+    def product(i, j):
+        out = {}
+        for (a, b, s) in ((i, j, 1), (j, i, sign)):
+            for k, c in algebra.product_of_basis(a, b).items():
+                out[k] = out.get(k, 0) + s * scale * sympy.sympify(c)
+        return {k: v for k, v in out.items() if v != 0}
+    return Algebra.from_function(algebra.dim, product)
+
+
+CROSS = Algebra.from_function(3, lambda i, j: {} if i == j else {3 - i - j: 1 if (j - i) % 3 == 1 else -1})
+
+
+@pytest.mark.parametrize("dim, associative, alternative, flexible, power_associative", [
+    (4, True, True, True, True),          # quaternions
+    (8, False, True, True, True),         # octonions: alternative, not associative
+    (16, False, False, True, True),       # sedenions: flexible and power-associative only
+])
+def test_the_cayley_dickson_tower(dim, associative, alternative, flexible, power_associative):
+    A = cayley_dickson(dim)
+    assert (A.is_associative(), A.is_alternative(), A.is_flexible(), A.is_power_associative()) == \
+        (associative, alternative, flexible, power_associative)
+    assert not A.is_lie() and not A.is_jordan()
+
+
+def test_lie_and_jordan_algebras():
+    gl2, jordan2 = _bracket(matrix_algebra(2), -1), _bracket(matrix_algebra(2), +1)
+    assert CROSS.is_lie() and gl2.is_lie() and _bracket(quaternions(), -1).is_lie()
+    assert not CROSS.is_alternative() and CROSS.is_flexible()
+    assert jordan2.is_jordan() and jordan2.is_commutative() and not jordan2.is_associative()
+    assert jordan2.is_power_associative() and not jordan2.is_lie()
+    assert not _bracket(cayley_dickson(8), -1).is_lie()          # the octonion commutator breaks Jacobi
+
+
+def _holds(law, algebra, rng, trials=4):
+    """The law on random numeric elements (brute force)."""
+    lam = algebra.structure_constants()
+    mul = lambda a, b: np.einsum("i,j,ijk->k", a, b, lam)  # noqa: E731
+    return all(np.allclose(*law(mul, rng.standard_normal(algebra.dim), rng.standard_normal(algebra.dim),
+                                rng.standard_normal(algebra.dim)), atol=1e-9) for _ in range(trials))
+
+
+LAWS = {
+    "is_alternative": lambda m, x, y, z: (np.concatenate([m(m(x, x), y), m(y, m(x, x))]),
+                                          np.concatenate([m(x, m(x, y)), m(m(y, x), x)])),
+    "is_flexible": lambda m, x, y, z: (m(m(x, y), x), m(x, m(y, x))),
+    "is_power_associative": lambda m, x, y, z: (np.concatenate([m(m(x, x), x), m(m(m(x, x), x), x)]),
+                                                np.concatenate([m(x, m(x, x)), m(m(x, x), m(x, x))])),
+    "is_lie": lambda m, x, y, z: (np.concatenate([m(x, y), m(m(x, y), z) + m(m(y, z), x) + m(m(z, x), y)]),
+                                  np.concatenate([-m(y, x), np.zeros_like(x)])),
+    "is_jordan": lambda m, x, y, z: (np.concatenate([m(x, y), m(m(m(x, x), y), x)]),
+                                     np.concatenate([m(y, x), m(m(x, x), m(y, x))])),
+}
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("query", sorted(LAWS))
+def test_queries_agree_with_brute_force(query, seed):
+    rng = np.random.default_rng(seed)
+    candidates = [cayley_dickson(4), cayley_dickson(8), CROSS, _bracket(matrix_algebra(2), 1),
+                  Algebra.from_structure_constants(rng.integers(-1, 2, (3, 3, 3)))]
+    algebra = candidates[seed % len(candidates)]
+    assert getattr(algebra, query)() == _holds(LAWS[query], algebra, rng)
+
+
+def test_generic_element_queries_are_bounded():
+    with pytest.raises(ValueError, match="is_power_associative: .* MAX_GENERIC_DIM = 16"):
+        cayley_dickson(32).is_power_associative()
