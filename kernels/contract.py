@@ -15,26 +15,30 @@ True
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import opt_einsum
 
+if TYPE_CHECKING:
+    from .engines.base import Engine
+
 
 @functools.lru_cache(maxsize=512)
-def _plan(equation: str, shapes: tuple):
+def _plan(equation: str, shapes: tuple[tuple[int, ...], ...]) -> tuple[tuple[tuple[int, ...], str], ...]:
     """The pairwise steps: (positions of the operands taken, einsum string of the step)."""
     _, info = opt_einsum.contract_path(equation, *shapes, shapes=True,
                                        optimize="auto-hq" if len(shapes) <= 6 else "auto")
     return tuple((tuple(step[0]), step[2]) for step in info.contraction_list)
 
 
-def _einsum(engine, step: str, *arrays):
+def _einsum(engine: Engine, step: str, *arrays: Any) -> Any:
     """The engine's einsum on a step whose labels may be any symbols (mapped to letters first)."""
     letters = {c: opt_einsum.get_symbol(n) for n, c in enumerate(dict.fromkeys(step.replace(",", "").replace("->", "")))}
     return engine.einsum("".join(letters.get(c, c) for c in step), *arrays)
 
 
-def _pairwise(engine, step: str, a, b):
+def _pairwise(engine: Engine, step: str, a: Any, b: Any) -> Any:
     """One two-operand einsum step as a broadcast batched matmul."""
     inputs, output = step.split("->")
     left, right = inputs.split(",")
@@ -76,30 +80,31 @@ def _pairwise(engine, step: str, a, b):
     return engine.transpose(product, [order.index(c) for c in output])
 
 
-def _size(array) -> int:
+def _size(array: Any) -> int:
     return int(np.prod(array.shape))
 
 
-def _aligned(engine, array, labels: str, output: str):
+def _aligned(engine: Engine, array: Any, labels: str, output: str) -> Any:
     """`array` (axes `labels`, all in `output`) transposed to output order, with size-1 axes for the rest."""
     array = engine.transpose(array, sorted(range(len(labels)), key=lambda n: output.index(labels[n])))
     present = sorted(labels, key=output.index)
     return engine.reshape(array, [array.shape[present.index(c)] if c in labels else 1 for c in output])
 
 
-def contract(equation: str, *arrays, engine=None):
+def contract(equation: str, *arrays: Any, engine: Engine | None = None) -> Any:
     """einsum(equation, *arrays), evaluated pairwise along opt_einsum's path with batched matmuls, on `engine`
     (default: numpy with autograd)."""
     if engine is None:
-        from .engines import NUMPY as engine
-    arrays = list(arrays)
-    for positions, step in _plan(equation, tuple(tuple(a.shape) for a in arrays)):
-        taken = [arrays.pop(p) for p in sorted(positions, reverse=True)]
+        from .engines import NUMPY
+        engine = NUMPY
+    operands = list(arrays)
+    for positions, step in _plan(equation, tuple(tuple(a.shape) for a in operands)):
+        taken = [operands.pop(p) for p in sorted(positions, reverse=True)]
         if len(taken) == 2:
             inputs = step.split("->")[0].split(",")
             # contraction_list orders the step's inputs as the popped operands (highest position first)
             pairwise = len(inputs) == 2 and not engine.native_pairs
-            arrays.append(_pairwise(engine, step, *taken) if pairwise else _einsum(engine, step, *taken))
+            operands.append(_pairwise(engine, step, *taken) if pairwise else _einsum(engine, step, *taken))
         else:
-            arrays.append(_einsum(engine, step, *taken))
-    return arrays[0]
+            operands.append(_einsum(engine, step, *taken))
+    return operands[0]
