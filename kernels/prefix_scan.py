@@ -21,30 +21,38 @@ array([0., 1., 3., 6.])
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
 import autograd.numpy as anp
 import numpy as np
 from autograd.extend import defvjp, primitive
 
 from .engines import NUMPY, engine_of
 
+if TYPE_CHECKING:
+    from .engines.base import Engine
 
-def _engine(element: tuple):
+#: An element of a scan: arrays (of any engine) that share the scanned axis.
+Element = tuple[Any, ...]
+
+
+def _engine(element: Element) -> Engine:
     return engine_of({f"element[{n}]": a for n, a in enumerate(element)})
 
 
-def _take(element: tuple, index, axis: int) -> tuple:
+def _take(element: Element, index: int | slice, axis: int) -> Element:
     key = (slice(None),) * axis + (index,)
     return tuple(array[key] for array in element)
 
 
-def _length(element: tuple, axis: int) -> int:
+def _length(element: Element, axis: int) -> int:
     lengths = {array.shape[axis] for array in element}
     if len(lengths) != 1:
         raise ValueError(f"element: expected arrays of one length along axis {axis}, got lengths {sorted(lengths)}")
     return lengths.pop()
 
 
-def _interleave(engine, even, odd, axis: int):
+def _interleave(engine: Engine, even: Any, odd: Any, axis: int) -> Any:
     """Positions 0, 2, 4, ... from `even` and 1, 3, ... from `odd` (len(even) - len(odd) is 0 or 1)."""
     tail = even.shape[axis] - odd.shape[axis]
     paired = even[(slice(None),) * axis + (slice(0, odd.shape[axis]),)]
@@ -55,7 +63,7 @@ def _interleave(engine, even, odd, axis: int):
         woven
 
 
-def prefix_scan(combine, element, axis: int = 0) -> tuple:
+def prefix_scan(combine: Callable[[Element, Element], Element], element: Iterable[Any], axis: int = 0) -> Element:
     """Every inclusive prefix product of the elements along `axis` (see the module docstring)."""
     element = tuple(element)
     n = _length(element, axis)
@@ -69,7 +77,7 @@ def prefix_scan(combine, element, axis: int = 0) -> tuple:
                  zip(first, even, odd))
 
 
-def tree_reduce(combine, element, axis: int = 0) -> tuple:
+def tree_reduce(combine: Callable[[Element, Element], Element], element: Iterable[Any], axis: int = 0) -> Element:
     """The product of all elements along `axis`, which is removed (see the module docstring)."""
     element = tuple(element)
     n = _length(element, axis)
@@ -83,7 +91,7 @@ def tree_reduce(combine, element, axis: int = 0) -> tuple:
     return _take(element, 0, axis)
 
 
-def cumulative_sum(a, axis: int):
+def cumulative_sum(a: Any, axis: int) -> Any:
     """Sums of a along `axis` of every prefix, the empty one first: n + 1 entries (0, a_0, a_0 + a_1, ...)."""
     engine = engine_of({"a": a})
     if engine is NUMPY:
@@ -94,7 +102,7 @@ def cumulative_sum(a, axis: int):
 
 
 @primitive
-def _numpy_cumulative_sum(a, axis: int):
+def _numpy_cumulative_sum(a: Any, axis: int) -> Any:
     shape = list(np.shape(a))
     shape[axis] += 1
     out = np.zeros(shape, dtype=a.dtype)
@@ -102,9 +110,9 @@ def _numpy_cumulative_sum(a, axis: int):
     return out
 
 
-def _cumulative_sum_vjp(result, a, axis):
+def _cumulative_sum_vjp(result: Any, a: Any, axis: int) -> Callable[[Any], Any]:
     """Entry s of a reaches the outputs s + 1 .. n: its gradient sums those, a reversed cumulative sum."""
-    def vjp(gradient):
+    def vjp(gradient: Any) -> Any:
         later = anp.flip(gradient, axis)[(slice(None),) * axis + (slice(0, -1),)]
         return anp.flip(anp.cumsum(later, axis=axis), axis)
     return vjp
