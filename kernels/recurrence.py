@@ -23,6 +23,7 @@ True
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
@@ -30,9 +31,12 @@ from autograd.numpy.numpy_vjps import match_complex
 
 from .engines import NUMPY, engine_of
 
+if TYPE_CHECKING:
+    from .engines.base import Engine
+
 METHODS = ("auto", "sequential", "parallel")
 
-def choose(length: int, width: int, engine=NUMPY) -> str:
+def choose(length: int, width: int, engine: Engine = NUMPY) -> str:
     """The faster method for `length` steps of `width` elements each on `engine` (``auto``): the loop from the
     engine's `loop_scan_width` elements per step on, or for 32 steps or fewer.
 
@@ -43,14 +47,15 @@ def choose(length: int, width: int, engine=NUMPY) -> str:
     return "parallel" if threshold is None or (length > 32 and width < threshold) else "sequential"
 
 
-def _output(a, b, initial, out):
+def _output(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None, out: np.ndarray | None) -> np.ndarray:
     if out is None:
         dtype = np.result_type(a, b, *(() if initial is None else (initial,)))
         out = np.empty(np.shape(b), dtype)
     return out
 
 
-def sequential(a, b, initial=None, out=None):
+def sequential(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None,
+               out: np.ndarray | None = None) -> np.ndarray:
     """h_t = a_t h_{t-1} + b_t step by step, h_{-1} = `initial` (default 0), into `out` (which may be `b`)."""
     out = _output(a, b, initial, out)
     step = np.empty(out.shape[1:], out.dtype)
@@ -65,7 +70,8 @@ def sequential(a, b, initial=None, out=None):
     return out
 
 
-def parallel(a, b, initial=None, out=None):
+def parallel(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None,
+             out: np.ndarray | None = None) -> np.ndarray:
     """The same recurrence by odd-even reduction: log2(T) levels of whole-array operations (`out` may be `b`)."""
     out = _output(a, b, initial, out)
     if len(out):
@@ -74,7 +80,7 @@ def parallel(a, b, initial=None, out=None):
     return out
 
 
-def _reduce(a, b, out):
+def _reduce(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """Given out[0], fill out[1:]: pair steps (2i, 2i+1), solve the half-length recurrence of the pairs for the
     odd steps, then each even step from the odd one before it."""
     n = len(out)
@@ -90,17 +96,18 @@ def _reduce(a, b, out):
     np.add(b[2::2], a[2::2] * odd[:len(even)], out=even)
 
 
-SCANS = {"sequential": sequential, "parallel": parallel}
+SCANS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None], np.ndarray]] = {"sequential": sequential, "parallel": parallel}
 
 
-def scan(a, b, initial=None, method="auto", out=None):
+def scan(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None, method: str = "auto",
+         out: np.ndarray | None = None) -> np.ndarray:
     """h_t = a_t h_{t-1} + b_t by `method` (plain numpy; `linear_scan` is the checked, differentiable entry)."""
     if method == "auto":
         method = choose(len(b), int(np.prod(np.shape(b)[1:], dtype=np.int64)))
     return SCANS[method](a, b, initial, out)
 
 
-def reverse(a, b, final=None, method="auto"):
+def reverse(a: np.ndarray, b: np.ndarray, final: np.ndarray | None = None, method: str = "auto") -> np.ndarray:
     """The adjoint recurrence l_t = b_t + a_{t+1} l_{t+1}, l_{T-1} = b_{T-1} + `final` (default 0).
 
     >>> import numpy as np
@@ -115,14 +122,15 @@ def reverse(a, b, final=None, method="auto"):
 
 
 @primitive
-def _linear_scan(a, b, initial, method):
+def _linear_scan(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None, method: str) -> np.ndarray:
     return scan(a, b, initial, method)
 
 
-def _linear_scan_vjp(argnums, states, args, kwargs):
+def _linear_scan_vjp(argnums: tuple[int, ...], states: np.ndarray, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> Callable[[np.ndarray], tuple[Any, ...]]:
     a, b, initial, method = args
 
-    def vjp(g):
+    def vjp(g: np.ndarray) -> tuple[Any, ...]:
         adjoint = reverse(a, g, method=method)
         grads = {1: adjoint}
         if 0 in argnums:
@@ -139,7 +147,7 @@ def _linear_scan_vjp(argnums, states, args, kwargs):
 defvjp_argnums(_linear_scan, _linear_scan_vjp)
 
 
-def linear_scan(a, b, initial=None, method: str = "auto"):
+def linear_scan(a: Any, b: Any, initial: Any = None, method: str = "auto") -> Any:
     """All states h_0..h_{T-1} of h_t = a_t h_{t-1} + b_t, h_{-1} = `initial` (default 0).
 
     `a` and `b` have the same shape (time, ...); `initial` has shape (...).  Differentiable in `a`, `b` and
@@ -160,13 +168,13 @@ def linear_scan(a, b, initial=None, method: str = "auto"):
     return on_engine(engine, a, b, initial, method)
 
 
-def _combine(first, second):
+def _combine(first: tuple[Any, ...], second: tuple[Any, ...]) -> tuple[Any, ...]:
     """(a, b) pairs composed: h -> a2 (a1 h + b1) + b2."""
     (a1, b1), (a2, b2) = first, second
     return a2 * a1, a2 * b1 + b2
 
 
-def on_engine(engine, a, b, initial=None, method: str = "auto"):
+def on_engine(engine: Engine, a: Any, b: Any, initial: Any = None, method: str = "auto") -> Any:
     """`linear_scan` on a torch or JAX engine: a loop over time, or an associative scan of the (a, b) pairs
     (``"auto"``: `choose`)."""
     if initial is not None:
