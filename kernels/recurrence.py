@@ -96,7 +96,8 @@ def _reduce(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     np.add(b[2::2], a[2::2] * odd[:len(even)], out=even)
 
 
-SCANS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None], np.ndarray]] = {"sequential": sequential, "parallel": parallel}
+SCANS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None], np.ndarray]] = {
+    "sequential": sequential, "parallel": parallel}
 
 
 def scan(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None, method: str = "auto",

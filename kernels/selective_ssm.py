@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
@@ -21,6 +22,9 @@ from .engines import NUMPY, engine_of
 from .recurrence import METHODS, choose, on_engine, reverse, scan
 from .pointwise import silu
 
+if TYPE_CHECKING:
+    from .engines.base import Engine
+
 #: Bytes of one chunk's (time, batch, d_state, channels) arrays in the sequential selective scan: small enough to
 #: stay in cache, large enough to amortise the Python calls.
 CHUNK_BYTES = 1 << 21
@@ -28,17 +32,17 @@ CHUNK_BYTES = 1 << 21
 #: Threads for exp(Delta A), most of the block's time (float64 exp costs about 10 ns an element without AVX-512;
 #: numpy releases the GIL), from THREAD_ELEMENTS elements on; 1 computes it in the calling thread only.
 THREADS, THREAD_ELEMENTS = min(2, os.cpu_count() or 1), 1 << 16
-_pool = []
+_pool: list[ThreadPoolExecutor] = []
 
 
 # ---------------------------------------------------------------------- the selective scan
-def _chunks(length, width, itemsize, method):
+def _chunks(length: int, width: int, itemsize: int, method: str) -> list[tuple[int, int]]:
     """Time ranges scanned together: the whole sequence for the parallel scan, else about CHUNK_BYTES each."""
     size = length if method == "parallel" else max(1, CHUNK_BYTES // (width * itemsize))
     return [(start, min(start + size, length)) for start in range(0, length, size)]
 
 
-def _exp(a):
+def _exp(a: np.ndarray) -> np.ndarray:
     """exp in place, the batch axis split between THREADS threads for large arrays."""
     if THREADS < 2 or a.size < THREAD_ELEMENTS or a.shape[1] < 2:
         return np.exp(a, out=a)
@@ -53,7 +57,10 @@ def _exp(a):
     return a
 
 
-def _chunk_states(u, delta, AT, B, start, stop, h, method, buffers=(None, None)):
+def _chunk_states(u: np.ndarray, delta: np.ndarray, AT: np.ndarray, B: np.ndarray, start: int, stop: int,
+                  h: np.ndarray | None, method: str,
+                  buffers: tuple[np.ndarray | None, np.ndarray | None] = (None, None)
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """exp(Delta_t A) and the states h_t for t in [start, stop) from h_{start-1} = h (None: zero), written into
     `buffers` (two arrays of at least stop - start steps) when given."""
     a, b = (None if buffer is None else buffer[:stop - start] for buffer in buffers)
@@ -62,13 +69,14 @@ def _chunk_states(u, delta, AT, B, start, stop, h, method, buffers=(None, None))
     return a, scan(a, b, initial=h, method=method, out=b)
 
 
-def _plan(u, A, method):
+def _plan(u: np.ndarray, A: np.ndarray, method: str) -> list[tuple[int, int]]:
     length, batch, channels = u.shape
     return _chunks(length, batch * channels * A.shape[1], u.dtype.itemsize, method)
 
 
 @primitive
-def _readout(u, delta, A, B, C, method):
+def _readout(u: np.ndarray, delta: np.ndarray, A: np.ndarray, B: np.ndarray, C: np.ndarray,
+             method: str) -> np.ndarray:
     """y_t = C_t h_t on time-major arrays: u, delta (L, batch, channels), A (channels, N), B, C (L, batch, N)."""
     dtype, chunks = np.result_type(u, delta, A, B, C), _plan(u, A, method)
     y, h = np.empty(u.shape, dtype), None
@@ -81,12 +89,13 @@ def _readout(u, delta, A, B, C, method):
     return y
 
 
-def _readout_vjp(argnums, y, args, kwargs):
+def _readout_vjp(argnums: tuple[int, ...], y: np.ndarray, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> Callable[[np.ndarray], tuple[np.ndarray, ...]]:
     """Backward through the chunks in reverse, each recomputed from the state before it (kept by a forward sweep):
     the adjoint l_t = C_t gy_t + a_{t+1} l_{t+1}, then the gradients from l_t, h_{t-1} and a_t = exp(Delta_t A)."""
     u, delta, A, B, C, method = args
 
-    def vjp(gy):
+    def vjp(gy: np.ndarray) -> tuple[np.ndarray, ...]:
         chunks, AT = _plan(u, A, method), A.T
         starts, h = [None], None                        # the state before each chunk, recomputed forwards
         for start, stop in chunks[:-1]:
@@ -118,7 +127,7 @@ def _readout_vjp(argnums, y, args, kwargs):
 defvjp_argnums(_readout, _readout_vjp)
 
 
-def _stepwise(engine, u, delta, A, B, C):
+def _stepwise(engine: Engine, u: Any, delta: Any, A: Any, B: Any, C: Any) -> Any:
     """y_t = C_t h_t, h_t = exp(delta_t A) h_{t-1} + delta_t B_t u_t, one time step at a time on time-major torch
     arrays: no array of L x batch x N x channels numbers is made, whose passes through memory cost 4 times the
     loop's calls (Mamba at 196 steps, batch 64, 64 channels, N = 16)."""
@@ -130,7 +139,7 @@ def _stepwise(engine, u, delta, A, B, C):
     return engine.stack(ys, axis=0)
 
 
-def time_major(u, delta, A, B, C, D, z, method):
+def time_major(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any, z: Any, method: str) -> Any:
     """`selective_scan` on time-major arrays (time first, then batch): u, delta, z (L, batch, channels), B, C
     (L, batch, N).  On torch and JAX arrays (differentiated by their own autodiff) the sequential method is
     `_stepwise`; the parallel one runs the states as one associative scan (L x batch x N x channels numbers)."""
@@ -150,7 +159,8 @@ def time_major(u, delta, A, B, C, D, z, method):
     return y if z is None else y * silu(z, engine)
 
 
-def selective_scan(u, delta, A, B, C, D=None, z=None, method: str = "auto"):
+def selective_scan(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any = None, z: Any = None,
+                   method: str = "auto") -> Any:
     """The selective scan: h_t = exp(delta_t A) h_{t-1} + delta_t B_t u_t, y_t = C_t h_t (+ D u_t) (* silu(z_t)).
 
     u, delta and z: (batch, length, channels); A: (channels, d_state); B, C: (batch, length, d_state); D:
@@ -168,7 +178,7 @@ def selective_scan(u, delta, A, B, C, D=None, z=None, method: str = "auto"):
     return swap(time_major(*map(swap, (u, delta)), A, *map(swap, (B, C)), D, swap(z), method))
 
 
-def _check_selective(u, delta, A, B, C, D, z, method):
+def _check_selective(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any, z: Any, method: str) -> None:
     if np.ndim(u) != 3 or 0 in np.shape(u):
         raise ValueError(f"u: expected shape (batch, length, channels) with positive sizes, got {np.shape(u)}")
     batch, length, channels = np.shape(u)
