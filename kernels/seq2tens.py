@@ -23,12 +23,16 @@ Seq2Tens lift (1, x, 0, ...), p >= M the exponential) and `scan` returns the pro
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .engines import engine_of
 from .prefix_scan import cumulative_sum, prefix_scan, tree_reduce
 
+if TYPE_CHECKING:
+    from .engines.base import Engine
 
-def _engine(a):
+
+def _engine(a: Any) -> Engine:
     return engine_of({"x": a})
 
 METHODS = ("sequential", "levelwise", "parallel")
@@ -40,17 +44,17 @@ BLOCK_NUMBERS = 2 ** 19
 LEVELWISE_BYTES = 2 ** 28
 
 
-def _merge_last(a):
+def _merge_last(a: Any) -> Any:
     shape = tuple(a.shape)
     return _engine(a).reshape(a, shape[:-2] + (shape[-2] * shape[-1],))
 
 
-def outer(a, b):
+def outer(a: Any, b: Any) -> Any:
     """Batched outer product flattened row-major: (..., p), (..., q) -> (..., p q)."""
     return _merge_last(a[..., :, None] * b[..., None, :])
 
 
-def _series(lower, x, m: int, order: int, skip: int = 0):
+def _series(lower: Sequence[Any], x: Any, m: int, order: int, skip: int = 0) -> Any:
     """sum_{k=skip+1..min(m, order)} lower[m-k] (x) x^{(x)(k-1-skip)} / k! by Horner's rule; `lower[j]` holds level j
     (lower[0] the unit: ones (..., 1)).  With skip = 0, (lower . lift(x))_m = lower_m + this (x) x."""
     q = min(m, order)
@@ -60,11 +64,11 @@ def _series(lower, x, m: int, order: int, skip: int = 0):
     return acc / math.factorial(skip + 1) if skip else acc
 
 
-def _unit(x):
+def _unit(x: Any) -> Any:
     return _engine(x).zeros(tuple(x.shape[:-1]) + (1,), x) + 1
 
 
-def lift(x, degree: int, order: int) -> tuple:
+def lift(x: Any, degree: int, order: int) -> tuple[Any, ...]:
     """Levels 1..degree of sum_{k<=order} x^{(x)k} / k! for x (..., d)."""
     levels, power = [], x
     for m in range(1, degree + 1):
@@ -74,12 +78,12 @@ def lift(x, degree: int, order: int) -> tuple:
     return tuple(levels)
 
 
-def multiply(s: tuple, t: tuple) -> tuple:
+def multiply(s: tuple[Any, ...], t: tuple[Any, ...]) -> tuple[Any, ...]:
     """The product of two group-like elements given by their levels 1..M."""
     return tuple(s[m] + t[m] + sum(outer(s[i], t[m - 1 - i]) for i in range(m)) for m in range(len(s)))
 
 
-def _sequential(x, degree, order, return_sequences):
+def _sequential(x: Any, degree: int, order: int, return_sequences: bool) -> tuple[Any, ...]:
     engine, d = _engine(x), x.shape[-1]
     state = [_unit(x[..., 0, :])] + [engine.zeros(tuple(x.shape[:-2]) + (d ** m,), x) for m in range(1, degree + 1)]
     states = []
@@ -92,13 +96,13 @@ def _sequential(x, degree, order, return_sequences):
     return tuple(engine.stack(level, axis=-2) for level in zip(*states))
 
 
-def _sum_outer(a, b):
+def _sum_outer(a: Any, b: Any) -> Any:
     """sum over time (axis -2) of a_t (x) b_t."""
     engine = _engine(a)
     return _merge_last(engine.matmul(engine.swapaxes(a, -1, -2), b))
 
 
-def _top_levels(exclusive, x, degree, order, time):
+def _top_levels(exclusive: Sequence[Any], x: Any, degree: int, order: int, time: int) -> list[Any]:
     """Levels M-1 and M summed over time without arrays of d^{M-1} entries per time step.  With I the series of
     level M-1, Phi_{M-1} = sum_s I(s) (x) x_s; Phi_M = sum_t (E_{M-1}(t) + G(t) (x) x_t) (x) x_t with
     E_{M-1}(t) = sum_{s<t} I(s) (x) x_s, so its first part is sum_s I(s) (x) x_s (x) (sum_{t>s} x_t)."""
@@ -112,7 +116,7 @@ def _top_levels(exclusive, x, degree, order, time):
     return [_sum_outer(inner, x), top]
 
 
-def _levelwise(x, degree, order, return_sequences):
+def _levelwise(x: Any, degree: int, order: int, return_sequences: bool) -> tuple[Any, ...]:
     exclusive, levels = [_unit(x)], []              # exclusive[j]: level j of the product over times < t
     time = len(x.shape) - 2
     for m in range(1, degree + 1 if return_sequences else degree - 1):
@@ -122,16 +126,16 @@ def _levelwise(x, degree, order, return_sequences):
     return tuple(levels) if return_sequences else tuple(levels + _top_levels(exclusive, x, degree, order, time))
 
 
-def _parallel(x, degree, order, return_sequences):
+def _parallel(x: Any, degree: int, order: int, return_sequences: bool) -> tuple[Any, ...]:
     lifts = lift(x, degree, order)
     axis = len(x.shape) - 2
     return (prefix_scan if return_sequences else tree_reduce)(multiply, lifts, axis)
 
 
-_SCANS = {"sequential": _sequential, "levelwise": _levelwise, "parallel": _parallel}
+_SCANS: dict[str, Callable[[Any, int, int, bool], tuple[Any, ...]]] = {"sequential": _sequential, "levelwise": _levelwise, "parallel": _parallel}
 
 
-def choose_method(shape, degree: int, return_sequences: bool, itemsize: int = 8) -> str:
+def choose_method(shape: tuple[int, int, int], degree: int, return_sequences: bool, itemsize: int = 8) -> str:
     """"levelwise" if its arrays over all times fit in `LEVELWISE_BYTES`, else "sequential" (memory independent of
     the length).  "parallel" does more work than "levelwise" and holds as much, so "auto" never takes it."""
     batch, length, d = shape
@@ -139,13 +143,14 @@ def choose_method(shape, degree: int, return_sequences: bool, itemsize: int = 8)
     return "levelwise" if 4 * batch * length * d ** largest * itemsize <= LEVELWISE_BYTES else "sequential"
 
 
-def scan(x, degree: int, order: int, method: str = "levelwise", return_sequences: bool = False) -> tuple:
+def scan(x: Any, degree: int, order: int, method: str = "levelwise",
+         return_sequences: bool = False) -> tuple[Any, ...]:
     """Levels 1..degree of prod_t lift(x_t) for x (..., L, d), L >= 1: each (..., d^m), or (..., L, d^m) (every
     prefix) with `return_sequences`.  A zero step lifts to the unit, so zeroed steps are left out."""
     return _SCANS[method](x, degree, order, return_sequences)
 
 
-def low_rank(x, V, degree: int, independent: bool, return_sequences: bool = False):
+def low_rank(x: Any, V: Any, degree: int, independent: bool, return_sequences: bool = False) -> Any:
     """<l_m, Phi(x)> for N rank-1 functionals per level, l_m = v^1_m (x) ... (x) v^m_m, without forming tensors.
 
     x is (batch, L, h), V (h, K, N).  With ``independent=False`` K = degree and slot k-1 holds v^k, shared by all
@@ -176,7 +181,7 @@ def low_rank(x, V, degree: int, independent: bool, return_sequences: bool = Fals
     return engine.stack([total[:, 0] for total in totals], axis=-2)
 
 
-def _low_rank_block(z, totals, independent):
+def _low_rank_block(z: Any, totals: Sequence[Any], independent: bool) -> tuple[list[Any], list[Any]]:
     """The recursion on one block of time steps z (batch, C, K, N), starting from the running sums `totals`
     (one (batch, slots, N) per k, or None at the start); returns the levels (batch, C, N) and the new totals."""
     running, levels, carried, start = None, [], [], 0
