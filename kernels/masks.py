@@ -19,6 +19,7 @@ array([[1, 1, 0, 0],
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +35,7 @@ class Mask:
 
     __slots__ = ("kind", "radius", "_array")
 
-    def __init__(self, kind: str, radius=None, array=None):
+    def __init__(self, kind: str, radius: float | None = None, array: np.ndarray | None = None) -> None:
         self.kind, self.radius, self._array = kind, radius, array
 
     @classmethod
@@ -48,7 +49,7 @@ class Mask:
         return cls("causal")
 
     @classmethod
-    def band(cls, radius) -> "Mask":
+    def band(cls, radius: float | np.integer[Any] | np.floating[Any]) -> "Mask":
         """Pairs with ``|query - key| <= radius``."""
         if isinstance(radius, bool) or not isinstance(radius, (int, float, np.integer, np.floating)) or not \
                 radius >= 0:
@@ -56,7 +57,7 @@ class Mask:
         return cls("band", float(radius))
 
     @classmethod
-    def fixed(cls, array, argument: str = "mask") -> "Mask":
+    def fixed(cls, array: Any, argument: str = "mask") -> "Mask":
         """A given 0/1 array of shape (queries, keys)."""
         values = np.asarray(array, dtype=float)
         if values.ndim != 2:
@@ -73,7 +74,7 @@ class Mask:
         return self.kind != "fixed"
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, ...] | None:
         """(queries, keys) of a fixed mask, None for a rule."""
         return None if self._array is None else self._array.shape
 
@@ -86,23 +87,23 @@ class Mask:
             return self._array
         return _rule_array(self.kind, self.radius, int(rows), int(columns))
 
-    def _key(self):
+    def _key(self) -> tuple[str, float | None, bytes | None, tuple[int, ...] | None]:
         return (self.kind, self.radius, None if self._array is None else self._array.tobytes(), self.shape)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Mask) and self._key() == other._key()
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self._key())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if self.kind == "band":
             return f"Mask.band({self.radius:g})"
         return f"Mask.fixed(shape {self.shape})" if self.kind == "fixed" else f"Mask.{self.kind}()"
 
 
 @functools.lru_cache(maxsize=CACHED_MASKS)
-def _rule_array(kind: str, radius, rows: int, columns: int) -> np.ndarray:
+def _rule_array(kind: str, radius: float | None, rows: int, columns: int) -> np.ndarray:
     if rows * columns > memory.limit():
         raise memory.MemoryLimitError(f"mask: a {kind} mask over {rows:,} x {columns:,} positions needs "
                                       f"{memory.format_bytes(rows * columns)}, more than kernels.MEMORY_LIMIT = "
