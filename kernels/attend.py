@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -29,15 +30,26 @@ from . import memory
 from .masks import Mask
 from .plan import Contract, MaskArray, Register, Softmax, Step
 
+if TYPE_CHECKING:
+    from .engines.base import Engine
+    from .plan import Dim
+
+#: Operand positions taken and the einsum equation that makes one part of a factoring.
+Part = tuple[list[int], str]
+#: A factoring's fields: q, k, v, rest, scalars1, scalars2, bridge, carried (see `Factoring`).
+Fields = tuple[Part, Part, Part, Part, list[int], list[int], int, tuple[int, ...]]
+#: A split's cost: ``cost(first side, second side)`` -> (size, bridge labels), or None where it does not fit.
+SplitCost = Callable[[list[int], list[int]], tuple[int, str] | None]
+
 #: Factorings kept per step (one per distinct set of operand shapes).
 FACTORINGS_KEPT = 16
 #: Operands touching neither label, beyond which no factoring is searched (2^count candidates).
 FREE_OPERANDS = 6
 
 
-def fuse_attention(steps: list, output: int) -> list:
+def fuse_attention(steps: list[Step], output: int) -> list[Step]:
     """`steps` with each (scores, softmax, mix) pattern replaced by one `Attend` (at the mix's place)."""
-    readers = {}
+    readers: dict[int, int] = {}
     for step in steps:
         for r in step.reads:
             readers[r] = readers.get(r, 0) + 1
@@ -62,7 +74,8 @@ def _labels(term: str) -> str:
     return term.replace("...", "")
 
 
-def _split(terms: list, first: str, second: str, cost, pinned=()):
+def _split(terms: list[str], first: str, second: str, cost: SplitCost,
+           pinned: tuple[int, ...] = ()) -> tuple[tuple[list[int], list[int]], str] | None:
     """The cheapest split of `terms` into (first side, second side) positions: terms with label `first` (and not
     `second`) go first, terms with `second` (and not `first`) and the `pinned` ones second, each other term where
     ``cost(first side, second side)`` (a number, or None where the split does not fit) is least.  None when no
@@ -90,10 +103,11 @@ class Factoring:
     the pattern does not factor so.  `query_axis` is the scores' query axis (from the end), or None (no mask) to
     take the output label that factors best."""
 
-    def __init__(self, scores: Contract, mix: Contract, position: int, shapes1, shapes2, query_axis=None):
+    def __init__(self, scores: Contract, mix: Contract, position: int, shapes1: Sequence[tuple[int, ...]],
+                 shapes2: Sequence[tuple[int, ...] | None], query_axis: int | None = None) -> None:
         inputs1, out1 = scores.equation.split("->")
         terms1, terms2 = inputs1.split(","), mix.equation.split("->")[0].split(",")
-        sizes = {}
+        sizes: dict[str, int] = {}
         for term, shape in zip(terms1 + terms2, list(shapes1) + list(shapes2)):
             if shape is not None:
                 labels = _labels(term)
@@ -110,7 +124,8 @@ class Factoring:
             self.q, self.k, self.v, self.rest, self.scalars1, self.scalars2, self.bridge, self.carried = best[1]
 
     @staticmethod
-    def _factor(scores: Contract, mix: Contract, position: int, sizes: dict, at: int):
+    def _factor(scores: Contract, mix: Contract, position: int, sizes: dict[str, int],
+                at: int) -> tuple[int, Fields] | None:
         """(cost, fields) with the query at position `at` of the scores' labels; None where that does not fit."""
         inputs1, out1 = scores.equation.split("->")
         inputs2, out2 = mix.equation.split("->")
@@ -127,7 +142,7 @@ class Factoring:
         labels_of = lambda terms, side: set("".join(_labels(terms[n]) for n in side))    # noqa: E731
         leading = lambda terms, side: not lead or any("..." in terms[n] for n in side)  # noqa: E731
 
-        def score_cost(one, two):
+        def score_cost(one: list[int], two: list[int]) -> tuple[int, str] | None:
             terms = [terms1[n] for n in arrays1]
             first, second = labels_of(terms, one), labels_of(terms, two)
             if not (set(batch) <= first & second and leading(terms, one) and leading(terms, two)):
@@ -135,7 +150,7 @@ class Factoring:
             bridge = "".join(sorted((first & second) - set(batch)))
             return math.prod(sizes[c] for c in bridge), bridge
 
-        def mix_cost(one, two):
+        def mix_cost(one: list[int], two: list[int]) -> tuple[int, str] | None:
             terms = [terms2[n] for n in others] + [out2]
             values, rest = labels_of(terms, one), labels_of(terms, two)
             if not (set(batch2) <= values and leading(terms, one)):
@@ -164,7 +179,7 @@ class Factoring:
         return math.prod(sizes[c] for c in bridge) + math.prod(sizes[c] for c in carried), fields
 
 
-def _flatten_last(array, engine, count: int):
+def _flatten_last(array: Any, engine: Engine, count: int) -> Any:
     """`array` with its last `count` axes merged into one (a new axis of 1 when count is 0)."""
     shape = tuple(array.shape)
     return engine.reshape(array, shape[:len(shape) - count] + (math.prod(shape[len(shape) - count:]),))
@@ -174,7 +189,7 @@ class Attend(Step):
     """The three steps of an attention (`fuse_attention`), run through the engine's fused kernel when it has one
     and the call allows (see the module docstring), else one after the other."""
 
-    def __init__(self, scores: Contract, softmax: Softmax, mix: Contract):
+    def __init__(self, scores: Contract, softmax: Softmax, mix: Contract) -> None:
         self.scores, self.softmax, self.mix, self.output = scores, softmax, mix, mix.output
         softmax.consumed = True                             # its scores come from `scores` and go nowhere else
         internal = {scores.output, softmax.output}
@@ -182,12 +197,13 @@ class Attend(Step):
                                          if r not in internal))
         self.position = next(n for n, s in enumerate(mix.operands)
                              if isinstance(s, Register) and s.index == softmax.output)
-        self._factorings = OrderedDict()
+        self._factorings: OrderedDict[tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...] | None, ...]],
+                                      Factoring] = OrderedDict()
 
     def sources(self) -> list:
         return self.scores.sources() + self.softmax.sources() + self.mix.sources()
 
-    def run(self, engine, registers, sizes):
+    def run(self, engine: Engine, registers: list[Any], sizes: dict[Dim, int]) -> None:
         result = self._fused(engine, registers, sizes) if engine.attention is not None else None
         if result is None:
             self._check_scores(engine, registers, sizes)
@@ -197,7 +213,7 @@ class Attend(Step):
         else:
             registers[self.output] = result
 
-    def _check_scores(self, engine, registers, sizes) -> None:
+    def _check_scores(self, engine: Engine, registers: list[Any], sizes: dict[Dim, int]) -> None:
         """Refuse (`MemoryLimitError`) scores that would not fit `kernels.MEMORY_LIMIT`, before computing them."""
         like = next(registers[r] for r in self.scores.reads if registers[r] is not None)
         needed = self.scores.output_count(registers, sizes) * engine.dtype(like).itemsize
@@ -211,7 +227,8 @@ class Attend(Step):
         steps = "\n    ".join(step.describe() for step in (self.scores, self.softmax, self.mix))
         return f"r{self.output} = attention (fused by the engine where it can):\n    {steps}"
 
-    def _factoring(self, shapes1, shapes2) -> Factoring:
+    def _factoring(self, shapes1: tuple[tuple[int, ...], ...],
+                   shapes2: tuple[tuple[int, ...] | None, ...]) -> Factoring:
         key = (shapes1, shapes2)
         if key not in self._factorings:
             query = None if self.softmax.mask is None else self.softmax.mask_axes[0]
@@ -222,7 +239,7 @@ class Attend(Step):
             self._factorings.move_to_end(key)
         return self._factorings[key]
 
-    def _fused(self, engine, registers, sizes):
+    def _fused(self, engine: Engine, registers: list[Any], sizes: dict[Dim, int]) -> Any:
         """The fused result, or None where this call must run the three steps."""
         raw1 = [source.array(registers, sizes) for source in self.scores.operands]
         like = next(a for a, s in zip(raw1, self.scores.operands) if isinstance(s, Register))
@@ -250,7 +267,7 @@ class Attend(Step):
             keep = None if causal else engine.constant(np.asarray(mask.array(registers, sizes), bool), q)
         q, k, v = (_flatten_last(a, engine, count) for a, count in
                    ((q, plan.bridge), (k, plan.bridge), (v, len(plan.carried))))
-        out = engine.attention(q, k, v, keep, causal)
+        out = engine.attention(q, k, v, keep, causal)  # type: ignore[misc]  # run calls this only with one
         if out is None:
             return None
         out = engine.reshape(out, tuple(out.shape[:-1]) + plan.carried)
