@@ -63,7 +63,7 @@ def fuse_attention(steps: list[Step], output: int) -> list[Step]:
         if not (isinstance(scores, Contract) and scores.exclusion is None and len(mix) == 1
                 and isinstance(mix[0], Contract) and readers[scores.output] == 1 and readers[softmax.output] == 1
                 and output not in (scores.output, softmax.output) and softmax.axis == -1
-                and (softmax.mask is None or softmax.mask_axes[1] == -1)):
+                and (softmax.mask is None or softmax.mask_axes[1] == -1)):  # type: ignore[index]  # with a mask
             continue
         fused[id(mix[0])] = Attend(scores, softmax, mix[0])
         dropped |= {id(scores), id(softmax)}
@@ -231,7 +231,8 @@ class Attend(Step):
                    shapes2: tuple[tuple[int, ...] | None, ...]) -> Factoring:
         key = (shapes1, shapes2)
         if key not in self._factorings:
-            query = None if self.softmax.mask is None else self.softmax.mask_axes[0]
+            query = None if self.softmax.mask is None else \
+                self.softmax.mask_axes[0]  # type: ignore[index]  # given with a mask
             self._factorings[key] = Factoring(self.scores, self.mix, self.position, shapes1, shapes2, query)
             while len(self._factorings) > FACTORINGS_KEPT:
                 self._factorings.popitem(last=False)
@@ -263,7 +264,9 @@ class Attend(Step):
             return None
         keep, causal = None, False
         if mask is not None:
-            causal = mask.mask == Mask.causal() and mask.supports == (None, None) and q.shape[-2] == k.shape[-2]
+            # fuse_attention fuses MaskArray masks only
+            causal = mask.mask == Mask.causal() and mask.supports == (None, None) and (  # type: ignore[union-attr]
+                q.shape[-2] == k.shape[-2])
             keep = None if causal else engine.constant(np.asarray(mask.array(registers, sizes), bool), q)
         q, k, v = (_flatten_last(a, engine, count) for a, count in
                    ((q, plan.bridge), (k, plan.bridge), (v, len(plan.carried))))

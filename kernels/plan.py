@@ -17,11 +17,15 @@ the result comes back in the inputs' library, dtype and device.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any, Collection, Iterable, Sequence
 
 import numpy as np
 
 from .engines import NUMPY, engine_of
 from .masks import Mask
+
+if TYPE_CHECKING:
+    from .engines.base import Engine
 
 
 class Dim:
@@ -36,11 +40,11 @@ class Dim:
         """A constant depends on this size: it is fixed from now on."""
         self.parametric = False
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{self.name}{'=n' if self.parametric else ''}"
 
 
-def size(dim, sizes: dict) -> int:
+def size(dim: Dim | int, sizes: Sizes) -> int:
     """The size of `dim` (or an int) in a call whose parametric dims are bound in `sizes`."""
     return dim if isinstance(dim, int) else sizes.get(dim, dim.size)
 
@@ -54,7 +58,7 @@ class Register:
     def __init__(self, index: int):
         self.index = index
 
-    def array(self, registers, sizes):
+    def array(self, registers: list[Any], sizes: Sizes) -> Any:
         return registers[self.index]
 
     def describe(self) -> str:
@@ -66,10 +70,10 @@ class Constant:
 
     __slots__ = ("value",)
 
-    def __init__(self, value):
+    def __init__(self, value: Any) -> None:
         self.value = np.asarray(value)
 
-    def array(self, registers, sizes):
+    def array(self, registers: list[Any], sizes: Sizes) -> np.ndarray:
         return self.value
 
     def describe(self) -> str:
@@ -81,10 +85,10 @@ class Ones:
 
     __slots__ = ("dim",)
 
-    def __init__(self, dim: Dim):
+    def __init__(self, dim: Dim) -> None:
         self.dim = dim
 
-    def array(self, registers, sizes):
+    def array(self, registers: list[Any], sizes: Sizes) -> np.ndarray:
         return np.ones(size(self.dim, sizes))
 
     def describe(self) -> str:
@@ -96,10 +100,11 @@ class MaskArray:
 
     __slots__ = ("mask", "dims", "supports")
 
-    def __init__(self, mask: Mask, dims, supports=(None, None)):
+    def __init__(self, mask: Mask, dims: Iterable[Dim | int],
+                 supports: Iterable[Sequence[int] | None] = (None, None)) -> None:
         self.mask, self.dims, self.supports = mask, tuple(dims), tuple(supports)
 
-    def array(self, registers, sizes):
+    def array(self, registers: list[Any], sizes: Sizes) -> np.ndarray:
         full = self.mask.array(*(size(d, sizes) for d in self.dims))
         rows, columns = self.supports
         if rows is not None:
@@ -116,8 +121,12 @@ class MaskArray:
 class Step:
     """Base of the steps: `reads` registers, writes `output`; ``run(engine, registers, sizes)``."""
 
-    reads: tuple = ()
+    reads: tuple[int, ...] = ()
     output: int = -1
+
+    if TYPE_CHECKING:
+        def run(self, engine: Engine, registers: list[Any], sizes: Sizes) -> None:
+            """Compute `output` from `reads` (each subclass)."""
 
     def sources(self) -> list:
         return []
@@ -135,7 +144,8 @@ class Contract(Step):
     taken out of the contraction and added back only to the queries the mask lets see it.
     """
 
-    def __init__(self, output: int, equation: str, operands, exclusion=None):
+    def __init__(self, output: int, equation: str, operands: Iterable[Source],
+                 exclusion: tuple[Source, str, str, Collection[int]] | None = None) -> None:
         self.output, self.equation, self.operands, self.exclusion = output, equation, list(operands), exclusion
         self.reads = tuple(s.index for s in self.sources() if isinstance(s, Register))
 
@@ -143,7 +153,7 @@ class Contract(Step):
         mask = [self.exclusion[0]] if self.exclusion is not None else []
         return list(self.operands) + mask
 
-    def run(self, engine, registers, sizes):
+    def run(self, engine: Engine, registers: list[Any], sizes: Sizes) -> None:
         raw = [source.array(registers, sizes) for source in self.operands]
         like = next((a for a, s in zip(raw, self.operands) if isinstance(s, Register)), None)
         arrays = [a if isinstance(s, Register) else engine.constant(a, like) for a, s in zip(raw, self.operands)]
@@ -154,9 +164,10 @@ class Contract(Step):
             return
         registers[self.output] = _excluding(engine, terms, output, arrays, self.exclusion, registers, sizes, like)
 
-    def output_count(self, registers, sizes) -> int:
+    def output_count(self, registers: list[Any], sizes: Sizes) -> int:
         """The number of entries `run` would write, from the operands' shapes (before any arithmetic)."""
         inputs, output = self.equation.split("->")
+        labels: dict[str, int]
         labels, batch = {}, ()
         for term, source in zip(inputs.split(","), self.operands):
             shape = tuple(source.array(registers, sizes).shape)
@@ -177,14 +188,14 @@ class Contract(Step):
 
 def _readable(equation: str) -> str:
     """The equation with its labels renamed a, b, c, ... in order of appearance (for `explain`)."""
-    letters = {}
+    letters: dict[str, str] = {}
     for c in equation:
         if c not in ".,->" and c not in letters:
             letters[c] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[len(letters) % 52]
     return "".join(letters.get(c, c) for c in equation)
 
 
-def _fold_scalars(arrays, terms):
+def _fold_scalars(arrays: list[Any], terms: list[str]) -> tuple[list[Any], list[str]]:
     """0-d constants multiplied into the smallest array first (one pass over the least data)."""
     scalar = [n for n, (a, term) in enumerate(zip(arrays, terms)) if term == "" and len(a.shape) == 0]
     if not scalar or len(scalar) == len(arrays):
@@ -197,14 +208,14 @@ def _fold_scalars(arrays, terms):
     return ([folded if n == smallest else arrays[n] for n in kept], [terms[n] for n in kept])
 
 
-def _contract(engine, terms, output, arrays):
+def _contract(engine: Engine, terms: list[str], output: str, arrays: list[Any]) -> Any:
     equation = ",".join(terms) + "->" + output
     if len(arrays) == 1 and terms[0] == output:
         return arrays[0]
     return engine.contract(equation, *arrays)
 
 
-def _align(engine, array, labels: str, target: str, target_rank: int):
+def _align(engine: Engine, array: Any, labels: str, target: str, target_rank: int) -> Any:
     """A mask-like `array` (optional batch axes, then `labels`) viewed with size-1 axes to broadcast against an
     operand whose axes are batch axes then `target`."""
     batch = len(array.shape) - len(labels)
@@ -218,12 +229,14 @@ def _align(engine, array, labels: str, target: str, target_rank: int):
     return engine.reshape(moved, [1] * lead + shape)
 
 
-def _key_axis(array, term: str, key: str) -> int:
+def _key_axis(array: Any, term: str, key: str) -> int:
     labels = term.replace("...", "")
     return len(array.shape) - len(labels) + labels.index(key)
 
 
-def _excluding(engine, terms, output, arrays, exclusion, registers, sizes, like):
+def _excluding(engine: Engine, terms: list[str], output: str, arrays: list[Any],
+               exclusion: tuple[Source, str, str, Collection[int]], registers: list[Any], sizes: Sizes,
+               like: Any) -> Any:
     """The contraction with the masked pairs left out (see `Contract`)."""
     source, query, key, zero = exclusion
     mask = source.array(registers, sizes)
@@ -265,7 +278,8 @@ def _excluding(engine, terms, output, arrays, exclusion, registers, sizes, like)
     return main + engine.sum(term, axis=summed)
 
 
-def _poisoned(engine, terms, output, arrays, lone, key, query, keep, bad, mask_terms, mask_arrays):
+def _poisoned(engine: Engine, terms: list[str], output: str, arrays: list[Any], lone: list[int], key: str,
+              query: str, keep: Any, bad: Any, mask_terms: list[str], mask_arrays: list[Any]) -> Any:
     """Traced arrays (JAX under jit): no data-dependent shapes, so the non-finite key entries are zeroed and every
     query a mask lets see one comes out NaN (the exact infinity, where there is one, is not kept)."""
     clean = list(arrays)
@@ -286,10 +300,10 @@ def _poisoned(engine, terms, output, arrays, lone, key, query, keep, bad, mask_t
 class Map(Step):
     """``output = f(input)`` coefficient by coefficient (`kernels.pointwise`)."""
 
-    def __init__(self, output: int, source: int, function: str):
+    def __init__(self, output: int, source: int, function: str) -> None:
         self.output, self.reads, self.function = output, (source,), function
 
-    def run(self, engine, registers, sizes):
+    def run(self, engine: Engine, registers: list[Any], sizes: Sizes) -> None:
         registers[self.output] = engine.pointwise(self.function, registers[self.reads[0]])
 
     def describe(self) -> str:
@@ -302,20 +316,21 @@ class Softmax(Step):
 
     consumed = False
 
-    def __init__(self, output: int, source: int, axis: int, mask=None, mask_axes=None):
+    def __init__(self, output: int, source: int, axis: int, mask: Register | MaskArray | None = None,
+                 mask_axes: tuple[int, int] | None = None) -> None:
         self.output, self.axis, self.mask, self.mask_axes = output, axis, mask, mask_axes
         self.reads = (source,) + ((mask.index,) if isinstance(mask, Register) else ())
 
     def sources(self) -> list:
         return [self.mask] if self.mask is not None else []
 
-    def run(self, engine, registers, sizes):
+    def run(self, engine: Engine, registers: list[Any], sizes: Sizes) -> None:
         x = registers[self.reads[0]]
         keep = None
         if self.mask is not None:
             array = self.mask.array(registers, sizes)
             keep = array != 0 if isinstance(self.mask, Register) else engine.constant(np.asarray(array, bool), x)
-            rank, (query, key) = len(x.shape), self.mask_axes
+            rank, (query, key) = len(x.shape), self.mask_axes  # type: ignore[misc]  # given with a mask
             batch = len(keep.shape) - 2
             if query > key:
                 keep = engine.swapaxes(keep, -1, -2)
@@ -334,10 +349,10 @@ class Softmax(Step):
 class Add(Step):
     """``output = a + b`` (broadcasting)."""
 
-    def __init__(self, output: int, a: int, b: int):
+    def __init__(self, output: int, a: int, b: int) -> None:
         self.output, self.reads = output, (a, b)
 
-    def run(self, engine, registers, sizes):
+    def run(self, engine: Engine, registers: list[Any], sizes: Sizes) -> None:
         registers[self.output] = registers[self.reads[0]] + registers[self.reads[1]]
 
     def describe(self) -> str:
@@ -349,10 +364,10 @@ class Expand(Step):
     ``("keep", input axis)``, ``("scatter", input axis, support, dim)`` (components placed into a full axis, zeros
     elsewhere), ``("repeat", dim)`` (a new axis, the value repeated) or ``("new",)`` (a size-1 axis)."""
 
-    def __init__(self, output: int, source: int, layout):
+    def __init__(self, output: int, source: int, layout: Iterable[tuple[Any, ...]]) -> None:
         self.output, self.reads, self.layout = output, (source,), tuple(layout)
 
-    def run(self, engine, registers, sizes):
+    def run(self, engine: Engine, registers: list[Any], sizes: Sizes) -> None:
         x = registers[self.reads[0]]
         kept = [entry[1] for entry in self.layout if entry[0] in ("keep", "scatter")]
         batch = len(x.shape) - len(kept)
@@ -382,11 +397,11 @@ class Gather(Step):
     """``output[..., r, m, ...] = weight[r, m] * input[..., index[r, m], ...]`` along `axis` where `valid`, 0
     elsewhere (index arithmetic of a factor with one nonzero per pair; invalid entries are left out)."""
 
-    def __init__(self, output: int, source: int, axis: int, index, weight, valid):
+    def __init__(self, output: int, source: int, axis: int, index: np.ndarray, weight: Any, valid: Any) -> None:
         self.output, self.reads, self.axis = output, (source,), axis
         self.index, self.weight, self.valid = index, weight, valid
 
-    def run(self, engine, registers, sizes):
+    def run(self, engine: Engine, registers: list[Any], sizes: Sizes) -> None:
         registers[self.output] = engine.gather(registers[self.reads[0]], self.axis, self.index, self.weight,
                                                self.valid)
 
@@ -399,10 +414,10 @@ class View(Step):
     """``output = reshape(input, shape)``, then `takes[a]` (None: all) along source axis a (after `first` target
     axes): a linear map's matrix read as (target dims..., source dims...), restricted to a support."""
 
-    def __init__(self, output: int, source: int, shape, takes, first: int):
+    def __init__(self, output: int, source: int, shape: Iterable[int], takes: Sequence[Any], first: int) -> None:
         self.output, self.reads, self.shape, self.takes, self.first = output, (source,), tuple(shape), takes, first
 
-    def run(self, engine, registers, sizes):
+    def run(self, engine: Engine, registers: list[Any], sizes: Sizes) -> None:
         block = engine.reshape(registers[self.reads[0]], self.shape)
         for axis, take in enumerate(self.takes):
             if take is not None:
@@ -416,10 +431,10 @@ class View(Step):
 class Product(Step):
     """``output = kernel(x, y)``: a product through a `kernels.Kernel` (level strategies) on full factor axes."""
 
-    def __init__(self, output: int, x: int, y: int, kernel):
+    def __init__(self, output: int, x: int, y: int, kernel: Any) -> None:
         self.output, self.reads, self.kernel = output, (x, y), kernel
 
-    def run(self, engine, registers, sizes):
+    def run(self, engine: Engine, registers: list[Any], sizes: Sizes) -> None:
         registers[self.output] = self.kernel(registers[self.reads[0]], registers[self.reads[1]])
 
     def describe(self) -> str:
@@ -429,10 +444,10 @@ class Product(Step):
 class Lag(Step):
     """``output = input`` shifted by `lag` along `axis` (from the end), zeros first: x_t -> x_{t-lag}."""
 
-    def __init__(self, output: int, source: int, axis: int, lag: int):
+    def __init__(self, output: int, source: int, axis: int, lag: int) -> None:
         self.output, self.reads, self.axis, self.lag = output, (source,), axis, lag
 
-    def run(self, engine, registers, sizes):
+    def run(self, engine: Engine, registers: list[Any], sizes: Sizes) -> None:
         registers[self.output] = engine.lag(registers[self.reads[0]], self.axis, self.lag)
 
     def describe(self) -> str:
@@ -448,8 +463,9 @@ class Scan(Step):
     `drop` lists the axes of x_t (after its batch axes) removed by taking index 0 (factors constant along them).
     """
 
-    def __init__(self, output: int, source: int, initial, axis: int, factor_axes: int, h: int, x_t: int,
-                 result: int, body, drop, state, return_sequences: bool):
+    def __init__(self, output: int, source: int, initial: int | None, axis: int, factor_axes: int, h: int, x_t: int,
+                 result: int, body: Iterable[Step], drop: Iterable[int], state: Iterable[Dim | int],
+                 return_sequences: bool) -> None:
         self.output, self.axis, self.factor_axes, self.h, self.x_t, self.result = output, axis, factor_axes, h, x_t, \
             result
         self.body, self.drop, self.state = list(body), tuple(drop), tuple(state)
@@ -457,7 +473,7 @@ class Scan(Step):
         inner = {r for step in self.body for r in step.reads} - {h, x_t} - {step.output for step in self.body}
         self.reads = (source,) + ((initial,) if initial is not None else ()) + tuple(sorted(inner))
 
-    def run(self, engine, registers, sizes):
+    def run(self, engine: Engine, registers: list[Any], sizes: Sizes) -> None:
         x = registers[self.reads[0]]
         lead = tuple(x.shape[:len(x.shape) - self.factor_axes])
         time = len(x.shape) + self.axis
@@ -484,11 +500,11 @@ class Scan(Step):
 
 
 # ---------------------------------------------------------------------- the plan
-def _is_array(value) -> bool:
+def _is_array(value: object) -> bool:
     return hasattr(value, "shape") and hasattr(value, "dtype")
 
 
-def _real(value, argument: str):
+def _real(value: Any, argument: str) -> Any:
     """`value` as a real floating-point array (lists are converted; other arrays kept as they are)."""
     array = value if _is_array(value) else np.asarray(value, dtype=float)
     kind = engine_of({argument: array}).dtype(array).kind
@@ -501,7 +517,8 @@ class InputSpec:
 
     __slots__ = ("name", "kind", "axes", "register", "describe_as")
 
-    def __init__(self, name: str, kind: str, axes, register: int, describe_as: str = ""):
+    def __init__(self, name: str, kind: str, axes: Iterable[Dim | int], register: int,
+                 describe_as: str = "") -> None:
         self.name, self.kind, self.axes, self.register, self.describe_as = name, kind, tuple(axes), register, \
             describe_as
 
@@ -509,21 +526,22 @@ class InputSpec:
 class Plan:
     """A compiled expression; call it as ``plan(inputs, parameters)`` (see the module docstring)."""
 
-    def __init__(self, inputs, steps, output: int, registers: int, name: str = "expression"):
+    def __init__(self, inputs: Iterable[InputSpec], steps: Iterable[Step], output: int, registers: int,
+                 name: str = "expression") -> None:
         self.inputs, self.steps, self.output, self.registers, self.name = list(inputs), list(steps), output, \
             registers, name
         self.signals = {spec.name: spec for spec in self.inputs if spec.kind == "signal"}
         self.parameters = {spec.name: spec for spec in self.inputs if spec.kind == "parameter"}
         self._release = self._last_uses()
 
-    def _last_uses(self) -> list:
+    def _last_uses(self) -> list[list[int]]:
         """For each step, the registers no later step (nor the output) reads; steps that may overwrite their
         first input (computed by an earlier step, read by no later one) are marked ``consumed``."""
         last = {}
         for position, step in enumerate(self.steps):
             for r in step.reads:
                 last[r] = position
-        release = [[] for _ in self.steps]
+        release: list[list[int]] = [[] for _ in self.steps]
         for r, position in last.items():
             if r != self.output:
                 release[position].append(r)
@@ -536,7 +554,7 @@ class Plan:
         return release
 
     @property
-    def parametric(self) -> list:
+    def parametric(self) -> list[Dim]:
         """The dims whose size each call's inputs decide."""
         found = {}
         for spec in self.inputs:
@@ -545,9 +563,9 @@ class Plan:
                     found[id(axis)] = axis
         return list(found.values())
 
-    def bind(self, inputs: dict, parameters: dict) -> dict:
+    def bind(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> Sizes:
         """Check the arrays against the inputs' specs; the sizes of the parametric dims."""
-        sizes = {}
+        sizes: Sizes = {}
         for spec in self.inputs:
             array = (inputs if spec.kind == "signal" else parameters)[spec.name]
             shape = tuple(array.shape)
@@ -563,14 +581,14 @@ class Plan:
                     self._refuse(spec, shape, sizes)
         return sizes
 
-    def _refuse(self, spec, shape, sizes):
+    def _refuse(self, spec: InputSpec, shape: tuple[int, ...], sizes: Sizes) -> None:
         expected = ", ".join(str(sizes.get(a, a.size) if isinstance(a, Dim) and not a.parametric or a in sizes
                                  else "n" if isinstance(a, Dim) else a) for a in spec.axes)
         where = "inputs" if spec.kind == "signal" else "parameters"
         lead = "..., " if spec.kind == "signal" else ""
         raise ValueError(f"{where}[{spec.name!r}]: expected shape ({lead}{expected}){spec.describe_as}, got {shape}")
 
-    def accepts(self, inputs, parameters=None) -> bool:
+    def accepts(self, inputs: Any, parameters: Any = None) -> bool:
         """True when these arrays fit the plan (parametric dims bound consistently, pinned ones matching)."""
         try:
             self.bind(self._check_inputs(inputs), self._check_parameters(parameters or {}))
@@ -578,13 +596,13 @@ class Plan:
             return False
         return True
 
-    def __call__(self, inputs, parameters=None):
+    def __call__(self, inputs: Any, parameters: Any = None) -> Any:
         """The plan on `inputs` (an array for a single signal, or a dict name -> array) and `parameters` (a dict
         name -> array).  Arrays may be numpy (autograd's traced ones too), torch or JAX arrays; the rule for
         mixing them is `kernels.engines`'.  The result is in the inputs' library, dtype and device."""
         return self.run(self._check_inputs(inputs), self._check_parameters(parameters or {}))
 
-    def _check_inputs(self, inputs) -> dict:
+    def _check_inputs(self, inputs: Any) -> dict[str, Any]:
         if _is_array(inputs) or isinstance(inputs, (list, tuple)):
             if len(self.signals) != 1:
                 raise ValueError(f"inputs: the expression has signals {sorted(self.signals)}; pass a dict")
@@ -596,7 +614,7 @@ class Plan:
             raise ValueError(f"inputs: missing signal(s) {missing}")
         return {name: _real(inputs[name], f"inputs[{name!r}]") for name in self.signals}
 
-    def _check_parameters(self, parameters) -> dict:
+    def _check_parameters(self, parameters: Any) -> dict[str, Any]:
         if not (hasattr(parameters, "keys") and hasattr(parameters, "__getitem__")):   # dicts, autograd DictBox
             raise TypeError(f"parameters: expected a dict name -> array, got {type(parameters).__name__}")
         missing = sorted(set(self.parameters) - set(parameters.keys()))
@@ -606,10 +624,10 @@ class Plan:
         return {name: _real(parameters[name], f"parameters[{name!r}]") for name in self.parameters}
 
     @staticmethod
-    def _shape_text(spec) -> tuple:
+    def _shape_text(spec: InputSpec) -> tuple[int, ...]:
         return tuple(a.size if isinstance(a, Dim) else a for a in spec.axes)
 
-    def run(self, inputs: dict, parameters: dict):
+    def run(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> Any:
         """Execute on checked arrays (dicts name -> array), on the engine of their library."""
         named = {**{f"inputs[{n!r}]": a for n, a in inputs.items()},
                  **{f"parameters[{n!r}]": a for n, a in parameters.items()}}
@@ -641,5 +659,12 @@ class Plan:
         lines.append(f"  output r{self.output}")
         return "\n".join(lines)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<Plan {self.name}: {len(self.steps)} steps>"
+
+
+if TYPE_CHECKING:
+    #: Where a step's operand comes from.
+    Source = Register | Constant | Ones | MaskArray
+    #: The sizes of a call's parametric dims.
+    Sizes = dict[Dim, int]
