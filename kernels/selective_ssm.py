@@ -175,7 +175,8 @@ def selective_scan(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any = None, z:
     _check_selective(u, delta, A, B, C, D, z, method)
     engine = engine_of({"u": u, "delta": delta, "A": A, "B": B, "C": C, "D": D, "z": z})
     swap = lambda v: None if v is None else engine.swapaxes(v, 0, 1)  # noqa: E731
-    return swap(time_major(*map(swap, (u, delta)), A, *map(swap, (B, C)), D, swap(z), method))
+    # each map gives two arrays, which mypy cannot count
+    return swap(time_major(*map(swap, (u, delta)), A, *map(swap, (B, C)), D, swap(z), method))  # type: ignore[call-arg, arg-type]
 
 
 def _check_selective(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any, z: Any, method: str) -> None:

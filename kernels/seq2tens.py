@@ -170,6 +170,7 @@ def low_rank(x: Any, V: Any, degree: int, independent: bool, return_sequences: b
     slots, width = tuple(V.shape[1:])
     projection = engine.reshape(V, (h, slots * width))
     block = max(1, BLOCK_NUMBERS // (batch * slots * width))
+    totals: list[Any]                                   # None until a block has run
     totals, outputs = [None] * degree, []
     for start in range(0, length, block):
         z = engine.reshape(x[:, start:start + block] @ projection, (batch, -1, slots, width))
