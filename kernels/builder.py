@@ -30,7 +30,8 @@ array([[5., 5.]])
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import opt_einsum
@@ -45,6 +46,15 @@ from .plan import (Add, Constant, Contract, Dim, Expand, Gather, InputSpec, Lag,
                    Product, Register, Scan, Softmax, View)
 from .strategies import STRATEGIES
 
+if TYPE_CHECKING:
+    from ..algebra import Algebra
+    from .plan import Step
+
+#: What a value enumerates of one factor: `ALL` its components, or an explicit tuple of them.
+Support = Any
+#: The factors with no axis (constant along them: the unit of a position factor).
+Units = Collection[int]
+
 #: The support of a factor a value enumerates fully (its size may be parametric).
 ALL = "all"
 
@@ -55,10 +65,10 @@ NOMINAL_ROWS = 64
 class Operand(NamedTuple):
     """One operand of a lazy contraction; `zero` = (mask, query label, key label) when its entries outside the
     mask are exactly 0 (a masked softmax's output)."""
-    source: object
+    source: Any
     labels: str
     batched: bool
-    zero: tuple | None = None
+    zero: tuple[Any, str, str] | None = None
 
 
 class Value:
@@ -67,7 +77,8 @@ class Value:
 
     __slots__ = ("operands", "out", "support", "dims", "pending")
 
-    def __init__(self, operands, out, support, dims, pending=None):
+    def __init__(self, operands: Iterable[Operand], out: Iterable[str | None], support: Iterable[Support],
+                 dims: Iterable[Dim], pending: tuple[Any, str, str] | None = None) -> None:
         self.operands, self.out, self.support = list(operands), tuple(out), tuple(support)
         self.dims, self.pending = tuple(dims), pending
 
@@ -75,8 +86,8 @@ class Value:
     def batched(self) -> bool:
         return any(o.batched for o in self.operands)
 
-    def _renamed(self, mapping) -> "Value":
-        def rename(labels):
+    def _renamed(self, mapping: Mapping[str, str]) -> "Value":
+        def rename(labels: str) -> str:
             return "".join(mapping.get(c, c) for c in labels)
         operands = [Operand(o.source, rename(o.labels), o.batched,
                             None if o.zero is None else (o.zero[0], rename(o.zero[1]), rename(o.zero[2])))
@@ -86,13 +97,14 @@ class Value:
                                                      rename(self.pending[2]))
         return Value(operands, out, self.support, self.dims, pending)
 
-    def with_factor(self, factor: int, label, support, operands=()) -> "Value":
+    def with_factor(self, factor: int, label: str | None, support: Support,
+                    operands: Iterable[Operand] = ()) -> "Value":
         out, supp = list(self.out), list(self.support)
         out[factor], supp[factor] = label, support
         return Value(self.operands + list(operands), out, supp, self.dims, self.pending)
 
 
-def _components(support, dim: Dim) -> tuple:
+def _components(support: Support, dim: Dim) -> tuple[int, ...]:
     """An explicit tuple of components (pinning the dim when the support was ALL)."""
     if support == ALL:
         dim.pin()
@@ -105,7 +117,7 @@ class PlanBuilder:
     operations return new values; `finish` returns the `Plan`.  `strategy` forces one strategy on every factor
     of a product it applies to (a level strategy through a `Product` step); "auto" prices them."""
 
-    def __init__(self, parent: "PlanBuilder" | None = None, strategy: str = "auto"):
+    def __init__(self, parent: "PlanBuilder" | None = None, strategy: str = "auto") -> None:
         if strategy != "auto" and strategy not in STRATEGIES:
             raise ValueError(f"strategy: expected 'auto' or one of {', '.join(map(repr, STRATEGIES))}, got "
                              f"{strategy!r}")
@@ -126,7 +138,7 @@ class PlanBuilder:
         self._registers[0] += 1
         return self._registers[0] - 1
 
-    def dim(self, algebra) -> Dim:
+    def dim(self, algebra: Algebra) -> Dim:
         """The size of a factor algebra: one `Dim` per distinct algebra; position-like ones start parametric."""
         key = (type(algebra).__name__, algebra.name, algebra.dim)
         if key not in self._dims:
@@ -134,7 +146,8 @@ class PlanBuilder:
         return self._dims[key]
 
     # ------------------------------------------------------------------ inputs
-    def _leaf(self, register: int, factors, units, support, batched: bool) -> Value:
+    def _leaf(self, register: int, factors: Sequence[Algebra], units: Units, support: Any,
+              batched: bool) -> Value:
         dims = [self.dim(f) for f in factors]
         out = [None if f in units else self._label() for f in range(len(factors))]
         supports = [None if f in units else support.get(f, ALL) for f in range(len(factors))]
@@ -144,7 +157,7 @@ class PlanBuilder:
         labels = "".join(label for label in out if label is not None)
         return Value([Operand(Register(register), labels, batched)], out, supports, dims)
 
-    def _axes(self, factors, units, support, pin: bool) -> list:
+    def _axes(self, factors: Sequence[Algebra], units: Units, support: Any, pin: bool) -> list[Any]:
         axes = []
         for f, factor in enumerate(factors):
             if f in units:
@@ -159,7 +172,8 @@ class PlanBuilder:
                 axes.append(dim)
         return axes
 
-    def signal(self, name: str, factors, units=frozenset(), support=None, describe_as: str = "") -> Value:
+    def signal(self, name: str, factors: Sequence[Algebra], units: Units = frozenset(), support: Any = None,
+               describe_as: str = "") -> Value:
         """An input with batch axes, then one axis per factor not in `units` (components `support[f]`)."""
         support = support or {}
         register = self._register()
@@ -167,29 +181,30 @@ class PlanBuilder:
                                      describe_as))
         return self._leaf(register, factors, units, support, True)
 
-    def parameter(self, name: str, factors, units=frozenset(), support=None) -> Value:
+    def parameter(self, name: str, factors: Sequence[Algebra], units: Units = frozenset(),
+                  support: Any = None) -> Value:
         """A parameter: exactly one axis per factor not in `units` (its size fixed)."""
         support = support or {}
         register = self._register()
         self.inputs.append(InputSpec(name, "parameter", self._axes(factors, units, support, True), register))
         return self._leaf(register, factors, units, support, False)
 
-    def matrix(self, name: str, shape) -> int:
+    def matrix(self, name: str, shape: Any) -> int:
         """A parameter that is a plain array of `shape` (a linear map); its register."""
         register = self._register()
         self.inputs.append(InputSpec(name, "parameter", tuple(int(n) for n in shape), register))
         return register
 
-    def placeholder(self, factors, units=frozenset()) -> Value:
+    def placeholder(self, factors: Sequence[Algebra], units: Units = frozenset()) -> Value:
         """A value bound inside a scan body (the state, the current input): a register written by the scan."""
         return self._leaf(self._register(), factors, units, {}, True)
 
     # ------------------------------------------------------------------ evaluation
-    def _emit(self, step):
+    def _emit(self, step: Step) -> int:
         self.steps.append(step)
         return step.output
 
-    def evaluate(self, value: Value, order=None) -> Value:
+    def evaluate(self, value: Value, order: Sequence[int] | None = None) -> Value:
         """Run the contraction: one array with batch axes, then one axis per labelled factor (in `order`, by
         default the factors' order)."""
         factors = [f for f, label in enumerate(value.out) if label is not None]
@@ -235,7 +250,7 @@ class PlanBuilder:
         supp[a], supp[b] = supp[b], supp[a]
         return Value(value.operands, out, supp, value.dims, value.pending)
 
-    def reduce(self, value: Value, factor: int, mask=None, query=None) -> Value:
+    def reduce(self, value: Value, factor: int, mask: Any = None, query: int | None = None) -> Value:
         """Sum over the factor's components, keeping only the (query, component) pairs `mask` keeps (a `Mask`,
         or a register holding one mask per batch entry); the factor becomes constant (unit)."""
         if mask is None:
@@ -257,7 +272,7 @@ class PlanBuilder:
         reduced.pending = (source, value.out[query], value.out[factor])
         return reduced
 
-    def select(self, value: Value, factor: int, keep) -> Value:
+    def select(self, value: Value, factor: int, keep: Sequence[int]) -> Value:
         """Restrict a labelled factor to the components in `keep` (a projection)."""
         support = _components(value.support[factor], value.dims[factor])
         wanted = set(keep)
@@ -281,7 +296,8 @@ class PlanBuilder:
         return renamed.with_factor(factor, label, tuple(support[i] for i in positions),
                                    [Operand(Constant(selection), label + new, False)])
 
-    def linear(self, matrix: int, value: Value, sources, source_dims, target_factors) -> Value:
+    def linear(self, matrix: int, value: Value, sources: Sequence[int], source_dims: Sequence[int],
+               target_factors: Sequence[Algebra]) -> Value:
         """The matrix (register of shape (prod target dims, prod source dims)), read as (target dims..., source
         dims...), applied to the adjacent `sources` factors, which `target_factors` replace."""
         for factor in sources:
@@ -303,7 +319,7 @@ class PlanBuilder:
                      value.dims[last + 1:], value.pending)
 
     # ------------------------------------------------------------------ products
-    def multiply(self, k: Value, x: Value, factors) -> Value:
+    def multiply(self, k: Value, x: Value, factors: Sequence[Algebra]) -> Value:
         """The product k x factor by factor (see the module docstring for how each factor is lowered)."""
         x = self.fresh(x)
         plans = {}
@@ -356,7 +372,7 @@ class PlanBuilder:
             pending = k.pending
         return Value(k.operands + x.operands + extra, out, support, k.dims, pending)
 
-    def _factor_plan(self, factor, support_k, support_x, dim) -> tuple:
+    def _factor_plan(self, factor: Factor, support_k: Support, support_x: Support, dim: Dim) -> tuple[Any, ...]:
         """How one factor of a product is lowered: ("identify" | "dense" | "gather" | "level", ...)."""
         if factor.diagonal() is not None:
             return "identify", factor
@@ -379,7 +395,7 @@ class PlanBuilder:
             return "level", forced
         return best, restricted
 
-    def _gather(self, x: Value, f: int, factor, rows, row_label: str) -> Value:
+    def _gather(self, x: Value, f: int, factor: Factor, rows: tuple[int, ...], row_label: str) -> Value:
         """x (evaluated) gathered along factor f: x'[..., r, m] = lam[i_r, j, m] x[..., j], one j per (r, m)."""
         rows = _components(rows, x.dims[f])
         i, j, m = factor.indices.T
@@ -395,7 +411,7 @@ class PlanBuilder:
         result = Value([Operand(Register(register), labels, operand.batched)], x.out, x.support, x.dims)
         return result.with_factor(f, output, tuple(range(factor.shape[2])))
 
-    def _product(self, k: Value, x: Value, factors, plans) -> Value:
+    def _product(self, k: Value, x: Value, factors: Sequence[Algebra], plans: Sequence[tuple[Any, ...]]) -> Value:
         """The product through a `Kernel`: both values on full axes of every factor, then one `Product` step."""
         names = []
         for f, factor in enumerate(factors):
@@ -414,7 +430,7 @@ class PlanBuilder:
                      [ALL] * len(factors), dims)
 
     # ------------------------------------------------------------------ layouts
-    def expand(self, value: Value, units, full: bool = False) -> Value:
+    def expand(self, value: Value, units: Units, full: bool = False) -> Value:
         """The value as one array: batch axes, then a full axis for every factor not in `units` (supported
         components placed, zeros elsewhere; a constant factor repeated, or kept as a size-1 axis unless `full`)."""
         value = self.evaluate(value)
@@ -444,7 +460,7 @@ class PlanBuilder:
         return Value([Operand(Register(register), "".join(label for label in out if label is not None),
                               operand.batched)], out, support, value.dims)
 
-    def add(self, a: Value, b: Value, units) -> Value:
+    def add(self, a: Value, b: Value, units: Units) -> Value:
         """a + b; factors where only one side is constant broadcast."""
         left, right = self.expand(a, units), self.expand(b, units)
         register = self._emit(Add(self._register(), left.operands[0].source.index, right.operands[0].source.index))
@@ -462,7 +478,7 @@ class PlanBuilder:
         return Value([Operand(Register(register), operand.labels, operand.batched)], value.out, value.support,
                      value.dims)
 
-    def softmax(self, value: Value, factor: int, mask=None, query=None) -> Value:
+    def softmax(self, value: Value, factor: int, mask: Any = None, query: int | None = None) -> Value:
         """Softmax over `factor`, within `mask` over (query, factor) pairs (a `Mask` or a register of per-batch
         masks); masked entries come out exactly 0."""
         value = self.labelled(value, factor)
@@ -487,7 +503,7 @@ class PlanBuilder:
         return Value([Operand(Register(register), operand.labels, operand.batched, zero)], value.out, value.support,
                      value.dims)
 
-    def lag(self, value: Value, factor: int, lag: int, units) -> Value:
+    def lag(self, value: Value, factor: int, lag: int, units: Units) -> Value:
         """x_t -> x_{t - lag} along a factor the value varies along (zeros first)."""
         value = self.expand(value, units)
         (operand,) = value.operands
@@ -501,8 +517,8 @@ class PlanBuilder:
         """A builder for a scan's body: the same registers and dims, its own steps."""
         return PlanBuilder(self)
 
-    def scan(self, x: Value, time: int, initial, body: "PlanBuilder", h: Value, x_t: Value, result: Value,
-             x_t_units, state_factors, return_sequences: bool) -> Value:
+    def scan(self, x: Value, time: int, initial: Any, body: "PlanBuilder", h: Value, x_t: Value, result: Value,
+             x_t_units: Units, state_factors: Sequence[Algebra], return_sequences: bool) -> Value:
         """H(t) = body(H(t-1), X(t)) along factor `time` of x; `initial` a value without batch axes (or None)."""
         full = self.expand(x, frozenset())
         (operand,) = full.operands
@@ -524,7 +540,8 @@ class PlanBuilder:
         return Value([Operand(Register(register), "".join(out), True)], out, [ALL] * len(out), factors)
 
     # ------------------------------------------------------------------ the plan
-    def finish(self, value: Value, factors, units=frozenset(), name: str = "expression") -> Plan:
+    def finish(self, value: Value, factors: Sequence[Algebra], units: Units = frozenset(),
+               name: str = "expression") -> Plan:
         """The plan whose output is `value` with batch axes, then one full axis per factor not in `units`."""
         del factors
         result = self.expand(value, units, full=True)
@@ -532,13 +549,13 @@ class PlanBuilder:
         return Plan(self.inputs, fuse_attention(self.steps, output), output, self._registers[0], name)
 
 
-def _same_mask(a, b) -> bool:
+def _same_mask(a: Any, b: Any) -> bool:
     if isinstance(a, Register) or isinstance(b, Register):
         return a is b or (isinstance(a, Register) and isinstance(b, Register) and a.index == b.index)
     return a.mask == b.mask and a.supports == b.supports
 
 
-def _split_invariant(steps, variant_registers):
+def _split_invariant(steps: Sequence[Step], variant_registers: Collection[int]) -> tuple[list[Step], list[Step]]:
     """(steps that depend on neither loop register, the others) in order."""
     variant, hoisted, looped = set(variant_registers), [], []
     for step in steps:
@@ -550,7 +567,7 @@ def _split_invariant(steps, variant_registers):
     return hoisted, looped
 
 
-def _block(factor, rows, columns):
+def _block(factor: Factor, rows: Sequence[int], columns: Sequence[int]) -> tuple[np.ndarray, list[int]]:
     """lam restricted to rows x columns and to its nonzero outputs: (block, output components)."""
     restricted = factor.restricted(rows, columns)
     i, j, m = restricted.indices.T
@@ -560,14 +577,14 @@ def _block(factor, rows, columns):
     return block, components.tolist()
 
 
-def _gatherable(factor) -> bool:
+def _gatherable(factor: Factor) -> bool:
     """Each (row i, output m) receives at most one term: the output can be gathered from the other side."""
     i, _, m = factor.indices.T
     pairs = i * factor.shape[2] + m
     return len(np.unique(pairs)) == len(pairs)
 
 
-def _gather_price(factor) -> float:
+def _gather_price(factor: Factor) -> float:
     """The cost of gathering: one pass over the (rows, outputs) table, then a contraction over the rows."""
     rows, _, outputs = factor.shape
     cost = Cost(rows, factor.shape[1], outputs, rows * outputs, 4 * rows * outputs, rows * outputs, calls=4)

@@ -33,7 +33,7 @@ class Dim:
 
     __slots__ = ("name", "size", "parametric")
 
-    def __init__(self, name: str, size: int, parametric: bool):
+    def __init__(self, name: str, size: int, parametric: bool) -> None:
         self.name, self.size, self.parametric = name, int(size), parametric
 
     def pin(self) -> None:
@@ -55,7 +55,7 @@ class Register:
 
     __slots__ = ("index",)
 
-    def __init__(self, index: int):
+    def __init__(self, index: int) -> None:
         self.index = index
 
     def array(self, registers: list[Any], sizes: Sizes) -> Any:
