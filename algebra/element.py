@@ -115,10 +115,13 @@ class Element:
 
     def _scalar(self, value: object, operation: str) -> Element | None:
         """The element c 1 for a scalar c (int, Fraction, float with a short binary expansion, sympy number or
-        symbol), or None when `value` is no scalar (so Python tries the other operand's method)."""
+        symbol), or None when `value` is no scalar (so Python tries the other operand's method).  0 needs no
+        unit, so sum() of elements works in every algebra."""
         if isinstance(value, (Element, bool, np.bool_)) or not isinstance(value, (numbers.Number, sympy.Expr)):
             return None
         scalar = to_exact(value, "scalar")
+        if is_zero(scalar):
+            return self.algebra.zero()
         unit = self.algebra.unit()
         if unit is None:
             raise ValueError(f"{operation}: {self.algebra.name} has no unit, so the scalar {scalar} is not one of "
@@ -127,12 +130,7 @@ class Element:
 
     def _operand(self, other: object, operation: str) -> Element | None:
         """`other` as an element of this algebra (a scalar c as c 1), None when it is neither."""
-        if isinstance(other, Element):
-            return self._same_algebra(other, operation)
-        if isinstance(other, (numbers.Number, sympy.Expr)) and not isinstance(other, (bool, np.bool_)) and \
-                is_zero(to_exact(other, "scalar")):
-            return self.algebra.zero()                   # 0 needs no unit: sum() of elements works everywhere
-        return self._scalar(other, operation)
+        return self._same_algebra(other, operation) if isinstance(other, Element) else self._scalar(other, operation)
 
     def __add__(self, other: Element | ExactLike) -> Element:
         operand = self._operand(other, "+")

@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 from tqdm.auto import tqdm
 
 from .. import limits, linear
-from ..blocks import blocks
+from ..blocks import Block, blocks
 from .constraints import Constraints
 
 #: Largest block (unknowns) solved exactly by method="auto" when all coefficients are rational.
@@ -75,11 +75,11 @@ class Cost(NamedTuple):
         """The path `method` takes for this system ("exact" or "numeric"), or a ValueError when none fits."""
         numeric_fits = self.dense_bytes <= limits.MAX_DENSE_BYTES
         if method == "auto":
-            cheap = (self.largest_block <= EXACT_RATIONAL_LIMIT) if self.rational else (self.work <= EXACT_ALGEBRAIC_WORK)
-            if cheap:
+            cheap = self.largest_block <= EXACT_RATIONAL_LIMIT if self.rational else self.work <= EXACT_ALGEBRAIC_WORK
+            if cheap or self.rational and not numeric_fits:         # rational elimination is slow, never stuck
                 return "exact"
-            if numeric_fits or self.rational:
-                return "numeric" if numeric_fits else "exact"
+            if numeric_fits:
+                return "numeric"
         elif method == "exact" or numeric_fits:
             return method
         kind = "rational" if self.rational else "irrational"
@@ -144,11 +144,11 @@ class Solution:
 def estimate(constraints: Constraints) -> Cost:
     """The cost of solving `constraints` (see `Cost`), found without elimination."""
     _check(constraints)
-    return _estimate(constraints, constraints.matrix())
+    matrix = constraints.matrix()
+    return _estimate(constraints, matrix, blocks(matrix))
 
 
-def _estimate(constraints: Constraints, matrix: scipy.sparse.csr_array) -> Cost:
-    found = blocks(matrix)
+def _estimate(constraints: Constraints, matrix: scipy.sparse.csr_array, found: list[Block]) -> Cost:
     shapes = [(len(block.equations), len(block.unknowns)) for block in found]
     largest = max(unknowns for _, unknowns in shapes)
     work = sum(rows * unknowns * unknowns for rows, unknowns in shapes)
@@ -157,7 +157,7 @@ def _estimate(constraints: Constraints, matrix: scipy.sparse.csr_array) -> Cost:
                 largest, work, constraints.is_rational(), dense)
 
 
-def _exact(constraints: Constraints, matrix: scipy.sparse.csr_array, bar: tqdm) -> Solution:
+def _exact(constraints: Constraints, bar: tqdm) -> Solution:
     vectors = linear.sparse_nullspace(constraints.rows, constraints.size, bar.update)
     _check_basis_fits(len(vectors), constraints.size, copies=2)            # floats and object references
     exact = np.full((len(vectors), constraints.size), sympy.Integer(0), dtype=object)
@@ -168,10 +168,10 @@ def _exact(constraints: Constraints, matrix: scipy.sparse.csr_array, bar: tqdm) 
     return Solution(constraints, "exact", basis, tuple(row.reshape(constraints.target.shape) for row in exact))
 
 
-def _numeric(constraints: Constraints, matrix: scipy.sparse.csr_array, bar: tqdm) -> Solution:
+def _numeric(constraints: Constraints, matrix: scipy.sparse.csr_array, found: list[Block], bar: tqdm) -> Solution:
     matrix = matrix.tocsr()
     parts = []
-    for block in blocks(matrix):
+    for block in found:
         dense = matrix[block.equations][:, block.unknowns].toarray()
         if dense.shape[0] > dense.shape[1]:
             # A = QR with orthonormal Q: R has A's null space and singular values, and is square.
@@ -211,7 +211,8 @@ def solve(constraints: Constraints, method: str = "auto", progress: bool = True)
     if not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress: expected a bool, got {type(progress).__name__} {progress!r}")
     matrix = constraints.matrix()
-    method = _estimate(constraints, matrix).choose(method)
+    found = blocks(matrix)
+    method = _estimate(constraints, matrix, found).choose(method)
     with tqdm(total=constraints.size, desc=f"solve ({method})", unit="unknown", delay=PROGRESS_DELAY,
               leave=False, disable=not progress) as bar:
-        return (_exact if method == "exact" else _numeric)(constraints, matrix, bar)
+        return _exact(constraints, bar) if method == "exact" else _numeric(constraints, matrix, found, bar)
