@@ -5,13 +5,13 @@
 1. Real spherical harmonics up to l = 8 on 100000 points: `algebra.so3.spherical_harmonics` against the exact
    sympy formulas (`spherical_harmonic_formula`) lambdified per (l, m) and stacked.  Target <= 0.5.
 2. The Clebsch-Gordan product of two full features, lmax = 2, 4, 6, batch 1000, float64 and float32:
-   ``kernels.product(clebsch_gordan(lmax))`` against a dense contraction over the CG tensor written here.
-   Targets <= 1.0 at lmax 2 and 4, <= 0.5 at lmax 6.  This section runs only when ``kernels.product`` exists.
+   ``kernels.product(clebsch_gordan(lmax))`` against the precompiled opt_einsum contraction over the CG tensor
+   (targets <= 0.5 at lmax 4, <= 1/3 at lmax 6), with its dense FLOP rate against the GEMM peak measured in the
+   same run; and against e3nn's ``FullTensorProduct`` on the CPU when e3nn is installed (target: 3x ahead).
 """
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 
@@ -24,7 +24,7 @@ sys.path[:] = [os.path.dirname(_here)] + [p for p in sys.path if os.path.abspath
 
 from product_interactions.algebra.so3 import (clebsch_gordan, clebsch_gordan_tensor, spherical_harmonic_formula,  # noqa: E402
                          spherical_harmonics)
-from benchmarks.timing import ratio_row  # noqa: E402
+from benchmarks.timing import gemm_peak, median_time, optional, precompiled_dense, ratio_row  # noqa: E402
 
 HEADER = "| case | ratio | target | |\n| --- | --- | --- | --- |"
 
@@ -51,29 +51,58 @@ def harmonics_rows(repeats: int) -> list:
                       lambda: spherical_harmonics(lmax, points), lambda: reference(points), 0.5, repeats)]
 
 
-# ---------------------------------------------------------------------- needs the kernels package
+# ---------------------------------------------------------------------- the CG product
+def e3nn_product(lmax: int, dtype):
+    """e3nn's CPU ``FullTensorProduct`` of two (lmax + 1)^2 features, every path l1 x l2 -> l <= lmax (all irreps
+    even, so parity removes no path), as a function of two torch tensors; None when e3nn is not installed."""
+    o3 = optional("e3nn.o3")
+    if o3 is None:
+        return None
+    import torch
+    irreps = o3.Irreps([(1, (l, 1)) for l in range(lmax + 1)])
+    product = o3.FullTensorProduct(irreps, irreps, filter_ir_out=[ir for _, ir in irreps])
+    product = product.to(getattr(torch, np.dtype(dtype).name))
+    paths = sum(1 for l1 in range(lmax + 1) for l2 in range(lmax + 1) for l in range(abs(l1 - l2), min(l1 + l2, lmax) + 1))
+    assert len(product.instructions) == paths, f"e3nn has {len(product.instructions)} paths, expected {paths}"
+
+    def run(x, y):
+        with torch.no_grad():
+            return product(x, y)
+    return run
+
+
 def kernel_rows(repeats: int) -> list:
-    """CG product kernels against a dense einsum over the CG tensor; [] when kernels.product is missing."""
-    try:
-        kernels = importlib.import_module("product_interactions.kernels")
-    except ImportError:
-        return []
-    if not hasattr(kernels, "product"):
-        return []
+    """The CG product against the precompiled dense contraction (targets 0.5 at lmax 4, 1/3 at lmax 6, the
+    issue's block-sparse targets), its GFLOP/s of dense work against the GEMM peak, and against e3nn on torch
+    (target: 3x ahead) when e3nn is installed.  Ours on numpy is not timed against e3nn: torch's idle threads
+    slow the numpy BLAS timed right after them, which would charge us for e3nn's threads."""
+    from product_interactions import kernels
     rows = []
-    for lmax, target in ((2, 1.0), (4, 1.0), (6, 0.5)):
-        algebra = clebsch_gordan(lmax)
-        for dtype in (np.float64, np.float32):
+    for dtype in (np.float64, np.float32):
+        peak = gemm_peak(dtype)
+        rows.append(f"| GEMM peak {np.dtype(dtype).name}: {peak / 1e9:.0f} GFLOP/s (2048 x 2048 matmul, this run) | | | |")
+        for lmax, target in ((2, 1.0), (4, 0.5), (6, 1 / 3)):
+            algebra = clebsch_gordan(lmax)
             lam = clebsch_gordan_tensor(lmax).astype(dtype)
             x, y = np.random.default_rng(lmax).standard_normal((2, 1000, algebra.dim)).astype(dtype)
             kernel = kernels.product(algebra, dtype=dtype)
-
-            def dense(x=x, y=y, lam=lam):
-                return np.einsum("bi,bj,ijk->bk", x, y, lam, optimize=True)
-            error = np.abs(kernel(x, y) - dense()).max()
+            reference = precompiled_dense(lam, x.shape, y.shape)
+            error = np.abs(kernel(x, y) - reference(x, y)).max()
             assert error < (1e-10 if dtype == np.float64 else 1e-3), f"kernel disagrees by {error} at lmax {lmax}"
-            rows.append(ratio_row(f"CG product lmax {lmax}, batch 1000, {np.dtype(dtype).name}",
-                                  lambda kernel=kernel, x=x, y=y: kernel(x, y), dense, target, repeats))
+            case = f"CG product lmax {lmax}, batch 1000, {np.dtype(dtype).name}"
+            ours = median_time(lambda: kernel(x, y), repeats)
+            rows.append(ratio_row(f"{case} vs precompiled opt_einsum ({2 * lam.size * 1000 / ours / peak:.0%} of "
+                                  f"GEMM peak in dense FLOPs)", lambda: kernel(x, y), lambda: reference(x, y),
+                                  target, repeats))
+            e3nn = e3nn_product(lmax, dtype)
+            if e3nn is None:
+                continue
+            import torch
+            xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+            rows.append(ratio_row(f"{case} vs e3nn FullTensorProduct (both on torch)", lambda: kernel(xt, yt),
+                                  lambda: e3nn(xt, yt), 1 / 3, repeats))
+    if optional("e3nn") is None:
+        rows.append("| e3nn rows skipped: e3nn is not installed | | | |")
     return rows
 
 
@@ -85,8 +114,6 @@ def main(argv=None) -> None:
     kernel = kernel_rows(repeats)
     print(HEADER)
     print("\n".join(rows + kernel))
-    if not kernel:
-        print("(CG product kernels skipped: kernels.product is not available yet)")
 
 
 if __name__ == "__main__":
