@@ -236,8 +236,8 @@ class Kernel:
                 for a in arrays]
 
     def _rows(self, batch: tuple[int, ...], program: Program | None = None, cache_chunks: bool = True) -> int:
-        """Batch rows per chunk (as the levels ask, with `cache_chunks`, and within the memory limit); refuses when
-        even one row's temporaries exceed the memory limit."""
+        """Batch rows per chunk (as the levels ask, with `cache_chunks`, evened out so that the chunks are of one
+        size, and within the memory limit); refuses when even one row's temporaries exceed the memory limit."""
         program = program or self.program
         count = batch[0] if batch else 1
         per_row, fixed = self._temporaries(batch, program)
@@ -246,6 +246,7 @@ class Kernel:
         if chunk_bytes:
             working = program.cost.working() * self.dtype.itemsize * math.prod(batch[1:])
             rows = max(1, min(count, int(chunk_bytes // max(working, 1))))
+            rows = -(-count // -(-count // rows))          # equal chunks: no short last chunk paying the calls
         limit = memory.limit()
         if fixed + per_row * rows > limit:
             rows = int((limit - fixed) // per_row) if per_row and fixed < limit else 0

@@ -47,9 +47,11 @@ TERMS_PER_STATEMENT = 64
 
 @dataclass(frozen=True)
 class Source:
-    """Generated text, its compiled function, and its operation counts (each on whole component arrays)."""
+    """Generated text, its compiled function, and its operation counts (each on whole component arrays);
+    ``in_place`` is the same sums written for numpy arrays with nothing inside (see `InPlace`)."""
     text: str
     function: Callable[[Sequence[Any], Sequence[Any], Callable[[Any, Any], Any]], tuple[Any, ...]]
+    in_place: InPlace
     products: int        # calls of mul
     additions: int       # additions and subtractions
     scalings: int        # multiplications by a constant other than +-1
@@ -86,6 +88,10 @@ class _Builder:
         self.driver, self.other = ("x", "y") if orientation == "x" else ("y", "x")
         self.lines: list[str] = []
         self.additions, self.scalings, self.shared = 0, 0, 0
+        #: The plan `InPlace` renders: shared forms (name, key), shared products (name, driver, form) in order,
+        #: and each output's terms (scale, driver, form) with form a shared name or a key.
+        self.steps: list[tuple[str, Any, Any]] = []
+        self.outputs: list[list[tuple[float, int, Any]]] = []
 
     def linear(self, key: Form) -> str:
         text, additions, scalings = _signed([(c, f"{self.other}{index}") for index, c in key])
@@ -112,6 +118,7 @@ class _Builder:
             elif len(drivers) > 1:
                 forms[key] = f"u{self.shared}"
                 self.lines.append(f"{forms[key]} = {self.linear(key)}")
+                self.steps.append((forms[key], None, key))
                 self.shared += 1
             else:
                 forms[key] = f"({self.linear(key)})"
@@ -121,10 +128,13 @@ class _Builder:
             if uses > 1:
                 name = f"p{self.shared}"
                 self.lines.append(f"{name} = {products[driver, key]}")
+                self.steps.append((name, driver, _shared_or_key(forms[key], key)))
                 products[driver, key] = name
                 self.shared += 1
         names = []
         for k, terms in enumerate(outputs):
+            self.outputs.append([(scale, -1, products[driver, key]) if products[driver, key].startswith("p")
+                                 else (scale, driver, _shared_or_key(forms[key], key)) for scale, driver, key in terms])
             rendered = [(scale, products[driver, key]) for scale, driver, key in terms]
             names.append(f"z{k}" if rendered else "None")
             for start in range(0, len(rendered), TERMS_PER_STATEMENT):
@@ -138,6 +148,98 @@ class _Builder:
         unpack = [f"{', '.join(f'{name}{i}' for i in range(n))}{',' if n == 1 else ''} = {name}"
                   for name, n in (("x", self.shape[0]), ("y", self.shape[1]))]
         return "def product(x, y, mul):\n" + "\n".join(f"    {line}" for line in unpack + self.lines)
+
+
+def _shared_or_key(form: str, key: Form) -> Any:
+    """A form as the in-place plan refers to it: its shared name (``u0``) or its key."""
+    return form if form.startswith("u") else key
+
+
+class InPlace:
+    """The generated sums for numpy arrays with nothing inside: ``product_into(x, y, z)`` writes every output
+    component into the rows of a preallocated z with ufuncs (``out=``), through three scratch rows, so that no
+    temporary is allocated per term and a cache-sized chunk stays in cache.  Same terms in the same order as the
+    expression form, so the same rounding.
+
+    >>> import numpy as np
+    >>> from product_interactions.algebra import complex_numbers
+    >>> from product_interactions.kernels.factor import Factor
+    >>> z = np.empty((2, 1))
+    >>> generate(Factor.from_algebra(complex_numbers())).in_place(np.array([[1.0], [2.0]]), np.array([[3.0], [4.0]]), z)
+    >>> z.ravel().tolist()                     # (1 + 2i)(3 + 4i)
+    [-5.0, 10.0]
+    """
+
+    def __init__(self, builder: _Builder) -> None:
+        self.driver, self.other = builder.driver, builder.other
+        self.lines = [f"t, f, g, *shared = scratch(z[0], {builder.shared})"]
+        for name, driver, form in builder.steps:
+            target = f"shared[{name[1:]}]"
+            if driver is None:
+                self._form(form, target)
+            else:
+                self._product(driver, form, target)
+            self.lines.append(f"{name} = {target}")
+        for k, terms in enumerate(builder.outputs):
+            self._output(k, terms)
+        self.text = "def product_into(x, y, z):\n" + "\n".join(f"    {line}" for line in self.lines)
+        namespace: dict[str, Any] = {"__builtins__": {}, "scratch": _scratch, "np": np}
+        exec(compile(self.text, "<kernels.source in place>", "exec"), namespace)  # our own text (validated floats)
+        self.function = namespace["product_into"]
+
+    def __call__(self, x: Sequence[np.ndarray], y: Sequence[np.ndarray], z: np.ndarray) -> None:
+        self.function(x, y, z)
+
+    def _form(self, key: Form, target: str) -> None:
+        """target = the linear form `key` in the other operand."""
+        for position, (index, c) in enumerate(key):
+            source = f"{self.other}[{index}]"
+            if position == 0:
+                self.lines.append(f"np.copyto({target}, {source})" if c == 1 else
+                                  f"np.negative({source}, out={target})" if c == -1 else
+                                  f"np.multiply({source}, {c!r}, out={target})")
+            elif abs(c) == 1:
+                self.lines.append(f"np.{'add' if c > 0 else 'subtract'}({target}, {source}, out={target})")
+            else:
+                self.lines.append(f"np.multiply({source}, {abs(c)!r}, out=g)")
+                self.lines.append(f"np.{'add' if c > 0 else 'subtract'}({target}, g, out={target})")
+
+    def _value(self, form: Any) -> str:
+        """The name holding a form: a component of the other operand, a shared form, or f once computed."""
+        if isinstance(form, str):
+            return form
+        if len(form) == 1 and form[0][1] == 1:
+            return f"{self.other}[{form[0][0]}]"
+        self._form(form, "f")
+        return "f"
+
+    def _product(self, driver: int, form: Any, target: str) -> None:
+        a, b = f"{self.driver}[{driver}]", self._value(form)
+        self.lines.append(f"np.multiply({a}, {b}, out={target})" if self.driver == "x" else
+                          f"np.multiply({b}, {a}, out={target})")
+
+    def _output(self, k: int, terms: list[tuple[float, int, Any]]) -> None:
+        target = f"z[{k}]"
+        if not terms:
+            self.lines.append(f"{target}.fill(0)")
+        for position, (scale, driver, form) in enumerate(terms):
+            into = target if position == 0 else "t"
+            if driver < 0:                                       # a shared product, by name
+                self.lines.append(f"np.copyto({into}, {form})")
+            else:
+                self._product(driver, form, into)
+            magnitude = abs(scale) if position else scale
+            if magnitude == -1:
+                self.lines.append(f"np.negative({into}, out={into})")
+            elif magnitude != 1:
+                self.lines.append(f"np.multiply({into}, {magnitude!r}, out={into})")
+            if position:
+                self.lines.append(f"np.{'add' if scale > 0 else 'subtract'}({target}, t, out={target})")
+
+
+def _scratch(like: np.ndarray, shared: int) -> list[np.ndarray]:
+    """Three scratch rows and one per shared temporary, shaped like one output row."""
+    return [np.empty_like(like) for _ in range(3 + shared)]
 
 
 def _outputs(indices: list[list[int]], values: list[float], orientation: str, d3: int) -> list[Terms]:
@@ -165,7 +267,8 @@ def _generate(key: tuple[tuple[int, ...], bytes, bytes]) -> Source:
     namespace: dict[str, Any] = {"__builtins__": {}}
     exec(compile(text, "<kernels.source>", "exec"), namespace)  # our own text, built from validated floats
     products = len({(d, k) for terms in candidates[orientation] for _, d, k in terms})
-    return Source(text, namespace["product"], products, builder.additions, builder.scalings, builder.shared)
+    return Source(text, namespace["product"], InPlace(builder), products, builder.additions, builder.scalings,
+                  builder.shared)
 
 
 def generate(factor: Factor) -> Source:

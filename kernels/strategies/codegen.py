@@ -1,7 +1,9 @@
 """codegen: generated numpy source, one expression per output component (see `kernels.source`).
 
 The level moves its axis to the front (copying once, so that each component is contiguous), calls the compiled
-function on the components and stacks the outputs.  The function is generated and compiled once per structure.
+function on the components and stacks the outputs; numpy arrays with nothing inside go through the in-place
+form instead, which writes each output row of one preallocated array (`kernels.source.InPlace`).  The functions
+are generated and compiled once per structure.
 
 >>> import numpy as np
 >>> from product_interactions.algebra import quaternions
@@ -15,8 +17,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .. import source
 from ..axes import align, components, engine_of, restore, stack
+from .identify import Elementwise
 from .level import Level, Program, around
 
 if TYPE_CHECKING:
@@ -70,6 +75,12 @@ class Codegen(Level):
         engine = engine_of(x, y)
         x, y = align(x, y)
         xc, yc = components(x, self.axis, engine), components(y, self.axis, engine)
+        if (type(xc) is np.ndarray and type(yc) is np.ndarray and min(xc.ndim, yc.ndim) > 1
+                and isinstance(self.inner, Elementwise)):
+            z = np.empty((self.factor.shape[2],) + np.broadcast_shapes(xc.shape[1:], yc.shape[1:]),
+                         np.result_type(xc, yc))
+            self.source.in_place(xc, yc, z)
+            return restore(z, self.axis)
         parts = self.source.function(xc, yc, self.inner)
         return restore(stack(parts, lambda: self.inner(xc[0], yc[0]), engine), self.axis, engine)
 

@@ -191,3 +191,22 @@ def test_the_fft_error_stays_within_its_stated_normwise_bound_and_explain_says_w
     direct = kernels.product(translation(n), strategy="gather", dtype=dtype)(x, y)
     assert (np.abs(direct - exact) / np.abs(exact)).max() < 1e3 * np.finfo(dtype).eps * n
     assert "lose digits: strategy='gather'" in fft.explain()
+
+
+@pytest.mark.parametrize("name", sorted(builtin_algebras()))
+def test_codegen_in_place_form_rounds_exactly_as_its_expression_form(name):
+    import operator
+
+    from product_interactions.kernels.factor import Factor
+    from product_interactions.kernels.source import generate
+    A = builtin_algebras()[name]
+    if len(A.shape) != 1 or A.dim > 64:
+        pytest.skip("one factor of modest size")
+    source = generate(Factor.from_algebra(A))
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((2, A.dim, 5))
+    z = np.full((A.dim, 5), np.nan)
+    source.in_place(x, y, z)
+    expected = [np.zeros(5) if part is None else part for part in source.function(x, y, operator.mul)]
+    assert np.array_equal(z, np.stack(expected))
+    assert source.shared == 0 or "shared[0]" in source.in_place.text
