@@ -13,7 +13,7 @@ import numpy as np
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [os.path.dirname(_here)] + [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
-from benchmarks.timing import TABLE_HEADER, median_time, parse_arguments, ratio_row  # noqa: E402
+from benchmarks.timing import TABLE_HEADER, median_time, optional, parse_arguments, ratio_row  # noqa: E402
 from product_interactions.interactions.architectures.seq2tens import ls2t  # noqa: E402
 from product_interactions.interactions.feature_map import signature  # noqa: E402
 
@@ -32,6 +32,26 @@ def numpy_signature(x, depth):
     return np.concatenate(levels[1:], axis=1)
 
 
+def anchor_rows(paths, repeats) -> list:
+    """Signatures against iisignature and pysiglib (compiled libraries; each row skipped when it is not installed):
+    depth 4 at most 0.5x iisignature and 3x pysiglib, depth 2 at most 1.0x iisignature."""
+    rows = []
+    for name, target_by_depth, call in (
+            ("iisignature", {2: 1.0, 4: 0.5}, lambda module, depth: module.sig(paths, depth)),
+            ("pysiglib", {4: 3.0}, lambda module, depth: module.signature(paths, depth))):
+        module = optional(name)
+        if module is None:
+            rows.append(f"| {name} rows skipped: {name} is not installed | | | |")
+            continue
+        for depth, target in target_by_depth.items():
+            expected = np.asarray(call(module, depth))
+            error = np.max(np.abs(signature(paths, depth) - expected[..., -signature(paths, depth).shape[-1]:]))
+            assert error < 1e-8 * (1 + np.abs(expected).max()), f"{name} disagrees by {error} at depth {depth}"
+            rows.append(ratio_row(f"signature depth {depth}, 256 paths, length 128, d = 4, float64 (vs {name})",
+                                  lambda: signature(paths, depth), lambda: call(module, depth), target, repeats))
+    return rows
+
+
 def method_times(rows, case, x, depth, repeats):
     times = {method: median_time(lambda: signature(x, depth, method=method), repeats=repeats)
              for method in ("sequential", "levelwise", "parallel")}
@@ -48,6 +68,7 @@ def main(argv=None):
     assert error < 1e-10, error
     rows.append(ratio_row("signature depth 4, 256 paths, length 128, d = 4, float64 (vs a numpy time loop)",
                           lambda: signature(paths, 4), lambda: numpy_signature(paths, 4), 0.5, args.repeats))
+    rows += anchor_rows(paths, args.repeats)
 
     layer = ls2t(d_in=8, width=64, order=4)
     params = layer.init(seed=0)
