@@ -492,6 +492,37 @@ class Algebra:
         equations = [{i: v for i, v in eq.items() if not is_zero(v)} for eq in rows.values()]
         return [Element(self, vector) for vector in linear.nullspace(equations, self.dim)]
 
+    def derived_algebra(self) -> list[Element]:
+        """A basis of the span of all products x y (`algebra.structure`)."""
+        from . import structure
+        return structure.derived_algebra(self)
+
+    def ideal(self, generators: Sequence[Element]) -> list[Element]:
+        """A basis of the smallest two-sided ideal containing `generators` (`algebra.structure`)."""
+        from . import structure
+        return structure.ideal(self, generators)
+
+    def radical(self) -> list[Element]:
+        """A basis of the largest nilpotent ideal of an associative algebra (`algebra.structure`)."""
+        from . import structure
+        return structure.radical(self)
+
+    def killing_form(self) -> sympy.Matrix:
+        """The Killing form tr(ad_x ad_y) of a Lie algebra on the basis (`algebra.structure`)."""
+        from . import structure
+        return structure.killing_form(self)
+
+    def is_semisimple(self) -> bool:
+        """No radical (associative) or a nondegenerate Killing form (Lie) (`algebra.structure`)."""
+        from . import structure
+        return structure.is_semisimple(self)
+
+    def derivations(self) -> list[sympy.Matrix]:
+        """A basis of Der(A), matrices D with D(x y) = D(x) y + x D(y): the infinitesimal symmetries of the
+        product (`algebra.structure`)."""
+        from . import structure
+        return structure.derivations(self)
+
     def is_homomorphism(self, matrix: ArrayLike, other: Algebra) -> bool:
         """True when the linear map with `matrix` (shape (other.dim, self.dim)) preserves products."""
         if not isinstance(other, Algebra):

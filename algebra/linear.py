@@ -91,3 +91,18 @@ def nullspace(rows: Sequence[Mapping[int, sympy.Expr]], ncols: int) -> list[list
     """`sparse_nullspace` as dense coefficient lists."""
     zero = sympy.Integer(0)
     return [[vector.get(c, zero) for c in range(ncols)] for vector in sparse_nullspace(rows, ncols)]
+
+
+def row_space(rows: Sequence[Mapping[int, sympy.Expr]], ncols: int) -> list[dict[int, sympy.Expr]]:
+    """The reduced row echelon basis of the span of `rows` (each 1 at its pivot, 0 at the other pivots), as sparse
+    ``{column: value}``; no rows for the zero span.
+
+    >>> row_space([{0: sympy.Integer(2), 1: sympy.Integer(2)}, {0: sympy.Integer(1), 1: sympy.Integer(1)}], 2)
+    [{0: 1, 1: 1}]
+    """
+    if not any(rows):
+        return []
+    matrix, _ = _domain_matrix(rows, ncols)
+    reduced, pivots = matrix.to_field().rref()
+    field, entries = reduced.domain, reduced.rep.to_sdm()
+    return [{c: field.to_sympy(v) for c, v in sorted(entries[r].items())} for r in range(len(pivots))]

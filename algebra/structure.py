@@ -1,0 +1,164 @@
+"""The structure of an algebra, exactly: derived algebra, ideals, radical, Killing form, semisimplicity and
+derivations.  Each returns a basis (a list of `Element`, or of sympy matrices for derivations) computed by exact
+linear algebra on the structure constants; `Algebra` offers each as a method.
+
+* ``derived_algebra(A)``: the span of all products A A.
+* ``ideal(A, generators)``: the smallest two-sided ideal containing the generators.
+* ``radical(A)`` (associative A): the largest nilpotent ideal, by Dickson's trace criterion in characteristic 0,
+  rad A = {x : tr L_x = 0 and tr L_(x y) = 0 for all y} (L the left regular representation; the first condition
+  makes it hold without a unit too).
+* ``killing_form(A)`` (Lie A): K(x, y) = tr(ad_x ad_y).
+* ``is_semisimple(A)``: no radical (associative), or a nondegenerate Killing form (Lie, Cartan's criterion).
+* ``derivations(A)``: Der(A) = {D : D(x y) = D(x) y + x D(y)}, the Lie algebra of the infinitesimal symmetries of
+  the product: a one-parameter group exp(t M) acts by automorphisms exactly when M is a derivation.
+
+>>> from product_interactions.algebra import matrix_algebra, quaternions
+>>> len(derivations(quaternions()))                   # so(3): the rotations of the imaginary quaternions
+3
+>>> len(derivations(matrix_algebra(2)))               # the inner derivations [a, -], a traceless
+3
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import sympy
+
+from . import linear
+from .element import Element
+from .limits import check_size
+
+if TYPE_CHECKING:
+    from .algebra import Algebra
+
+
+def _basis(A: Algebra, rows: Sequence[dict[int, sympy.Expr]]) -> list[Element]:
+    zero = sympy.Integer(0)
+    return [A.element([row.get(c, zero) for c in range(A.dim)]) for row in rows]
+
+
+def _products(A: Algebra) -> dict[tuple[int, int], dict[int, sympy.Expr]]:
+    """{(i, j): {k: c}} with e_i e_j = sum_k c e_k (nonzero products only)."""
+    table: defaultdict[tuple[int, int], dict[int, sympy.Expr]] = defaultdict(dict)
+    for i, j, k, c in A.entries():
+        table[i, j][k] = c
+    return table
+
+
+def derived_algebra(A: Algebra) -> list[Element]:
+    """A basis of A A = span{x y}: all of A for a unital algebra, [g, g] for a Lie algebra g."""
+    return _basis(A, linear.row_space(list(_products(A).values()), A.dim))
+
+
+def ideal(A: Algebra, generators: Sequence[Element]) -> list[Element]:
+    """A basis of the smallest two-sided ideal of A containing `generators` (elements of A): their span, closed
+    under multiplication by every basis element on either side."""
+    if isinstance(generators, Element) or not isinstance(generators, Sequence):
+        raise TypeError(f"generators: expected a list of elements of {A.name}, got {type(generators).__name__}")
+    for n, g in enumerate(generators):
+        if not isinstance(g, Element) or g.algebra != A:
+            raise TypeError(f"generators[{n}]: expected an element of {A.name}, got "
+                            f"{g.algebra.name if isinstance(g, Element) else type(g).__name__}")
+    check_size(2 * A.dim**3, "ideal", f"products of basis elements to close an ideal of {A.name} (at most)",
+               "ask on a smaller algebra")
+    basis = linear.row_space([_sparse(g) for g in generators], A.dim)
+    table = _products(A)
+    while True:
+        grown = basis + [_sparse_product(table, side, i, v) for v in basis for i in range(A.dim) for side in (0, 1)]
+        larger = linear.row_space(grown, A.dim)
+        if len(larger) == len(basis):
+            return _basis(A, basis)
+        basis = larger
+
+
+def _sparse(x: Element) -> dict[int, sympy.Expr]:
+    return {c: v for c, v in enumerate(x.flat) if v != 0}
+
+
+def _sparse_product(table: dict[tuple[int, int], dict[int, sympy.Expr]], side: int, i: int,
+                    v: dict[int, sympy.Expr]) -> dict[int, sympy.Expr]:
+    """e_i v (side 0) or v e_i (side 1) for a sparse vector v."""
+    result: defaultdict[int, sympy.Expr] = defaultdict(lambda: sympy.Integer(0))
+    for j, a in v.items():
+        for k, c in table.get((i, j) if side == 0 else (j, i), {}).items():
+            result[k] += a * c
+    return {k: c for k, c in result.items() if c != 0}
+
+
+def _require(A: Algebra, query: str, kind: str) -> None:
+    holds = A.is_associative() if kind == "associative" else A.is_lie()
+    if not holds:
+        raise ValueError(f"{query}: applies to {kind} algebras; {A.name} is not {kind}")
+
+
+def _left_traces(A: Algebra) -> dict[int, sympy.Expr]:
+    """{k: tr L_(e_k)}, nonzero only: tr L_(e_k) = sum_i lam[k, i, i]."""
+    traces: defaultdict[int, sympy.Expr] = defaultdict(lambda: sympy.Integer(0))
+    for k, i, m, c in A.entries():
+        if i == m:
+            traces[k] += c
+    return {k: t for k, t in traces.items() if t != 0}
+
+
+def radical(A: Algebra) -> list[Element]:
+    """A basis of the radical of an associative algebra: the largest nilpotent ideal (strictly upper triangular
+    matrices in the upper triangular ones; zero for a semisimple algebra)."""
+    _require(A, "radical", "associative")
+    traces = _left_traces(A)
+    equations: defaultdict[int, dict[int, sympy.Expr]] = defaultdict(dict)   # sum_a x_a tr L_(e_a e_b) = 0
+    for a, b, k, c in A.entries():
+        if k in traces:
+            equations[b][a] = equations[b].get(a, 0) + c * traces[k]
+    rows = [row for row in equations.values()] + [traces]                       # and tr L_x = 0
+    return _basis(A, linear.sparse_nullspace([{a: v for a, v in row.items() if v != 0} for row in rows], A.dim))
+
+
+def killing_form(A: Algebra) -> sympy.Matrix:
+    """The Killing form of a Lie algebra, K[a, b] = tr(ad_(e_a) ad_(e_b)), as a symmetric sympy matrix."""
+    _require(A, "killing_form", "Lie")
+    check_size(A.dim**2, "killing_form", f"entries in the Killing form of {A.name}", "ask on a smaller algebra")
+    by_first: defaultdict[int, list[tuple[int, int, sympy.Expr]]] = defaultdict(list)    # a -> (i, k, lam[a,i,k])
+    for a, i, k, c in A.entries():
+        by_first[a].append((i, k, c))
+    form = sympy.zeros(A.dim, A.dim)
+    for a, row in by_first.items():
+        ad_a = {(k, i): c for i, k, c in row}                                    # (ad_a)[k, i]
+        for b, other in by_first.items():
+            form[a, b] = sum((c * ad_a.get((i, k), 0) for k, i, c in ((k, i, c) for i, k, c in other)),
+                             sympy.Integer(0))
+    return form
+
+
+def is_semisimple(A: Algebra) -> bool:
+    """Associative: the radical is zero.  Lie: the Killing form is nondegenerate (Cartan's criterion).  Other
+    algebras: a ValueError (semisimplicity is asked of one of the two)."""
+    if A.is_associative():
+        return not radical(A)
+    if A.is_lie():
+        return A.dim > 0 and killing_form(A).rank() == A.dim
+    raise ValueError(f"is_semisimple: applies to associative or Lie algebras; {A.name} is neither")
+
+
+def derivations(A: Algebra) -> list[sympy.Matrix]:
+    """A basis of Der(A) as (dim, dim) sympy matrices D (D e_j = sum_i D[i, j] e_i) with
+    D(e_a e_b) = D(e_a) e_b + e_a D(e_b): one exact sparse linear system in the dim^2 entries of D."""
+    dim, entries = A.dim, A.entries()
+    check_size(3 * len(entries) * dim + dim**2, "derivations",
+               f"coefficients in the derivation equations of {A.name}", "ask on a smaller algebra")
+    equations: defaultdict[tuple[int, int, int], dict[int, sympy.Expr]] = defaultdict(dict)
+
+    def add(equation: tuple[int, int, int], unknown: int, value: sympy.Expr) -> None:
+        row = equations[equation]
+        row[unknown] = row.get(unknown, 0) + value
+
+    for a, b, c, value in entries:
+        for k in range(dim):
+            add((a, b, k), k * dim + c, value)                  # D(e_a e_b)_k = sum_c lam[a, b, c] D[k, c]
+            add((k, b, c), a * dim + k, -value)                 # (D(e_k) e_b)_c: D[a, k] lam[a, b, c]
+            add((a, k, c), b * dim + k, -value)                 # (e_a D(e_k))_c: D[b, k] lam[a, b, c]
+    rows = [{u: v for u, v in row.items() if v != 0} for row in equations.values()]
+    zero = sympy.Integer(0)
+    return [sympy.Matrix(dim, dim, [vector.get(u, zero) for u in range(dim * dim)])
+            for vector in linear.sparse_nullspace(rows, dim * dim)]

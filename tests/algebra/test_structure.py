@@ -1,0 +1,134 @@
+"""Structure queries (issue 17, items 3 and 4): derived algebra, ideals, radical, Killing form, semisimplicity and
+derivations, against facts from the literature and brute force on random elements."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import sympy
+
+from product_interactions.algebra import Algebra, complex_numbers, diagonal, matrix_algebra, quaternions
+from test_identity_queries import CROSS, _bracket, cayley_dickson
+
+
+def upper_triangular(n: int) -> Algebra:
+    """The n x n upper triangular matrices, basis E_ab (a <= b), E_ab E_cd = [b == c] E_ad."""
+    units = [(a, b) for a in range(n) for b in range(a, n)]
+    index = {u: k for k, u in enumerate(units)}
+    return Algebra.from_function(len(units), lambda i, j: {index[units[i][0], units[j][1]]: 1}
+                                 if units[i][1] == units[j][0] else {}, name=f"upper triangular {n}")
+
+
+def group_algebra_s3() -> Algebra:
+    """Q[S_3]: basis the six permutations of (0, 1, 2), e_g e_h = e_(g h)."""
+    group = list(itertools.permutations(range(3)))
+    compose = lambda g, h: tuple(g[h[i]] for i in range(3))  # noqa: E731
+    return Algebra.from_function(6, lambda i, j: {group.index(compose(group[i], group[j])): 1})
+
+
+HEISENBERG = Algebra.from_function(3, lambda i, j: {2: 1} if (i, j) == (0, 1) else {2: -1} if (i, j) == (1, 0)
+                                   else {}, name="heisenberg")                     # [x, y] = z
+SL2 = Algebra.from_function(3, lambda i, j: {(0, 1): {1: 2}, (1, 0): {1: -2}, (0, 2): {2: -2}, (2, 0): {2: 2},
+                                             (1, 2): {0: 1}, (2, 1): {0: -1}}.get((i, j), {}), name="sl2")  # h, e, f
+DUAL_NUMBERS = Algebra.from_function(2, lambda i, j: {i + j: 1} if i + j < 2 else {}, name="dual numbers")
+
+
+@pytest.mark.parametrize("algebra, dimension", [
+    (complex_numbers(), 0),             # C over R: no derivations
+    (diagonal(3), 0),                   # a product of fields
+    (quaternions(), 3),                 # so(3), all inner
+    (cayley_dickson(8), 14),            # the octonions: g2 (Cartan)
+    (matrix_algebra(2), 3),             # M_n: inner, n^2 - 1
+    (matrix_algebra(3), 8),
+    (upper_triangular(2), 2),           # triangular algebras: inner, n(n+1)/2 - 1
+    (upper_triangular(3), 5),
+    (CROSS, 3),                         # so(3) is semisimple: all derivations inner
+    (SL2, 3),
+    (HEISENBERG, 6),                    # the 3-dimensional Heisenberg algebra: Der has dimension 6
+    (DUAL_NUMBERS, 1),                  # D(eps) = a eps
+], ids=lambda a: getattr(a, "name", str(a)))
+def test_derivation_algebras_have_their_known_dimensions(algebra, dimension):
+    assert len(algebra.derivations()) == dimension
+
+
+@pytest.mark.parametrize("algebra", [quaternions(), cayley_dickson(8), upper_triangular(3), HEISENBERG, SL2],
+                         ids=lambda a: a.name)
+def test_every_derivation_satisfies_the_leibniz_rule_on_random_elements(algebra):
+    rng = np.random.default_rng(0)
+    lam = algebra.structure_constants()
+    mul = lambda a, b: np.einsum("i,j,ijk->k", a, b, lam)  # noqa: E731
+    basis = algebra.derivations()
+    D = sum(float(rng.standard_normal()) * np.array(m, dtype=float) for m in basis)
+    for _ in range(3):
+        x, y = rng.standard_normal((2, algebra.dim))
+        assert np.allclose(D @ mul(x, y), mul(D @ x, y) + mul(x, D @ y))
+    assert sympy.Matrix.hstack(*[m.reshape(algebra.dim**2, 1) for m in basis]).rank() == len(basis)
+
+
+def test_derivations_are_closed_under_the_commutator():
+    basis = cayley_dickson(8).derivations()
+    stacked = sympy.Matrix.hstack(*[m.reshape(64, 1) for m in basis])
+    for a, b in [(0, 1), (2, 5), (3, 13)]:
+        bracket = (basis[a] * basis[b] - basis[b] * basis[a]).reshape(64, 1)
+        assert sympy.Matrix.hstack(stacked, bracket).rank() == len(basis)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_the_radical_of_upper_triangular_matrices_is_the_strictly_upper_part(n):
+    T = upper_triangular(n)
+    radical = T.radical()
+    assert len(radical) == n * (n - 1) // 2
+    units = [(a, b) for a in range(n) for b in range(a, n)]
+    for x in radical:                                   # no diagonal part
+        assert all(c == 0 for c, (a, b) in zip(x.flat, units) if a == b)
+    assert not T.is_semisimple()
+
+
+def test_radicals_and_semisimplicity_of_associative_algebras():
+    for semisimple in (matrix_algebra(2), quaternions(), complex_numbers(), diagonal(4), group_algebra_s3()):
+        assert semisimple.radical() == [] and semisimple.is_semisimple()      # Wedderburn, Maschke
+    assert [list(x.flat) for x in DUAL_NUMBERS.radical()] == [[0, 1]]
+    zero_product = Algebra.from_function(2, lambda i, j: {})
+    assert len(zero_product.radical()) == 2                                  # no unit: the trace condition
+
+
+def test_radical_elements_are_nilpotent_and_form_an_ideal():
+    T = upper_triangular(3)
+    rng = np.random.default_rng(1)
+    for x in T.radical():
+        y = T.element([int(v) for v in rng.integers(-3, 4, T.dim)])
+        assert (x * y) ** 3 == 0 and (y * x) ** 3 == 0
+    assert len(T.ideal(T.radical())) == len(T.radical())
+
+
+def test_killing_forms_and_cartan_s_criterion():
+    assert CROSS.killing_form() == -2 * sympy.eye(3)
+    assert SL2.killing_form() == sympy.Matrix([[8, 0, 0], [0, 0, 4], [0, 4, 0]])        # h, e, f
+    assert CROSS.is_semisimple() and SL2.is_semisimple() and not HEISENBERG.is_semisimple()
+    assert HEISENBERG.killing_form() == sympy.zeros(3, 3)                              # nilpotent
+    gl2 = _bracket(matrix_algebra(2), -1)
+    assert not gl2.is_semisimple()                                                      # its centre
+
+
+def test_derived_algebras_ideals_and_the_centre_of_a_group_algebra():
+    assert [list(x.flat) for x in HEISENBERG.derived_algebra()] == [[0, 0, 1]]
+    assert len(CROSS.derived_algebra()) == 3 and len(_bracket(matrix_algebra(2), -1).derived_algebra()) == 3
+    assert len(upper_triangular(2).derived_algebra()) == 3                             # unital: all of it
+    M2, T2 = matrix_algebra(2), upper_triangular(2)
+    assert len(M2.ideal([M2.basis_element(1)])) == 4                                   # M_2 is simple
+    assert len(T2.ideal([T2.basis_element(1)])) == 1                                   # E_12 spans an ideal
+    assert len(group_algebra_s3().center()) == 3                                       # three conjugacy classes
+
+
+def test_structure_queries_refuse_what_does_not_apply_by_name():
+    with pytest.raises(ValueError, match="radical: applies to associative algebras; .* is not associative"):
+        cayley_dickson(8).radical()
+    with pytest.raises(ValueError, match="killing_form: applies to Lie algebras"):
+        quaternions().killing_form()
+    with pytest.raises(ValueError, match="is_semisimple: applies to associative or Lie algebras"):
+        cayley_dickson(8).is_semisimple()
+    with pytest.raises(TypeError, match=r"generators\[0\]: expected an element of quaternions, got int"):
+        quaternions().ideal([1])
+    with pytest.raises(TypeError, match="generators: expected a list of elements"):
+        quaternions().ideal(quaternions().unit())
