@@ -21,13 +21,14 @@ linear algebra on the structure constants; `Algebra` offers each as a method.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import sympy
 
 from . import linear
 from .element import Element
+from .exact import is_zero
 from .limits import check_size
 
 if TYPE_CHECKING:
@@ -139,6 +140,25 @@ def is_semisimple(A: Algebra) -> bool:
     if A.is_lie():
         return A.dim > 0 and killing_form(A).rank() == A.dim
     raise ValueError(f"is_semisimple: applies to associative or Lie algebras; {A.name} is neither")
+
+
+def leibniz_defect(A: Algebra, matrix: Mapping[tuple[int, int], sympy.Expr]) -> dict[tuple[int, int, int], sympy.Expr]:
+    """The nonzero entries of J(e_a e_b) - J(e_a) e_b - e_a J(e_b), keyed (a, b, k), for the linear map J given by
+    its nonzero entries ``{(i, j): value}`` (J e_j = sum_i J[i, j] e_i): empty exactly when J is a derivation."""
+    by_row: defaultdict[int, list[tuple[int, sympy.Expr]]] = defaultdict(list)     # i -> [(j, J[i, j])]
+    by_column: defaultdict[int, list[tuple[int, sympy.Expr]]] = defaultdict(list)  # j -> [(i, J[i, j])]
+    for (i, j), v in matrix.items():
+        by_row[i].append((j, v))
+        by_column[j].append((i, v))
+    defect: defaultdict[tuple[int, int, int], sympy.Expr] = defaultdict(lambda: sympy.Integer(0))
+    for a, b, c, value in A.entries():
+        for i, v in by_column[c]:
+            defect[a, b, i] += value * v                     # J(e_a e_b)
+        for k, v in by_row[a]:
+            defect[k, b, c] -= v * value                     # J(e_k) e_b holds J[a, k] e_a e_b
+        for k, v in by_row[b]:
+            defect[a, k, c] -= v * value                     # e_a J(e_k) holds J[b, k] e_a e_b
+    return {key: v for key, v in defect.items() if not is_zero(v)}
 
 
 def derivations(A: Algebra) -> list[sympy.Matrix]:

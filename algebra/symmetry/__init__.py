@@ -18,6 +18,7 @@ from .constraints import Constraints, equivariant_constraints
 from .finite import finite_group
 from .permutations import permutations
 from .product import diagonal_action, product_action
+from .product_symmetries import ProductSymmetries, product_symmetries
 from .regulariser import regulariser
 from .rotations import rotations_so3
 from .solve import Cost, Solution, estimate, solve
@@ -25,7 +26,8 @@ from .targets import bilinear_map, filter_of, linear_map
 from .translations import translations
 
 __all__ = [
-    "Action", "Constraints", "Cost", "Solution",
+    "Action", "Constraints", "Cost", "ProductSymmetries", "Solution",
     "translations", "permutations", "rotations_so3", "finite_group", "product_action", "diagonal_action",
     "linear_map", "bilinear_map", "filter_of", "equivariant_constraints", "estimate", "solve", "regulariser", "is_equivariant",
+    "product_symmetries",
 ]

@@ -132,3 +132,51 @@ def test_structure_queries_refuse_what_does_not_apply_by_name():
         quaternions().ideal([1])
     with pytest.raises(TypeError, match="generators: expected a list of elements"):
         quaternions().ideal(quaternions().unit())
+
+
+def _gl_action(n: int):
+    """gl(n) acting on R^n: one Lie generator per matrix unit E_ij."""
+    from product_interactions.algebra.symmetry import Action
+    from product_interactions.algebra.symmetry.sparse import Sparse
+    return Action([("lie", [Sparse((n, n), {(i, j): 1})]) for i in range(n) for j in range(n)], f"gl({n})")
+
+
+@pytest.mark.parametrize("algebra", [quaternions(), matrix_algebra(2), HEISENBERG, DUAL_NUMBERS],
+                         ids=lambda a: a.name)
+def test_the_equivariant_part_of_gl_n_is_the_derivation_algebra(algebra):
+    from product_interactions.algebra.symmetry import product_symmetries
+    found = product_symmetries(algebra, _gl_action(algebra.dim))
+    assert len(found.lie_part) == len(algebra.derivations()) and not found.equivariant
+    rng = np.random.default_rng(2)
+    lam = algebra.structure_constants()
+    mul = lambda a, b: np.einsum("i,j,ijk->k", a, b, lam)  # noqa: E731
+    n = algebra.dim
+    for vector in found.lie_part:                      # each combination is a derivation (brute force)
+        J = np.array([float(c) for c in vector]).reshape(n, n)
+        x, y = rng.standard_normal((2, n))
+        assert np.allclose(J @ mul(x, y), mul(J @ x, y) + mul(x, J @ y))
+
+
+def test_clebsch_gordan_products_respect_rotations_and_permutations_respect_coordinates():
+    from product_interactions.algebra.so3 import clebsch_gordan
+    from product_interactions.algebra.symmetry import permutations, product_symmetries, rotations_so3
+    assert product_symmetries(clebsch_gordan(2), rotations_so3(2)).equivariant
+    assert product_symmetries(diagonal(4), permutations(4)).equivariant
+    Z3 = Algebra.from_function(3, lambda i, j: {(i + j) % 3: 1}, name="Q[Z3]")
+    found = product_symmetries(Z3, permutations(3))            # brute force decides each generator
+    rng = np.random.default_rng(3)
+    lam = Z3.structure_constants()
+    mul = lambda a, b: np.einsum("i,j,ijk->k", a, b, lam)  # noqa: E731
+    for T, respected in zip(permutations(3).matrices(), found.respected):
+        x, y = rng.standard_normal((2, 3))
+        assert np.allclose(T @ mul(x, y), mul(T @ x, T @ y)) == respected
+
+
+def test_product_symmetries_checks_its_arguments():
+    from product_interactions.algebra.symmetry import permutations, product_symmetries
+    with pytest.raises(TypeError, match="action: expected an Action, got str"):
+        product_symmetries(quaternions(), "rotations")
+    with pytest.raises(TypeError, match="algebra: expected an Algebra, got int"):
+        product_symmetries(4, permutations(4))
+    with pytest.raises(ValueError, match="action: the action .* has 3 x 3 matrices"):
+        product_symmetries(quaternions(), permutations(3))
