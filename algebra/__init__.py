@@ -12,10 +12,14 @@ from ..lazy import attach
 
 if TYPE_CHECKING:   # the exports; each submodule is imported on first use of its names (product_interactions.lazy)
     from .algebra import Algebra
-    from .clifford import Clifford, clifford, complex_numbers, quaternions
+    from .cayley_dickson import cayley_dickson, octonions
+    from .clifford import Clifford, clifford, complex_numbers, dual_numbers, exterior_algebra, quaternions
     from .diagonal import Diagonal, diagonal, position
     from .direct_sum import DirectSum, direct_sum
     from .element import Element
+    from .group_algebra import cyclic_generators, dihedral_generators, group_algebra, symmetric_generators
+    from .jordan import jordan
+    from .lie_algebra import cross_product, lie_algebra
     from .matrix_algebra import MatrixAlgebra, matrix_algebra
     from .structured import StructuredAlgebra
     from .tensor_algebra import TensorAlgebra, tensor_algebra

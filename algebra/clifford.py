@@ -98,3 +98,18 @@ def complex_numbers() -> Clifford:
 def quaternions() -> Clifford:
     """The quaternions as Cl(0, 2) on the basis 1, i, j, k (i = e1, j = e2, k = e12)."""
     return clifford(0, 2, basis=["1", "i", "j", "k"], name="quaternions")
+
+
+def dual_numbers() -> Clifford:
+    """The dual numbers R[eps] / (eps^2): Cl(0, 0, 1) on the basis 1, eps (forward-mode derivatives: (a + b eps)
+    (c + d eps) = a c + (a d + b c) eps)."""
+    return clifford(0, 0, 1, basis=["1", "eps"], name="dual_numbers")
+
+
+def exterior_algebra(n: int) -> Clifford:
+    """The exterior algebra of R^n: Cl(0, 0, n), whose n generators square to zero and anticommute, so the
+    product of blades is the wedge product (e1 e2 = e1 ^ e2 = -e2 e1)."""
+    n = check_count(n, "n", minimum=0)
+    if n > 10:
+        raise ValueError(f"n: at most 10 generators (dimension 1024) are supported, got {n}")
+    return clifford(0, 0, n, name=f"exterior_algebra({n})")

@@ -1,0 +1,78 @@
+"""The Cayley-Dickson doubling: from a *-algebra A (its first basis element the unit, conjugation negating the
+others) to A (+) A with (p, q)(r, s) = (p r - s* q, s p + q r*), conjugation (p, q)* = (p*, -q).
+
+Doubling the complex numbers gives the quaternions (associative), then the octonions (alternative, not
+associative), then the sedenions (flexible and power-associative only).  Each step keeps the basis convention,
+so the tower continues.
+
+>>> O = octonions()
+>>> O.dim, O.is_alternative(), O.is_associative()
+(8, True, False)
+>>> O.basis[:3]
+('1', 'e1', 'e2')
+"""
+from __future__ import annotations
+
+import sympy
+
+from .algebra import Algebra
+from .clifford import complex_numbers
+from .limits import check_size
+
+#: The largest doubling built: the 64-dimensional algebra after the sedenions.
+MAX_DIM = 64
+
+
+def _combine(*parts: tuple[sympy.Expr, dict[int, sympy.Expr], int]) -> dict[int, sympy.Expr]:
+    """sum of sign * row shifted by offset, zeros dropped."""
+    total: dict[int, sympy.Expr] = {}
+    for sign, row, offset in parts:
+        for k, c in row.items():
+            total[k + offset] = total.get(k + offset, 0) + sign * c
+    return {k: c for k, c in total.items() if c != 0}
+
+
+def cayley_dickson(A: Algebra, name: str | None = None) -> Algebra:
+    """The doubling of `A`, dimension 2 A.dim, basis 1, e1, ..., e(2n-1).  `A` must have the unit as its first
+    basis element (conjugation negates the others): `complex_numbers()` or an earlier doubling."""
+    if not isinstance(A, Algebra):
+        raise TypeError(f"A: expected an Algebra, got {type(A).__name__}")
+    n = A.dim
+    if 2 * n > MAX_DIM:
+        raise ValueError(f"A: the doubling of {A.name} has dimension {2 * n}, more than "
+                         f"algebra.cayley_dickson.MAX_DIM = {MAX_DIM}")
+    check_size(n * n, "A", f"products of basis elements of {A.name}", "use a smaller algebra")
+    unit = A.unit()
+    if unit is None or list(unit.flat) != [1] + [0] * (n - 1):
+        raise ValueError(f"A: expected an algebra whose first basis element is its unit (a Cayley-Dickson algebra "
+                         f"such as complex_numbers()), got {A.name}")
+    table = {(i, j): A.product_of_basis(i, j) for i in range(n) for j in range(n)}
+
+    def product(i: int, j: int) -> dict[int, sympy.Expr]:
+        (a, first), (b, second) = divmod(i, n)[::-1], divmod(j, n)[::-1]
+        if not first and not second:
+            return dict(table[a, b])                                   # (a, 0)(b, 0) = (a b, 0)
+        if not first:
+            return _combine((1, table[b, a], n))                       # (a, 0)(0, b) = (0, b a)
+        if not second:
+            return _combine((1, _product_conjugated(table, a, b), n))  # (0, a)(b, 0) = (0, a b*)
+        return _combine((-1, _conjugated_product(table, b, a), 0))    # (0, a)(0, b) = (-b* a, 0)
+
+    labels = ["1"] + [f"e{k}" for k in range(1, 2 * n)]
+    return Algebra.from_function(2 * n, product, basis=labels,
+                                 name=f"cayley_dickson({A.name})" if name is None else name)
+
+
+def _product_conjugated(table: dict[tuple[int, int], dict[int, sympy.Expr]], a: int, b: int) -> dict[int, sympy.Expr]:
+    """e_a (e_b)*: e_b* = e_b for b = 0, else -e_b."""
+    return dict(table[a, b]) if b == 0 else {k: -c for k, c in table[a, b].items()}
+
+
+def _conjugated_product(table: dict[tuple[int, int], dict[int, sympy.Expr]], b: int, a: int) -> dict[int, sympy.Expr]:
+    """(e_b)* e_a."""
+    return dict(table[b, a]) if b == 0 else {k: -c for k, c in table[b, a].items()}
+
+
+def octonions() -> Algebra:
+    """The octonions: the Cayley-Dickson doubling of the quaternions (of the complex numbers, twice)."""
+    return cayley_dickson(cayley_dickson(complex_numbers()), name="octonions")
