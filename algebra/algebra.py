@@ -575,3 +575,13 @@ class Algebra:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}: dim {self.dim}, nnz {self.nnz}>"
+
+    def _repr_html_(self) -> str:
+        """A summary, and the multiplication table when small (`algebra.display`)."""
+        from . import display
+        return display.html(self)
+
+    def _repr_latex_(self) -> str:
+        """The multiplication table in LaTeX when small, else a summary (`algebra.display`)."""
+        from . import display
+        return display.latex(self)

@@ -180,3 +180,13 @@ def test_product_symmetries_checks_its_arguments():
         product_symmetries(4, permutations(4))
     with pytest.raises(ValueError, match="action: the action .* has 3 x 3 matrices"):
         product_symmetries(quaternions(), permutations(3))
+
+
+def test_algebras_display_their_table_when_small_and_a_summary_when_large():
+    from product_interactions.algebra import diagonal
+    H = quaternions()
+    html, latex = H._repr_html_(), H._repr_latex_()
+    assert "not commutative, associative, unital" in html and "<td>-1</td>" in html and html.count("<tr>") == 5
+    assert latex.startswith("$\\begin{array}{c|cccc}") and latex.count("\\\\") == 4
+    big = diagonal(100)
+    assert "<table>" not in big._repr_html_() and "dimension 100" in big._repr_latex_()
