@@ -187,7 +187,8 @@ class InPlace:
         exec(compile(self.text, "<kernels.source in place>", "exec"), namespace)  # our own text (validated floats)
         self.function = namespace["product_into"]
 
-    def __call__(self, x: Sequence[np.ndarray], y: Sequence[np.ndarray], z: np.ndarray) -> None:
+    def __call__(self, x: np.ndarray, y: np.ndarray, z: np.ndarray) -> None:
+        """Write the product of the components x[i], y[j] (leading axes) into the rows of z."""
         self.function(x, y, z)
 
     def _form(self, key: Form, target: str) -> None:
