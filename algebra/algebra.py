@@ -45,7 +45,7 @@ def check_basis(basis: BasisLike | None, dim: int, argument: str = "basis") -> t
                "algebras this large")
     if basis is None:
         return tuple(f"e_{i}" for i in range(dim))
-    if isinstance(basis, (str, bytes)) or not hasattr(basis, "__iter__"):
+    if isinstance(basis, (str, bytes)) or not hasattr(basis, "__iter__") or getattr(basis, "ndim", 1) == 0:
         raise TypeError(f"{argument}: expected a sequence of {dim} labels, got {type(basis).__name__}")
     labels = tuple(tuple(b) if isinstance(b, list) else b for b in basis)
     if len(labels) != dim:
@@ -60,6 +60,24 @@ def check_basis(basis: BasisLike | None, dim: int, argument: str = "basis") -> t
             raise ValueError(f"{argument}: labels must be distinct, {label!r} appears more than once")
         seen.add(label)
     return labels
+
+
+def _length(basis: object) -> int | None:
+    """The number of labels in a sequence `basis` (None for None, strings and what has no length)."""
+    if basis is None or isinstance(basis, (str, bytes)):
+        return None
+    try:
+        return len(basis)  # type: ignore[arg-type]  # anything else: None below
+    except TypeError:
+        return None
+
+
+def check_tolerance(value: object, argument: str) -> float:
+    """A finite real number >= 0 (a tolerance), as a float, or a ValueError naming `argument`."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) or \
+            not 0 <= value < np.inf:
+        raise ValueError(f"{argument}: expected a finite number >= 0, got {value!r:.60}")
+    return float(value)
 
 
 def check_count(value: object, argument: str, minimum: int = 1) -> int:
@@ -91,6 +109,14 @@ def check_flag(value: object, argument: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{argument}: expected a bool, got {type(value).__name__} {value!r}")
     return bool(value)
+
+
+def check_choice(value: object, choices: Sequence[str], argument: str) -> str:
+    """One of the strings `choices`, or a ValueError naming `argument` (arrays and other objects included, which
+    ``value in choices`` would compare elementwise or not at all)."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{argument}: expected one of {', '.join(map(repr, choices))}, got {value!r:.80}")
+    return value
 
 
 def check_index(value: object, dim: int, argument: str) -> int:
@@ -172,14 +198,18 @@ class Algebra:
         check_size(sum(len(row) for row in lam.values()), "lam", "structure constants",
                    "use a structured builder for algebras this large")
         indices = [i for (i, j), row in lam.items() for i in (i, j, *row)]
+        labels, source = _length(basis), "dim"
         if dim is None:
-            if basis is not None and not isinstance(basis, (str, bytes)) and hasattr(basis, "__len__"):
-                dim = len(basis)  # type: ignore[arg-type]  # hasattr(basis, "__len__")
+            if labels is not None:
+                dim, source = labels, "basis"
             elif indices and all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in indices):
-                dim = max(max(indices) + 1, 1)            # negative indices are refused below, by name
+                dim, source = max(max(indices) + 1, 1), "lam"   # negative indices are refused below, by name
             else:
                 raise ValueError("lam: an empty or non-integer mapping needs dim= or basis= to fix the dimension")
         dim = check_count(dim, "dim")
+        check_size(dim, source, "basis labels", "use a structured builder for algebras this large")
+        if labels is not None and labels != dim:
+            raise ValueError(f"dim, basis: dim = {dim}, but basis has {labels} labels")
         basis = check_basis(basis, dim)
         table: Table = {}
         for (i, j), row in lam.items():
@@ -267,14 +297,14 @@ class Algebra:
         """The number of nonzero structure constants."""
         return sum(len(row) for row in self._table.values())
 
-    def index(self, label: Key) -> int:
-        """The position of a basis label (an int index is checked and returned)."""
+    def index(self, label: Key, argument: str = "label") -> int:
+        """The position of a basis label (an int index is checked and returned); errors name `argument`."""
         if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
-            return check_index(label, self.dim, "index")
+            return check_index(label, self.dim, argument)
         try:
             return self._index[label]  # type: ignore[index]  # any other key: the ValueError below
         except (KeyError, TypeError):
-            raise ValueError(f"label: {label!r} is not a basis label of {self.name} "
+            raise ValueError(f"{argument}: {label!r} is not a basis label of {self.name} "
                            f"(labels: {', '.join(map(str, self._basis[:8]))}{', ...' if self.dim > 8 else ''})")
 
     def entries(self) -> list[Entry]:
@@ -283,7 +313,7 @@ class Algebra:
 
     def product_of_basis(self, i: Key, j: Key) -> dict[int, sympy.Expr]:
         """``{k: c}`` with e_i e_j = sum_k c e_k (labels or indices)."""
-        return dict(self._table.get((self.index(i), self.index(j)), {}))
+        return dict(self._table.get((self.index(i, "i"), self.index(j, "j")), {}))
 
     def structure_constants(self, dtype: DTypeLike = float, max_bytes: int | None = None) -> np.ndarray:
         """The dense (d, d, d) numpy array of lam; ``dtype=object`` keeps the exact sympy values.
@@ -546,6 +576,7 @@ class Algebra:
             if x.algebra != self:
                 raise ValueError(f"{argument}: expected an element of {self.name}, got one of {x.algebra.name}")
             return x
+        self.index(x, argument)                                  # a label or index, checked by name
         return self.basis_element(x)
 
     # ------------------------------------------------------------------ serialisation, comparison

@@ -65,7 +65,7 @@ class Clifford(StructuredAlgebra):
         return {self._position[a ^ b]: sympy.Integer(coefficient)} if coefficient else {}
 
     def label(self, i: int) -> Label:
-        return self._labels[self.index(i)]
+        return self._labels[self.index(i, "i")]
 
     def _parse(self, label: Any) -> int | None:
         return self._index_of.get(label)

@@ -41,7 +41,7 @@ class Diagonal(StructuredAlgebra):
         return ((i, i, i, one) for i in range(self._dim))
 
     def label(self, i: int) -> str:
-        return f"{self.prefix}_{self.index(i) + self.start}"
+        return f"{self.prefix}_{self.index(i, 'i') + self.start}"
 
     def _parse(self, label: Any) -> int | None:
         match = self._pattern.fullmatch(label) if isinstance(label, str) else None

@@ -45,8 +45,13 @@ class Element:
     """An element sum_i c_i e_i of an algebra; immutable, exact."""
 
     __slots__ = ("_algebra", "_flat")
+    #: numpy defers to the operators here: ``np.float64(0.5) + x`` is 0.5 * 1 + x, not an array of coefficients.
+    __array_ufunc__ = None
 
     def __init__(self, algebra: Algebra, coefficients: ArrayLike) -> None:
+        from .algebra import Algebra
+        if not isinstance(algebra, Algebra):
+            raise TypeError(f"algebra: expected an Algebra, got {type(algebra).__name__} {algebra!r:.60}")
         check_element_size(algebra, "coefficients")
         array = object_array(coefficients, "coefficients", f"numbers of shape {algebra.shape}")
         if array.shape not in (algebra.shape, (algebra.dim,)):
@@ -89,10 +94,10 @@ class Element:
             label = cast("tuple[int, ...]", label)
             shape = self.algebra.shape
             if len(label) != len(shape):
-                raise IndexError(f"index: expected {len(shape)} indices for shape {shape}, got {len(label)}")
+                raise ValueError(f"label: expected {len(shape)} indices for shape {shape}, got {len(label)}")
             for axis, (i, n) in enumerate(zip(label, shape)):
                 if not 0 <= i < n:
-                    raise IndexError(f"index: {i} out of range for axis {axis} of size {n}")
+                    raise ValueError(f"label: index {i} out of range for axis {axis} of size {n}")
             return self.flat[int(np.ravel_multi_index(label, shape))]
         return self.flat[self.algebra.index(label)]
 
@@ -128,28 +133,26 @@ class Element:
                              f"its elements; add an element instead")
         return unit * scalar
 
-    def _operand(self, other: object, operation: str) -> Element | None:
-        """`other` as an element of this algebra (a scalar c as c 1), None when it is neither."""
-        return self._same_algebra(other, operation) if isinstance(other, Element) else self._scalar(other, operation)
+    def _operand(self, other: object, operation: str) -> Element:
+        """`other` as an element of this algebra (a scalar c as c 1), or a TypeError naming the operation."""
+        operand = self._same_algebra(other, operation) if isinstance(other, Element) else self._scalar(other, operation)
+        if operand is None:
+            raise TypeError(f"{operation}: expected an Element of {self.algebra.name} or a number, got "
+                            f"{type(other).__name__} {other!r:.60}")
+        return operand
 
     def __add__(self, other: Element | ExactLike) -> Element:
         operand = self._operand(other, "+")
-        if operand is None:
-            return NotImplemented
         return Element(self.algebra, [a + b for a, b in zip(self.flat, operand.flat)])
 
     __radd__ = __add__
 
     def __sub__(self, other: Element | ExactLike) -> Element:
         operand = self._operand(other, "-")
-        if operand is None:
-            return NotImplemented
         return Element(self.algebra, [a - b for a, b in zip(self.flat, operand.flat)])
 
     def __rsub__(self, other: ExactLike) -> Element:
         operand = self._operand(other, "-")
-        if operand is None:
-            return NotImplemented
         return operand - self
 
     def __neg__(self) -> Element:
@@ -222,13 +225,11 @@ class Element:
 
     def __eq__(self, other: object) -> bool:
         """Equal coefficients (exactly); a scalar c stands for c 1 (``x == 0`` needs no unit; an algebra without
-        one has no element equal to another scalar)."""
+        one has no element equal to another scalar, and no element equals an inexact float such as nan or 0.1)."""
         try:
             operand = self._operand(other, "==")
-        except ValueError:                                 # no unit: no element is a nonzero scalar
+        except (TypeError, ValueError):        # no number, an inexact float (nan, 0.1), or no unit to scale
             return False
-        if operand is None:
-            return NotImplemented
         return all(is_zero(a - b) for a, b in zip(self.flat, operand.flat))
 
     # ------------------------------------------------------------------ containers

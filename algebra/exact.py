@@ -75,7 +75,7 @@ def check_dtype(dtype: DTypeLike, allow_object: bool = False) -> np.dtype:
     """
     try:
         result = np.dtype(dtype)
-    except TypeError:
+    except (TypeError, ValueError):            # ValueError: a string numpy cannot parse, e.g. "1/0"
         result = None
     if result is None or not (result.kind in "fc" or allow_object and result == object):
         kinds = "a float or complex dtype" + (" or object" if allow_object else "")

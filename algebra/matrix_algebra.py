@@ -40,7 +40,7 @@ class MatrixAlgebra(StructuredAlgebra):
                     yield a * n + b, b * n + d, a * n + d, one
 
     def label(self, i: int) -> str:
-        a, b = divmod(self.index(i), self.n)
+        a, b = divmod(self.index(i, "i"), self.n)
         return word_label("E", (a + 1, b + 1), largest=self.n)
 
     def _parse(self, label: Any) -> int | None:

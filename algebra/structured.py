@@ -94,18 +94,18 @@ class StructuredAlgebra(Algebra):
             self._labels = tuple(self.label(i) for i in range(self._dim))
         return self._labels
 
-    def index(self, label: Key) -> int:
+    def index(self, label: Key, argument: str = "label") -> int:
         if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
-            return check_index(label, self._dim, "index")
+            return check_index(label, self._dim, argument)
         found = self._parse(label) if isinstance(label, (str, tuple)) else None
         if found is None:
-            raise ValueError(f"label: {label!r} is not a basis label of {self.name} (labels: "
+            raise ValueError(f"{argument}: {label!r} is not a basis label of {self.name} (labels: "
                            f"{', '.join(str(self.label(i)) for i in range(min(self._dim, 8)))}"
                            f"{', ...' if self._dim > 8 else ''})")
         return found
 
     def product_of_basis(self, i: Key, j: Key) -> dict[int, sympy.Expr]:
-        return dict(self._rule(self.index(i), self.index(j)))
+        return dict(self._rule(self.index(i, "i"), self.index(j, "j")))
 
     def entries(self) -> list[Entry]:
         _refuse("entries", self.name, self.nnz, "nonzero structure constants")

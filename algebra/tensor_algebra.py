@@ -65,7 +65,7 @@ class TensorAlgebra(StructuredAlgebra):
                         yield offsets[m1] + a1, offsets[m2] + a2, offsets[m1 + m2] + a1 * d**m2 + a2, one
 
     def label(self, i: int) -> str:
-        m, a = self._word(self.index(i))
+        m, a = self._word(self.index(i, "i"))
         if self.width == 1:
             return "e" + "1" * m if m else "1"
         letters = []
@@ -112,7 +112,8 @@ class TensorAlgebra(StructuredAlgebra):
         return slice(self._offsets[m], self._offsets[m + 1])
 
     def _vector(self, x: Iterable[ExactLike], argument: str) -> list[sympy.Expr]:
-        values = list(x) if not isinstance(x, (str, bytes)) and hasattr(x, "__iter__") else None
+        values = list(x) if not isinstance(x, (str, bytes)) and hasattr(x, "__iter__") and getattr(
+            x, "ndim", 1) != 0 else None
         if values is None or len(values) != self.width:
             raise ValueError(f"{argument}: expected a vector of {self.width} numbers, got {x!r}")
         return [to_exact(v, f"{argument}[{i}]") for i, v in enumerate(values)]

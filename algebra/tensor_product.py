@@ -71,7 +71,7 @@ class TensorProduct(StructuredAlgebra):
 
     def label(self, i: int) -> tuple[str, ...]:
         return tuple(f.label(p)  # type: ignore[misc]  # a factor's labels are strings (see algebra.labels)
-                     for f, p in zip(self._factors, _unravel(self.index(i), self.shape)))
+                     for f, p in zip(self._factors, _unravel(self.index(i, "i"), self.shape)))
 
     def _parse(self, label: Any) -> int | None:
         if not isinstance(label, tuple) or len(label) != len(self._factors):

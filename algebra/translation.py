@@ -50,7 +50,7 @@ class Translation(StructuredAlgebra):
                 yield i, j, (i + j) % n, one
 
     def label(self, i: int) -> str:
-        return f"e_{self.index(i)}"
+        return f"e_{self.index(i, 'i')}"
 
     def _parse(self, label: Any) -> int | None:
         match = _LABEL.fullmatch(label) if isinstance(label, str) else None

@@ -3,12 +3,13 @@ before any large allocation, or answered correctly."""
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
 from product_interactions import kernels
-from product_interactions.algebra import quaternions, translation
+from product_interactions.algebra import Algebra, Element, quaternions, tensor_algebra, translation
 from product_interactions.algebra.symmetry import (bilinear_map, equivariant_constraints, is_equivariant,
                                                    linear_map, permutations, translations)
 from product_interactions.interactions import Signal, signature, seq2tens
@@ -181,3 +182,37 @@ def test_rotations_and_signature_depths_past_any_memory_are_refused_at_once():
         random_rotation(seed=0, size=2**40)
     with pytest.raises(MemoryLimitError, match=r"depth: levels 1..1000000000000 of d = 2 hold more than 2\^128"):
         signature(np.ones((1, 5, 2)), depth=10**12)
+
+
+# ---------------------------------------------------------------------- found by the fuzz suite (issue 16): algebra
+def test_elements_check_their_algebra_and_treat_numpy_scalars_as_scalars():
+    H = quaternions()
+    x = H.element([1, 2, 0, 0])
+    with pytest.raises(TypeError, match="algebra: expected an Algebra, got int"):
+        Element(3, [1, 0, 0, 0])
+    assert np.float64(0.5) + x == H.element([Fraction(3, 2), 2, 0, 0])          # 0.5 * 1 + x, not 0.5 + each
+    assert isinstance(np.int64(2) * x, Element) and np.int64(2) * x == 2 * x
+    with pytest.raises(TypeError, match=r"\+: expected an Element of quaternions or a number, got ndarray"):
+        np.ones(4) + x
+    with pytest.raises(TypeError, match=r"\+: expected an Element of quaternions or a number, got str"):
+        x + "1"
+    assert (x == float("nan")) is False and (x == "x") is False
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda H: H.product_of_basis("i", 9), ValueError, "^j: index 9 out of range"),
+    (lambda H: H.label(-1), ValueError, "^i: index -1 out of range"),
+    (lambda H: H.left_regular("w"), ValueError, "^x: 'w' is not a basis label of quaternions"),
+    (lambda H: H.element([1, 2, 3, 4])[(1, 2)], ValueError, r"^label: expected 1 indices for shape \(4,\)"),
+    (lambda H: H.structure_constants(dtype="1/0"), TypeError, "^dtype: expected a float or complex dtype"),
+    (lambda H: Algebra.from_structure_constants({(0, 0): {0: 1}}, basis=np.array(1.0)), TypeError,
+     "^basis: expected a sequence of 1 labels, got ndarray"),
+    (lambda H: Algebra.from_structure_constants({(0, 0): {0: 1}}, basis=["a", "b"], dim=1), ValueError,
+     "^dim, basis: dim = 1, but basis has 2 labels"),
+    (lambda H: Algebra.from_structure_constants({(0, 0): {0: 1}}, dim=2**40), ValueError,
+     "^dim: 1,099,511,627,776 basis labels, more than"),
+    (lambda H: tensor_algebra(2, 2).lift(np.array(1.0)), ValueError, "^x: expected a vector of 2 numbers"),
+])
+def test_algebra_queries_name_the_argument_they_refuse(call, error, match):
+    with pytest.raises(error, match=match):
+        call(quaternions())

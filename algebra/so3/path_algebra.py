@@ -84,7 +84,7 @@ class PathAlgebra(StructuredAlgebra):
                 yield o1 + m1, o2 + m2, o + m, value.to_sympy() * self._scale
 
     def label(self, i: int) -> str:
-        return self._labels[self.index(i)]
+        return self._labels[self.index(i, "i")]
 
     def _parse(self, label: Any) -> int | None:
         return self._index_of.get(label)
