@@ -7,6 +7,9 @@ both) and prints the median times and their ratio, ours / reference, next to the
 checked against an einsum over the dense structure constants before it is timed.  The first line records the
 load average and the BLAS thread setting: on a shared machine, multi-threaded OpenBLAS keeps a thread spinning on
 the second core after each call, which slows a single-threaded kernel timed right after a BLAS reference.
+
+One BLAS thread unless OPENBLAS_NUM_THREADS is given (the GEMM peak too, so ratios compare like with like): on
+this shared 2-core machine, OpenBLAS threads swung the same timings by up to 10x under load.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import os
 import sys
 from pathlib import Path
 
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy is imported; see the docstring
 import numpy as np
 import opt_einsum
 

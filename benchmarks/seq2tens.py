@@ -1,12 +1,16 @@
 """Seq2Tens speed as ratios of medians measured in one run (interleaved), plus the three scan methods' times.
 
     python benchmarks/seq2tens.py [--repeats 7]      (or python -m benchmarks.seq2tens)
+
+One BLAS thread unless OPENBLAS_NUM_THREADS is given (the GEMM peak too, so ratios compare like with like): on
+this shared 2-core machine, OpenBLAS threads swung the same timings by up to 10x under load.
 """
 from __future__ import annotations
 
 import os
 import sys
 
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy is imported; see the docstring
 import numpy as np
 
 # This file's name is a package's module name: import the library from the repository root, not this folder.

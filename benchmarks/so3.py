@@ -8,6 +8,9 @@
    ``kernels.product(clebsch_gordan(lmax))`` against the precompiled opt_einsum contraction over the CG tensor
    (targets <= 0.5 at lmax 4, <= 1/3 at lmax 6), with its dense FLOP rate against the GEMM peak measured in the
    same run; and against e3nn's ``FullTensorProduct`` on the CPU when e3nn is installed (target: 3x ahead).
+
+One BLAS thread unless OPENBLAS_NUM_THREADS is given (the GEMM peak too, so ratios compare like with like): on
+this shared 2-core machine, OpenBLAS threads swung the same timings by up to 10x under load.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import argparse
 import os
 import sys
 
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy is imported; see the docstring
 import numpy as np
 import sympy
 
