@@ -3,15 +3,18 @@ before any large allocation, or answered correctly."""
 from __future__ import annotations
 
 import json
+import time
 from fractions import Fraction
 
 import numpy as np
 import pytest
+import sympy
 
 from product_interactions import kernels
-from product_interactions.algebra import Algebra, Element, quaternions, tensor_algebra, translation
-from product_interactions.algebra.symmetry import (bilinear_map, equivariant_constraints, is_equivariant,
-                                                   linear_map, permutations, translations)
+from product_interactions.algebra import Algebra, Element, quaternions, so3, tensor_algebra, translation
+from product_interactions.algebra.symmetry import (bilinear_map, equivariant_constraints, finite_group,
+                                                   is_equivariant, linear_map, permutations, regulariser,
+                                                   rotations_so3, solve, translations)
 from product_interactions.interactions import Signal, signature, seq2tens
 from product_interactions.interactions.architectures import (attention, deep_ls2t, dynamical, ls2t, mamba,
                                                              selective_scan, ssm, tfn)
@@ -216,3 +219,48 @@ def test_elements_check_their_algebra_and_treat_numpy_scalars_as_scalars():
 def test_algebra_queries_name_the_argument_they_refuse(call, error, match):
     with pytest.raises(error, match=match):
         call(quaternions())
+
+
+# ---------------------------------------------------------------------- ... so3 and symmetry
+def test_wigner_D_exact_never_evaluates_text():
+    import builtins
+    payload = "__import__('builtins').setattr(__import__('builtins'), 'FUZZ_RAN', 1) or 1"
+    with pytest.raises(TypeError, match=r"rotation\[0, 0\]: expected an exact number .* got str"):
+        so3.wigner_D_exact(1, [[payload, 0, 0], [0, 1, 0], [0, 0, 1]])       # sympy.Matrix would have run it
+    assert not hasattr(builtins, "FUZZ_RAN")
+    assert so3.wigner_D_exact(1, [[0, -1, 0], [1, 0, 0], [0, 0, 1]]) == so3.wigner_D_exact(
+        1, sympy.Matrix([[0, -1, 0], [1, 0, 0], [0, 0, 1]]))
+
+
+@pytest.mark.parametrize("call", [lambda: so3.irreps(2**40), lambda: so3.wigner_D_exact(10**12, np.eye(3, dtype=int)),
+                                  lambda: so3.solid_harmonics(2**40, np.ones(1), np.ones(1), np.ones(1), np.stack),
+                                  lambda: rotations_so3(2**40)])
+def test_so3_degrees_past_any_table_are_refused_at_once(call):
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="^l(max)?: "):
+        call()
+    assert time.perf_counter() - start < 1
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: so3.rotation_from_euler(None, 0.0, 0.0), TypeError, "^alpha: expected real angles"),
+    (lambda: so3.rotation_from_euler(0.0, [np.nan], 0.0), ValueError, "^beta: expected finite angles"),
+    (lambda: so3.basis_index(1, 0, p=np.ones(2)), ValueError, r"^p: expected \+1 \(even\) or -1 \(odd\)"),
+    (lambda: so3.to_e3nn([[1.0, 2.0], [3.0]]), TypeError, "^features: expected a real array"),
+    (lambda: so3.check_rotation(np.eye(3), proper="yes"), TypeError, "^proper: expected a bool"),
+    (lambda: so3.check_rotation(np.eye(3), atol=np.nan), ValueError, "^atol: expected a finite number >= 0"),
+    (lambda: so3.clebsch_gordan_tensor(1, dtype="1/0"), TypeError, "^dtype: expected a float or complex dtype"),
+    (lambda: so3.solid_harmonics(1, np.ones(2), np.ones(3), np.ones(3), np.stack), ValueError,
+     r"^x, y, z: expected arrays of one shape, got \(2,\), \(3,\) and \(3,\)"),
+    (lambda: so3.solid_harmonics(1, np.ones(3), np.ones(3), np.ones(3), "stack"), TypeError, "^stack: expected"),
+    (lambda: so3.spherical_harmonic_formula(1, 0, x="x"), TypeError, "^x: expected a sympy expression or None"),
+    (lambda: rotations_so3([70]), ValueError, r"^lmax\[0\]: the generators are exact for degrees <= "),
+    (lambda: finite_group(np.array(1.0)), TypeError, "^generators: expected a non-empty sequence"),
+    (lambda: finite_group([[[0, 1], [1, 0]]], name=np.ones(2)), TypeError, "^name: expected a str or None"),
+    (lambda: solve(equivariant_constraints(translations(3), linear_map(3)), method=np.ones(2)), ValueError,
+     "^method: expected one of 'auto', 'exact', 'numeric'"),
+    (lambda: regulariser(translations(3), linear_map(3), limit="10"), TypeError, "^limit: expected a positive int"),
+])
+def test_so3_and_symmetry_arguments_are_named(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

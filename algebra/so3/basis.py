@@ -56,14 +56,15 @@ def basis_index(l: int, m: int, p: int | None = None) -> int:
     m = check_order(l, m)
     if p is None:
         return l * l + l + m
-    if p not in (1, -1):
-        raise ValueError(f"p: expected +1 (even) or -1 (odd), got {p!r}")
+    if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, np.integer)) or p not in (1, -1):
+        raise ValueError(f"p: expected +1 (even) or -1 (odd), got {p!r:.80}")
     return 2 * l * l + (0 if p == 1 else 2 * l + 1) + l + m
 
 
 def irreps(lmax: int, parity: bool = False) -> tuple[tuple[int, int | None], ...]:
     """The blocks of the basis in order: ``(l, p)`` pairs, p = +1 even, -1 odd, or None without parity."""
     lmax = check_lmax(lmax)
+    check_size(lmax + 1, "lmax", f"degrees up to lmax = {lmax}", "use a smaller lmax")
     if check_parity(parity):
         return tuple((l, p) for l in range(lmax + 1) for p in (1, -1))
     return tuple((l, None) for l in range(lmax + 1))

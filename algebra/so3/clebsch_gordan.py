@@ -49,6 +49,7 @@ import numpy as np
 import sympy
 from numpy.typing import DTypeLike
 
+from ..exact import check_dtype
 from ..limits import MAX_ENTRIES
 from .basis import block_offsets, check_lmax, check_parity, feature_dim, irreps
 from .cache import load_table, store_table
@@ -180,7 +181,7 @@ def clebsch_gordan_coefficients(l1: int, l2: int, l: int) -> dict[tuple[int, int
 def clebsch_gordan_path(l1: int, l2: int, l: int, dtype: DTypeLike = np.float64) -> np.ndarray:
     """The dense (2 l1 + 1, 2 l2 + 1, 2 l + 1) array C[m1 + l1, m2 + l2, m + l]; ``dtype=object`` is exact."""
     l1, l2, l = _check_path(l1, l2, l)
-    out = np.zeros((2 * l1 + 1, 2 * l2 + 1, 2 * l + 1), dtype=dtype)
+    out = np.zeros((2 * l1 + 1, 2 * l2 + 1, 2 * l + 1), dtype=check_dtype(dtype, allow_object=True))
     for (m1, m2, m), value in _real_path(l1, l2, l):
         out[m1 + l1, m2 + l2, m + l] = value.to_sympy() if out.dtype == object else float(value)
     return out
@@ -297,7 +298,7 @@ def assemble(lmax: int, parity: bool, table: PathTable) -> Iterator[tuple[int, i
 def clebsch_gordan_tensor(lmax: int, parity: bool = False, dtype: DTypeLike = np.float64) -> np.ndarray:
     """The dense structure constants lam[i, j, k] of ``clebsch_gordan(lmax, parity)`` (fast, numeric)."""
     lmax, parity = check_table_lmax(lmax), check_parity(parity)
-    out = np.zeros((feature_dim(lmax, parity),) * 3, dtype=dtype)
+    out = np.zeros((feature_dim(lmax, parity),) * 3, dtype=check_dtype(dtype, allow_object=True))
     for i, j, k, value in assemble(lmax, parity, path_table(lmax)):
         out[i, j, k] = value.to_sympy() if out.dtype == object else float(value)
     return out

@@ -42,7 +42,11 @@ def _change_of_basis(lmax: int) -> np.ndarray:
 
 
 def _features(features: ArrayLike, argument: str = "features") -> tuple[np.ndarray, np.ndarray]:
-    array = np.asarray(features)
+    try:
+        array = np.asarray(features)
+    except (TypeError, ValueError) as error:                # a ragged list
+        raise TypeError(f"{argument}: expected a real array of shape (..., (lmax + 1)**2), got "
+                        f"{type(features).__name__} ({error})") from None
     if array.dtype.kind not in "fiu" or array.ndim == 0:
         raise TypeError(f"{argument}: expected a real array of shape (..., (lmax + 1)**2), got "
                         f"{type(features).__name__} of dtype {array.dtype} and shape {array.shape}")

@@ -26,6 +26,7 @@ import numpy as np
 import sympy
 from numpy.typing import DTypeLike
 
+from ..exact import check_dtype
 from .basis import feature_dim
 from .clebsch_gordan import assemble, check_table_lmax, complex_clebsch_gordan, path_table
 from .path_algebra import PathAlgebra
@@ -57,7 +58,7 @@ def _gaunt_table(lmax: int) -> PathTable:
 def gaunt_tensor(lmax: int, dtype: DTypeLike = np.float64) -> np.ndarray:
     """The dense structure constants G[i, j, k] of ``gaunt(lmax)`` (fast, numeric)."""
     lmax = check_table_lmax(lmax)
-    out = np.zeros((feature_dim(lmax),) * 3, dtype=dtype)
+    out = np.zeros((feature_dim(lmax),) * 3, dtype=check_dtype(dtype, allow_object=True))
     for i, j, k, value in assemble(lmax, False, _gaunt_table(lmax)):
         out[i, j, k] = value.to_sympy() / _SQRT_PI if out.dtype == object else float(value) / np.sqrt(np.pi)
     return out

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..algebra import check_count, check_seed
+from ..algebra import check_count, check_flag, check_seed, check_tolerance
 from ..limits import check_size
 
 #: Tolerance on max|R^T R - I| and |det R - 1| for a matrix to be accepted as a rotation.
@@ -38,6 +38,7 @@ def check_rotation(matrix: ArrayLike, argument: str = "rotation", proper: bool =
 
     ``proper=False`` accepts every orthogonal matrix (determinant +1 or -1: the group O(3)).
     """
+    proper, atol = check_flag(proper, "proper"), check_tolerance(atol, "atol")
     try:
         array = np.asarray(matrix, dtype=np.float64)
     except (TypeError, ValueError) as error:
@@ -92,10 +93,24 @@ def _axis_rotation(angle: ArrayLike, axes: tuple[int, int]) -> np.ndarray:
 
 
 def rotation_from_euler(alpha: ArrayLike, beta: ArrayLike, gamma: ArrayLike) -> np.ndarray:
-    """``Rz(alpha) @ Ry(beta) @ Rz(gamma)`` (z-y-z, active); angles broadcast, result shape (..., 3, 3)."""
+    """``Rz(alpha) @ Ry(beta) @ Rz(gamma)`` (z-y-z, active); angles (finite reals) broadcast, result shape
+    (..., 3, 3)."""
+    converted = []
+    for argument, angle in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
+        try:
+            array = np.asarray(angle)
+            if array.dtype.kind not in "fiu":                # None, objects, bools, complex, strings
+                raise TypeError(f"dtype {array.dtype}")
+            array = array.astype(np.float64)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"{argument}: expected real angles (an array of floats), got {type(angle).__name__} "
+                            f"({error})") from None
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{argument}: expected finite angles, got inf or nan")
+        converted.append(array)
     try:
-        angles = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (alpha, beta, gamma)))
-    except (TypeError, ValueError) as error:
+        angles = np.broadcast_arrays(*converted)
+    except ValueError as error:
         raise ValueError(f"alpha, beta, gamma: expected real angles that broadcast together ({error})") from None
     z, y = (0, 1), (2, 0)  # Ry turns z towards x
     return _axis_rotation(angles[0], z) @ _axis_rotation(angles[1], y) @ _axis_rotation(angles[2], z)

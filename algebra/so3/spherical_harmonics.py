@@ -130,6 +130,17 @@ def solid_harmonics(lmax: int, x: Any, y: Any, z: Any, stack: Callable[..., Any]
     True
     """
     lmax = check_lmax(lmax)
+    check_size((lmax + 1) ** 2, "lmax", f"harmonics per point up to lmax = {lmax}", "use a smaller lmax")
+    for argument, value in (("x", x), ("y", y), ("z", z)):
+        dtype = str(getattr(value, "dtype", "none")).split(".")[-1]      # numpy, autograd, torch or JAX
+        if not hasattr(value, "shape") or not dtype.startswith(("float", "int", "uint")):
+            raise TypeError(f"{argument}: expected an array of real numbers, got {type(value).__name__} of dtype "
+                            f"{dtype}")
+    if not tuple(x.shape) == tuple(y.shape) == tuple(z.shape):
+        raise ValueError(f"x, y, z: expected arrays of one shape, got {tuple(x.shape)}, {tuple(y.shape)} and "
+                         f"{tuple(z.shape)}")
+    if not callable(stack):
+        raise TypeError(f"stack: expected a callable stack(list, axis=-1), got {type(stack).__name__}")
     r2 = x * x + y * y + z * z
     start, a, b = _recurrence_constants(lmax)
     out: list[Any] = [None] * feature_dim(lmax)
@@ -165,6 +176,10 @@ def spherical_harmonic_formula(l: int, m: int, x: sympy.Expr | None = None, y: s
         raise ValueError(f"l: the exact formula is built for l <= MAX_FORMULA_DEGREE = {MAX_FORMULA_DEGREE} (its "
                          f"cost grows quickly with l), got {l}; use spherical_harmonics for numeric values")
     m = check_order(l, m)
+    for argument, value in (("x", x), ("y", y), ("z", z)):
+        if value is not None and not isinstance(value, sympy.Expr):
+            raise TypeError(f"{argument}: expected a sympy expression or None (a real symbol), got "
+                            f"{type(value).__name__} {value!r:.60}")
     x, y, z = (sympy.Symbol(name, real=True) if s is None else s for name, s in zip("xyz", (x, y, z)))
     k = abs(m)
     t = sympy.Symbol("t")

@@ -27,11 +27,12 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike
 
+from ..exact import object_array, to_exact
 from ..limits import check_size
 from .basis import check_lmax, check_parity, feature_dim, irreps
 from .quadrature import sphere_quadrature
 from .rotations import check_rotation, rotation_from_euler
-from .spherical_harmonics import spherical_harmonic_formula, spherical_harmonics
+from .spherical_harmonics import MAX_FORMULA_DEGREE, spherical_harmonic_formula, spherical_harmonics
 
 
 @functools.lru_cache(maxsize=None)
@@ -94,16 +95,16 @@ def wigner_D_exact(l: int, rotation: ArrayLike | sympy.Matrix) -> sympy.Matrix:
     determined by their monomials of degree <= 1 in x, which gives a square linear system.
     """
     l = check_lmax(l, "l")
-    try:
-        R = sympy.Matrix(rotation)
-    except (TypeError, ValueError, sympy.SympifyError) as error:
-        raise TypeError(f"rotation: expected an exact 3 x 3 matrix, got {type(rotation).__name__} ({error})") \
-            from None
-    if R.shape != (3, 3):
-        raise ValueError(f"rotation: expected shape (3, 3), got {R.shape}")
-    if R.atoms(sympy.Float):
+    if l > MAX_FORMULA_DEGREE:
+        raise ValueError(f"l: the exact formula is built for l <= MAX_FORMULA_DEGREE = {MAX_FORMULA_DEGREE}, got "
+                         f"{l}; use wigner_D for numeric rotations")
+    array = object_array(rotation, "rotation", "an exact 3 x 3 matrix")   # never sympify: text is not parsed
+    if array.shape != (3, 3):
+        raise ValueError(f"rotation: expected shape (3, 3), got {array.shape}")
+    if any(isinstance(v, (float, np.floating, sympy.Float)) for v in array.flat):
         raise TypeError("rotation: expected exact entries (integers, rationals, sqrt(...)), got floats; use "
                         "wigner_D for numeric rotations")
+    R = sympy.Matrix(3, 3, [to_exact(v, f"rotation[{i}, {j}]") for (i, j), v in np.ndenumerate(array)])
     if not all(sympy.simplify(v) == 0 for v in R.T * R - sympy.eye(3)) or sympy.simplify(R.det() - 1) != 0:
         raise ValueError(f"rotation: expected an exact rotation matrix (R^T R = I, det R = 1), got {R.tolist()}")
     x, y, z = sympy.symbols("x y z", real=True)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..algebra import check_count, check_seed
+from ..algebra import check_count, check_seed, check_tolerance
 from .action import Action, same_group
 from .elements import random_elements
 
@@ -49,9 +49,7 @@ def is_equivariant(operator: Callable[..., ArrayLike], action: Action | Sequence
     if samples > MAX_SAMPLES:
         raise ValueError(f"samples: expected at most MAX_SAMPLES = {MAX_SAMPLES:,} (a few dozen settle the question), "
                          f"got {samples:,}")
-    if isinstance(tolerance, (bool, np.bool_)) or not isinstance(tolerance, (int, float, np.integer, np.floating)) \
-            or not 0 <= tolerance < np.inf:
-        raise ValueError(f"tolerance: expected a finite number >= 0, got {tolerance!r}")
+    tolerance = check_tolerance(tolerance, "tolerance")
     rng = check_seed(seed, allow_none=True)
     *inputs, output = actions
     for element in random_elements(actions, int(samples), rng):

@@ -28,6 +28,7 @@ import autograd.numpy as anp
 import numpy as np
 from autograd.extend import defvjp, primitive
 
+from ..algebra import check_choice, check_count
 from .action import DISCRETE, Action
 from .constraints import Constraints, match_actions
 from .elements import ELEMENT_LIMIT, all_elements
@@ -61,8 +62,7 @@ def regulariser(action: Action | Sequence[Action], target: Target, over: str = "
                 limit: int = ELEMENT_LIMIT) -> Penalty:
     """The penalty function ``u -> sum_g ||residual_g(u)||^2`` (u of shape ``target.shape``)."""
     actions = match_actions(action, target)
-    if over not in OVER:
-        raise ValueError(f"over: expected one of {', '.join(map(repr, OVER))}, got {over!r}")
+    over, limit = check_choice(over, OVER, "over"), check_count(limit, "limit")
     if over == "generators":
         matrix = Constraints(target, actions).matrix()
     else:

@@ -29,6 +29,7 @@ import sympy
 
 from .. import linear
 from ..so3 import clebsch_gordan, spherical_harmonic_formula
+from ..so3.spherical_harmonics import MAX_FORMULA_DEGREE
 from ..so3.basis import check_lmax
 from .action import LIE, Action
 from .sparse import Sparse
@@ -75,10 +76,15 @@ def rotations_so3(lmax: int | Sequence[int]) -> Action:
         if not lmax:
             raise ValueError("lmax: expected an int or a non-empty sequence of degrees, got an empty sequence")
         degrees = tuple(check_lmax(l, f"lmax[{i}]") for i, l in enumerate(lmax))
+        for i, l in enumerate(degrees):
+            if l > MAX_FORMULA_DEGREE:
+                raise ValueError(f"lmax[{i}]: the generators are exact for degrees <= MAX_FORMULA_DEGREE = "
+                                 f"{MAX_FORMULA_DEGREE}, got {l}")
         algebra, name = None, f"rotations_so3({list(degrees)})"
     else:
-        degrees = tuple(range(check_lmax(lmax) + 1))
-        algebra, name = clebsch_gordan(degrees[-1]), f"rotations_so3({degrees[-1]})"
+        algebra = clebsch_gordan(check_lmax(lmax))          # bounded by its table's size, far below 64
+        degrees = tuple(range(algebra.lmax + 1))
+        name = f"rotations_so3({degrees[-1]})"
     blocks = [irrep_generators(l) for l in degrees]
     generators = [(LIE, [Sparse.from_dense(np.array(sympy.diag(*[block[a] for block in blocks]).tolist(),
                                                     dtype=object), "generator")])

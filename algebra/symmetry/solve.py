@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 from tqdm.auto import tqdm
 
 from .. import limits, linear
+from ..algebra import check_choice, check_flag
 from ..blocks import Block, blocks
 from .constraints import Constraints
 
@@ -206,10 +207,8 @@ def solve(constraints: Constraints, method: str = "auto", progress: bool = True)
 
     `progress`: show a progress bar when the solve lasts more than `PROGRESS_DELAY` seconds."""
     _check(constraints)
-    if method not in METHODS:
-        raise ValueError(f"method: expected one of {', '.join(map(repr, METHODS))}, got {method!r}")
-    if not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress: expected a bool, got {type(progress).__name__} {progress!r}")
+    method = check_choice(method, METHODS, "method")
+    progress = check_flag(progress, "progress")
     matrix = constraints.matrix()
     found = blocks(matrix)
     method = _estimate(constraints, matrix, found).choose(method)
