@@ -660,7 +660,7 @@ class Plan:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return f"<Plan {self.name}: {len(self.steps)} steps>"
+        return f"<Plan {self.name}: {len(self.steps)} step{'' if len(self.steps) == 1 else 's'}>"
 
 
 if TYPE_CHECKING:
