@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import DTypeLike
 
+from . import checks
 from .builder import PlanBuilder
 from .convolution import causal_convolution
 from .factor import Factor
@@ -66,6 +67,8 @@ def product(A: Algebra, strategy: str | Sequence[str] = "auto", dtype: DTypeLike
     from ..algebra import Algebra
     if not isinstance(A, Algebra):
         raise TypeError(f"A: expected an algebra.Algebra, got {type(A).__name__}")
+    checks.check_dtype(dtype)
+    checks.check_layout(layout)
     return Kernel([Factor.from_algebra(f) for f in A.factors], strategy, dtype, algebra=A, layout=layout)
 
 
@@ -78,5 +81,7 @@ def bilinear(*lam: Any, strategy: str | Sequence[str] = "auto", dtype: DTypeLike
     """
     if not lam:
         raise ValueError("lam: expected at least one (d1, d2, d3) tensor, got none")
+    checks.check_dtype(dtype)
+    checks.check_layout(layout)
     names = ["lam"] if len(lam) == 1 else [f"lam[{n}]" for n in range(len(lam))]
     return Kernel([Factor.from_array(t, name) for t, name in zip(lam, names)], strategy, dtype, layout=layout)

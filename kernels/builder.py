@@ -112,15 +112,30 @@ def _components(support: Support, dim: Dim) -> tuple[int, ...]:
     return tuple(support)
 
 
+def check_value_factor(value: Value, factor: object, argument: str = "factor") -> int:
+    """A factor index 0..n-1 of `value`, or a ValueError naming `argument`."""
+    n = len(value.out)
+    if isinstance(factor, (bool, np.bool_)) or not isinstance(factor, (int, np.integer)) or not 0 <= factor < n:
+        raise ValueError(f"{argument}: expected a factor index in 0..{n - 1}, got {factor!r:.60}")
+    return int(factor)
+
+
+def check_name(name: object) -> str:
+    """An input's name: a str, or a TypeError naming ``name``."""
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected a str, got {type(name).__name__} {name!r:.60}")
+    return name
+
+
 class PlanBuilder:
     """Builds one plan (see the module docstring).  Values come from `signal`, `parameter` and `placeholder`;
     operations return new values; `finish` returns the `Plan`.  `strategy` forces one strategy on every factor
     of a product it applies to (a level strategy through a `Product` step); "auto" prices them."""
 
     def __init__(self, parent: "PlanBuilder" | None = None, strategy: str = "auto") -> None:
-        if strategy != "auto" and strategy not in STRATEGIES:
+        if not isinstance(strategy, str) or strategy != "auto" and strategy not in STRATEGIES:
             raise ValueError(f"strategy: expected 'auto' or one of {', '.join(map(repr, STRATEGIES))}, got "
-                             f"{strategy!r}")
+                             f"{strategy!r:.60}")
         self.strategy = strategy if parent is None else parent.strategy
         self._parent = parent
         self._dims = {} if parent is None else parent._dims
@@ -175,6 +190,7 @@ class PlanBuilder:
     def signal(self, name: str, factors: Sequence[Algebra], units: Units = frozenset(), support: Any = None,
                describe_as: str = "") -> Value:
         """An input with batch axes, then one axis per factor not in `units` (components `support[f]`)."""
+        check_name(name)
         support = support or {}
         register = self._register()
         self.inputs.append(InputSpec(name, "signal", self._axes(factors, units, support, False), register,
@@ -184,6 +200,7 @@ class PlanBuilder:
     def parameter(self, name: str, factors: Sequence[Algebra], units: Units = frozenset(),
                   support: Any = None) -> Value:
         """A parameter: exactly one axis per factor not in `units` (its size fixed)."""
+        check_name(name)
         support = support or {}
         register = self._register()
         self.inputs.append(InputSpec(name, "parameter", self._axes(factors, units, support, True), register))
@@ -191,6 +208,7 @@ class PlanBuilder:
 
     def matrix(self, name: str, shape: Any) -> int:
         """A parameter that is a plain array of `shape` (a linear map); its register."""
+        check_name(name)
         register = self._register()
         self.inputs.append(InputSpec(name, "parameter", tuple(int(n) for n in shape), register))
         return register
@@ -245,6 +263,7 @@ class PlanBuilder:
 
     def swap(self, value: Value, a: int, b: int) -> Value:
         """Exchange the contents of factors a and b (the flip T; both hold the same algebra)."""
+        a, b = check_value_factor(value, a, "a"), check_value_factor(value, b, "b")
         out, supp = list(value.out), list(value.support)
         out[a], out[b] = out[b], out[a]
         supp[a], supp[b] = supp[b], supp[a]
@@ -253,8 +272,10 @@ class PlanBuilder:
     def reduce(self, value: Value, factor: int, mask: Any = None, query: int | None = None) -> Value:
         """Sum over the factor's components, keeping only the (query, component) pairs `mask` keeps (a `Mask`,
         or a register holding one mask per batch entry); the factor becomes constant (unit)."""
+        factor = check_value_factor(value, factor)
         if mask is None:
             return value.with_factor(factor, None, None)
+        query = check_value_factor(value, query, "query")
         if value.pending is not None:
             value = self.evaluate(value)
         value = self.labelled(self.labelled(value, query), factor)
@@ -274,6 +295,7 @@ class PlanBuilder:
 
     def select(self, value: Value, factor: int, keep: Sequence[int]) -> Value:
         """Restrict a labelled factor to the components in `keep` (a projection)."""
+        factor = check_value_factor(value, factor)
         support = _components(value.support[factor], value.dims[factor])
         wanted = set(keep)
         positions = [i for i, component in enumerate(support) if component in wanted]
@@ -481,8 +503,10 @@ class PlanBuilder:
     def softmax(self, value: Value, factor: int, mask: Any = None, query: int | None = None) -> Value:
         """Softmax over `factor`, within `mask` over (query, factor) pairs (a `Mask` or a register of per-batch
         masks); masked entries come out exactly 0."""
+        factor = check_value_factor(value, factor)
         value = self.labelled(value, factor)
         if mask is not None:
+            query = check_value_factor(value, query, "query")
             value = self.labelled(value, query)
         others = [f for f, label in enumerate(value.out) if label is not None and f not in (factor, query)]
         order = others + ([query] if mask is not None else []) + [factor]
@@ -505,6 +529,7 @@ class PlanBuilder:
 
     def lag(self, value: Value, factor: int, lag: int, units: Units) -> Value:
         """x_t -> x_{t - lag} along a factor the value varies along (zeros first)."""
+        factor = check_value_factor(value, factor)
         value = self.expand(value, units)
         (operand,) = value.operands
         axis = operand.labels.index(value.out[factor]) - len(operand.labels)

@@ -12,7 +12,7 @@ TypeError: y: expected real floating-point values (the kernel computes in float6
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,42 @@ from numpy.typing import DTypeLike
 from opt_einsum.contract import infer_backend
 
 LAYOUTS = ("batch-first", "component-major")
+
+
+def check_arrays(arrays: Mapping[str, Any], kinds: str = "iufc", what: str = "numbers",
+                 optional: Collection[str] = ()) -> None:
+    """A TypeError naming the first of `arrays` ({argument: value}) that is not an array of numpy, autograd,
+    torch or JAX whose dtype kind is one of `kinds` (`what` says so in words); the `optional` ones may be None."""
+    from .engines import owner
+    for argument, value in arrays.items():
+        if value is None and argument in optional:
+            continue
+        try:
+            kind = owner(value).dtype(value).kind if hasattr(value, "shape") and hasattr(value, "dtype") else None
+        except TypeError:                  # a dtype numpy does not know
+            kind = None
+        if kind is None or kind not in kinds:
+            raise TypeError(f"{argument}: expected an array of {what}, got "
+                            f"{getattr(value, 'dtype', type(value).__name__)!s:.60}")
+
+
+def check_dtype(dtype: DTypeLike) -> np.dtype:
+    """The dtype a kernel computes in: numpy.float32 or numpy.float64, else a TypeError naming ``dtype``."""
+    try:
+        found = np.dtype(dtype)
+    except (TypeError, ValueError):                    # ValueError: a string numpy cannot parse, e.g. "1/0"
+        found = None
+    if found not in (np.float32, np.float64):
+        raise TypeError(f"dtype: expected numpy.float32 or numpy.float64, got {dtype!r:.60}" if found is None else
+                        f"dtype: expected numpy.float32 or numpy.float64, got {found}")
+    return found
+
+
+def check_layout(layout: object) -> str:
+    """One of `LAYOUTS`, or a ValueError naming ``layout``."""
+    if not isinstance(layout, str) or layout not in LAYOUTS:
+        raise ValueError(f"layout: expected one of {', '.join(map(repr, LAYOUTS))}, got {layout!r:.60}")
+    return layout
 
 
 def backend(value: Any) -> str:
@@ -56,7 +92,11 @@ def expected_shape(dims: Sequence[int], layout: str) -> str:
 def operand(value: Any, argument: str, dims: Sequence[int], dtype: DTypeLike, layout: str, name: str) -> Any:
     """`value` checked (numpy input as an array of `dtype`); `dims` are the algebra axes it must carry."""
     library = "numpy" if type(value) is np.ndarray else backend(value)
-    array = np.asarray(value) if library == "numpy" else value
+    try:
+        array = np.asarray(value) if library == "numpy" else value
+    except ValueError as error:                          # a ragged list
+        raise TypeError(f"{argument}: expected an array of real floating-point values, got a ragged "
+                        f"{type(value).__name__} ({error})") from None
     raw = array if library == "numpy" else getval(array)
     found = getattr(raw, "dtype", None)
     if found is None or _kind(found) != "f":

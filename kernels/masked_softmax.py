@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .checks import check_arrays
+
 if TYPE_CHECKING:
     from .engines import Engine
 
@@ -51,7 +53,8 @@ def _check(engine: Engine, x: Any, axis: int, mask: Any) -> None:
         raise TypeError(f"x: expected an array of floats, got {getattr(x, 'dtype', type(x).__name__)}")
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -len(x.shape) <= axis < len(x.shape):
         raise ValueError(f"axis: expected an axis of x (shape {tuple(x.shape)}), got {axis!r}")
-    if mask is not None and not (hasattr(mask, "shape") and _broadcasts_to(tuple(mask.shape), tuple(x.shape))):
+    check_arrays({"mask": mask}, "b", "bools", optional=("mask",))
+    if mask is not None and not _broadcasts_to(tuple(mask.shape), tuple(x.shape)):
         raise ValueError(f"mask: expected a shape that broadcasts to x's {tuple(x.shape)}, got "
                          f"{tuple(getattr(mask, 'shape', ()))}")
 

@@ -23,10 +23,13 @@ from typing import Any
 
 import numpy as np
 
+from ..algebra.algebra import check_choice, check_count
 from . import memory
 
 #: Materialised rule masks kept (per kind, radius and size).
 CACHED_MASKS = 16
+#: The kinds of mask: three rules and a fixed array.
+KINDS = ("full", "causal", "band", "fixed")
 
 
 class Mask:
@@ -36,7 +39,16 @@ class Mask:
     __slots__ = ("kind", "radius", "_array")
 
     def __init__(self, kind: str, radius: float | None = None, array: np.ndarray | None = None) -> None:
-        self.kind, self.radius, self._array = kind, radius, array
+        """`kind` one of `KINDS`; a band takes its `radius` and a fixed mask its `array`, no other kind either."""
+        self.kind = check_choice(kind, KINDS, "kind")
+        if (radius is not None) != (kind == "band"):
+            raise ValueError(f"radius: expected a radius for kind 'band' and None for the others, got {radius!r:.60} "
+                             f"for kind {kind!r}")
+        if (array is not None) != (kind == "fixed"):
+            raise ValueError(f"array: expected an array for kind 'fixed' and None for the others, got "
+                             f"{type(array).__name__} for kind {kind!r}")
+        self.radius = None if radius is None else _radius(radius)
+        self._array = None if array is None else _fixed_array(array, "array")
 
     @classmethod
     def full(cls) -> "Mask":
@@ -51,22 +63,12 @@ class Mask:
     @classmethod
     def band(cls, radius: float | np.integer[Any] | np.floating[Any]) -> "Mask":
         """Pairs with ``|query - key| <= radius``."""
-        if isinstance(radius, bool) or not isinstance(radius, (int, float, np.integer, np.floating)) or not \
-                radius >= 0:
-            raise ValueError(f"radius: expected a non-negative number, got {radius!r}")
-        return cls("band", float(radius))
+        return cls("band", _radius(radius))
 
     @classmethod
     def fixed(cls, array: Any, argument: str = "mask") -> "Mask":
-        """A given 0/1 array of shape (queries, keys)."""
-        values = np.asarray(array, dtype=float)
-        if values.ndim != 2:
-            raise ValueError(f"{argument}: expected a 2-D array (query, key), got shape {values.shape}")
-        if not np.all((values == 0) | (values == 1)):
-            raise ValueError(f"{argument}: expected only zeros and ones")
-        values = values.astype(bool)
-        values.setflags(write=False)
-        return cls("fixed", array=values)
+        """A given 0/1 array of shape (queries, keys); errors name `argument`."""
+        return cls("fixed", array=_fixed_array(array, argument))
 
     @property
     def generic(self) -> bool:
@@ -80,6 +82,7 @@ class Mask:
 
     def array(self, rows: int, columns: int) -> np.ndarray:
         """The bool (rows, columns) array (read-only; rules cached per size)."""
+        rows, columns = check_count(rows, "rows", minimum=0), check_count(columns, "columns", minimum=0)
         if self._array is not None:
             if self._array.shape != (rows, columns):
                 raise ValueError(f"mask: this fixed mask has shape {self._array.shape}, the call needs "
@@ -100,6 +103,32 @@ class Mask:
         if self.kind == "band":
             return f"Mask.band({self.radius:g})"
         return f"Mask.fixed(shape {self.shape})" if self.kind == "fixed" else f"Mask.{self.kind}()"
+
+
+def _radius(radius: object) -> float:
+    """A band's radius: a non-negative real number (inf keeps every pair), or a ValueError naming ``radius``."""
+    if isinstance(radius, (bool, np.bool_)) or not isinstance(radius, (int, float, np.integer, np.floating)) or \
+            not radius >= 0:
+        raise ValueError(f"radius: expected a non-negative number, got {radius!r:.60}")
+    return float(radius)
+
+
+def _fixed_array(array: Any, argument: str) -> np.ndarray:
+    """A 0/1 (or bool) 2-D array as a read-only bool array, or an error naming `argument`."""
+    if isinstance(array, np.ndarray) and array.dtype == bool and array.ndim == 2 and not array.flags.writeable:
+        return array                                     # already checked
+    try:
+        values = np.asarray(array, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{argument}: expected a 2-D array of zeros and ones, got {type(array).__name__} "
+                        f"({error})") from None
+    if values.ndim != 2:
+        raise ValueError(f"{argument}: expected a 2-D array (query, key), got shape {values.shape}")
+    if not np.all((values == 0) | (values == 1)):
+        raise ValueError(f"{argument}: expected only zeros and ones")
+    values = values.astype(bool)
+    values.setflags(write=False)
+    return values
 
 
 @functools.lru_cache(maxsize=CACHED_MASKS)

@@ -29,6 +29,7 @@ import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 from autograd.numpy.numpy_vjps import match_complex
 
+from .checks import check_arrays
 from .engines import NUMPY, engine_of
 
 if TYPE_CHECKING:
@@ -154,8 +155,9 @@ def linear_scan(a: Any, b: Any, initial: Any = None, method: str = "auto") -> An
     `a` and `b` have the same shape (time, ...); `initial` has shape (...).  Differentiable in `a`, `b` and
     `initial` (first order) with autograd, torch or JAX.
     """
-    if method not in METHODS:
-        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
+    check_arrays({"a": a, "b": b, "initial": initial}, "fc", "floats (real or complex)", optional=("initial",))
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r:.60}")
     shape = tuple(b.shape)
     if len(shape) < 1 or shape[0] < 1:
         raise ValueError(f"b: expected shape (time, ...) with at least one step, got {shape}")

@@ -85,12 +85,12 @@ def resolve(strategy: str | Sequence[str], factors: Sequence[Factor], rows: int 
         raise ValueError(f"strategy: expected one entry per factor ({len(factors)}), got {len(names)}: {strategy!r}")
     options: list[list[str]] = []
     for position, (name, factor) in enumerate(zip(names, factors)):
+        if not isinstance(name, str) or name != "auto" and name not in STRATEGIES:
+            raise ValueError(f"strategy: expected 'auto' or one of {', '.join(map(repr, STRATEGIES))} (or a tuple "
+                             f"with one per factor), got {name!r:.80}")
         if name == "auto":
             options.append(["identify"] if factor.is_unit_diagonal() else applicable(factor))
             continue
-        if not isinstance(name, str) or name not in STRATEGIES:
-            raise ValueError(f"strategy: expected 'auto' or one of {', '.join(map(repr, STRATEGIES))} (or a tuple "
-                             f"with one per factor), got {name!r}")
         reason = STRATEGIES[name].unsupported(factor)
         if reason is not None:
             raise ValueError(f"strategy: {name!r} cannot represent factor {position}: {reason}")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
+from .checks import check_arrays
 from .engines import NUMPY, engine_of
 from .recurrence import METHODS, choose, on_engine, reverse, scan
 from .pointwise import silu
@@ -180,6 +181,8 @@ def selective_scan(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any = None, z:
 
 
 def _check_selective(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any, z: Any, method: str) -> None:
+    check_arrays({"u": u, "delta": delta, "A": A, "B": B, "C": C, "D": D, "z": z}, "f", "real floats",
+                 optional=("D", "z"))
     if np.ndim(u) != 3 or 0 in np.shape(u):
         raise ValueError(f"u: expected shape (batch, length, channels) with positive sizes, got {np.shape(u)}")
     batch, length, channels = np.shape(u)
@@ -193,7 +196,7 @@ def _check_selective(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any, z: Any,
     smallest = np.min(engine_of({"delta": delta}).value(delta))
     if not smallest > 0:
         raise ValueError(f"delta: expected positive steps, got a minimum of {smallest}")
-    if method not in METHODS:
-        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r:.60}")
 
 

@@ -11,7 +11,8 @@ import pytest
 import sympy
 
 from product_interactions import kernels
-from product_interactions.algebra import Algebra, Element, quaternions, so3, tensor_algebra, translation
+from product_interactions.algebra import (Algebra, Element, diagonal, position, quaternions, so3, tensor_algebra,
+                                          translation)
 from product_interactions.algebra.symmetry import (bilinear_map, equivariant_constraints, finite_group,
                                                    is_equivariant, linear_map, permutations, regulariser,
                                                    rotations_so3, solve, translations)
@@ -262,5 +263,38 @@ def test_so3_degrees_past_any_table_are_refused_at_once(call):
     (lambda: regulariser(translations(3), linear_map(3), limit="10"), TypeError, "^limit: expected a positive int"),
 ])
 def test_so3_and_symmetry_arguments_are_named(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+# ---------------------------------------------------------------------- ... kernels
+@pytest.mark.parametrize("kwargs, match", [
+    ({"a": None}, "^a: expected an array of floats"), ({"b": None}, "^b: expected an array of floats"),
+    ({"initial": "0"}, "^initial: expected an array of floats"), ({"a": [[0.5]] * 3}, "^a: expected an array of"),
+])
+def test_linear_scan_names_an_operand_that_is_not_an_array(kwargs, match):
+    with pytest.raises(TypeError, match=match):                 # was AttributeError: 'NoneType' has no 'shape'
+        kernels.linear_scan(**{"a": np.full((3, 2), 0.5), "b": np.ones((3, 2)), **kwargs})
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: kernels.linear_scan(np.ones((3, 1)), np.ones((3, 1)), method=np.ones(2)), ValueError, "^method: "),
+    (lambda: kernels.selective_scan(np.ones((1, 3, 1)), None, -np.ones((1, 1)), np.ones((1, 3, 1)),
+                                    np.ones((1, 3, 1))), TypeError, "^delta: expected an array of real floats"),
+    (lambda: softmax(np.ones((3, 3)), mask=np.ones((3, 3), int)), TypeError, "^mask: expected an array of bools"),
+    (lambda: Mask("sideways"), ValueError, "^kind: expected one of 'full', 'causal', 'band', 'fixed'"),
+    (lambda: Mask("causal", radius=1.0), ValueError, "^radius: expected a radius for kind 'band'"),
+    (lambda: Mask.fixed("ab"), TypeError, "^mask: expected a 2-D array of zeros and ones"),
+    (lambda: Mask.causal().array(1.5, 2), TypeError, "^rows: expected a non-negative int"),
+    (lambda: kernels.product(quaternions(), strategy=np.ones(2)), ValueError, "^strategy: expected 'auto' or one"),
+    (lambda: kernels.product(quaternions(), dtype="1/0"), TypeError, "^dtype: expected numpy.float32"),
+    (lambda: kernels.bilinear(np.ones((2, 2, 2)), layout=np.ones(2)), ValueError, "^layout: expected one of"),
+    (lambda: kernels.product(diagonal(2)).evaluate([[1.0, 2.0], [3.0]], np.ones(2)), TypeError, "^x: expected"),
+    (lambda: kernels.PlanBuilder(strategy=[]), ValueError, "^strategy: expected 'auto' or one of"),
+    (lambda: kernels.PlanBuilder().signal(["x"], [diagonal(2)]), TypeError, "^name: expected a str"),
+    (lambda: kernels.PlanBuilder().reduce(kernels.PlanBuilder().signal("x", [position(2)]), 1), ValueError,
+     r"^factor: expected a factor index in 0\.\.0, got 1"),
+])
+def test_kernel_arguments_are_named(call, error, match):
     with pytest.raises(error, match=match):
         call()
