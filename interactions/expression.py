@@ -220,28 +220,35 @@ class Parameter(Expr):
         if isinstance(algebra_or_shape, Algebra):
             super().__init__(algebra_or_shape, _check_units(algebra_or_shape, units, "units"))
             self.array_shape = None
-            self.support = self._check_support(support or {})
+            self.support = self._check_support({} if support is None else support)
         else:
-            shape = tuple(algebra_or_shape) if hasattr(algebra_or_shape, "__iter__") else None
+            shape = tuple(algebra_or_shape) if hasattr(algebra_or_shape, "__iter__") and getattr(
+                algebra_or_shape, "ndim", 1) != 0 else None
             if not shape or not all(isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
                                     and n > 0 for n in shape):
                 raise ValueError(f"algebra_or_shape: expected an Algebra or a shape of positive ints, "
                                  f"got {algebra_or_shape!r}")
-            if support or units:
+            if support is not None or not isinstance(units, (list, tuple, set, frozenset, range)) or len(units):
                 raise ValueError("support, units: only for parameters that are elements of an algebra")
             super().__init__(None)  # type: ignore[arg-type]  # a shape parameter is an array, in no algebra
             self.array_shape = tuple(int(n) for n in shape)
 
     def _check_support(self, support: Mapping[int, Iterable[int]]) -> dict[int, tuple[int, ...]]:
+        if not isinstance(support, Mapping):
+            raise TypeError(f"support: expected a mapping {{factor: component indices}}, got "
+                            f"{type(support).__name__} {support!r:.60}")
         checked = {}
-        for factor, components in dict(support).items():
+        for factor, components in support.items():
             factor = check_factor(self, factor, "support")
             dim = self.factors[factor].dim
             if isinstance(components, str) or not hasattr(components, "__iter__") or not all(
                     isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) for c in components):
                 raise ValueError(f"support[{factor}]: expected a tuple of int component indices, got {components!r}")
             components = tuple(int(c) for c in components)
-            if factor in self.units or not components or len(set(components)) != len(components) or not all(
+            if factor in self.units:
+                raise ValueError(f"support, units: factor {factor} is in units (constant: the unit g_0), so support "
+                                 f"cannot restrict its components")
+            if not components or len(set(components)) != len(components) or not all(
                     0 <= c < dim for c in components):
                 raise ValueError(f"support[{factor}]: expected distinct component indices in 0..{dim - 1} of a "
                                  f"factor the parameter varies along, got {components}")
@@ -426,14 +433,15 @@ def multiplication_operator(K: Expr, L1: Callable[[Expr], Expr] | None = None,
     >>> multiplication_operator(K)(X)
     Mul(k, x)
     """
-    L1 = L1 or (lambda e: e)
-    L2 = L2 or (lambda e: e)
-    for argument, value in (("L1", L1), ("L2", L2)):
+    check_expression(K, "K")
+    first = (lambda e: e) if L1 is None else L1
+    second = (lambda e: e) if L2 is None else L2
+    for argument, value in (("L1", first), ("L2", second)):
         if not callable(value):
             raise TypeError(f"{argument}: expected a callable on expressions, got {type(value).__name__}")
 
     def operator(X: Expr) -> Expr:
-        return L1(Mul(K, L2(X)))
+        return check_expression(first(Mul(K, check_expression(second(X), "L2"))), "L1")
     return operator
 
 

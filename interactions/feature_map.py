@@ -37,7 +37,7 @@ import numpy as np
 import sympy
 
 from ..algebra import TensorAlgebra, position, tensor_algebra, tensor_product
-from ..algebra.algebra import check_count
+from ..algebra.algebra import check_count, check_flag
 from ..kernels import memory
 from ..kernels.engines import NUMPY, engine_of
 from ..kernels.seq2tens import METHODS, choose_method, scan
@@ -52,7 +52,11 @@ def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[A
     The mask must have shape (batch, length), hold only 0 and 1 (or bools), and be ones then zeros in each row.
     """
     if not hasattr(x, "shape") or not hasattr(x, "dtype"):
-        x = np.asarray(x)
+        try:
+            x = np.asarray(x)
+        except ValueError as error:                     # a ragged list
+            raise TypeError(f"x: expected a real array (batch, length, d), got a ragged {type(x).__name__} "
+                            f"({error})") from None
     engine = engine_of({"x": x})
     kind = engine.dtype(x).kind
     if engine is NUMPY and kind in "iub":
@@ -64,7 +68,11 @@ def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[A
     if len(shape) != 3 or 0 in shape or (dim is not None and shape[2] != dim):
         raise ValueError(f"x: expected shape (batch, length, {expected}) with positive sizes, got {shape}")
     if mask is not None:
-        mask = engine_of({"mask": mask}).value(mask) if hasattr(mask, "shape") else np.asarray(mask)
+        try:
+            mask = engine_of({"mask": mask}).value(mask) if hasattr(mask, "shape") else np.asarray(mask)
+        except ValueError as error:                     # a ragged list
+            raise TypeError(f"mask: expected an array (batch, length) of zeros and ones, got a ragged "
+                            f"{type(mask).__name__} ({error})") from None
         if mask.shape != shape[:2]:
             raise ValueError(f"mask: expected shape (batch, length) = {shape[:2]}, got {mask.shape}")
         if mask.dtype != bool and not np.all((mask == 0) | (mask == 1)):
@@ -91,11 +99,17 @@ def increments(x: Any, mask: np.ndarray | None = None, basepoint: bool = False) 
 
 
 def _lift_order(lift: str, embedding_order: int | None, degree: int) -> int:
-    if lift not in ("linear", "exp"):
-        raise ValueError(f"lift: expected 'linear' or 'exp', got {lift!r}")
+    if not isinstance(lift, str) or lift not in ("linear", "exp"):
+        raise ValueError(f"lift: expected 'linear' or 'exp', got {lift!r:.60}")
     if embedding_order is not None:
         return min(check_count(embedding_order, "embedding_order"), degree)
     return 1 if lift == "linear" else degree
+
+
+def _method(method: object) -> str:
+    if not isinstance(method, str) or method != "auto" and method not in METHODS:
+        raise ValueError(f"method: expected 'auto' or one of {METHODS}, got {method!r:.60}")
+    return method
 
 
 #: The levels and the working copies a scan holds at once, in multiples of the levels' size.
@@ -134,14 +148,14 @@ def seq2tens(x: Any, degree: int, lift: str = "linear", embedding_order: int | N
     """
     degree = check_count(degree, "degree")
     order = _lift_order(lift, embedding_order, degree)
+    return_sequences = check_flag(return_sequences, "return_sequences")
+    method = _method(method)
     x, mask = check_sequences(x, mask)
     engine = engine_of({"x": x})
-    check_levels_fit(tuple(x.shape), degree, bool(return_sequences), engine.dtype(x).itemsize)
+    check_levels_fit(tuple(x.shape), degree, return_sequences, engine.dtype(x).itemsize)
     if method == "auto":
         method = choose_method(tuple(x.shape), degree, return_sequences, engine.dtype(x).itemsize)
-    if method not in METHODS:
-        raise ValueError(f"method: expected 'auto' or one of {METHODS}, got {method!r}")
-    levels = scan(zero_padding(x, mask), degree, order, method, bool(return_sequences))
+    levels = scan(zero_padding(x, mask), degree, order, method, return_sequences)
     lead, d = tuple(levels[0].shape[:-1]), x.shape[2]
     return (engine.zeros(lead, x) + 1,) + tuple(engine.reshape(level, lead + (d,) * m)
                                                 for m, level in enumerate(levels, start=1))
@@ -164,8 +178,10 @@ def signature(x: Any, depth: int, mask: Any = None, return_sequences: bool = Fal
     """The truncated signature of the paths x (batch, length, d) in the layout of `flatten`: the exp lift of the
     increments, levels 1..depth.  With `return_sequences` the signature of every prefix x_0 .. x_t."""
     depth = check_count(depth, "depth")
+    return_sequences = check_flag(return_sequences, "return_sequences")
+    method = _method(method)
     x, mask = check_sequences(x, mask)
-    check_levels_fit(tuple(x.shape), depth, bool(return_sequences), engine_of({"x": x}).dtype(x).itemsize, "depth")
+    check_levels_fit(tuple(x.shape), depth, return_sequences, engine_of({"x": x}).dtype(x).itemsize, "depth")
     return flatten(seq2tens(increments(x, mask), depth, lift="exp", return_sequences=return_sequences,
                             method=method))
 
@@ -197,6 +213,7 @@ def seq2tens_expression(length: int, dim: int, degree: int, lift: str = "linear"
     """
     length, dim, degree = (check_count(v, a) for v, a in ((length, "length"), (dim, "dim"), (degree, "degree")))
     order = _lift_order(lift, embedding_order, degree)
+    return_sequences = check_flag(return_sequences, "return_sequences")
     algebra = tensor_algebra(dim, degree)
     signal = _Vectors(name, length, algebra)
 

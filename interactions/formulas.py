@@ -12,6 +12,7 @@ array([k_{0}*x_{0} - k_{1}*x_{1}, k_{0}*x_{1} + k_{1}*x_{0}], dtype=object)
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, Literal, overload
 
@@ -19,8 +20,13 @@ import numpy as np
 import sympy
 
 from ..algebra import Element
+from ..algebra.algebra import check_flag
 
 from .expression import Expr, Parameter, Signal, check_expression, symbol_array
+
+
+#: The most components a formula writes out.
+MAX_COMPONENTS = 4096
 
 
 class SymbolicContext:
@@ -69,13 +75,22 @@ def formula(expr: Expr, latex: Literal[True]) -> str: ...
 def formula(expr: Expr, latex: bool) -> np.ndarray | str: ...
 def formula(expr: Expr, latex: bool = False) -> np.ndarray | str:
     """The exact coefficients of `expr` as an object array of shape ``expr.algebra.shape`` (constant factors
-    included); with ``latex=True`` a LaTeX string of the nonzero components instead."""
-    check_expression(expr, "expr")
-    size = expr.algebra.dim
-    if size > 4096:
-        raise ValueError(f"expr: its algebra {expr.algebra.name} has {size} components; formulas are for small "
-                         f"dimensions (at most 4096)")
-    coefficients = SymbolicContext().value(expr).coefficients
+    included), or of a shape parameter's shape (its symbols); with ``latex=True`` a LaTeX string of the nonzero
+    components instead."""
+    if not isinstance(expr, Parameter):                     # a shape parameter too: its symbols
+        check_expression(expr, "expr")
+    for node in expr.walk():                                # every node's value is written out on the way
+        size = math.prod(node.shape) if node.algebra is None else node.algebra.dim
+        if size > MAX_COMPONENTS:
+            where = f"{node!r:.40} has shape {node.shape}" if node.algebra is None else \
+                f"{node!r:.40} is in {node.algebra.name}"
+            raise ValueError(f"expr: {where}, {size:,} components; formulas are for small dimensions (at most "
+                             f"MAX_COMPONENTS = {MAX_COMPONENTS:,})")
+    latex = check_flag(latex, "latex")
+    if isinstance(expr, Parameter) and expr.algebra is None:
+        coefficients = symbol_array(expr.name, expr.shape)
+    else:
+        coefficients = SymbolicContext().value(expr).coefficients
     if not latex:
         return coefficients
     lines = [f"{_component_latex(expr, index)} &= {to_latex(c)}" for index, c in np.ndenumerate(coefficients)

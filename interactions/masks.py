@@ -45,7 +45,11 @@ def radius(n: int, r: float, points: ArrayLike | None = None) -> np.ndarray:
     if points is None:
         distance = np.abs(np.subtract.outer(np.arange(n), np.arange(n)))
     else:
-        points = np.asarray(points, dtype=float)
+        try:
+            points = np.asarray(points, dtype=float)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"points: expected an array of real coordinates, got {type(points).__name__} "
+                            f"({error})") from None
         if points.ndim != 2 or points.shape[0] != n:
             raise ValueError(f"points: expected shape ({n}, dims), got {points.shape}")
         distance = np.linalg.norm(points[:, None, :] - points[None, :, :], axis=-1)
@@ -54,11 +58,8 @@ def radius(n: int, r: float, points: ArrayLike | None = None) -> np.ndarray:
 
 def as_mask(mask: MaskLike, rows: int, columns: int, argument: str = "mask") -> Mask:
     """Check a user mask, a `Mask` rule or a 0/1 array of shape (rows, columns) = (query, key), as a `Mask`."""
-    if isinstance(mask, Mask):
-        if mask.shape is not None and mask.shape != (rows, columns):
-            raise ValueError(f"{argument}: expected shape ({rows}, {columns}) (query, key), got {mask.shape}")
-        return mask
-    array = np.asarray(mask, dtype=float)
-    if array.shape != (rows, columns):
-        raise ValueError(f"{argument}: expected shape ({rows}, {columns}) (query, key), got {array.shape}")
-    return Mask.fixed(array, argument)
+    if not isinstance(mask, Mask):
+        mask = Mask.fixed(mask, argument)
+    if mask.shape is not None and mask.shape != (rows, columns):
+        raise ValueError(f"{argument}: expected shape ({rows}, {columns}) (query, key), got {mask.shape}")
+    return mask

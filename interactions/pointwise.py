@@ -19,6 +19,7 @@ import numpy as np
 import sympy
 
 from ..algebra import Element, tensor_product
+from ..algebra.algebra import check_choice
 from ..kernels.masks import Mask
 from ..kernels.pointwise import FUNCTIONS as NUMERIC
 from ..kernels.plan import Register
@@ -78,8 +79,7 @@ class Pointwise(Unary):
 
     def __init__(self, function: str, X: Expr, factor: int | None = None, mask: masks.MaskLike | Signal | None = None,
                  query: int = 0) -> None:
-        if function not in FUNCTIONS:
-            raise ValueError(f"function: expected one of {', '.join(FUNCTIONS)}, got {function!r}")
+        check_choice(function, FUNCTIONS, "function")
         X = check_expression(X, "X")
         if function == "softmax":
             if factor is None:
@@ -87,6 +87,8 @@ class Pointwise(Unary):
             factor = check_factor(X, factor)
             if mask is not None:
                 query = check_factor(X, query, "query")
+                if query == factor:
+                    raise ValueError(f"query: expected a factor other than the normalised one ({factor})")
                 mask = _check_mask(mask, X, query, factor)
         elif factor is not None or mask is not None:
             raise ValueError(f"factor, mask: only softmax takes them, not {function}")

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..algebra import Algebra, Element, tensor_product
+from ..algebra.algebra import check_flag
 
 from .expression import Expr, Signal, check_factor, check_expression
 
@@ -56,7 +57,11 @@ class Scan(Expr):
             raise ValueError(f"time: X is constant along factor {time}; scan a factor it varies along")
         if not callable(step):
             raise TypeError(f"step: expected a callable step(h, x_t) -> expression, got {type(step).__name__}")
+        return_sequences = check_flag(return_sequences, "return_sequences")
         rest = [f for i, f in enumerate(X.factors) if i != time]
+        if not rest:
+            raise ValueError(f"X: expected a factor besides the time factor {time} (the input at one time), got "
+                             f"{X.algebra.name}")
         self.h = Placeholder("h", state)
         self.x_t = Placeholder("x_t", tensor_product(*rest),
                                units=[u - (u > time) for u in X.units])
@@ -67,7 +72,7 @@ class Scan(Expr):
         if initial is not None and (not isinstance(initial, Expr) or initial.algebra != state or any(
                 isinstance(n, Signal) for n in initial.walk())):
             raise ValueError(f"initial: expected an expression in {state.name} without signals, got {initial!r}")
-        self.time, self.length, self.return_sequences = time, X.factors[time].dim, bool(return_sequences)
+        self.time, self.length, self.return_sequences = time, X.factors[time].dim, return_sequences
         algebra = tensor_product(X.factors[time], *state.factors) if self.return_sequences else state
         super().__init__(algebra)
         self.body, self.initial = body, initial

@@ -118,7 +118,8 @@ class NeighbourhoodReduce(Reduce):
         if (mask is None) == (radius is None):
             raise ValueError("mask, radius: give exactly one of them")
         if radius is not None:
-            mask = Mask.band(radius) if points is None else masks.radius(n, radius, points)
+            band = Mask.band(radius)                                      # checks the radius
+            mask = band if points is None else masks.radius(n, band.radius, points)  # type: ignore[arg-type]
         elif points is not None:
             raise ValueError("points: only used with radius=")
         super().__init__(X, factor, mask, query)

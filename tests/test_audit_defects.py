@@ -12,13 +12,15 @@ import sympy
 
 from product_interactions import kernels
 from product_interactions.algebra import (Algebra, Element, diagonal, position, quaternions, so3, tensor_algebra,
-                                          translation)
+                                          tensor_product, translation)
 from product_interactions.algebra.symmetry import (bilinear_map, equivariant_constraints, finite_group,
                                                    is_equivariant, linear_map, permutations, regulariser,
                                                    rotations_so3, solve, translations)
-from product_interactions.interactions import Signal, signature, seq2tens
-from product_interactions.interactions.architectures import (attention, deep_ls2t, dynamical, ls2t, mamba,
-                                                             selective_scan, ssm, tfn)
+from product_interactions.interactions import (Flip, NeighbourhoodReduce, Parameter, Pointwise, Reduce, Scan, Signal,
+                                               formula, multiplication_operator, seq2tens, seq2tens_expression,
+                                               signature)
+from product_interactions.interactions.architectures import (attention, convolution, deep_ls2t, dynamical, gating,
+                                                             ls2t, mamba, se3_attention, selective_scan, ssm, tfn)
 from product_interactions.interactions.experiments import report
 from product_interactions.kernels import MemoryLimitError, Mask, causal_convolution, softmax
 
@@ -298,3 +300,66 @@ def test_linear_scan_names_an_operand_that_is_not_an_array(kwargs, match):
 def test_kernel_arguments_are_named(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# ---------------------------------------------------------------------- ... interactions, architectures, command line
+def test_a_parameter_given_a_shape_has_a_formula():
+    W = Parameter("W", (2, 3))
+    assert W.formula().shape == (2, 3) and str(W.formula()[1, 2]) == "W_{1,2}"
+    assert formula(Parameter("w", [2]), latex=True) == r"\begin{aligned}z_{0} &= w_{0} \\ z_{1} &= w_{1}\end{aligned}"
+    with pytest.raises(ValueError, match=r"^expr: W has shape \(100000, 100000\), 10,000,000,000 components"):
+        formula(Parameter("W", (10**5, 10**5)))
+
+
+@pytest.mark.parametrize("support, error, match", [
+    ("{0: (1, 2)}", TypeError, r"^support: expected a mapping \{factor: component indices\}, got str"),
+    ([0, 1], TypeError, "^support: expected a mapping"),
+    ({1: (0,)}, ValueError, "^support, units: factor 1 is in units"),
+])
+def test_parameter_support_is_checked_by_name(support, error, match):
+    with pytest.raises(error, match=match):                   # "{0: ...}" used to reach dict() unchecked
+        Parameter("k", tensor_product(translation(4), position(2)), units=[1], support=support)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda X: formula(seq2tens_expression(2**40, 2, 2)[0]), ValueError, "^expr: x is in position"),
+    (lambda X: Pointwise("softmax", X, factor=0, query=0, mask=Mask.causal()), ValueError,
+     "^query: expected a factor other than the normalised one"),
+    (lambda X: Reduce(X, factor=0, query=1, mask="ab"), TypeError, "^mask: expected a 2-D array"),
+    (lambda X: NeighbourhoodReduce(X, radius="1"), ValueError, "^radius: expected a non-negative number"),
+    (lambda X: NeighbourhoodReduce(X, radius=1.0, points="ab"), TypeError, "^points: expected an array"),
+    (lambda X: multiplication_operator(X, L1=np.ones(2)), TypeError, "^L1: expected a callable"),
+    (lambda X: multiplication_operator(X, L1=lambda e: 0)(X), TypeError, "^L1: expected an expression"),
+    (lambda X: Scan(lambda h, x: x, Signal("s", position(3)), state=position(3)), ValueError,
+     "^X: expected a factor besides the time factor 0"),
+    (lambda X: seq2tens(np.ones((1, 3, 2)), 2, return_sequences="yes"), TypeError, "^return_sequences: expected"),
+    (lambda X: signature(np.ones((1, 3, 2)), 2, method=np.ones(2)), ValueError, "^method: expected 'auto' or one"),
+    (lambda X: signature([[[1.0, 2.0]], [[1.0]]], 2), TypeError, "^x: expected a real array"),
+    (lambda X: ls2t(3, hidden=3), TypeError, "^hidden: expected a tuple of layer widths"),
+    (lambda X: ls2t(3, activation=[]), ValueError, "^activation: expected one of"),
+    (lambda X: deep_ls2t(3, widths=(3, (1, 2))), TypeError, r"^widths\[1\]: expected a positive int"),
+    (lambda X: convolution(shape=5), ValueError, r"^shape: expected 1 lattice size\(s\), got 5"),
+    (lambda X: convolution(dims=True), ValueError, "^dims: expected 1 or 2, got True"),
+    (lambda X: se3_attention(channels=0), ValueError, "^channels: expected a positive int"),
+    (lambda X: gating(channels=2).init(0, dtype="1/0"), TypeError, "^dtype: expected a floating dtype"),
+    (lambda X: gating(channels=2).apply(gating(channels=2).init(0), [[[1.0, 2.0]], [[1.0]]]), TypeError,
+     "^x: expected an array of real numbers, got a ragged list"),
+])
+def test_interaction_arguments_are_named(call, error, match):
+    X = Signal("x", tensor_product(position(3), position(3), diagonal(2)), units=[1])
+    with pytest.raises(error, match=match):
+        call(X * Flip(X))
+
+
+def test_flags_take_numpy_bools_everywhere():
+    assert ls2t(2, width=2, order=2, time=np.bool_(True)).time is True
+    assert convolution(cyclic=np.bool_(False)).cyclic is False
+
+
+@pytest.mark.parametrize("argv, option", [(["experiment", "symmetry", "--out", "r\0.json"], "--out"),
+                                          (["experiment", "copy", "--checkpoint", "d\0"], "--checkpoint")])
+def test_command_line_refuses_unusable_paths_as_usage_errors(argv, option, capsys):
+    from product_interactions.interactions.__main__ import main
+    with pytest.raises(SystemExit) as exit:                      # "r\0.json" used to crash in tempfile.mkstemp
+        main(argv)
+    assert exit.value.code == 2 and option in capsys.readouterr().err

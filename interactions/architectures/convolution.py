@@ -27,6 +27,7 @@ from ...algebra import position, tensor_product, translation
 
 from ..expression import Expr, Parameter, Signal
 from ..structural import Reduce
+from ...algebra.algebra import check_flag
 from .model import Model, check_width
 
 
@@ -39,13 +40,14 @@ class Convolution(Model):
         super().__init__()
         for value, argument in ((channels_in, "channels_in"), (channels_out, "channels_out"), (size, "size")):
             check_width(value, argument)
-        if dims not in (1, 2):
-            raise ValueError(f"dims: expected 1 or 2, got {dims!r}")
-        if not isinstance(cyclic, bool):
-            raise TypeError(f"cyclic: expected a bool, got {type(cyclic).__name__}")
+        if isinstance(dims, (bool, np.bool_)) or not isinstance(dims, (int, np.integer)) or dims not in (1, 2):
+            raise ValueError(f"dims: expected 1 or 2, got {dims!r:.60}")
         self.channels_in, self.channels_out, self.size = int(channels_in), int(channels_out), int(size)
-        self.dims, self.cyclic = dims, cyclic
-        self.geometry = tuple(shape) if shape is not None else (max(4, self.size),) * dims
+        self.dims, self.cyclic = int(dims), check_flag(cyclic, "cyclic")
+        if shape is not None and (not isinstance(shape, (tuple, list)) or len(shape) != dims):
+            raise ValueError(f"shape: expected {dims} lattice size(s), got {shape!r:.60}")
+        self.geometry = (max(4, self.size),) * self.dims if shape is None else tuple(
+            check_width(n, f"shape[{i}] (at least size)", self.size) for i, n in enumerate(shape))
         self.scales = {"K": 1.0 / np.sqrt(self.channels_in * self.size ** dims)}
 
     def build(self, geometry: tuple[int, ...]) -> tuple[Expr, Signal]:

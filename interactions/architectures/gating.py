@@ -32,7 +32,7 @@ class Gating(Model):
 
     def __init__(self, channels: int, function: str = "sigmoid", length: int = 4) -> None:
         super().__init__()
-        if function not in FUNCTIONS or function == "softmax":
+        if not isinstance(function, str) or function not in FUNCTIONS or function == "softmax":
             raise ValueError(f"function: expected an elementwise nonlinearity, got {function!r}")
         self.channels, self.function = check_width(channels, "channels"), function
         self.geometry = (check_count(length, "length"),)

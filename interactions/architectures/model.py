@@ -52,8 +52,8 @@ def check_dtype(dtype: DTypeLike) -> np.dtype:
     would truncate the weights)."""
     try:
         found = np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"dtype: expected a floating dtype such as numpy.float32, got {dtype!r}") from None
+    except (TypeError, ValueError):                    # ValueError: a string numpy cannot parse, e.g. "1/0"
+        raise TypeError(f"dtype: expected a floating dtype such as numpy.float32, got {dtype!r:.60}") from None
     if found.kind != "f":
         raise TypeError(f"dtype: expected a floating dtype (weights would be truncated), got {found}")
     return found
@@ -64,7 +64,11 @@ def check_signal(x: Any, argument: str = "x") -> Any:
     else a TypeError or ValueError naming it."""
     dtype = getattr(x, "dtype", None)
     if dtype is None:                                            # a nested list
-        dtype = np.asarray(x).dtype
+        try:
+            dtype = np.asarray(x).dtype
+        except ValueError as error:                              # a ragged one
+            raise TypeError(f"{argument}: expected an array of real numbers, got a ragged {type(x).__name__} "
+                            f"({error})") from None
     name = str(dtype).split(".")[-1]
     if name.startswith("complex") or isinstance(dtype, np.dtype) and dtype.kind not in "biuf":
         raise TypeError(f"{argument}: expected an array of real numbers, got dtype {name}")

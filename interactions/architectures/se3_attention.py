@@ -29,7 +29,7 @@ from ...algebra.so3 import clebsch_gordan
 from ..expression import Expr, Parameter, Signal
 from ..pointwise import Pointwise
 from ..structural import Flip, Reduce, ScalarProjection
-from .model import Model, check_params
+from .model import Model, check_params, check_width
 from .radial import RadialFilter, check_cloud
 
 
@@ -40,6 +40,7 @@ class SE3Attention(Model):
     def __init__(self, lmax: int, channels_in: int, channels: int, radius: float, basis: int, hidden: int,
                  points: int) -> None:
         super().__init__()
+        channels = check_width(channels, "channels")
         self.keys = RadialFilter("K", lmax, channels, channels_in, radius, basis, hidden)
         self.values = RadialFilter("V", lmax, channels, channels_in, radius, basis, hidden)
         self.lmax, self.channels_in, self.channels = lmax, channels_in, channels

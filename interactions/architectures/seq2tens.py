@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ...algebra.algebra import check_count
+from ...algebra.algebra import check_choice, check_count, check_flag
 from ...kernels.engines import adopt
 from ...kernels.seq2tens import low_rank
 
@@ -55,12 +55,6 @@ if TYPE_CHECKING:
 NORMALISE_EPSILON = 1e-5
 
 
-def _flag(value: object, argument: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{argument}: expected a bool, got {type(value).__name__}")
-    return value
-
-
 class LS2T:
     """One LS2T layer (see the module docstring); `parameters`, `init(seed)`, `apply(params, x, mask=None)`."""
 
@@ -71,18 +65,19 @@ class LS2T:
                  typical_length: int = 64) -> None:
         self.d_in, self.width, self.order = (check_width(v, a) for v, a in
                                              ((d_in, "d_in"), (width, "width"), (order, "order")))
-        if weights not in ("recursive", "independent"):
-            raise ValueError(f"weights: expected 'recursive' or 'independent', got {weights!r}")
-        if static not in (None, "dense", "convolution"):
-            raise ValueError(f"static: expected None, 'dense' or 'convolution', got {static!r}")
-        if activation not in NUMERIC:
-            raise ValueError(f"activation: expected one of {sorted(NUMERIC)}, got {activation!r}")
-        self.weights, self.static, self.activation = weights, static, activation
-        self.difference, self.time, self.normalise = (_flag(v, a) for v, a in (
+        if not isinstance(weights, str) or weights not in ("recursive", "independent"):
+            raise ValueError(f"weights: expected 'recursive' or 'independent', got {weights!r:.60}")
+        if static is not None and (not isinstance(static, str) or static not in ("dense", "convolution")):
+            raise ValueError(f"static: expected None, 'dense' or 'convolution', got {static!r:.60}")
+        self.weights, self.static = weights, static
+        self.activation = check_choice(activation, sorted(NUMERIC), "activation")
+        self.difference, self.time, self.normalise = (check_flag(v, a) for v, a in (
             (difference, "difference"), (time, "time"), (normalise, "normalise")))
-        self.return_sequences, self.reverse, self.bidirectional = (_flag(v, a) for v, a in (
+        self.return_sequences, self.reverse, self.bidirectional = (check_flag(v, a) for v, a in (
             (return_sequences, "return_sequences"), (reverse, "reverse"), (bidirectional, "bidirectional")))
-        self.hidden = tuple(check_width(h, "hidden") for h in hidden)
+        if not isinstance(hidden, (tuple, list)):
+            raise TypeError(f"hidden: expected a tuple of layer widths, got {type(hidden).__name__} {hidden!r:.60}")
+        self.hidden = tuple(check_width(h, f"hidden[{i}]") for i, h in enumerate(hidden))
         self.kernel_size = check_width(kernel_size, "kernel_size")
         self.typical_length = check_count(typical_length, "typical_length (at least order)", minimum=self.order)
         self.d_static = self.d_in + int(self.time)
@@ -197,9 +192,10 @@ class DeepLS2T:
     def __init__(self, d_in: int, widths: Sequence[int] = (64, 64), order: int = 4, difference_between: bool = False,
                  return_sequences: bool = False, **options: Any) -> None:
         if not isinstance(widths, (tuple, list)) or not widths:
-            raise ValueError(f"widths: expected a non-empty tuple of layer widths, got {widths!r}")
-        return_sequences = _flag(return_sequences, "return_sequences")
-        difference_between = _flag(difference_between, "difference_between")
+            raise ValueError(f"widths: expected a non-empty tuple of layer widths, got {widths!r:.60}")
+        widths = [check_width(w, f"widths[{i}]") for i, w in enumerate(widths)]
+        return_sequences = check_flag(return_sequences, "return_sequences")
+        difference_between = check_flag(difference_between, "difference_between")
         self.layers: list[LS2T] = []
         for i, width in enumerate(widths):
             last = i == len(widths) - 1

@@ -43,9 +43,15 @@ PARTS = ("params", "first", "second")
 
 def check_directory(directory: str | os.PathLike[str]) -> pathlib.Path:
     """`directory` as the existing directory checkpoints go to, or a ValueError naming `checkpoint`."""
-    path = pathlib.Path(directory)
-    if not path.is_dir():
-        raise ValueError(f"checkpoint: expected an existing directory, got {str(directory)!r}")
+    try:
+        path = pathlib.Path(directory)
+        found = path.is_dir()
+    except TypeError as error:
+        raise TypeError(f"checkpoint: expected a directory path, got {type(directory).__name__} ({error})") from None
+    except (ValueError, OSError):                        # a null byte, a name the system refuses
+        found = False
+    if not found:
+        raise ValueError(f"checkpoint: expected an existing directory, got {str(directory)!r:.80}")
     return path
 
 

@@ -33,10 +33,18 @@ def check_setting(quick: object, seed: object) -> None:
 
 def check_out(path: str | os.PathLike[str]) -> pathlib.Path:
     """`path` as a file `write` can create or replace: its parent an existing directory, itself not a directory."""
-    path = pathlib.Path(path)
-    if path.is_dir():
+    try:
+        path = pathlib.Path(path)
+        if "\0" in str(path):
+            raise ValueError("a null byte")
+        directory, parent = path.is_dir(), path.parent.is_dir()
+    except TypeError as error:
+        raise TypeError(f"out: expected a file path, got {type(path).__name__} ({error})") from None
+    except (ValueError, OSError) as error:              # a null byte, a name the system refuses
+        raise ValueError(f"out: expected a usable file path, got {str(path)!r:.80} ({error})") from None
+    if directory:
         raise ValueError(f"out: expected a file path, got the existing directory {str(path)!r}")
-    if not path.parent.is_dir():
+    if not parent:
         problem = "is not a directory" if path.parent.exists() else "does not exist (create it first)"
         raise ValueError(f"out: the parent {str(path.parent)!r} of {str(path)!r} {problem}")
     return path

@@ -89,7 +89,7 @@ def test_flatten_wants_the_levels_of_seq2tens():
     ({"static": "rnn"}, ValueError, "^static: expected None, 'dense' or 'convolution'"),
     ({"static": None, "features": 5}, ValueError, "^features: without a static map"),
     ({"activation": "gelu"}, ValueError, "^activation: expected one of"),
-    ({"hidden": (0,)}, ValueError, "^hidden: expected a positive int"),
+    ({"hidden": (0,)}, ValueError, r"^hidden\[0\]: expected a positive int"),
     ({"kernel_size": 0}, ValueError, "^kernel_size: expected a positive int"),
     ({"typical_length": 2}, ValueError, r"^typical_length \(at least order\): expected an int >= 3"),
     ({"difference": "yes"}, TypeError, "^difference: expected a bool"),
