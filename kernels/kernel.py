@@ -54,20 +54,28 @@ MEETS_ZEROS, TERM_BY_TERM = ("dense", "fft"), ("gather", "codegen")
 CALLS_KEPT = 64
 
 
+def _check_factors(factors: object) -> tuple[Factor, ...]:
+    """A non-empty tuple of `kernels.factor.Factor`, or an error naming ``factors``."""
+    from .factor import Factor
+    if isinstance(factors, (str, bytes)) or not isinstance(factors, Iterable):
+        raise TypeError(f"factors: expected an iterable of kernels.Factor, got {type(factors).__name__}")
+    found = tuple(factors)
+    if not found:
+        raise ValueError("factors: expected at least one kernels.Factor, got none")
+    for n, factor in enumerate(found):
+        if not isinstance(factor, Factor):
+            raise TypeError(f"factors[{n}]: expected a kernels.Factor, got {type(factor).__name__}")
+    return found
+
+
 class Kernel:
     """A lowered bilinear product; see the module docstring.  Immutable once built."""
 
     def __init__(self, factors: Iterable[Factor], strategy: str | Sequence[str] = "auto",
                  dtype: DTypeLike = np.float64, algebra: Algebra | None = None, layout: str = "batch-first") -> None:
-        try:
-            self.dtype = np.dtype(dtype)
-        except TypeError:
-            raise TypeError(f"dtype: expected numpy.float32 or numpy.float64, got {dtype!r}") from None
-        if self.dtype not in (np.float32, np.float64):
-            raise TypeError(f"dtype: expected numpy.float32 or numpy.float64, got {self.dtype}")
-        if layout not in checks.LAYOUTS:
-            raise ValueError(f"layout: expected one of {', '.join(map(repr, checks.LAYOUTS))}, got {layout!r}")
-        self.factors = tuple(factors)
+        self.dtype = checks.check_dtype(dtype)
+        layout = checks.check_layout(layout)
+        self.factors = _check_factors(factors)
         self.requested = strategy
         self.strategies = select.resolve(strategy, self.factors, itemsize=self.dtype.itemsize)
         self.algebra, self.layout = algebra, layout
@@ -203,6 +211,7 @@ class Kernel:
     def evaluate(self, x: Any, y: Any, layout: str = "batch-first") -> np.ndarray:
         """The product of numpy float arrays in batch-first layout (the autograd primitive's body), checked as
         calls are; the result in `layout`."""
+        layout = checks.check_layout(layout)
         x, y = (checks.operand(a, name, self.shapes[role], self.dtype, checks.LAYOUTS[0], self.name)
                 for a, name, role in ((x, "x", 0), (y, "y", 1)))
         count = len(self.factors)

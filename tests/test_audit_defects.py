@@ -363,3 +363,22 @@ def test_command_line_refuses_unusable_paths_as_usage_errors(argv, option, capsy
     with pytest.raises(SystemExit) as exit:                      # "r\0.json" used to crash in tempfile.mkstemp
         main(argv)
     assert exit.value.code == 2 and option in capsys.readouterr().err
+
+
+def test_kernel_constructor_and_evaluate_name_what_they_refuse():
+    from product_interactions.kernels import Kernel
+    from product_interactions.kernels.factor import Factor
+    from product_interactions.algebra import quaternions
+    factor = Factor.from_algebra(quaternions())
+    with pytest.raises(TypeError, match="factors: expected an iterable of kernels.Factor, got str"):
+        Kernel("abc")
+    with pytest.raises(TypeError, match=r"factors\[0\]: expected a kernels.Factor, got int"):
+        Kernel([3])
+    with pytest.raises(ValueError, match="factors: expected at least one kernels.Factor"):
+        Kernel([])
+    with pytest.raises(TypeError, match="dtype: expected numpy.float32 or numpy.float64, got '1/0'"):
+        Kernel([factor], dtype="1/0")
+    with pytest.raises(ValueError, match="layout: expected one of"):
+        Kernel([factor], layout=np.zeros(2))
+    with pytest.raises(ValueError, match="layout: expected one of"):
+        Kernel([factor]).evaluate(np.ones(4), np.ones(4), layout=np.zeros(2))

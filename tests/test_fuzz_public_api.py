@@ -512,11 +512,6 @@ EXAMPLES = 30
 #: Slow first calls at the largest small values VALUES draws (6), made once before the deadline applies.
 WARM_UPS = {"tfn": ({"lmax": 6}, {"lmax": 5}), "se3_attention": ({"lmax": 6},), "clebsch_gordan": ({"lmax": 6},),
             "gaunt": ({"lmax": 6},), "rotations_so3": ({"lmax": 6},)}
-#: Defects found in files another change is rewriting (kernels/kernel.py): Kernel(...) and Kernel.evaluate do not
-#: yet check these arguments (a str, an int or an array as `factors`, dtype="1/0", an array as `layout` fail with
-#: internal errors); kernels.product and kernels.bilinear check them first.  Left out until kernel.py takes
-#: kernels.checks.check_dtype / check_layout.
-DEFERRED = {("Kernel", "factors"), ("Kernel", "dtype"), ("Kernel", "layout"), ("Kernel.evaluate", "layout")}
 
 
 def _arrays(result):
@@ -576,5 +571,4 @@ def test_one_bad_argument_is_named_or_the_call_works(group):
             call(**{**valid, **warm_up})
     for name, (_, valid) in entries.items():
         for argument in valid:
-            if (name, argument) not in DEFERRED:
-                fuzz(entries, name, argument)
+            fuzz(entries, name, argument)
