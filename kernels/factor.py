@@ -31,10 +31,9 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike, DTypeLike
 
-from ..algebra import Clifford, Diagonal, MatrixAlgebra, PathAlgebra, TensorAlgebra, Translation
+from ..algebra import Algebra, Clifford, Diagonal, MatrixAlgebra, PathAlgebra, TensorAlgebra, Translation
 
 if TYPE_CHECKING:
-    from ..algebra import Algebra
     from ..algebra.so3.path_algebra import Block
 
 #: Factors whose table would exceed this many nonzeros are never materialised by a strategy.
@@ -74,6 +73,49 @@ def _from_algebra(algebra: Algebra, name: str) -> Factor:
     return Factor((algebra.dim,) * 3, name, algebra=algebra, rule=_rule(algebra))
 
 
+#: The structures a factor's `rule` may name (see `Factor`).
+RULES = ("diagonal", "cyclic", "truncated", "graded", "one per pair", "blocks")
+
+
+def _check_shape(shape: object) -> tuple[int, int, int]:
+    """Three positive ints (d1, d2, d3), or an error naming ``shape``."""
+    if isinstance(shape, (str, bytes)) or not isinstance(shape, Iterable):
+        raise TypeError(f"shape: expected three positive ints (d1, d2, d3), got {type(shape).__name__}")
+    found = tuple(shape)
+    if len(found) != 3 or not all(isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
+                                  for n in found):
+        raise TypeError(f"shape: expected three positive ints (d1, d2, d3), got {found!r:.60}")
+    if min(found) < 1:
+        raise ValueError(f"shape: expected three positive ints (d1, d2, d3), got {found!r:.60}")
+    return tuple(int(n) for n in found)  # type: ignore[return-value]  # three, checked above
+
+
+def _check_table(indices: ArrayLike, values: ArrayLike | None, shape: tuple[int, int, int]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(indices (nnz, 3) sorted and distinct within `shape`, finite nonzero float64 values (nnz,); zero entries
+    dropped), or an error naming the argument."""
+    try:
+        index_array = np.asarray(indices)
+        value_array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"indices, values: expected an (nnz, 3) int array and nnz floats ({error})") from None
+    if index_array.dtype.kind not in "iu" and index_array.size or index_array.ndim != 2 or index_array.shape[1] != 3:
+        raise ValueError(f"indices: expected an (nnz, 3) array of ints, got shape {index_array.shape} and dtype "
+                         f"{index_array.dtype}")
+    index_array = index_array.astype(np.int64)
+    if value_array.shape != (len(index_array),) or not np.all(np.isfinite(value_array)):
+        raise ValueError(f"values: expected {len(index_array)} finite floats (one per row of indices), got shape "
+                         f"{value_array.shape}")
+    if len(index_array) and (index_array.min() < 0 or np.any(index_array.max(axis=0) >= shape)):
+        raise ValueError(f"indices: expected rows (i, j, k) within shape {shape}")
+    order = np.lexsort(index_array.T[::-1])
+    index_array, value_array = index_array[order], value_array[order]
+    if len(index_array) > 1 and not np.all(np.any(np.diff(index_array, axis=0) != 0, axis=1)):
+        raise ValueError("indices: expected distinct rows (i, j, k), got a repeated one")
+    nonzero = value_array != 0                                         # a zero entry is no structure constant
+    return index_array[nonzero], value_array[nonzero]
+
+
 class Factor:
     """Sparse float64 structure constants: ``indices`` (nnz, 3) sorted rows (i, j, k), ``values`` (nnz,), built
     lazily from `algebra` when not given; `rule` is the structure known without them:
@@ -89,11 +131,19 @@ class Factor:
     def __init__(self, shape: Iterable[int], name: str, indices: ArrayLike | None = None,
                  values: ArrayLike | None = None, algebra: Algebra | None = None,
                  rule: tuple[Any, ...] | None = None) -> None:
-        self.shape = tuple(int(n) for n in shape)
+        self.shape = _check_shape(shape)
+        if not isinstance(name, str):
+            raise TypeError(f"name: expected a string, got {type(name).__name__}")
+        if rule is not None and (not isinstance(rule, tuple) or not rule or rule[0] not in RULES):
+            raise ValueError(f"rule: expected None or a tuple starting with one of {', '.join(RULES)}, got {rule!r:.60}")
+        if algebra is not None and (not isinstance(algebra, Algebra) or self.shape != (algebra.dim,) * 3):
+            raise ValueError(f"algebra: expected an Algebra of dimension {self.shape[0]} matching shape {self.shape}, "
+                             f"got {algebra!r:.60}")
+        if indices is None and (values is not None or algebra is None and rule is None):
+            raise ValueError("indices: expected the nonzeros (indices and values), an algebra or a rule")
         self.name, self.algebra, self.rule = name, algebra, rule
-        self._table: tuple[np.ndarray, np.ndarray] | None = None if indices is None else (
-            np.asarray(indices, dtype=np.int64).reshape(-1, 3),
-                                                    np.asarray(values, dtype=np.float64))
+        self._table: tuple[np.ndarray, np.ndarray] | None = None if indices is None else \
+            _check_table(indices, values, self.shape)
 
     @classmethod
     def from_algebra(cls, algebra: Algebra) -> Factor:

@@ -382,3 +382,20 @@ def test_kernel_constructor_and_evaluate_name_what_they_refuse():
         Kernel([factor], layout=np.zeros(2))
     with pytest.raises(ValueError, match="layout: expected one of"):
         Kernel([factor]).evaluate(np.ones(4), np.ones(4), layout=np.zeros(2))
+
+
+def test_a_raw_factor_checks_its_parts_and_drops_explicit_zeros():
+    from product_interactions.kernels import Factor, Kernel
+    with pytest.raises(TypeError, match=r"shape: expected three positive ints \(d1, d2, d3\), got \(2, 2\)"):
+        Factor((2, 2), "f", [[0, 0, 0]], [1.0])
+    with pytest.raises(ValueError, match="indices: expected rows .* within shape"):
+        Factor((2, 2, 2), "f", [[5, 0, 0]], [1.0])
+    with pytest.raises(ValueError, match="indices: expected distinct rows"):
+        Factor((2, 2, 2), "f", [[0, 0, 0], [0, 0, 0]], [1.0, 2.0])
+    with pytest.raises(ValueError, match="values: expected 1 finite floats"):
+        Factor((2, 2, 2), "f", [[0, 0, 0]], [np.nan])
+    with pytest.raises(ValueError, match="indices: expected the nonzeros"):
+        Factor((2, 2, 2), "f")
+    factor = Factor((2, 2, 2), "f", [[1, 0, 1], [0, 0, 0]], [0.0, 2.0])          # codegen divided by the zero
+    assert factor.nnz == 1 and factor.indices.tolist() == [[0, 0, 0]]
+    assert Kernel([factor], "codegen")(np.ones(2), np.ones(2)).tolist() == [2.0, 0.0]
