@@ -37,13 +37,16 @@ import numpy as np
 import opt_einsum
 
 from ..algebra import Diagonal
+from ..algebra.algebra import check_choice
 from . import select
 from .attend import fuse_attention
 from .cost import Cost
 from .factor import Factor
 from .kernel import Kernel
+from .masks import Mask
 from .plan import (Add, Constant, Contract, Dim, Expand, Gather, InputSpec, Lag, Map, MaskArray, Ones, Plan,
                    Product, Register, Scan, Softmax, View)
+from .pointwise import FUNCTIONS
 from .strategies import STRATEGIES
 
 if TYPE_CHECKING:
@@ -118,6 +121,12 @@ def check_value_factor(value: Value, factor: object, argument: str = "factor") -
     if isinstance(factor, (bool, np.bool_)) or not isinstance(factor, (int, np.integer)) or not 0 <= factor < n:
         raise ValueError(f"{argument}: expected a factor index in 0..{n - 1}, got {factor!r:.60}")
     return int(factor)
+
+
+def check_mask(mask: object) -> None:
+    """None, a `Mask` or a register of per-batch masks, or a TypeError naming ``mask``."""
+    if mask is not None and not isinstance(mask, (Mask, Register)):
+        raise TypeError(f"mask: expected None, a kernels.Mask or a register, got {type(mask).__name__}")
 
 
 def check_name(name: object) -> str:
@@ -209,6 +218,9 @@ class PlanBuilder:
     def matrix(self, name: str, shape: Any) -> int:
         """A parameter that is a plain array of `shape` (a linear map); its register."""
         check_name(name)
+        if isinstance(shape, (str, bytes)) or not isinstance(shape, Iterable) or not all(
+                isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_)) and n > 0 for n in shape):
+            raise TypeError(f"shape: expected a sequence of positive ints, got {shape!r:.60}")
         register = self._register()
         self.inputs.append(InputSpec(name, "parameter", tuple(int(n) for n in shape), register))
         return register
@@ -258,12 +270,18 @@ class PlanBuilder:
     # ------------------------------------------------------------------ structural operations
     def scale(self, value: Value, c: float) -> Value:
         """c times the value: a 0-d constant operand."""
+        if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, float, np.integer, np.floating)) or \
+                not np.isfinite(c):
+            raise TypeError(f"c: expected a finite real number, got {c!r:.60}")
         return Value(value.operands + [Operand(Constant(np.asarray(float(c))), "", False)], value.out,
                      value.support, value.dims, value.pending)
 
     def swap(self, value: Value, a: int, b: int) -> Value:
         """Exchange the contents of factors a and b (the flip T; both hold the same algebra)."""
         a, b = check_value_factor(value, a, "a"), check_value_factor(value, b, "b")
+        if value.dims[a].size != value.dims[b].size:
+            raise ValueError(f"b: expected a factor of the size of factor {a} ({value.dims[a].size}), got factor {b} "
+                             f"of size {value.dims[b].size}")
         out, supp = list(value.out), list(value.support)
         out[a], out[b] = out[b], out[a]
         supp[a], supp[b] = supp[b], supp[a]
@@ -273,9 +291,12 @@ class PlanBuilder:
         """Sum over the factor's components, keeping only the (query, component) pairs `mask` keeps (a `Mask`,
         or a register holding one mask per batch entry); the factor becomes constant (unit)."""
         factor = check_value_factor(value, factor)
+        check_mask(mask)
         if mask is None:
             return value.with_factor(factor, None, None)
         query = check_value_factor(value, query, "query")
+        if query == factor:
+            raise ValueError(f"query: expected a factor other than the reduced factor {factor}, got {query}")
         if value.pending is not None:
             value = self.evaluate(value)
         value = self.labelled(self.labelled(value, query), factor)
@@ -297,7 +318,12 @@ class PlanBuilder:
         """Restrict a labelled factor to the components in `keep` (a projection)."""
         factor = check_value_factor(value, factor)
         support = _components(value.support[factor], value.dims[factor])
+        if isinstance(keep, (str, bytes)) or not isinstance(keep, Iterable) or not all(
+                isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)) for k in keep):
+            raise TypeError(f"keep: expected a sequence of component indices (ints), got {keep!r:.60}")
         wanted = set(keep)
+        if not wanted or not wanted <= set(support):
+            raise ValueError(f"keep: expected components of factor {factor} among {support[:8]}..., got {keep!r:.60}")
         positions = [i for i, component in enumerate(support) if component in wanted]
         if len(positions) == len(support):
             return value
@@ -494,6 +520,7 @@ class PlanBuilder:
     # ------------------------------------------------------------------ nonlinear steps
     def map(self, value: Value, function: str) -> Value:
         """F coefficient by coefficient (`kernels.pointwise`)."""
+        check_choice(function, tuple(FUNCTIONS), "function")
         value = self.evaluate(value)
         (operand,) = value.operands
         register = self._emit(Map(self._register(), operand.source.index, function))
@@ -504,11 +531,15 @@ class PlanBuilder:
         """Softmax over `factor`, within `mask` over (query, factor) pairs (a `Mask` or a register of per-batch
         masks); masked entries come out exactly 0."""
         factor = check_value_factor(value, factor)
+        check_mask(mask)
         value = self.labelled(value, factor)
         if mask is not None:
             query = check_value_factor(value, query, "query")
+            if query == factor:
+                raise ValueError(f"query: expected a factor other than the softmax's factor {factor}, got {query}")
             value = self.labelled(value, query)
-        others = [f for f, label in enumerate(value.out) if label is not None and f not in (factor, query)]
+        others = [f for f, label in enumerate(value.out)
+                  if label is not None and f != factor and (mask is None or f != query)]
         order = others + ([query] if mask is not None else []) + [factor]
         value = self.evaluate(value, order)
         (operand,) = value.operands
@@ -530,6 +561,10 @@ class PlanBuilder:
     def lag(self, value: Value, factor: int, lag: int, units: Units) -> Value:
         """x_t -> x_{t - lag} along a factor the value varies along (zeros first)."""
         factor = check_value_factor(value, factor)
+        if isinstance(lag, (bool, np.bool_)) or not isinstance(lag, (int, np.integer)):
+            raise TypeError(f"lag: expected an int, got {lag!r:.60}")
+        if lag < 0:
+            raise ValueError(f"lag: expected a delay of 0 or more steps, got {lag}")
         value = self.expand(value, units)
         (operand,) = value.operands
         axis = operand.labels.index(value.out[factor]) - len(operand.labels)

@@ -399,3 +399,26 @@ def test_a_raw_factor_checks_its_parts_and_drops_explicit_zeros():
     factor = Factor((2, 2, 2), "f", [[1, 0, 1], [0, 0, 0]], [0.0, 2.0])          # codegen divided by the zero
     assert factor.nnz == 1 and factor.indices.tolist() == [[0, 0, 0]]
     assert Kernel([factor], "codegen")(np.ones(2), np.ones(2)).tolist() == [2.0, 0.0]
+
+
+def test_plan_builder_steps_name_what_they_refuse_and_a_softmax_without_mask_keeps_its_query_factor():
+    from product_interactions.algebra import position
+    from product_interactions.kernels import PlanBuilder
+    builder = PlanBuilder()
+    factors = [position(3), position(3)]
+    x = builder.signal("x", factors)
+    with pytest.raises(TypeError, match="c: expected a finite real number"):
+        builder.scale(x, "2")
+    with pytest.raises(ValueError, match="keep: expected components of factor 1"):
+        builder.select(x, 1, [7])
+    with pytest.raises(ValueError, match="function: expected one of"):
+        builder.map(x, "cosh")
+    with pytest.raises(TypeError, match="mask: expected None, a kernels.Mask or a register, got str"):
+        builder.softmax(x, 1, "causal", 0)
+    with pytest.raises(ValueError, match="lag: expected a delay of 0 or more steps"):
+        builder.lag(x, 0, -1, frozenset())
+    with pytest.raises(TypeError, match="shape: expected a sequence of positive ints"):
+        builder.matrix("w", (2, -3))
+    plan = builder.finish(builder.softmax(x, 1, None, 0), factors)      # query given, no mask: factor 0 stays
+    z = plan(np.arange(18.0).reshape(2, 3, 3))
+    assert np.allclose(z.sum(axis=-1), 1.0) and z.shape == (2, 3, 3)

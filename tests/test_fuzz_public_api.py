@@ -289,6 +289,33 @@ def _plan_builder(strategy, name, factor):
     return plan(np.ones((2, 3, 2)))
 
 
+def _builder_step(step, **kwargs):
+    """x (batch, 3, 2) over position(3) (x) diagonal(2) through one PlanBuilder method, reduced, planned and run."""
+    builder = PlanBuilder()
+    factors = [position(3), position(3)]
+    x = builder.signal("x", factors)
+    value = step(builder, x, **kwargs)
+    plan = builder.finish(value, factors)
+    return plan(np.ones((2, 3, 3)))
+
+
+BUILDER_STEPS = {
+    "PlanBuilder.scale": (lambda c: _builder_step(lambda b, x, c: b.scale(x, c), c=c), {"c": 0.5}),
+    "PlanBuilder.swap": (lambda a, b: _builder_step(lambda builder, x, a, b: builder.swap(x, a, b), a=a, b=b),
+                         {"a": 0, "b": 1}),
+    "PlanBuilder.select": (lambda factor, keep: _builder_step(
+        lambda b, x, factor, keep: b.select(x, factor, keep), factor=factor, keep=keep), {"factor": 1, "keep": [0, 2]}),
+    "PlanBuilder.map": (lambda function: _builder_step(lambda b, x, function: b.map(x, function), function=function),
+                        {"function": "tanh"}),
+    "PlanBuilder.softmax": (lambda factor, query, mask: _builder_step(
+        lambda b, x, factor, query, mask: b.softmax(x, factor, mask, query), factor=factor, query=query, mask=mask),
+        {"factor": 1, "query": 0, "mask": Mask.causal()}),
+    "PlanBuilder.matrix": (lambda name, shape: PlanBuilder().matrix(name, shape), {"name": "w", "shape": (2, 3)}),
+    "PlanBuilder.lag": (lambda factor, lag: _builder_step(lambda b, x, factor, lag: b.lag(x, factor, lag, frozenset()),
+                                                          factor=factor, lag=lag), {"factor": 0, "lag": 1}),
+}
+
+
 KERNELS = {
     "kernels.product": (lambda A, strategy, dtype, layout: kernels.product(A, strategy, dtype, layout)(
         np.ones((3, 4)), np.ones((3, 4))), {"A": quaternions(), "strategy": "auto", "dtype": np.float64,
@@ -321,6 +348,7 @@ KERNELS = {
     "Kernel.evaluate": (lambda x, y, layout: kernels.product(diagonal(3)).evaluate(x, y, layout),
                         {"x": np.ones((2, 3)), "y": np.ones(3), "layout": "component-major"}),
     "PlanBuilder": (_plan_builder, {"strategy": "auto", "name": "x", "factor": 0}),
+    **BUILDER_STEPS,
 }
 
 
