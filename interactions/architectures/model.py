@@ -7,6 +7,8 @@ anew, and at most `PLANS_KEPT` plans are kept (the least recently used goes firs
 """
 from __future__ import annotations
 
+import html
+import math
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -102,6 +104,11 @@ def check_params(params: Any, shapes: Mapping[str, tuple[int, ...]]) -> Any:
     return params
 
 
+def parameter_summary(parameters: Mapping[str, tuple[int, ...]]) -> str:
+    """'N parameters (M numbers)' for a map of parameter shapes (the reprs of the models)."""
+    return f"{len(parameters)} parameters ({sum(math.prod(shape) for shape in parameters.values()):,} numbers)"
+
+
 class Model:
     """Subclasses define ``build(geometry) -> (expr, signal)``, ``geometry_of(x)`` and the default `geometry`.
 
@@ -191,6 +198,19 @@ class Model:
             scale = self.scales.get(name, 1.0 / np.sqrt(shape[-1]))
             params[name] = (scale * rng.standard_normal(shape)).astype(dtype)
         return params
+
+    # ------------------------------------------------------------------ display
+    def __repr__(self) -> str:
+        return (f"<{type(self).__name__}: {parameter_summary(self.parameters)}, input {self.signal.name} in "
+                f"{self.signal.algebra.name} at geometry {self.geometry}, order {self.order()}>")
+
+    def _repr_html_(self) -> str:
+        """A summary: the input, its algebra and the order, then one row per parameter with its shape."""
+        rows = "".join(f"<tr><td>{html.escape(name)}</td><td>{shape}</td><td>{math.prod(shape):,}</td></tr>"
+                       for name, shape in self.parameters.items())
+        return (f"<p><b>{type(self).__name__}</b>: input {html.escape(self.signal.name)} in "
+                f"{html.escape(self.signal.algebra.name)} at geometry {self.geometry}; self-interaction order "
+                f"{self.order()}</p><table><tr><th>parameter</th><th>shape</th><th>numbers</th></tr>{rows}</table>")
 
     def to_torch(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:
         """This model as a `torch.nn.Module` whose parameters start at ``init(seed, dtype)``

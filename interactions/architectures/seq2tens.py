@@ -47,7 +47,7 @@ from ...kernels.seq2tens import low_rank
 
 from ...kernels.pointwise import FUNCTIONS as NUMERIC
 from ..feature_map import check_sequences, increments, zero_padding
-from .model import check_dtype, check_params, check_seed, check_width
+from .model import check_dtype, check_params, check_seed, check_width, parameter_summary
 
 if TYPE_CHECKING:
     from ...kernels.engines.base import Engine
@@ -111,6 +111,10 @@ class LS2T:
         else:
             variances = [math.comb(L, m) ** (-1 / m) for k in range(1, M + 1) for m in range(k, M + 1)]
         return np.sqrt(np.array(variances) / h)
+
+    def __repr__(self) -> str:
+        return (f"<LS2T: d_in {self.d_in}, width {self.width}, order {self.order}, {self.weights} weights; "
+                f"{parameter_summary(self.parameters)}>")
 
     def init(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> dict[str, np.ndarray]:
         """Seeded parameters: static weights N(0, 1 / fan-in), zero biases, functionals by `slot_scales`."""
@@ -211,6 +215,9 @@ class DeepLS2T:
         """Parameter name ("layer{i}/<name of LS2T.parameters>") -> shape."""
         return {f"layer{i}/{name}": shape for i, layer in enumerate(self.layers)
                 for name, shape in layer.parameters.items()}
+
+    def __repr__(self) -> str:
+        return f"<DeepLS2T: {len(self.layers)} LS2T layers; {parameter_summary(self.parameters)}>"
 
     def init(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> dict[str, np.ndarray]:
         """Every layer's `LS2T.init`, drawn from one seeded generator."""
