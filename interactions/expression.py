@@ -35,6 +35,10 @@ if TYPE_CHECKING:
     from .formulas import SymbolicContext
 
 
+#: `repr` and `Expr.latex` show a subexpression longer than this many characters as its node name with dots.
+LATEX_LIMIT = 2000
+
+
 # ---------------------------------------------------------------------- factor facts used by several nodes
 @functools.lru_cache(maxsize=256)
 def unit_is_all_ones(factor: Algebra) -> bool:
@@ -143,25 +147,50 @@ class Expr:
 
     def walk(self) -> list[Expr]:
         """Every node once, children before parents."""
-        seen: set[int] = set()
+        seen: set[int] = {id(self)}
         order: list[Expr] = []
-
-        def visit(node: Expr) -> None:
-            if id(node) in seen:
-                return
-            seen.add(id(node))
-            for child in node.children:
-                visit(child)
-            order.append(node)
-        visit(self)
+        stack: list[tuple[Expr, int]] = [(self, 0)]          # depth-first, iterative: any depth
+        while stack:
+            node, next_child = stack.pop()
+            if next_child < len(node.children):
+                stack.append((node, next_child + 1))
+                child = node.children[next_child]
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append((child, 0))
+            else:
+                order.append(node)
         return order
 
     def _describe(self) -> str:
         return type(self).__name__
 
     def __repr__(self) -> str:
-        inner = ", ".join(repr(c) for c in self.children)
-        return f"{self._describe()}({inner})"
+        return self._written(lambda node, children: node._text(children), "{}(...)")
+
+    def _text(self, children: list[str]) -> str:
+        return f"{self._describe()}({', '.join(children)})" if self.children else repr(self)
+
+    def latex(self) -> str:
+        """The operator form in LaTeX, e.g. ``P^{1}_{c}(\\mathrm{softmax}_{1}(Q\\,T(K)) V)``; a subexpression
+        longer than `LATEX_LIMIT` characters is shown as its node name with dots."""
+        return self._written(lambda node, children: node._latex(children), "\\operatorname{{{}}}(\\dots)")
+
+    def _written(self, write: Callable[[Expr, list[str]], str], cut: str) -> str:
+        """Every node written from its children's texts, bottom up (no recursion, however deep); a text longer than
+        `LATEX_LIMIT` characters is replaced by `cut` with the node's name."""
+        written: dict[int, str] = {}
+        for node in self.walk():
+            text = write(node, [written[id(child)] for child in node.children])
+            written[id(node)] = text if len(text) <= LATEX_LIMIT else cut.format(type(node).__name__)
+        return written[id(self)]
+
+    def _repr_latex_(self) -> str:
+        return f"${self.latex()}$"
+
+    def _latex(self, children: list[str]) -> str:
+        """This node in LaTeX given its children's (the generic form: the node's name applied to them)."""
+        return f"\\operatorname{{{type(self).__name__}}}({', '.join(children)})"
 
 
 class Unary(Expr):
@@ -186,6 +215,9 @@ class Signal(Expr):
 
     def __repr__(self) -> str:
         return self.name
+
+    def _latex(self, children: list[str]) -> str:
+        return sympy.latex(sympy.Symbol(self.name))
 
     def _order(self, signal: Signal) -> int:
         return 1 if self is signal else 0
@@ -271,6 +303,9 @@ class Parameter(Expr):
     def __repr__(self) -> str:
         return self.name
 
+    def _latex(self, children: list[str]) -> str:
+        return sympy.latex(sympy.Symbol(self.name))
+
     def _order(self, signal: Signal) -> int:
         return 0
 
@@ -309,6 +344,9 @@ class Mul(_Binary):
 
     mismatch = "cannot multiply an element of {} by one of {}"
 
+    def _latex(self, children: list[str]) -> str:
+        return "\\,".join(f"({c})" if isinstance(child, Add) else c for c, child in zip(children, self.children))
+
     def _order(self, signal: Signal) -> int:
         return sum(child._order(signal) for child in self.children)
 
@@ -325,6 +363,9 @@ class Add(_Binary):
     """K + X (a factor where only one side is constant is expanded)."""
 
     mismatch = "cannot add an element of {} to one of {}"
+
+    def _latex(self, children: list[str]) -> str:
+        return " + ".join(children)
 
     def _order(self, signal: Signal) -> int:
         return max(child._order(signal) for child in self.children)
@@ -380,6 +421,9 @@ class Linear(Expr):
     def _describe(self) -> str:
         return f"Linear[factors {list(self.sources)}]"
 
+    def _latex(self, children: list[str]) -> str:
+        return f"{children[0]}\\,({children[1]})"
+
     def _order(self, signal: Signal) -> int:
         return sum(child._order(signal) for child in self.children)
 
@@ -416,6 +460,9 @@ class Scale(Unary):
 
     def _describe(self) -> str:
         return f"Scale[{self.c}]"
+
+    def _latex(self, children: list[str]) -> str:
+        return f"{sympy.latex(self.c)}\\,({children[0]})"
 
     def _symbolic(self, context: SymbolicContext) -> Element:
         return self.c * context.value(self.children[0])

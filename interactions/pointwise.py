@@ -99,6 +99,10 @@ class Pointwise(Unary):
     def _describe(self) -> str:
         return f"Pointwise[{self.function}]"
 
+    def _latex(self, children: list[str]) -> str:
+        name = f"\\mathrm{{{self.function}}}" + (f"_{{{self.factor}}}" if self.factor is not None else "")
+        return f"{name}({children[0]})"
+
     def _symbolic(self, context: SymbolicContext) -> Element:
         coefficients = context.value(self.children[0]).coefficients
         if self.function != "softmax":

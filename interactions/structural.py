@@ -55,6 +55,9 @@ class Flip(Unary):
     def _describe(self) -> str:
         return "Flip"
 
+    def _latex(self, children: list[str]) -> str:
+        return f"T({children[0]})"
+
     def _symbolic(self, context: SymbolicContext) -> Element:
         X = context.value(self.children[0])
         return Element(self.algebra, np.swapaxes(X.coefficients, self.source, self.target))
@@ -86,6 +89,13 @@ class Reduce(Unary):
     def _describe(self) -> str:
         return f"{type(self).__name__}[factor {self.factor}]"
 
+    #: The subscript of P in `latex` (the paper's P^c, P^N); a plain Reduce shows M when it has a mask.
+    subscript = "M"
+
+    def _latex(self, children: list[str]) -> str:
+        sub = f"_{{{self.subscript}}}" if self.mask is not None else ""
+        return f"P^{{{self.factor}}}{sub}({children[0]})"
+
     def _symbolic(self, context: SymbolicContext) -> Element:
         coefficients = context.value(self.children[0]).coefficients
         if self.mask is None:
@@ -103,6 +113,8 @@ class Reduce(Unary):
 class CausalReduce(Reduce):
     """P^c: g_k (x) g_l -> g_k (x) g_0 for l <= k, 0 for l > k (the rule `Mask.causal()`: any length)."""
 
+    subscript = "c"
+
     def __init__(self, X: Expr, factor: int = 1, query: int = 0) -> None:
         super().__init__(X, factor, Mask.causal(), query)
 
@@ -110,6 +122,8 @@ class CausalReduce(Reduce):
 class NeighbourhoodReduce(Reduce):
     """P^N: keeps the keys in a neighbourhood of each query: a `mask`, or a `radius` (on the lattice, or around
     `points` of shape (n, dims))."""
+
+    subscript = "N"
 
     def __init__(self, X: Expr, mask: masks.MaskLike | None = None, radius: float | None = None,
                  points: ArrayLike | None = None, factor: int = 1, query: int = 0) -> None:
@@ -186,6 +200,9 @@ class Lag(Unary):
 
     def _describe(self) -> str:
         return f"Lag[{self.lag}]"
+
+    def _latex(self, children: list[str]) -> str:
+        return f"L^{{{self.lag}}}({children[0]})"
 
     def _symbolic(self, context: SymbolicContext) -> Element:
         coefficients = context.value(self.children[0]).coefficients

@@ -16,3 +16,18 @@ def test_models_say_what_they_are_their_parameters_and_their_order():
     assert "order Orders(input=3" in repr(mamba(d_model=4))
     assert repr(ls2t(d_in=3, width=4, order=2)).startswith("<LS2T: d_in 3, width 4, order 2, recursive weights; 3 ")
     assert repr(deep_ls2t(d_in=3, widths=(4, 4), order=2)).startswith("<DeepLS2T: 2 LS2T layers; 6 parameters")
+
+
+def test_expressions_render_their_operator_form_in_latex():
+    from product_interactions.algebra import position
+    from product_interactions.interactions import Signal
+    text = attention(d_model=4, heads=1, length=3).expr.latex()
+    assert text.startswith("W_{O}\\,(P^{1}_{c}(\\mathrm{softmax}_{1}(\\frac{1}{2}\\,(P^{3}(W_{Q}\\,(x)\\,T(W_{K}")
+    assert text.endswith("T(W_{V}\\,(x))))")
+    X = Signal("x", position(2))
+    assert (X * (X + X))._repr_latex_() == "$x\\,(x + x)$"
+    deep = X
+    for _ in range(1000):
+        deep = deep * X
+    assert deep.latex().startswith("\\operatorname{Mul}(\\dots)\\,x\\,x") and len(deep.latex()) <= 2000
+    assert repr(deep).startswith("Mul(") and len(repr(deep)) <= 2000          # no RecursionError at any depth
