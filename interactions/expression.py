@@ -323,15 +323,31 @@ def check_expression(node: object, argument: str) -> Expr:
     return node
 
 
+def _factor_hint(small: Expr, large: Expr, name: str) -> str:
+    """When `small`'s algebra is one factor of `large`'s tensor product, how to write `small` over the whole."""
+    factors = large.factors
+    if len(factors) < 2 or small.algebra not in factors:
+        return ""
+    place = factors.index(small.algebra)
+    others = [f for f in range(len(factors)) if f != place]
+    return (f"; hint: {name} = {small!r:.40} is in {small.algebra.name}, factor {place} of {large.algebra.name}: "
+            f"build it over {large.algebra.name} with units={others} (constant along the other factors), e.g. "
+            f"Parameter(name, tensor_product(...), units={others})")
+
+
 class _Binary(Expr):
     """Two expressions in the same algebra; constant along the factors where both are."""
 
     mismatch = "cannot combine an element of {} with one of {}"
 
+    #: How the operation is written between its operands in messages.
+    symbol = ","
+
     def __init__(self, K: Expr, X: Expr) -> None:
         K, X = check_expression(K, "K"), check_expression(X, "X")
         if K.algebra != X.algebra:
-            raise ValueError("K, X: " + self.mismatch.format(K.algebra.name, X.algebra.name))
+            raise ValueError(f"K, X: {self.mismatch.format(K.algebra.name, X.algebra.name)} (in {K!r:.40} "
+                             f"{self.symbol} {X!r:.40}){_factor_hint(K, X, 'K')}{_factor_hint(X, K, 'X')}")
         super().__init__(K.algebra, K.units & X.units)
         self.children = (K, X)
 
@@ -343,6 +359,7 @@ class Mul(_Binary):
     """
 
     mismatch = "cannot multiply an element of {} by one of {}"
+    symbol = "*"
 
     def _latex(self, children: list[str]) -> str:
         return "\\,".join(f"({c})" if isinstance(child, Add) else c for c, child in zip(children, self.children))
@@ -363,6 +380,7 @@ class Add(_Binary):
     """K + X (a factor where only one side is constant is expanded)."""
 
     mismatch = "cannot add an element of {} to one of {}"
+    symbol = "+"
 
     def _latex(self, children: list[str]) -> str:
         return " + ".join(children)

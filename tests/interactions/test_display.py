@@ -31,3 +31,17 @@ def test_expressions_render_their_operator_form_in_latex():
         deep = deep * X
     assert deep.latex().startswith("\\operatorname{Mul}(\\dots)\\,x\\,x") and len(deep.latex()) <= 2000
     assert repr(deep).startswith("Mul(") and len(repr(deep)) <= 2000          # no RecursionError at any depth
+
+
+def test_a_factor_algebra_times_a_tensor_product_shows_the_fix_with_the_user_s_names():
+    import pytest
+
+    from product_interactions.algebra import position, quaternions, tensor_product
+    from product_interactions.interactions import Parameter, Signal
+    H = quaternions()
+    x = Signal("x", tensor_product(position(4), H))
+    with pytest.raises(ValueError, match=r"\(in w \* x\); hint: K = w is in quaternions, factor 1 of position\(4\) "
+                                         r"⊗ quaternions: build it over .* with units=\[0\]"):
+        Parameter("w", H) * x
+    fixed = Parameter("w", tensor_product(position(4), H), units=[0]) * x          # the hinted fix works
+    assert fixed.algebra == x.algebra
