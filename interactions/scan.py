@@ -44,7 +44,9 @@ class Placeholder(Signal):
 class Scan(Expr):
     """H(t) = step(H(t-1), X(t)) along factor `time` of X; H(-1) = `initial` (default 0).
 
-    `state` is the state's algebra; `initial` an expression in it without signals (e.g. a Parameter).
+    `state` is the state's algebra; `initial` an expression in it without signals (e.g. a Parameter).  Its
+    `order` counts per step (what one step adds, the state as order 0); ``order(H, X, per_step=False)`` is the
+    total degree in the whole sequence.
     """
 
     def __init__(self, step: Callable[[Placeholder, Placeholder], Expr], X: Expr, state: Algebra, time: int = 0,

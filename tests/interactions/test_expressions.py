@@ -253,3 +253,28 @@ def test_latex_formulas_show_each_component_once_with_braced_parameter_names():
     text = formula(model.expr, latex=True)
     assert text.count("&=") == 2 and "z_{0,0} &=" in text and "z_{1,0} &=" in text       # not once per key
     assert "{W_Q}_{0,0}" in text and "W_Q_{" not in text
+
+
+def _recurrences():
+    from product_interactions.algebra import diagonal
+    X = Signal("x", tensor_product(position(3), diagonal(1)))
+    a = Parameter("a", diagonal(1))
+    return X, [  # (name, scan, per-step order, total degree in the sequence)
+        ("h^2 + x", Scan(lambda h, x_t: h * h + x_t, X, state=diagonal(1)), 1, 4),
+        ("a h + x^2", Scan(lambda h, x_t: a * h + x_t * x_t, X, state=diagonal(1)), 2, 2),
+        ("h x + x", Scan(lambda h, x_t: h * x_t + x_t, X, state=diagonal(1)), 1, 3),
+        ("h x + x, last state", Scan(lambda h, x_t: h * x_t + x_t, X, state=diagonal(1), return_sequences=False),
+         1, 3),
+    ]
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_order_per_step_or_in_the_whole_sequence_and_the_formula_agree(case):
+    X, recurrences = _recurrences()
+    _, scan, per_step, total = recurrences[case]
+    assert order(scan, X) == per_step and order(scan, X, per_step=False) == total
+    values = formula(scan).reshape(-1)
+    symbols = {s for c in values if c != 0 for s in c.free_symbols if s.name.startswith("x_")}
+    assert max(polynomial_degree(c, symbols) for c in values) == total
+    with pytest.raises(TypeError, match="per_step: expected a bool"):
+        order(scan, X, per_step="no")
