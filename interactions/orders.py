@@ -26,7 +26,9 @@ def order(expr: Expr, signal: Signal, per_step: bool = True) -> int:
     A `Scan` counts per step by default (the paper's convention: the order of what one step adds, with the state
     as order 0, so an SSM is 1 and Mamba 3).  ``per_step=False`` gives the total polynomial degree in the whole
     sequence instead, unrolling the recurrence: h_t = h_(t-1)^2 + x_t has order 1 per step and degree 4 after
-    three steps (`polynomial_degree` of the formula agrees).
+    three steps (`polynomial_degree` of the formula agrees).  Products of nonlinearities count each factor, so
+    exp(a) exp(b) is 2 here while `polynomial_degree`, which merges it into exp(a + b), counts 1 (Mamba at
+    length 3: 7 here, 6 from its formula).
     """
     if not isinstance(expr, Expr):
         raise TypeError(f"expr: expected an expression, got {type(expr).__name__}")
