@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 import sympy
@@ -135,12 +135,12 @@ class Expr:
         return compile_expression(self, strategy)
 
     @overload
-    def formula(self, *, latex: Literal[False] = False) -> np.ndarray: ...
+    def formula(self, *, latex: Literal[False] = False, softmax: str = "expand") -> np.ndarray: ...
     @overload
-    def formula(self, *, latex: Literal[True]) -> str: ...
+    def formula(self, *, latex: Literal[True], softmax: str = "expand") -> str: ...
     @overload
-    def formula(self, *, latex: bool) -> np.ndarray | str: ...
-    def formula(self, **options: bool) -> np.ndarray | str:
+    def formula(self, *, latex: bool, softmax: str = "expand") -> np.ndarray | str: ...
+    def formula(self, **options: Any) -> np.ndarray | str:
         """Exact component formula (see `interactions.formulas.formula`)."""
         from .formulas import formula
         return formula(self, **options)

@@ -20,7 +20,7 @@ import numpy as np
 import sympy
 
 from ..algebra import Element
-from ..algebra.algebra import check_flag
+from ..algebra.algebra import check_choice, check_flag
 
 from .expression import Expr, Parameter, Signal, check_expression, symbol_array
 
@@ -32,12 +32,14 @@ MAX_COMPONENTS = 4096
 class SymbolicContext:
     """Exact values of the nodes of one expression, computed once each."""
 
-    def __init__(self, bindings: Mapping[Expr, Element] | None = None) -> None:
+    def __init__(self, bindings: Mapping[Expr, Element] | None = None, softmax: str = "expand") -> None:
         self._values: dict[int, Any] = {id(node): value for node, value in (bindings or {}).items()}
+        #: "expand": softmax weights as exp(s_k) / sum_j exp(s_j); "symbolic": kept as softmax(k, s_0, ...).
+        self.softmax = softmax
 
     def child(self, bindings: Mapping[Expr, Element]) -> SymbolicContext:
         """A context for an enclosed body (a Scan step) with placeholders bound to elements."""
-        return SymbolicContext(bindings)
+        return SymbolicContext(bindings, self.softmax)
 
     def value(self, node: Expr) -> Any:
         """The node's exact value: an `Element`, or a symbol array for a shape parameter."""
@@ -68,15 +70,17 @@ class SymbolicContext:
 
 
 @overload
-def formula(expr: Expr, latex: Literal[False] = False) -> np.ndarray: ...
+def formula(expr: Expr, latex: Literal[False] = False, softmax: str = "expand") -> np.ndarray: ...
 @overload
-def formula(expr: Expr, latex: Literal[True]) -> str: ...
+def formula(expr: Expr, latex: Literal[True], softmax: str = "expand") -> str: ...
 @overload
-def formula(expr: Expr, latex: bool) -> np.ndarray | str: ...
-def formula(expr: Expr, latex: bool = False) -> np.ndarray | str:
+def formula(expr: Expr, latex: bool, softmax: str = "expand") -> np.ndarray | str: ...
+def formula(expr: Expr, latex: bool = False, softmax: str = "expand") -> np.ndarray | str:
     """The exact coefficients of `expr` as an object array of shape ``expr.algebra.shape`` (constant factors
     included), or of a shape parameter's shape (its symbols); with ``latex=True`` a LaTeX string of the nonzero
-    components instead."""
+    components instead.  ``softmax="symbolic"`` keeps each softmax weight as ``softmax(k, s_0, ...)``
+    (`interactions.pointwise.softmax`) instead of expanding it into exponentials."""
+    softmax = check_choice(softmax, ("expand", "symbolic"), "softmax")
     if not isinstance(expr, Parameter):                     # a shape parameter too: its symbols
         check_expression(expr, "expr")
     for node in expr.walk():                                # every node's value is written out on the way
@@ -90,7 +94,7 @@ def formula(expr: Expr, latex: bool = False) -> np.ndarray | str:
     if isinstance(expr, Parameter) and expr.algebra is None:
         coefficients = symbol_array(expr.name, expr.shape)
     else:
-        coefficients = SymbolicContext().value(expr).coefficients
+        coefficients = SymbolicContext(softmax=softmax).value(expr).coefficients
     if not latex:
         return coefficients
     lines = [f"{_component_latex(expr, index)} &= {to_latex(c)}" for index, c in np.ndenumerate(coefficients)

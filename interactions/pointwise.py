@@ -68,6 +68,30 @@ class relu(_Named):  # noqa: N801
     closed_form = classmethod(lambda cls, x: sympy.Max(0, x))
 
 
+class softmax(sympy.Function):  # noqa: N801
+    """softmax(k, s_0, ..., s_(n-1)) = exp(s_k) / sum_j exp(s_j): the weight of key k among one query's scores,
+    kept by name in formulas (``formula(..., softmax="symbolic")``); one score alone gives 1.
+
+    >>> a, b = sympy.symbols("a b")
+    >>> softmax(0, a), softmax(1, a, b).rewrite(sympy.exp)
+    (1, exp(b)/(exp(a) + exp(b)))
+    """
+
+    @classmethod
+    def eval(cls, k: sympy.Expr, *scores: sympy.Expr) -> sympy.Expr | None:
+        return sympy.Integer(1) if len(scores) == 1 else None
+
+    @classmethod
+    def closed_form(cls, k: sympy.Expr, *scores: sympy.Expr) -> sympy.Expr:
+        return sympy.exp(scores[int(k)]) / sum(sympy.exp(s) for s in scores)
+
+    def _eval_rewrite_as_exp(self, *args: sympy.Expr, **hints: Any) -> sympy.Expr:
+        return self.closed_form(*args)
+
+    def _eval_evalf(self, precision: int) -> sympy.Expr:
+        return self.closed_form(*self.args)._eval_evalf(precision)
+
+
 SYMBOLIC = {"sigmoid": sigmoid, "softplus": softplus, "silu": silu, "exp": sympy.exp, "relu": relu,
             "tanh": sympy.tanh}
 FUNCTIONS = tuple(sorted(NUMERIC)) + ("softmax",)
@@ -113,9 +137,17 @@ class Pointwise(Unary):
         weights = np.ones(moved.shape[-2:], dtype=int) if self.mask is None else \
             context.value(self.mask).coefficients if isinstance(self.mask, Signal) else \
             self.mask.array(*moved.shape[-2:]).astype(int)
-        exps = np.vectorize(sympy.exp, otypes=[object])(moved) * weights
         present = np.any(moved != 0, axis=-1, keepdims=True)        # fibres a projection left nonzero
-        result = np.where(present, exps / np.sum(exps, axis=-1, keepdims=True), 0)
+        if context.softmax == "symbolic":
+            result = np.zeros(moved.shape, dtype=object)
+            for index in np.ndindex(moved.shape[:-1]):
+                kept = [j for j in range(moved.shape[-1]) if weights[index[-1], j]]
+                for position, j in enumerate(kept):
+                    result[index + (j,)] = softmax(position, *(moved[index + (i,)] for i in kept))
+            result = np.where(present, result, 0)
+        else:
+            exps = np.vectorize(sympy.exp, otypes=[object])(moved) * weights
+            result = np.where(present, exps / np.sum(exps, axis=-1, keepdims=True), 0)
         return Element(self.algebra, np.moveaxis(result, (-2, -1), (self.query, self.factor)))  # type: ignore[arg-type]
 
     def _lower(self, lowering: Lowering) -> Value:

@@ -278,3 +278,18 @@ def test_order_per_step_or_in_the_whole_sequence_and_the_formula_agree(case):
     assert max(polynomial_degree(c, symbols) for c in values) == total
     with pytest.raises(TypeError, match="per_step: expected a bool"):
         order(scan, X, per_step="no")
+
+
+def test_a_symbolic_softmax_is_shorter_and_rewrites_to_the_expanded_formula():
+    from product_interactions.interactions.architectures import attention
+    from product_interactions.interactions.pointwise import softmax
+    model = attention(d_model=2, heads=1, length=2)
+    expanded, kept = model.formula(), model.formula(softmax="symbolic")
+    assert len(str(kept)) < len(str(expanded)) and any(c.has(softmax) for c in kept.ravel() if c != 0)
+    rewritten = [sympy.sympify(c).rewrite(sympy.exp) for c in kept.ravel()]
+    rng = np.random.default_rng(4)
+    values = {s: float(rng.standard_normal()) for c in expanded.ravel() if c != 0 for s in c.free_symbols}
+    for a, b in zip(rewritten, expanded.ravel()):                  # equal at random points
+        assert abs(float(sympy.N(sympy.sympify(a).subs(values))) - float(sympy.N(sympy.sympify(b).subs(values)))) < 1e-9
+    with pytest.raises(ValueError, match="softmax: expected one of 'expand', 'symbolic'"):
+        model.formula(softmax="compact")
