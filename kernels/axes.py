@@ -69,3 +69,13 @@ def stack(parts: Sequence[Any], probe: Callable[[], Any], engine: Engine = NUMPY
         zero = known * 0
         parts = [zero if part is None else part for part in parts]
     return engine.stack(parts, axis=0)
+
+
+def even_rows(count: int, rows: int) -> int:
+    """Rows per chunk when `count` rows are cut into chunks of at most `rows`, all of one size (no short last chunk
+    paying every call for a few rows).
+
+    >>> even_rows(10_000, 9_198), even_rows(256, 32)
+    (5000, 32)
+    """
+    return -(-count // -(-count // rows))

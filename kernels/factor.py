@@ -93,7 +93,7 @@ def _check_shape(shape: object) -> tuple[int, int, int]:
 def _check_table(indices: ArrayLike, values: ArrayLike | None, shape: tuple[int, int, int]
                  ) -> tuple[np.ndarray, np.ndarray]:
     """(indices (nnz, 3) sorted and distinct within `shape`, finite nonzero float64 values (nnz,); zero entries
-    dropped), or an error naming the argument."""
+    dropped), or an error naming the argument.  Sorting here is what every constructor relies on."""
     try:
         index_array = np.asarray(indices)
         value_array = np.asarray(values, dtype=np.float64)
@@ -255,8 +255,7 @@ class Factor:
             k = s1 * rows[i] + s2 * columns[j]
             keep = np.ones(k.shape, dtype=bool) if self.rule[0] == "cyclic" else (k < n)
             indices = np.stack([i[keep], j[keep], k[keep] % n], axis=1)
-            order = np.lexsort(indices.T[::-1])
-            return Factor((len(rows), len(columns), n), self.name, indices[order], np.ones(len(order)))
+            return Factor((len(rows), len(columns), n), self.name, indices, np.ones(len(indices)))
         i, j, m = self.indices.T
         row_of = np.full(self.shape[0], -1)
         row_of[rows] = np.arange(len(rows))
@@ -264,8 +263,7 @@ class Factor:
         column_of[columns] = np.arange(len(columns))
         keep = (row_of[i] >= 0) & (column_of[j] >= 0)
         indices = np.stack([row_of[i[keep]], column_of[j[keep]], m[keep]], axis=1)
-        order = np.lexsort(indices.T[::-1])
-        return Factor((len(rows), len(columns), self.shape[2]), self.name, indices[order], self.values[keep][order])
+        return Factor((len(rows), len(columns), self.shape[2]), self.name, indices, self.values[keep])
 
     def blocks(self) -> list[Block]:
         """The dense blocks of a ``("blocks",)`` factor (see `algebra.so3.path_algebra`)."""
@@ -284,9 +282,7 @@ class Factor:
             c = (self.rule[1], self.rule[2], -1)           # c0 i + c1 j + c2 k = 0 (mod n)
             signs = tuple(-c[order[r]] * c[order[2]] for r in (0, 1))
             return Factor(shape, self.name, rule=("cyclic", *signs))
-        indices = self.indices[:, list(order)]
-        rows = np.lexsort(indices.T[::-1])
-        return Factor(shape, self.name, indices[rows], self.values[rows])
+        return Factor(shape, self.name, self.indices[:, list(order)], self.values)
 
     # ------------------------------------------------------------------ structure
     def is_unit_diagonal(self) -> bool:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import DTypeLike
 from . import autodiff, checks, memory, select
+from .axes import even_rows
 from .engines import NUMPY, engine_of, owner
 from .lowering import levels, lower
 from .cost import Rates
@@ -255,7 +256,7 @@ class Kernel:
         if chunk_bytes:
             working = program.cost.working() * self.dtype.itemsize * math.prod(batch[1:])
             rows = max(1, min(count, int(chunk_bytes // max(working, 1))))
-            rows = -(-count // -(-count // rows))          # equal chunks: no short last chunk paying the calls
+            rows = even_rows(count, rows)
         limit = memory.limit()
         if fixed + per_row * rows > limit:
             rows = int((limit - fixed) // per_row) if per_row and fixed < limit else 0

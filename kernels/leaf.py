@@ -177,6 +177,7 @@ class Contraction:
         batch = np.broadcast_shapes(x.shape[:-1], y.shape[:-1])
         rows = math.prod(batch)
         dtype = np.result_type(x, y, by_x)
+        by_x = by_x.astype(dtype, copy=False)
         x = np.broadcast_to(x, batch + (d1,)).reshape(rows, d1).astype(dtype, copy=False)
         y = np.broadcast_to(y, batch + (d2,)).reshape(rows, 1, d2).astype(dtype, copy=False)
         z = np.empty((rows, 1, d3), dtype)
@@ -185,7 +186,7 @@ class Contraction:
         for start in range(0, rows, step):
             stop = min(rows, start + step)
             part = into[:stop - start]
-            np.matmul(x[start:stop], by_x.astype(dtype, copy=False), out=part)
+            np.matmul(x[start:stop], by_x, out=part)
             np.matmul(y[start:stop], part.reshape(-1, d2, d3), out=z[start:stop])
         return z.reshape(batch + (d3,))
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
+from .axes import even_rows
 from .engines import engine_of
 from .prefix_scan import cumulative_sum, prefix_scan, tree_reduce
 
@@ -148,7 +149,7 @@ def _levelwise(x: Any, degree: int, order: int, return_sequences: bool) -> tuple
     if type(x) is np.ndarray and x.ndim == 3 and x.shape[0] > 1:
         words = x.shape[2] ** (degree if return_sequences else max(degree - 2, 2))
         rows = max(1, LEVELWISE_CHUNK_BYTES // max(1, x.shape[1] * words * x.itemsize))
-        rows = -(-x.shape[0] // -(-x.shape[0] // rows))               # chunks of one size
+        rows = even_rows(x.shape[0], rows)
         if rows < x.shape[0]:
             parts = [_levelwise_whole(x[start:start + rows], degree, order, return_sequences)
                      for start in range(0, x.shape[0], rows)]

@@ -112,11 +112,12 @@ class _Builder:
                 form_uses[key].add(driver)
                 product_uses[driver, key] += 1
         forms: dict[Form, str] = {}
+        named: dict[Form, str] = {}                   # the shared forms: the in-place plan refers to them by name
         for key, drivers in form_uses.items():
             if len(key) == 1 and key[0][1] == 1:
                 forms[key] = f"{self.other}{key[0][0]}"
             elif len(drivers) > 1:
-                forms[key] = f"u{self.shared}"
+                forms[key] = named[key] = f"u{self.shared}"
                 self.lines.append(f"{forms[key]} = {self.linear(key)}")
                 self.steps.append((forms[key], None, key))
                 self.shared += 1
@@ -128,13 +129,13 @@ class _Builder:
             if uses > 1:
                 name = f"p{self.shared}"
                 self.lines.append(f"{name} = {products[driver, key]}")
-                self.steps.append((name, driver, _shared_or_key(forms[key], key)))
+                self.steps.append((name, driver, named.get(key, key)))
                 products[driver, key] = name
                 self.shared += 1
         names = []
         for k, terms in enumerate(outputs):
-            self.outputs.append([(scale, -1, products[driver, key]) if products[driver, key].startswith("p")
-                                 else (scale, driver, _shared_or_key(forms[key], key)) for scale, driver, key in terms])
+            self.outputs.append([(scale, -1, products[driver, key]) if product_uses[driver, key] > 1
+                                 else (scale, driver, named.get(key, key)) for scale, driver, key in terms])
             rendered = [(scale, products[driver, key]) for scale, driver, key in terms]
             names.append(f"z{k}" if rendered else "None")
             for start in range(0, len(rendered), TERMS_PER_STATEMENT):
@@ -148,11 +149,6 @@ class _Builder:
         unpack = [f"{', '.join(f'{name}{i}' for i in range(n))}{',' if n == 1 else ''} = {name}"
                   for name, n in (("x", self.shape[0]), ("y", self.shape[1]))]
         return "def product(x, y, mul):\n" + "\n".join(f"    {line}" for line in unpack + self.lines)
-
-
-def _shared_or_key(form: str, key: Form) -> Any:
-    """A form as the in-place plan refers to it: its shared name (``u0``) or its key."""
-    return form if form.startswith("u") else key
 
 
 class InPlace:
