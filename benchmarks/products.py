@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from product_interactions import kernels  # noqa: E402
 from product_interactions.algebra import Algebra, clifford, diagonal, position, tensor_product, translation  # noqa: E402
-from timing import gemm_peak, median_time, optional, precompiled_dense  # noqa: E402   (benchmarks/timing.py)
+from timing import gemm_peak, interleaved, median_time, optional, precompiled_dense  # noqa: E402   (benchmarks/timing.py)
 
 
 def dense_numpy(lam):
@@ -95,13 +95,8 @@ def multiply(x, y):
 
 
 def compare(ours, reference, x, y, repeats: int):
-    """Median seconds of ours(x, y) and reference(x, y), timed alternately after one warm-up call each."""
-    ours(x, y), reference(x, y)
-    mine, theirs = [], []
-    for _ in range(repeats):
-        mine.append(median_time(lambda: ours(x, y), repeats=1, warmup=0))
-        theirs.append(median_time(lambda: reference(x, y), repeats=1, warmup=0))
-    return float(np.median(mine)), float(np.median(theirs))
+    """Median seconds of ours(x, y) and reference(x, y) (`timing.interleaved`)."""
+    return interleaved(lambda: ours(x, y), lambda: reference(x, y), repeats)
 
 
 def _reference_check(A, reference, x, y):

@@ -28,7 +28,7 @@ sys.path[:] = [os.path.dirname(_here)] + [p for p in sys.path if os.path.abspath
 
 from product_interactions.algebra.so3 import (clebsch_gordan, clebsch_gordan_tensor, spherical_harmonic_formula,  # noqa: E402
                          spherical_harmonics)
-from benchmarks.timing import gemm_peak, median_time, optional, precompiled_dense, ratio_row  # noqa: E402
+from benchmarks.timing import gemm_peak, interleaved, optional, precompiled_dense, ratio_row, table_row  # noqa: E402
 
 HEADER = "| case | ratio | target | |\n| --- | --- | --- | --- |"
 
@@ -94,10 +94,9 @@ def kernel_rows(repeats: int) -> list:
             error = np.abs(kernel(x, y) - reference(x, y)).max()
             assert error < (1e-10 if dtype == np.float64 else 1e-3), f"kernel disagrees by {error} at lmax {lmax}"
             case = f"CG product lmax {lmax}, batch 1000, {np.dtype(dtype).name}"
-            ours = median_time(lambda: kernel(x, y), repeats)
-            rows.append(ratio_row(f"{case} vs precompiled opt_einsum ({2 * lam.size * 1000 / ours / peak:.0%} of "
-                                  f"GEMM peak in dense FLOPs)", lambda: kernel(x, y), lambda: reference(x, y),
-                                  target, repeats))
+            ours, theirs = interleaved(lambda: kernel(x, y), lambda: reference(x, y), repeats)
+            rows.append(table_row(f"{case} vs precompiled opt_einsum ({2 * lam.size * 1000 / ours / peak:.0%} of "
+                                  f"GEMM peak in dense FLOPs)", ours / theirs, target))
             e3nn = e3nn_product(lmax, dtype)
             if e3nn is None:
                 continue

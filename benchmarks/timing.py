@@ -29,15 +29,26 @@ def median_time(function, repeats: int = 7, warmup: int = 1) -> float:
     return float(np.median(times))
 
 
-def ratio_row(case: str, ours, reference, target: float, repeats: int = 7) -> str:
-    """One table row: our median / the reference's median, interleaved so load affects both alike."""
+def interleaved(ours, reference, repeats: int = 7) -> tuple[float, float]:
+    """Median seconds of ours() and reference(), timed alternately after one warm-up call each, so that drifts in
+    the machine's load hit both alike."""
+    ours(), reference()
     mine, theirs = [], []
     for _ in range(repeats):
-        mine.append(median_time(ours, repeats=1))
-        theirs.append(median_time(reference, repeats=1))
-    ratio = float(np.median(mine) / np.median(theirs))
-    verdict = "ok" if ratio <= target else "MISSED"
-    return f"| {case} | {ratio:.3f} | <= {target:.3g} | {verdict} |"
+        mine.append(median_time(ours, repeats=1, warmup=0))
+        theirs.append(median_time(reference, repeats=1, warmup=0))
+    return float(np.median(mine)), float(np.median(theirs))
+
+
+def table_row(case: str, ratio: float, target: float) -> str:
+    """One table row: the ratio ours / reference against its target."""
+    return f"| {case} | {ratio:.3f} | <= {target:.3g} | {'ok' if ratio <= target else 'MISSED'} |"
+
+
+def ratio_row(case: str, ours, reference, target: float, repeats: int = 7) -> str:
+    """One table row: our median / the reference's median, timed by `interleaved`."""
+    mine, theirs = interleaved(ours, reference, repeats)
+    return table_row(case, mine / theirs, target)
 
 
 def gemm_peak(dtype=np.float64, size: int = 2048, repeats: int = 5) -> float:
