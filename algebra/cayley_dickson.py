@@ -23,13 +23,9 @@ from .limits import check_size
 MAX_DIM = 64
 
 
-def _combine(*parts: tuple[sympy.Expr, dict[int, sympy.Expr], int]) -> dict[int, sympy.Expr]:
-    """sum of sign * row shifted by offset, zeros dropped."""
-    total: dict[int, sympy.Expr] = {}
-    for sign, row, offset in parts:
-        for k, c in row.items():
-            total[k + offset] = total.get(k + offset, 0) + sign * c
-    return {k: c for k, c in total.items() if c != 0}
+def _shifted(sign: int, row: dict[int, sympy.Expr], offset: int) -> dict[int, sympy.Expr]:
+    """sign * row with its components moved by `offset` (into the second half of the doubling)."""
+    return {k + offset: sign * c for k, c in row.items()}
 
 
 def cayley_dickson(A: Algebra, name: str | None = None) -> Algebra:
@@ -51,26 +47,21 @@ def cayley_dickson(A: Algebra, name: str | None = None) -> Algebra:
     def product(i: int, j: int) -> dict[int, sympy.Expr]:
         (a, first), (b, second) = divmod(i, n)[::-1], divmod(j, n)[::-1]
         if not first and not second:
-            return dict(table[a, b])                                   # (a, 0)(b, 0) = (a b, 0)
+            return _shifted(1, table[a, b], 0)                          # (a, 0)(b, 0) = (a b, 0)
         if not first:
-            return _combine((1, table[b, a], n))                       # (a, 0)(0, b) = (0, b a)
+            return _shifted(1, table[b, a], n)                          # (a, 0)(0, b) = (0, b a)
         if not second:
-            return _combine((1, _product_conjugated(table, a, b), n))  # (0, a)(b, 0) = (0, a b*)
-        return _combine((-1, _conjugated_product(table, b, a), 0))    # (0, a)(0, b) = (-b* a, 0)
+            return _shifted(1, _conjugated(table[a, b], b), n)          # (0, a)(b, 0) = (0, a b*)
+        return _shifted(-1, _conjugated(table[b, a], b), 0)            # (0, a)(0, b) = (-b* a, 0)
 
     labels = ["1"] + [f"e{k}" for k in range(1, 2 * n)]
     return Algebra.from_function(2 * n, product, basis=labels,
                                  name=f"cayley_dickson({A.name})" if name is None else name)
 
 
-def _product_conjugated(table: dict[tuple[int, int], dict[int, sympy.Expr]], a: int, b: int) -> dict[int, sympy.Expr]:
-    """e_a (e_b)*: e_b* = e_b for b = 0, else -e_b."""
-    return dict(table[a, b]) if b == 0 else {k: -c for k, c in table[a, b].items()}
-
-
-def _conjugated_product(table: dict[tuple[int, int], dict[int, sympy.Expr]], b: int, a: int) -> dict[int, sympy.Expr]:
-    """(e_b)* e_a."""
-    return dict(table[b, a]) if b == 0 else {k: -c for k, c in table[b, a].items()}
+def _conjugated(row: dict[int, sympy.Expr], b: int) -> dict[int, sympy.Expr]:
+    """A product of basis elements with its factor e_b conjugated (e_b* = e_b for b = 0, else -e_b)."""
+    return row if b == 0 else {k: -c for k, c in row.items()}
 
 
 def octonions() -> Algebra:

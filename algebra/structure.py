@@ -21,7 +21,7 @@ linear algebra on the structure constants; `Algebra` offers each as a method.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import sympy
@@ -112,7 +112,7 @@ def radical(A: Algebra) -> list[Element]:
     for a, b, k, c in A.entries():
         if k in traces:
             equations[b][a] = equations[b].get(a, 0) + c * traces[k]
-    rows = [row for row in equations.values()] + [traces]                       # and tr L_x = 0
+    rows = list(equations.values()) + [traces]                                  # and tr L_x = 0
     return _basis(A, linear.sparse_nullspace([{a: v for a, v in row.items() if v != 0} for row in rows], A.dim))
 
 
@@ -127,8 +127,7 @@ def killing_form(A: Algebra) -> sympy.Matrix:
     for a, row in by_first.items():
         ad_a = {(k, i): c for i, k, c in row}                                    # (ad_a)[k, i]
         for b, other in by_first.items():
-            form[a, b] = sum((c * ad_a.get((i, k), 0) for k, i, c in ((k, i, c) for i, k, c in other)),
-                             sympy.Integer(0))
+            form[a, b] = sum((c * ad_a.get((i, k), 0) for i, k, c in other), sympy.Integer(0))   # ad_b[k, i] = c
     return form
 
 
@@ -142,42 +141,44 @@ def is_semisimple(A: Algebra) -> bool:
     raise ValueError(f"is_semisimple: applies to associative or Lie algebras; {A.name} is neither")
 
 
+def _leibniz_terms(A: Algebra, support: Iterable[tuple[int, int]]
+                   ) -> Iterator[tuple[tuple[int, int, int], tuple[int, int], sympy.Expr]]:
+    """The terms of J(e_a e_b) - J(e_a) e_b - e_a J(e_b) for a linear map J with nonzero entries only at `support`
+    (J e_j = sum_i J[i, j] e_i): ((a, b, k), (i, j), c), meaning c J[i, j] in the e_k coefficient of entry (a, b).
+    The defect of a given J and the linear equations of Der(A) both read them."""
+    by_row: defaultdict[int, list[int]] = defaultdict(list)         # i -> [j with (i, j) in support]
+    by_column: defaultdict[int, list[int]] = defaultdict(list)      # j -> [i with (i, j) in support]
+    for i, j in support:
+        by_row[i].append(j)
+        by_column[j].append(i)
+    for a, b, c, value in A.entries():
+        for i in by_column[c]:
+            yield (a, b, i), (i, c), value                  # J(e_a e_b): lam[a, b, c] J[i, c] e_i
+        for k in by_row[a]:
+            yield (k, b, c), (a, k), -value                 # J(e_k) e_b holds J[a, k] e_a e_b
+        for k in by_row[b]:
+            yield (a, k, c), (b, k), -value                 # e_a J(e_k) holds J[b, k] e_a e_b
+
+
 def leibniz_defect(A: Algebra, matrix: Mapping[tuple[int, int], sympy.Expr]) -> dict[tuple[int, int, int], sympy.Expr]:
     """The nonzero entries of J(e_a e_b) - J(e_a) e_b - e_a J(e_b), keyed (a, b, k), for the linear map J given by
     its nonzero entries ``{(i, j): value}`` (J e_j = sum_i J[i, j] e_i): empty exactly when J is a derivation."""
-    by_row: defaultdict[int, list[tuple[int, sympy.Expr]]] = defaultdict(list)     # i -> [(j, J[i, j])]
-    by_column: defaultdict[int, list[tuple[int, sympy.Expr]]] = defaultdict(list)  # j -> [(i, J[i, j])]
-    for (i, j), v in matrix.items():
-        by_row[i].append((j, v))
-        by_column[j].append((i, v))
     defect: defaultdict[tuple[int, int, int], sympy.Expr] = defaultdict(lambda: sympy.Integer(0))
-    for a, b, c, value in A.entries():
-        for i, v in by_column[c]:
-            defect[a, b, i] += value * v                     # J(e_a e_b)
-        for k, v in by_row[a]:
-            defect[k, b, c] -= v * value                     # J(e_k) e_b holds J[a, k] e_a e_b
-        for k, v in by_row[b]:
-            defect[a, k, c] -= v * value                     # e_a J(e_k) holds J[b, k] e_a e_b
+    for key, entry, c in _leibniz_terms(A, matrix):
+        defect[key] += c * matrix[entry]
     return {key: v for key, v in defect.items() if not is_zero(v)}
 
 
 def derivations(A: Algebra) -> list[sympy.Matrix]:
     """A basis of Der(A) as (dim, dim) sympy matrices D (D e_j = sum_i D[i, j] e_i) with
     D(e_a e_b) = D(e_a) e_b + e_a D(e_b): one exact sparse linear system in the dim^2 entries of D."""
-    dim, entries = A.dim, A.entries()
-    check_size(3 * len(entries) * dim + dim**2, "derivations",
+    dim = A.dim
+    check_size(3 * A.nnz * dim + dim**2, "derivations",
                f"coefficients in the derivation equations of {A.name}", "ask on a smaller algebra")
     equations: defaultdict[tuple[int, int, int], dict[int, sympy.Expr]] = defaultdict(dict)
-
-    def add(equation: tuple[int, int, int], unknown: int, value: sympy.Expr) -> None:
-        row = equations[equation]
-        row[unknown] = row.get(unknown, 0) + value
-
-    for a, b, c, value in entries:
-        for k in range(dim):
-            add((a, b, k), k * dim + c, value)                  # D(e_a e_b)_k = sum_c lam[a, b, c] D[k, c]
-            add((k, b, c), a * dim + k, -value)                 # (D(e_k) e_b)_c: D[a, k] lam[a, b, c]
-            add((a, k, c), b * dim + k, -value)                 # (e_a D(e_k))_c: D[b, k] lam[a, b, c]
+    for key, (i, j), c in _leibniz_terms(A, [(i, j) for i in range(dim) for j in range(dim)]):
+        row = equations[key]
+        row[i * dim + j] = row.get(i * dim + j, 0) + c
     rows = [{u: v for u, v in row.items() if v != 0} for row in equations.values()]
     zero = sympy.Integer(0)
     return [sympy.Matrix(dim, dim, [vector.get(u, zero) for u in range(dim * dim)])
