@@ -6,7 +6,8 @@ g_0 = sum_a g_a (the paper's X = sum_k x^(k) g_k (x) g_0 (x) e); `node.units` li
 carry no axis for them.  Every node knows three semantics, kept side by side in its class:
 
 * ``_symbolic``: exact sympy elements (`interactions.formulas`),
-* ``_order``: the self-interaction order (`interactions.orders`),
+* ``_degrees``: the degrees in given signals, behind the self-interaction order (`interactions.orders`);
+  products and most nodes add their children's, so only leaves, sums, one-argument nodes and scans define it,
 * ``_lower``: the numeric lowering into a plan, through `kernels.builder` (`interactions.compiler`).
 
 >>> from product_interactions.algebra import position, diagonal, tensor_product
@@ -27,6 +28,7 @@ import sympy
 
 from ..algebra import Algebra, Diagonal, Element, tensor_product
 from ..algebra.exact import ExactLike, to_exact
+from .degrees import Degrees, Profile, pareto, plus, zero
 
 if TYPE_CHECKING:
     from ..kernels.builder import Value
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
 
 
 #: `repr` and `Expr.latex` show a subexpression longer than this many characters as its node name with dots.
-LATEX_LIMIT = 2000
+TEXT_LIMIT = 2000
 
 
 # ---------------------------------------------------------------------- factor facts used by several nodes
@@ -90,9 +92,7 @@ class Expr:
         self.units = frozenset(units)
         self.support: dict[int, tuple[int, ...]] = {}  # factor -> components a leaf's array enumerates (default: all)
 
-    if TYPE_CHECKING:   # the three semantics each node class defines (see the module docstring)
-        def _order(self, signal: Signal) -> int: ...
-
+    if TYPE_CHECKING:   # the semantics each node class defines (see the module docstring)
         def _symbolic(self, context: SymbolicContext) -> Element | np.ndarray: ...
 
         def _lower(self, lowering: Lowering) -> Value | int: ...
@@ -173,31 +173,42 @@ class Expr:
 
     def latex(self) -> str:
         """The operator form in LaTeX, e.g. ``P^{1}_{c}(\\mathrm{softmax}_{1}(Q\\,T(K)) V)``; a subexpression
-        longer than `LATEX_LIMIT` characters is shown as its node name with dots."""
+        longer than `TEXT_LIMIT` characters is shown as its node name with dots."""
         return self._written(lambda node, children: node._latex(children), "\\operatorname{{{}}}(\\dots)")
 
     def _written(self, write: Callable[[Expr, list[str]], str], cut: str) -> str:
         """Every node written from its children's texts, bottom up (no recursion, however deep); a text longer than
-        `LATEX_LIMIT` characters is replaced by `cut` with the node's name."""
+        `TEXT_LIMIT` characters is replaced by `cut` with the node's name."""
         written: dict[int, str] = {}
         for node in self.walk():
             text = write(node, [written[id(child)] for child in node.children])
-            written[id(node)] = text if len(text) <= LATEX_LIMIT else cut.format(type(node).__name__)
+            written[id(node)] = text if len(text) <= TEXT_LIMIT else cut.format(type(node).__name__)
         return written[id(self)]
 
     def _repr_latex_(self) -> str:
         return f"${self.latex()}$"
 
     def _latex(self, children: list[str]) -> str:
-        """This node in LaTeX given its children's (the generic form: the node's name applied to them)."""
+        """This node in LaTeX given its children's (the generic form: a leaf's name as a symbol, another node's
+        name applied to its children)."""
+        if not self.children:
+            return sympy.latex(sympy.Symbol(repr(self)))
         return f"\\operatorname{{{type(self).__name__}}}({', '.join(children)})"
+
+    def _degrees(self, signals: tuple[Signal, ...], degrees: Degrees) -> Profile:
+        """The profile in `signals` (`interactions.degrees`): a product's, and by default any node's, is the sum of
+        its children's (a leaf has degree 0)."""
+        result = zero(len(signals))
+        for child in self.children:
+            result = plus(result, degrees.of(child, signals))
+        return result
 
 
 class Unary(Expr):
     """A node of one expression argument (children[0]) that keeps its self-interaction order."""
 
-    def _order(self, signal: Signal) -> int:
-        return self.children[0]._order(signal)
+    def _degrees(self, signals: tuple[Signal, ...], degrees: Degrees) -> Profile:
+        return degrees.of(self.children[0], signals)
 
 
 class Signal(Expr):
@@ -216,11 +227,8 @@ class Signal(Expr):
     def __repr__(self) -> str:
         return self.name
 
-    def _latex(self, children: list[str]) -> str:
-        return sympy.latex(sympy.Symbol(self.name))
-
-    def _order(self, signal: Signal) -> int:
-        return 1 if self is signal else 0
+    def _degrees(self, signals: tuple[Signal, ...], degrees: Degrees) -> Profile:
+        return frozenset({tuple(int(self is s) for s in signals)})
 
     def _symbolic(self, context: SymbolicContext) -> Element:
         return context.signal_element(self)
@@ -303,12 +311,6 @@ class Parameter(Expr):
     def __repr__(self) -> str:
         return self.name
 
-    def _latex(self, children: list[str]) -> str:
-        return sympy.latex(sympy.Symbol(self.name))
-
-    def _order(self, signal: Signal) -> int:
-        return 0
-
     def _symbolic(self, context: SymbolicContext) -> Element | np.ndarray:
         return context.parameter_value(self)
 
@@ -364,9 +366,6 @@ class Mul(_Binary):
     def _latex(self, children: list[str]) -> str:
         return "\\,".join(f"({c})" if isinstance(child, Add) else c for c, child in zip(children, self.children))
 
-    def _order(self, signal: Signal) -> int:
-        return sum(child._order(signal) for child in self.children)
-
     def _symbolic(self, context: SymbolicContext) -> Element:
         K, X = (context.value(child) for child in self.children)
         return K * X
@@ -385,8 +384,8 @@ class Add(_Binary):
     def _latex(self, children: list[str]) -> str:
         return " + ".join(children)
 
-    def _order(self, signal: Signal) -> int:
-        return max(child._order(signal) for child in self.children)
+    def _degrees(self, signals: tuple[Signal, ...], degrees: Degrees) -> Profile:
+        return pareto(v for child in self.children for v in degrees.of(child, signals))
 
     def _symbolic(self, context: SymbolicContext) -> Element:
         K, X = (context.value(child) for child in self.children)
@@ -441,9 +440,6 @@ class Linear(Expr):
 
     def _latex(self, children: list[str]) -> str:
         return f"{children[0]}\\,({children[1]})"
-
-    def _order(self, signal: Signal) -> int:
-        return sum(child._order(signal) for child in self.children)
 
     def _symbolic(self, context: SymbolicContext) -> Element:
         W, X = (context.value(child) for child in self.children)

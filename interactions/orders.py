@@ -16,8 +16,8 @@ from collections.abc import Iterable
 import sympy
 
 from ..algebra.algebra import check_flag
-from .expression import Add, Expr, Signal
-from .scan import Scan
+from .degrees import Degrees
+from .expression import Expr, Signal
 
 
 def order(expr: Expr, signal: Signal, per_step: bool = True) -> int:
@@ -34,68 +34,8 @@ def order(expr: Expr, signal: Signal, per_step: bool = True) -> int:
         raise TypeError(f"expr: expected an expression, got {type(expr).__name__}")
     if not isinstance(signal, Signal):
         raise TypeError(f"signal: expected a Signal, got {type(signal).__name__}")
-    if check_flag(per_step, "per_step"):
-        return expr._order(signal)
-    return max(vector[0] for vector in _profile(expr, (signal,), {}))
-
-
-#: A set of exponent vectors, one entry per signal: the maximal degrees of an expression's monomials.
-Profile = frozenset[tuple[int, ...]]
-
-
-def _pareto(vectors: Iterable[tuple[int, ...]]) -> Profile:
-    """The vectors no other vector dominates (componentwise >=): enough for every maximum taken later."""
-    found = set(vectors)
-    return frozenset(v for v in found if not any(w != v and all(a >= b for a, b in zip(w, v)) for w in found))
-
-
-def _sum(first: Profile, second: Profile) -> Profile:
-    return _pareto(tuple(a + b for a, b in zip(v, w)) for v in first for w in second)
-
-
-def _power(profile: Profile, k: int, width: int) -> Profile:
-    result: Profile = frozenset({(0,) * width})
-    for _ in range(k):
-        result = _sum(result, profile)
-    return result
-
-
-def _profile(node: Expr, signals: tuple[Signal, ...], memo: dict[tuple[int, tuple[int, ...]], Profile]) -> Profile:
-    """The degrees of `node` in `signals` jointly: sums take either side, products and every other node add their
-    children's (a nonlinearity of an argument of degree n counts n, as in `order`), a scan unrolls its steps."""
-    key = (id(node), tuple(map(id, signals)))
-    if key in memo:
-        return memo[key]
-    width = len(signals)
-    if isinstance(node, Signal):
-        result = frozenset({tuple(int(node is s) for s in signals)})
-    elif isinstance(node, Scan):
-        result = _scan_profile(node, signals, memo)
-    elif isinstance(node, Add):
-        result = _pareto(v for child in node.children for v in _profile(child, signals, memo))
-    else:
-        result = frozenset({(0,) * width})
-        for child in node.children:
-            result = _sum(result, _profile(child, signals, memo))
-    memo[key] = result
-    return result
-
-
-def _scan_profile(node: Scan, signals: tuple[Signal, ...], memo: dict[tuple[int, tuple[int, ...]], Profile]
-                  ) -> Profile:
-    """H(t) = body(H(t-1), x_t) unrolled: a body monomial h^i x_t^j v contributes i copies of H(t-1)'s degrees,
-    j of the input's and v's own."""
-    X, body = node.children[0], node.children[1]
-    width = len(signals)
-    inputs = _profile(X, signals, memo)
-    steps = _profile(body, (node.h, node.x_t) + signals, memo)
-    state = _profile(node.children[2], signals, memo) if len(node.children) > 2 else frozenset({(0,) * width})
-    seen: set[tuple[int, ...]] = set()
-    for _ in range(node.length):
-        state = _pareto(v for i, j, *own in steps for v in _sum(_sum(_power(state, i, width), _power(inputs, j, width)),
-                                                                 frozenset({tuple(own)})))
-        seen |= state
-    return _pareto(seen) if node.return_sequences else state
+    profile = Degrees(check_flag(per_step, "per_step")).of(expr, (signal,))
+    return max(vector[0] for vector in profile)
 
 
 def polynomial_degree(value: sympy.Expr, symbols: Iterable[sympy.Symbol]) -> int:

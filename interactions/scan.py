@@ -5,7 +5,8 @@ time ``x_t`` (X without its time factor), returning the new state: SSMs, Mamba a
 value is the sequence of states (the time factor followed by the state's factors), or only the last state.
 
 Its self-interaction order is the step's order in x_t with the state counted as order 0: the order of what one
-step adds (the paper's convention: an SSM is order 1, Mamba order 3).
+step adds (the paper's convention: an SSM is order 1, Mamba order 3); ``order(..., per_step=False)`` unrolls
+the recurrence instead.
 
 >>> import numpy as np
 >>> from product_interactions.algebra import position, diagonal, tensor_product
@@ -26,6 +27,7 @@ import numpy as np
 from ..algebra import Algebra, Element, tensor_product
 from ..algebra.algebra import check_flag
 
+from .degrees import Degrees, Profile, pareto, plus, power, zero
 from .expression import Expr, Signal, check_factor, check_expression
 
 if TYPE_CHECKING:
@@ -83,9 +85,21 @@ class Scan(Expr):
     def _describe(self) -> str:
         return f"Scan[time {self.time}]"
 
-    def _order(self, signal: Signal) -> int:
-        X = self.children[0]
-        return X._order(signal) * self.body._order(self.x_t) if X._order(signal) else 0
+    def _degrees(self, signals: tuple[Signal, ...], degrees: Degrees) -> Profile:
+        """A step's monomial h^i x_t^j v adds j copies of the input's degrees and v's own; per step the state counts
+        as a constant, unrolled it adds i copies of the previous state's degrees, step after step."""
+        width = len(signals)
+        inputs = degrees.of(self.children[0], signals)
+        steps = degrees.of(self.body, (self.h, self.x_t) + signals)
+        if degrees.per_step:
+            return pareto(v for _, j, *own in steps for v in plus(power(inputs, j, width), frozenset({tuple(own)})))
+        state = degrees.of(self.initial, signals) if self.initial is not None else zero(width)
+        seen: set[tuple[int, ...]] = set()
+        for _ in range(self.length):
+            state = pareto(v for i, j, *own in steps
+                           for v in plus(plus(power(state, i, width), power(inputs, j, width)), frozenset({tuple(own)})))
+            seen |= state
+        return pareto(seen) if self.return_sequences else state
 
     def _symbolic(self, context: SymbolicContext) -> Element:
         X = context.value(self.children[0]).coefficients
