@@ -1,7 +1,9 @@
-"""`Algebra`: a finite-dimensional real algebra given by exact, sparse structure constants.
+"""`Algebra`: a finite-dimensional real algebra given by sparse structure constants, exact by default.
 
 ``lam[i, j, k]`` is the coefficient of e_k in e_i e_j.  Coefficients are sympy numbers (integers, rationals,
-algebraic numbers) or expressions in sympy symbols; they are stored sparsely as ``{(i, j): {k: c}}``.
+algebraic numbers) or expressions in sympy symbols; they are stored sparsely as ``{(i, j): {k: c}}``.  Asked
+for with ``exact=False``, an algebra keeps float constants instead and answers its queries within a tolerance
+(`algebra.scalars`): learned constants can be asked "nearly associative?".
 
 >>> import sympy
 >>> C = Algebra.from_function(2, lambda i, j: {(i + j) % 2: -1 if i == j == 1 else 1}, basis=["1", "i"],
@@ -24,11 +26,12 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike, DTypeLike
 
-from . import identities, limits, linear
+from . import identities, limits, numeric_laws
 from .element import Element, check_element_size
-from .exact import Entry, check_dtype, is_zero, object_array, to_exact
+from .exact import Entry, check_dtype, object_array
 from .labels import BasisLike, Key, Label
 from .limits import check_size
+from .scalars import EXACT, Exact, Floats
 
 #: Exact structure constants stored sparsely: ``{(i, j): {k: c}}`` with each c a nonzero sympy value.
 Table = dict[tuple[int, int], dict[int, sympy.Expr]]
@@ -37,6 +40,8 @@ Table = dict[tuple[int, int], dict[int, sympy.Expr]]
 #: The largest dimension for the queries that multiply generic (symbolic) elements: quartic polynomials in
 #: this many symbols per coefficient.
 MAX_GENERIC_DIM = 16
+#: The tolerance of a numeric algebra (``exact=False``) when none is given.
+DEFAULT_TOL = 1e-9
 
 
 def check_basis(basis: BasisLike | None, dim: int, argument: str = "basis") -> tuple[Label, ...]:
@@ -128,47 +133,70 @@ def check_index(value: object, dim: int, argument: str) -> int:
     return int(value)
 
 
-def _add_entry(table: Table, i: int, j: int, k: int, value: object, argument: str) -> None:
-    value = to_exact(value, argument)
-    if not is_zero(value):
+def check_scalars(exact: object, tol: object) -> Exact | Floats:
+    """The scalars asked for by a constructor's ``exact`` and ``tol``, or a TypeError / ValueError naming them."""
+    if not check_flag(exact, "exact"):
+        return Floats(DEFAULT_TOL if tol is None else check_tolerance(tol, "tol"))
+    if tol is not None:
+        raise ValueError(f"tol: a tolerance applies to numeric algebras; pass exact=False with tol={tol!r:.40}")
+    return EXACT
+
+
+def _add_entry(table: Table, scalars: Exact | Floats, i: int, j: int, k: int, value: object, argument: str) -> None:
+    try:
+        value = scalars.convert(value, argument)
+    except TypeError as error:
+        if isinstance(value, (float, np.floating)):
+            raise TypeError(f"{error}; for float constants, build a numeric algebra with exact=False") from None
+        raise
+    if scalars.nonzero(value):
         row = table.setdefault((i, j), {})
-        row[k] = row.get(k, 0) + value
-        if is_zero(row[k]):
+        row[k] = row.get(k, scalars.zero) + value
+        if not scalars.nonzero(row[k]):
             del row[k]
             if not row:
                 del table[i, j]
 
 
 class Algebra:
-    """A finite-dimensional real algebra with exact structure constants (see the module docstring).
+    """A finite-dimensional real algebra given by structure constants (see the module docstring).
 
     Build one with `from_structure_constants`, `from_function` or `from_left_multiplication`, or with a
     builder (`tensor_algebra`, `clifford`, ...).  Instances are immutable.
     """
 
+    _scalars: Exact | Floats = EXACT
+
     def __init__(self, table: Mapping[tuple[int, int], Mapping[int, sympy.Expr]], basis: Sequence[Label],
-                 name: str | None = None) -> None:
-        """Internal: `table` is an already validated ``{(i, j): {k: nonzero sympy value}}``."""
+                 name: str | None = None, scalars: Exact | Floats = EXACT) -> None:
+        """Internal: `table` is an already validated ``{(i, j): {k: nonzero value of scalars}}``."""
         self._table = {key: dict(row) for key, row in table.items()}
         self._basis = tuple(basis)
         self._index = {label: i for i, label in enumerate(self._basis)}
+        self._scalars = scalars
         self.name = name if name is not None else f"Algebra(dim={len(self._basis)})"
 
     # ------------------------------------------------------------------ constructors
     @classmethod
     def from_structure_constants(cls, lam: ArrayLike | Mapping[tuple[int, int], Mapping[int, object]],
                                  basis: BasisLike | None = None, name: str | None = None,
-                                 dim: int | None = None) -> Algebra:
+                                 dim: int | None = None, exact: bool = True, tol: float | None = None) -> Algebra:
         """From a dense (d, d, d) array-like ``lam[i, j, k]`` or a sparse mapping ``{(i, j): {k: c}}``.
 
         For a mapping, the dimension is ``dim``, else ``len(basis)``, else one more than the largest index.
+        ``exact=False`` keeps float constants, and the queries answer within ``tol`` (default `DEFAULT_TOL`).
 
         >>> A = Algebra.from_structure_constants({(0, 0): {0: 1}, (0, 1): {1: 1}, (1, 0): {1: 1}}, dim=2)
         >>> A.unit()
         e_0
+        >>> B = Algebra.from_structure_constants({(0, 0): {0: 1}, (0, 1): {1: 0.1}, (1, 0): {1: 0.1}}, dim=2,
+        ...                                      exact=False, tol=1e-6)
+        >>> B.is_commutative(), B.tol
+        (True, 1e-06)
         """
+        scalars = check_scalars(exact, tol)
         if isinstance(lam, Mapping):
-            return cls._from_mapping(lam, basis, name, dim)
+            return cls._from_mapping(lam, basis, name, dim, scalars)
         sparse = "pass the nonzero constants as a mapping {(i, j): {k: c}}"
         if isinstance(lam, np.ndarray):
             check_size(lam.size, "lam", f"entries in a dense array of shape {lam.shape}", sparse)
@@ -184,12 +212,12 @@ class Algebra:
         for (i, j, k), value in np.ndenumerate(array):
             if isinstance(value, (int, np.integer)) and value == 0:
                 continue
-            _add_entry(table, i, j, k, value, f"lam[{i}, {j}, {k}]")
-        return cls(table, basis, name)
+            _add_entry(table, scalars, i, j, k, value, f"lam[{i}, {j}, {k}]")
+        return cls(table, basis, name, scalars)
 
     @classmethod
     def _from_mapping(cls, lam: Mapping[tuple[int, int], Mapping[int, object]], basis: BasisLike | None,
-                      name: str | None, dim: int | None) -> Algebra:
+                      name: str | None, dim: int | None, scalars: Exact | Floats) -> Algebra:
         for key, row in lam.items():
             if not (isinstance(key, tuple) and len(key) == 2):
                 raise TypeError(f"lam: expected keys (i, j), got {key!r}")
@@ -216,18 +244,20 @@ class Algebra:
             i, j = check_index(i, dim, f"lam key ({i!r}, {j!r})"), check_index(j, dim, f"lam key ({i!r}, {j!r})")
             for k, value in row.items():
                 k = check_index(k, dim, f"lam[({i}, {j})] key {k!r}")
-                _add_entry(table, i, j, k, value, f"lam[({i}, {j})][{k}]")
-        return cls(table, basis, name)
+                _add_entry(table, scalars, i, j, k, value, f"lam[({i}, {j})][{k}]")
+        return cls(table, basis, name, scalars)
 
     @classmethod
     def from_function(cls, dim: int, mul: Callable[[int, int], Mapping[int, object]], basis: BasisLike | None = None,
-                      name: str | None = None) -> Algebra:
-        """From ``mul(i, j) -> {k: c}`` on basis indices 0..dim-1.
+                      name: str | None = None, exact: bool = True, tol: float | None = None) -> Algebra:
+        """From ``mul(i, j) -> {k: c}`` on basis indices 0..dim-1 (``exact``, ``tol``: as in
+        `from_structure_constants`).
 
         >>> Z3 = Algebra.from_function(3, lambda i, j: {(i + j) % 3: 1})
         >>> Z3.is_commutative()
         True
         """
+        scalars = check_scalars(exact, tol)
         dim = check_count(dim, "dim")
         check_size(dim * dim, "dim", f"calls of mul for dim = {dim}", "use a structured builder for algebras "
                    "this large")
@@ -239,12 +269,13 @@ class Algebra:
             if not isinstance(row, Mapping):
                 raise TypeError(f"mul({i}, {j}): expected a mapping {{k: c}}, got {type(row).__name__} {row!r}")
             lam[i, j] = row
-        return cls._from_mapping(lam, basis, name, dim)
+        return cls._from_mapping(lam, basis, name, dim, scalars)
 
     @classmethod
     def from_left_multiplication(cls, matrices: ArrayLike, basis: BasisLike | None = None,
-                                 name: str | None = None) -> Algebra:
-        """From the left-multiplication matrices: ``matrices[i][k][j]`` is the e_k coefficient of e_i e_j.
+                                 name: str | None = None, exact: bool = True, tol: float | None = None) -> Algebra:
+        """From the left-multiplication matrices: ``matrices[i][k][j]`` is the e_k coefficient of e_i e_j
+        (``exact``, ``tol``: as in `from_structure_constants`).
 
         >>> A = Algebra.from_left_multiplication([[[1, 0], [0, 1]], [[0, -1], [1, 0]]])
         >>> A.is_commutative()
@@ -254,7 +285,8 @@ class Algebra:
         if array.ndim != 3 or not array.shape[0] == array.shape[1] == array.shape[2]:
             raise ValueError(f"matrices: expected d matrices of shape (d, d), i.e. shape (d, d, d), "
                              f"got shape {array.shape}")
-        return cls.from_structure_constants(np.transpose(array, (0, 2, 1)), basis=basis, name=name)
+        return cls.from_structure_constants(np.transpose(array, (0, 2, 1)), basis=basis, name=name, exact=exact,
+                                            tol=tol)
 
     # ------------------------------------------------------------------ basic data
     @property
@@ -272,6 +304,33 @@ class Algebra:
     def dim(self) -> int:
         """The dimension d."""
         return len(self._basis)
+
+    @property
+    def scalars(self) -> Exact | Floats:
+        """The scalars: `algebra.scalars.EXACT`, or floats within a tolerance for a numeric algebra."""
+        return self._scalars
+
+    @property
+    def tol(self) -> float | None:
+        """The tolerance of a numeric algebra's queries, None for an exact algebra."""
+        return self.scalars.tol
+
+    def numeric(self, tol: float = DEFAULT_TOL) -> Algebra:
+        """This algebra with float constants, answering within `tol` (`algebra.numeric`).
+
+        >>> from product_interactions.algebra import quaternions
+        >>> H = quaternions().numeric()
+        >>> H.is_associative(), H.basis_element("i") * H.basis_element("j")
+        (True, k)
+        """
+        from . import numeric
+        return numeric.numeric_algebra(self, tol)
+
+    def exact(self, tol: float | None = None, max_denominator: int = 10**4) -> Algebra:
+        """This algebra with exact constants: each float as the simplest rational, or square root of one, within
+        `tol` (default: the algebra's own) and with denominators up to `max_denominator` (`algebra.numeric`)."""
+        from . import numeric
+        return numeric.exact_algebra(self, tol, max_denominator)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -372,6 +431,9 @@ class Algebra:
         """
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"name: expected an identifier such as 'x', got {name!r}")
+        if self.tol is not None:
+            raise TypeError(f"symbols: {self.name} is numeric (its elements hold floats); symbolic elements need "
+                            f"an exact algebra, such as .exact()")
         check_element_size(self, "symbols")
         assumptions.setdefault("real", True)
         return Element(self, [sympy.Symbol(f"{name}_{suffix}", **assumptions) for suffix in self._symbol_suffixes()])
@@ -381,7 +443,7 @@ class Algebra:
 
     def _multiply(self, x: Sequence[sympy.Expr], y: Sequence[sympy.Expr]) -> list[sympy.Expr]:
         """Coefficients of x * y from coefficient lists (flat, index order)."""
-        result = [sympy.Integer(0)] * self.dim
+        result = [self.scalars.zero] * self.dim
         for (i, j), row in self._table.items():
             if x[i] != 0 and y[j] != 0:
                 xy = x[i] * y[j]
@@ -390,34 +452,51 @@ class Algebra:
         return result
 
     # ------------------------------------------------------------------ queries
+    # Each query is exact for an exact algebra, and decided within tol for a numeric one (`numeric_laws`).
     def is_commutative(self) -> bool:
-        """True when x y = y x for all x, y (exact)."""
+        """True when x y = y x for all x, y."""
+        if self.tol is not None:
+            return numeric_laws.is_commutative(self)
         return identities.is_symmetric(self.entries(), +1)
 
     def is_anticommutative(self) -> bool:
-        """True when x y = -y x for all x, y, so also x x = 0 (exact)."""
+        """True when x y = -y x for all x, y, so also x x = 0."""
+        if self.tol is not None:
+            return numeric_laws.is_anticommutative(self)
         return identities.is_symmetric(self.entries(), -1)
 
     def is_associative(self) -> bool:
-        """True when (x y) z = x (y z) for all x, y, z (exact)."""
+        """True when (x y) z = x (y z) for all x, y, z."""
+        if self.tol is not None:
+            return numeric_laws.is_associative(self)
         return identities.is_associative(self.entries(), self.dim)
 
     def is_alternative(self) -> bool:
-        """True when (x x) y = x (x y) and (y x) x = y (x x) for all x, y (exact): the octonions are, the
-        sedenions are not."""
+        """True when (x x) y = x (x y) and (y x) x = y (x x) for all x, y: the octonions are, the sedenions are
+        not."""
+        if self.tol is not None:
+            return numeric_laws.is_alternative(self)
         return identities.is_alternative(self.entries())
 
     def is_flexible(self) -> bool:
-        """True when (x y) x = x (y x) for all x, y (exact)."""
+        """True when (x y) x = x (y x) for all x, y."""
+        if self.tol is not None:
+            return numeric_laws.is_flexible(self)
         return identities.is_flexible(self.entries())
 
     def is_lie(self) -> bool:
-        """True when the product is a Lie bracket: anticommutative, and (x y) z + (y z) x + (z x) y = 0 (exact)."""
-        return self.is_anticommutative() and identities.satisfies_jacobi(self.entries())
+        """True when the product is a Lie bracket: anticommutative, and (x y) z + (y z) x + (z x) y = 0."""
+        if not self.is_anticommutative():
+            return False
+        if self.tol is not None:
+            return numeric_laws.satisfies_jacobi(self)
+        return identities.satisfies_jacobi(self.entries())
 
     def is_jordan(self) -> bool:
-        """True when commutative with (x x y) x = (x x)(y x) for all x, y, checked on generic elements (exact;
-        up to `MAX_GENERIC_DIM` dimensions)."""
+        """True when commutative with (x x y) x = (x x)(y x) for all x, y (exact: on generic elements, up to
+        `MAX_GENERIC_DIM` dimensions)."""
+        if self.tol is not None:
+            return numeric_laws.is_jordan(self)
         if not self.is_commutative():
             return False
         x, y = self._generic("is_jordan", "x"), self.symbols("y")
@@ -426,7 +505,9 @@ class Algebra:
 
     def is_power_associative(self) -> bool:
         """True when every element generates an associative subalgebra: x^2 x = x x^2 and (x^2 x) x = x^2 x^2
-        for a generic x (Albert: enough in characteristic 0; exact, up to `MAX_GENERIC_DIM` dimensions)."""
+        (Albert: enough in characteristic 0; exact: for a generic x, up to `MAX_GENERIC_DIM` dimensions)."""
+        if self.tol is not None:
+            return numeric_laws.is_power_associative(self)
         x = self._generic("is_power_associative", "x")
         square = x * x
         return square * x == x * square and (square * x) * x == square * square
@@ -453,10 +534,10 @@ class Algebra:
                 right[j] = right.get(j, 0) + c
         rows = list(equations.values())
         rhs = [sympy.Integer(int(j == k)) for _, j, k in equations]
-        guess = self._numeric_unit_guess(rows, rhs)
+        guess = self._numeric_unit_guess(rows, rhs) if self.tol is None else None
         if guess is not None and self._is_unit(guess):
             return Element(self, guess)
-        solution = linear.solve_affine(rows, rhs, self.dim)
+        solution = self.scalars.solve(rows, rhs, self.dim)
         return None if solution is None else Element(self, solution)
 
     def _numeric_unit_guess(self, rows: Sequence[Mapping[int, sympy.Expr]],
@@ -482,27 +563,27 @@ class Algebra:
         for j in range(self.dim):
             e = [sympy.Integer(int(i == j)) for i in range(self.dim)]
             for product in (self._multiply(u, e), self._multiply(e, u)):
-                if not all(is_zero(p - q) for p, q in zip(product, e)):
+                if not all(self.scalars.is_zero(p - q) for p, q in zip(product, e)):
                     return False
         return True
 
     def _regular(self, x: Element | Key, side: str) -> sympy.Matrix:
         check_size(self.dim**2, f"{side}_regular", f"entries in the matrix of {self.name}", "use the kernels")
         x = self._as_element(x, "x")
-        matrix = sympy.zeros(self.dim, self.dim)
+        entries: dict[tuple[int, int], sympy.Expr] = {}
         for (i, j), row in self._table.items():
             coefficient, column = (x.flat[i], j) if side == "left" else (x.flat[j], i)
             if coefficient != 0:
                 for k, c in row.items():
-                    matrix[k, column] += coefficient * c
-        return matrix
+                    entries[k, column] = entries.get((k, column), self.scalars.zero) + coefficient * c
+        return self.scalars.matrix(self.dim, self.dim, entries)
 
-    def left_regular(self, x: Element | Key) -> sympy.Matrix:
-        """The matrix of y -> x y (columns indexed by the basis of y), exact."""
+    def left_regular(self, x: Element | Key) -> sympy.Matrix | np.ndarray:
+        """The matrix of y -> x y (columns indexed by the basis of y): exact, or a float array when numeric."""
         return self._regular(x, "left")
 
-    def right_regular(self, x: Element | Key) -> sympy.Matrix:
-        """The matrix of y -> y x, exact."""
+    def right_regular(self, x: Element | Key) -> sympy.Matrix | np.ndarray:
+        """The matrix of y -> y x: exact, or a float array when numeric."""
         return self._regular(x, "right")
 
     def center(self) -> list[Element]:
@@ -519,8 +600,8 @@ class Algebra:
                 equation[i] = equation.get(i, 0) + c
                 mirrored = rows.setdefault((i, k), {})
                 mirrored[j] = mirrored.get(j, 0) - c
-        equations = [{i: v for i, v in eq.items() if not is_zero(v)} for eq in rows.values()]
-        return [Element(self, vector) for vector in linear.nullspace(equations, self.dim)]
+        return [Element(self, [vector.get(c, 0) for c in range(self.dim)])
+                for vector in self.scalars.nullspace(list(rows.values()), self.dim)]
 
     def derived_algebra(self) -> list[Element]:
         """A basis of the span of all products x y (`algebra.structure`)."""
@@ -537,7 +618,7 @@ class Algebra:
         from . import structure
         return structure.radical(self)
 
-    def killing_form(self) -> sympy.Matrix:
+    def killing_form(self) -> sympy.Matrix | np.ndarray:
         """The Killing form tr(ad_x ad_y) of a Lie algebra on the basis (`algebra.structure`)."""
         from . import structure
         return structure.killing_form(self)
@@ -547,7 +628,7 @@ class Algebra:
         from . import structure
         return structure.is_semisimple(self)
 
-    def derivations(self) -> list[sympy.Matrix]:
+    def derivations(self) -> list[sympy.Matrix] | list[np.ndarray]:
         """A basis of Der(A), matrices D with D(x y) = D(x) y + x D(y): the infinitesimal symmetries of the
         product (`algebra.structure`)."""
         from . import structure
@@ -561,13 +642,14 @@ class Algebra:
         if array.shape != (other.dim, self.dim):
             raise ValueError(f"matrix: expected shape ({other.dim}, {self.dim}) (other.dim, self.dim), "
                              f"got {array.shape}")
-        columns = [[to_exact(v, f"matrix[{r}, {c}]") for r, v in enumerate(array[:, c])] for c in range(self.dim)]
+        columns = [[self.scalars.convert(v, f"matrix[{r}, {c}]") for r, v in enumerate(array[:, c])]
+                   for c in range(self.dim)]
         for i, j in itertools.product(range(self.dim), repeat=2):
-            image = [sympy.Integer(0)] * other.dim
+            image = [self.scalars.zero] * other.dim
             for k, c in self._table.get((i, j), {}).items():
                 image = [a + c * b for a, b in zip(image, columns[k])]
             product = other._multiply(columns[i], columns[j])
-            if not all(is_zero(a - b) for a, b in zip(image, product)):
+            if not all(self.scalars.is_zero(a - b) for a, b in zip(image, product)):
                 return False
         return True
 
@@ -593,8 +675,8 @@ class Algebra:
 
     def _same_structure(self, other: Algebra) -> bool:
         """Equal labels and structure constants (materialised for a rule-based algebra, within its limits)."""
-        return (self.shape == other.shape and self.nnz == other.nnz and self.basis == other.basis
-                and self._table == other._table)
+        return (self.shape == other.shape and self.scalars == other.scalars and self.nnz == other.nnz
+                and self.basis == other.basis and self._table == other._table)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Algebra):
@@ -605,7 +687,8 @@ class Algebra:
         return hash((self.shape, self.nnz))
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name}: dim {self.dim}, nnz {self.nnz}>"
+        kind = "" if self.tol is None else f", numeric tol {self.tol:g}"
+        return f"<{type(self).__name__} {self.name}: dim {self.dim}, nnz {self.nnz}{kind}>"
 
     def _repr_html_(self) -> str:
         """A summary, and the multiplication table when small (`algebra.display`)."""

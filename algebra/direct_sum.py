@@ -17,21 +17,27 @@ import itertools
 from collections.abc import Iterable
 
 from .algebra import Algebra, Table
+from .scalars import Exact, Floats, common
 
 
 class DirectSum(Algebra):
-    """The direct sum of `summands`; block b occupies flat indices offsets[b]:offsets[b + 1]."""
+    """The direct sum of `summands`; block b occupies flat indices offsets[b]:offsets[b + 1].  Its scalars
+    are `scalars`, by default numeric when a summand is (`algebra.scalars.common`)."""
 
-    def __init__(self, summands: Iterable[Algebra], name: str | None = None) -> None:
+    def __init__(self, summands: Iterable[Algebra], name: str | None = None,
+                 scalars: Exact | Floats | None = None) -> None:
         self.summands = tuple(summands)
         self.offsets = tuple(itertools.accumulate((s.dim for s in self.summands), initial=0))
+        scalars = common(s.scalars for s in self.summands) if scalars is None else scalars
         table: Table = {}
         basis: list[str] = []
         for position, (summand, offset) in enumerate(zip(self.summands, self.offsets)):
             for i, j, k, c in summand.entries():
-                table.setdefault((i + offset, j + offset), {})[k + offset] = c
+                value = scalars.convert(c, f"algebras[{position}]: lam[{i}, {j}, {k}]")
+                table.setdefault((i + offset, j + offset), {})[k + offset] = value
             basis += [f"{position}:{label}" for label in summand.basis]
-        super().__init__(table, basis, " ⊕ ".join(s.name for s in self.summands) if name is None else name)
+        super().__init__(table, basis, " ⊕ ".join(s.name for s in self.summands) if name is None else name,
+                         scalars)
 
 
 def direct_sum(*algebras: Algebra, name: str | None = None) -> DirectSum:

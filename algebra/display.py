@@ -31,6 +31,8 @@ def _product(A: Algebra, i: int, j: int) -> tuple[str, str]:
 
 def _properties(A: Algebra) -> list[str]:
     facts = [f"dimension {A.dim}", f"{A.nnz:,} nonzero structure constants"]
+    if A.tol is not None:
+        facts.append(f"numeric: float constants, queries within tol {A.tol:g}")
     if A.dim <= TABLE_DIM:
         facts += ["commutative" if A.is_commutative() else "not commutative",
                   "associative" if A.is_associative() else "not associative",

@@ -1,4 +1,7 @@
-"""`Element`: exact coefficients over an algebra, with the algebra product as ``*``.
+"""`Element`: coefficients over an algebra, with the algebra product as ``*``.
+
+The coefficients are the algebra's scalars (`algebra.scalars`): exact sympy values, or floats in a numeric
+algebra, where ``==`` holds within the algebra's tolerance.
 
 >>> from product_interactions.algebra import clifford
 >>> H = clifford(0, 2)                      # the quaternions on the blades 1, e1, e2, e12
@@ -19,8 +22,7 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike, DTypeLike
 
-from . import linear
-from .exact import ExactLike, check_dtype, is_zero, object_array, to_exact
+from .exact import ExactLike, check_dtype, object_array
 from .labels import Key, Label
 from .limits import check_size
 
@@ -42,7 +44,7 @@ def _label_text(label: Label) -> str:
 
 
 class Element:
-    """An element sum_i c_i e_i of an algebra; immutable, exact."""
+    """An element sum_i c_i e_i of an algebra; immutable."""
 
     __slots__ = ("_algebra", "_flat")
     #: numpy defers to the operators here: ``np.float64(0.5) + x`` is 0.5 * 1 + x, not an array of coefficients.
@@ -58,7 +60,7 @@ class Element:
             raise ValueError(f"coefficients: expected shape {algebra.shape} for {algebra.name}, got {array.shape}")
         flat = array.reshape(-1)
         self._algebra = algebra
-        self._flat = tuple(to_exact(v, f"coefficients[{i}]") for i, v in enumerate(flat))
+        self._flat = tuple(algebra.scalars.convert(v, f"coefficients[{i}]") for i, v in enumerate(flat))
 
     # ------------------------------------------------------------------ access
     @property
@@ -68,12 +70,12 @@ class Element:
 
     @property
     def flat(self) -> tuple[sympy.Expr, ...]:
-        """The exact coefficients in basis order, a tuple (read-only)."""
+        """The coefficients in basis order, a tuple (read-only)."""
         return self._flat
 
     @property
     def coefficients(self) -> np.ndarray:
-        """The exact coefficients as an object array of shape ``algebra.shape``."""
+        """The coefficients (sympy values, or floats) as an object array of shape ``algebra.shape``."""
         array = np.empty(len(self.flat), dtype=object)
         array[:] = self.flat
         return array.reshape(self.algebra.shape)
@@ -102,12 +104,19 @@ class Element:
         return self.flat[self.algebra.index(label)]
 
     def subs(self, *args: Any, **kwargs: Any) -> Element:
-        """Substitute into every coefficient (sympy's ``subs``)."""
+        """Substitute into every coefficient (sympy's ``subs``; exact algebras)."""
+        self._require_exact("subs")
         return Element(self.algebra, [c.subs(*args, **kwargs) for c in self.flat])
 
     def expand(self) -> Element:
-        """Expand every coefficient."""
+        """Expand every coefficient (exact algebras)."""
+        self._require_exact("expand")
         return Element(self.algebra, [sympy.expand(c) for c in self.flat])
+
+    def _require_exact(self, operation: str) -> None:
+        if self.algebra.tol is not None:
+            raise TypeError(f"{operation}: the element's algebra {self.algebra.name} is numeric (float coefficients); "
+                            f"symbolic operations need an exact algebra")
 
     # ------------------------------------------------------------------ arithmetic
     def _same_algebra(self, other: object, operation: str) -> Element:
@@ -124,8 +133,8 @@ class Element:
         unit, so sum() of elements works in every algebra."""
         if isinstance(value, (Element, bool, np.bool_)) or not isinstance(value, (numbers.Number, sympy.Expr)):
             return None
-        scalar = to_exact(value, "scalar")
-        if is_zero(scalar):
+        scalar = self.algebra.scalars.convert(value, "scalar")
+        if not self.algebra.scalars.nonzero(scalar):
             return self.algebra.zero()
         unit = self.algebra.unit()
         if unit is None:
@@ -161,28 +170,29 @@ class Element:
     def __mul__(self, other: Element | ExactLike) -> Element:
         if isinstance(other, Element):
             other = self._same_algebra(other, "*")
-            return Element(self.algebra, [sympy.expand(c, power_exp=False, log=False)
-                                          for c in self.algebra._multiply(self.flat, other.flat)])
-        scalar = to_exact(other, "scalar")
+            scalars = self.algebra.scalars
+            return Element(self.algebra, [scalars.normal(c) for c in self.algebra._multiply(self.flat, other.flat)])
+        scalar = self.algebra.scalars.convert(other, "scalar")
         return Element(self.algebra, [scalar * a for a in self.flat])
 
     def __rmul__(self, other: ExactLike) -> Element:
-        scalar = to_exact(other, "scalar")
+        scalar = self.algebra.scalars.convert(other, "scalar")
         return Element(self.algebra, [scalar * a for a in self.flat])
 
     def __truediv__(self, other: Element | ExactLike) -> Element:
         if isinstance(other, Element):
             return self * self._same_algebra(other, "/").inverse()
-        scalar = to_exact(other, "divisor")
-        if is_zero(scalar):
+        scalar = self.algebra.scalars.convert(other, "divisor")
+        if not self.algebra.scalars.nonzero(scalar):
             raise ZeroDivisionError("divisor: cannot divide an element by zero")
         return Element(self.algebra, [a / scalar for a in self.flat])
 
     def __rtruediv__(self, other: ExactLike) -> Element:
-        return to_exact(other, "dividend") * self.inverse()
+        return self.algebra.scalars.convert(other, "dividend") * self.inverse()
 
     def inverse(self) -> Element:
-        """The two-sided inverse y (x y = y x = 1), solved exactly; a ValueError when there is none.
+        """The two-sided inverse y (x y = y x = 1), solved in the algebra's scalars (exactly, or by least squares
+        within the tolerance of a numeric algebra); a ValueError when there is none.
 
         >>> from product_interactions.algebra import quaternions
         >>> i = quaternions().basis_element("i")
@@ -193,9 +203,8 @@ class Element:
         if unit is None:
             raise ValueError(f"x: {self.algebra.name} has no unit, so no element has an inverse")
         left = self.algebra.left_regular(self)
-        rows = [{j: left[i, j] for j in range(self.algebra.dim) if not is_zero(left[i, j])}
-                for i in range(self.algebra.dim)]
-        solution = linear.solve_affine(rows, list(unit.flat), self.algebra.dim)
+        rows = [{j: left[i, j] for j in range(self.algebra.dim)} for i in range(self.algebra.dim)]
+        solution = self.algebra.scalars.solve(rows, unit.flat, self.algebra.dim)
         if solution is None:
             raise ValueError(f"x: {self!r} is not invertible in {self.algebra.name} (x y = 1 has no solution: "
                              f"x is a zero divisor)")
@@ -224,13 +233,14 @@ class Element:
         return result
 
     def __eq__(self, other: object) -> bool:
-        """Equal coefficients (exactly); a scalar c stands for c 1 (``x == 0`` needs no unit; an algebra without
-        one has no element equal to another scalar, and no element equals an inexact float such as nan or 0.1)."""
+        """Equal coefficients (exactly, or within the tolerance of a numeric algebra); a scalar c stands for c 1
+        (``x == 0`` needs no unit; an algebra without one has no element equal to another scalar, and no element of
+        an exact algebra equals an inexact float such as nan or 0.1)."""
         try:
             operand = self._operand(other, "==")
         except (TypeError, ValueError):        # no number, an inexact float (nan, 0.1), or no unit to scale
             return False
-        return all(is_zero(a - b) for a, b in zip(self.flat, operand.flat))
+        return all(self.algebra.scalars.is_zero(a - b) for a, b in zip(self.flat, operand.flat))
 
     # ------------------------------------------------------------------ containers
     def __iter__(self) -> Iterator[sympy.Expr]:
@@ -249,7 +259,8 @@ class Element:
 
     # ------------------------------------------------------------------ display
     def _terms(self) -> list[tuple[sympy.Expr, str]]:
-        return [(c, _label_text(self.algebra.label(i))) for i, c in enumerate(self.flat) if not is_zero(c)]
+        return [(c, _label_text(self.algebra.label(i))) for i, c in enumerate(self.flat)
+                if not self.algebra.scalars.is_zero(c)]
 
     def __repr__(self) -> str:
         terms = self._terms()
@@ -261,6 +272,8 @@ class Element:
                 parts.append(label)
             elif c == -1:
                 parts.append(f"-{label}")
+            elif isinstance(c, float):
+                parts.append(f"{c:.6g}*{label}")
             elif isinstance(c, (sympy.Symbol, sympy.Number)) or c.is_Pow or c.is_Mul and c.is_number:
                 parts.append(f"{c}*{label}")
             else:
@@ -274,7 +287,7 @@ class Element:
         parts = []
         for c, label in terms:
             label = _label_latex(label)
-            coefficient = "" if c == 1 else "-" if c == -1 else \
+            coefficient = "" if c == 1 else "-" if c == -1 else f"{c:.6g} " if isinstance(c, float) else \
                 f"\\left({sympy.latex(c)}\\right) " if c.is_Add else f"{sympy.latex(c)} "
             parts.append(coefficient + label)
         text = parts[0] + "".join(f" - {p[1:].lstrip()}" if p.startswith("-") else f" + {p}" for p in parts[1:])

@@ -3,7 +3,8 @@
 Coefficients are written as text (``"3/4"``, ``"sqrt(3)/2"``, ``"2*a**2 - b"``) and read by a small
 recursive-descent parser that accepts only integers, ``/``, ``*``, ``+``, ``-``, parentheses, ``sqrt`` of a
 non-negative rational, integer powers and symbol names declared in the payload.  Nothing is passed to
-``eval``, ``sympify`` or ``parse_expr``.
+``eval``, ``sympify`` or ``parse_expr``.  A numeric algebra (``exact=False``) writes its tolerance as ``"tol"``
+and its constants as JSON numbers, which read back to the same floats.
 
 >>> from product_interactions.algebra import quaternions, Algebra
 >>> H = quaternions()
@@ -21,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from fractions import Fraction
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn, TypeVar
 
@@ -204,6 +206,8 @@ def format_coefficient(value: sympy.Expr, symbols: dict[str, sympy.Symbol]) -> s
 def _collect_symbols(algebra: Algebra) -> dict[str, sympy.Symbol]:
     found: dict[str, sympy.Symbol] = {}
     for factor in _plain_parts(algebra):
+        if factor.tol is not None:                    # floats: no symbols
+            continue
         for *_, c in factor.entries():
             for s in c.free_symbols:
                 if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", s.name) or s.name == "sqrt":
@@ -234,6 +238,8 @@ def _builders() -> dict[str, tuple[Callable[..., Algebra], dict[str, type]]]:
 
 def _payload(algebra: Algebra, symbols: dict[str, sympy.Symbol]) -> dict[str, Any]:
     payload: dict[str, Any] = {"name": algebra.name}
+    if algebra.tol is not None:
+        payload["tol"] = algebra.tol
     if isinstance(algebra, TensorProduct):
         payload.update(kind="tensor_product", factors=[_payload(f, symbols) for f in algebra.factors])
         return payload
@@ -247,7 +253,8 @@ def _payload(algebra: Algebra, symbols: dict[str, sympy.Symbol]) -> dict[str, An
             return payload
     else:
         payload.update(kind="algebra")
-    payload.update(basis=list(algebra.basis), structure_constants=[[i, j, k, format_coefficient(c, symbols)]
+    value = (lambda c: float(c)) if algebra.tol is not None else (lambda c: format_coefficient(c, symbols))
+    payload.update(basis=list(algebra.basis), structure_constants=[[i, j, k, value(c)]
                                                                   for i, j, k, c in algebra.entries()])
     return payload
 
@@ -286,6 +293,20 @@ def _parts(payload: Any, key: str, symbols: dict[str, sympy.Symbol], where: str,
 
 
 def _build(payload: Any, symbols: dict[str, sympy.Symbol], where: str, depth: int = 0) -> Algebra:
+    """The algebra of `payload`: exact, or numeric within the tolerance its ``"tol"`` gives."""
+    algebra = _build_exact(payload, symbols, where, depth)
+    if isinstance(payload, dict) and "tol" in payload:
+        tol = payload["tol"]
+        try:
+            return algebra.numeric(tol)
+        except ValueError as error:
+            raise ValueError(f"from_json: {where}.tol: {error}"[:400]) from None
+    return algebra
+
+
+def _build_exact(payload: Any, symbols: dict[str, sympy.Symbol], where: str, depth: int) -> Algebra:
+    """The algebra of `payload` before its tolerance: float constants are read exactly (every float is a
+    rational), and `_build` makes the algebra numeric again."""
     if depth > MAX_NESTING:
         raise ValueError(f"from_json: {where} is nested more than MAX_NESTING = {MAX_NESTING} tensor products or "
                          f"direct sums deep")
@@ -314,7 +335,7 @@ def _build(payload: Any, symbols: dict[str, sympy.Symbol], where: str, depth: in
     table: dict[tuple[int, int], dict[int, sympy.Expr]] = {}
     for n, row in enumerate(rows):
         if not (isinstance(row, list) and len(row) == 4 and all(type(v) is int for v in row[:3])
-                and isinstance(row[3], str)):
+                and isinstance(row[3], str if "tol" not in payload else float)):
             raise ValueError(f"from_json: {where}.structure_constants[{n}] expected [i, j, k, \"coefficient\"], "
                              f"got {row!r}"[:400])
         i, j, k, text = row
@@ -322,7 +343,7 @@ def _build(payload: Any, symbols: dict[str, sympy.Symbol], where: str, depth: in
         if k in entries:
             raise ValueError(f"from_json: {where}.structure_constants[{n}]: the entry ({i}, {j}, {k}) appears twice")
         try:
-            entries[k] = parse_coefficient(text, symbols)
+            entries[k] = _float_constant(text) if isinstance(text, float) else parse_coefficient(text, symbols)
         except ValueError as error:
             raise ValueError(f"from_json: {where}.structure_constants[{n}]: {error}") from None
     algebra = Algebra.from_structure_constants(table, basis=basis, name=name, dim=len(basis) or None)
@@ -333,6 +354,14 @@ def _build(payload: Any, symbols: dict[str, sympy.Symbol], where: str, depth: in
                          f"algebra's")
     rebuilt.name = name
     return rebuilt
+
+
+def _float_constant(value: float) -> sympy.Rational:
+    """A numeric algebra's constant, exactly the rational its float is (ValueError for nan and infinities)."""
+    if not math.isfinite(value):
+        raise ValueError(f"coefficient: expected a finite number, got {value}")
+    ratio = Fraction(value)
+    return sympy.Rational(ratio.numerator, ratio.denominator)
 
 
 def _rebuild(kind: str, params: dict[str, Any], where: str) -> Algebra:

@@ -1,6 +1,8 @@
-"""The structure of an algebra, exactly: derived algebra, ideals, radical, Killing form, semisimplicity and
-derivations.  Each returns a basis (a list of `Element`, or of sympy matrices for derivations) computed by exact
-linear algebra on the structure constants; `Algebra` offers each as a method.
+"""The structure of an algebra: derived algebra, ideals, radical, Killing form, semisimplicity and derivations.
+Each returns a basis (a list of `Element`, or of matrices for derivations) computed by linear algebra on the
+structure constants in the algebra's scalars (`algebra.scalars`): exact, with sympy matrices, for an exact
+algebra; within the tolerance, with float arrays and orthonormal bases, for a numeric one.  `Algebra` offers each
+as a method.
 
 * ``derived_algebra(A)``: the span of all products A A.
 * ``ideal(A, generators)``: the smallest two-sided ideal containing the generators.
@@ -24,20 +26,18 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 import sympy
 
-from . import linear
 from .element import Element
-from .exact import is_zero
 from .limits import check_size
 
 if TYPE_CHECKING:
     from .algebra import Algebra
 
 
-def _basis(A: Algebra, rows: Sequence[dict[int, sympy.Expr]]) -> list[Element]:
-    zero = sympy.Integer(0)
-    return [A.element([row.get(c, zero) for c in range(A.dim)]) for row in rows]
+def _basis(A: Algebra, rows: Sequence[Mapping[int, sympy.Expr]]) -> list[Element]:
+    return [A.element([row.get(c, 0) for c in range(A.dim)]) for row in rows]
 
 
 def _products(A: Algebra) -> dict[tuple[int, int], dict[int, sympy.Expr]]:
@@ -50,7 +50,7 @@ def _products(A: Algebra) -> dict[tuple[int, int], dict[int, sympy.Expr]]:
 
 def derived_algebra(A: Algebra) -> list[Element]:
     """A basis of A A = span{x y}: all of A for a unital algebra, [g, g] for a Lie algebra g."""
-    return _basis(A, linear.row_space(list(_products(A).values()), A.dim))
+    return _basis(A, A.scalars.row_space(list(_products(A).values()), A.dim))
 
 
 def ideal(A: Algebra, generators: Sequence[Element]) -> list[Element]:
@@ -64,11 +64,11 @@ def ideal(A: Algebra, generators: Sequence[Element]) -> list[Element]:
                             f"{g.algebra.name if isinstance(g, Element) else type(g).__name__}")
     check_size(2 * A.dim**3, "ideal", f"products of basis elements to close an ideal of {A.name} (at most)",
                "ask on a smaller algebra")
-    basis = linear.row_space([_sparse(g) for g in generators], A.dim)
+    basis = A.scalars.row_space([_sparse(g) for g in generators], A.dim)
     table = _products(A)
     while True:
         grown = basis + [_sparse_product(table, side, i, v) for v in basis for i in range(A.dim) for side in (0, 1)]
-        larger = linear.row_space(grown, A.dim)
+        larger = A.scalars.row_space(grown, A.dim)
         if len(larger) == len(basis):
             return _basis(A, basis)
         basis = larger
@@ -113,22 +113,23 @@ def radical(A: Algebra) -> list[Element]:
         if k in traces:
             equations[b][a] = equations[b].get(a, 0) + c * traces[k]
     rows = list(equations.values()) + [traces]                                  # and tr L_x = 0
-    return _basis(A, linear.sparse_nullspace([{a: v for a, v in row.items() if v != 0} for row in rows], A.dim))
+    return _basis(A, A.scalars.nullspace(rows, A.dim))
 
 
-def killing_form(A: Algebra) -> sympy.Matrix:
-    """The Killing form of a Lie algebra, K[a, b] = tr(ad_(e_a) ad_(e_b)), as a symmetric sympy matrix."""
+def killing_form(A: Algebra) -> sympy.Matrix | np.ndarray:
+    """The Killing form of a Lie algebra, K[a, b] = tr(ad_(e_a) ad_(e_b)), as a symmetric matrix (sympy, or
+    floats for a numeric algebra)."""
     _require(A, "killing_form", "Lie")
     check_size(A.dim**2, "killing_form", f"entries in the Killing form of {A.name}", "ask on a smaller algebra")
     by_first: defaultdict[int, list[tuple[int, int, sympy.Expr]]] = defaultdict(list)    # a -> (i, k, lam[a,i,k])
     for a, i, k, c in A.entries():
         by_first[a].append((i, k, c))
-    form = sympy.zeros(A.dim, A.dim)
+    form = {}
     for a, row in by_first.items():
         ad_a = {(k, i): c for i, k, c in row}                                    # (ad_a)[k, i]
         for b, other in by_first.items():
-            form[a, b] = sum((c * ad_a.get((i, k), 0) for i, k, c in other), sympy.Integer(0))   # ad_b[k, i] = c
-    return form
+            form[a, b] = sum((c * ad_a.get((i, k), 0) for i, k, c in other), A.scalars.zero)   # ad_b[k, i] = c
+    return A.scalars.matrix(A.dim, A.dim, form)
 
 
 def is_semisimple(A: Algebra) -> bool:
@@ -137,7 +138,7 @@ def is_semisimple(A: Algebra) -> bool:
     if A.is_associative():
         return not radical(A)
     if A.is_lie():
-        return A.dim > 0 and killing_form(A).rank() == A.dim
+        return A.dim > 0 and A.scalars.rank(killing_form(A)) == A.dim
     raise ValueError(f"is_semisimple: applies to associative or Lie algebras; {A.name} is neither")
 
 
@@ -163,15 +164,16 @@ def _leibniz_terms(A: Algebra, support: Iterable[tuple[int, int]]
 def leibniz_defect(A: Algebra, matrix: Mapping[tuple[int, int], sympy.Expr]) -> dict[tuple[int, int, int], sympy.Expr]:
     """The nonzero entries of J(e_a e_b) - J(e_a) e_b - e_a J(e_b), keyed (a, b, k), for the linear map J given by
     its nonzero entries ``{(i, j): value}`` (J e_j = sum_i J[i, j] e_i): empty exactly when J is a derivation."""
-    defect: defaultdict[tuple[int, int, int], sympy.Expr] = defaultdict(lambda: sympy.Integer(0))
+    defect: defaultdict[tuple[int, int, int], sympy.Expr] = defaultdict(lambda: A.scalars.zero)
     for key, entry, c in _leibniz_terms(A, matrix):
         defect[key] += c * matrix[entry]
-    return {key: v for key, v in defect.items() if not is_zero(v)}
+    return {key: v for key, v in defect.items() if not A.scalars.is_zero(v)}
 
 
-def derivations(A: Algebra) -> list[sympy.Matrix]:
-    """A basis of Der(A) as (dim, dim) sympy matrices D (D e_j = sum_i D[i, j] e_i) with
-    D(e_a e_b) = D(e_a) e_b + e_a D(e_b): one exact sparse linear system in the dim^2 entries of D."""
+def derivations(A: Algebra) -> list[sympy.Matrix] | list[np.ndarray]:
+    """A basis of Der(A) as (dim, dim) matrices D (D e_j = sum_i D[i, j] e_i) with
+    D(e_a e_b) = D(e_a) e_b + e_a D(e_b): one sparse linear system in the dim^2 entries of D (exact, or within
+    the tolerance of a numeric algebra)."""
     dim = A.dim
     check_size(3 * A.nnz * dim + dim**2, "derivations",
                f"coefficients in the derivation equations of {A.name}", "ask on a smaller algebra")
@@ -179,7 +181,5 @@ def derivations(A: Algebra) -> list[sympy.Matrix]:
     for key, (i, j), c in _leibniz_terms(A, [(i, j) for i in range(dim) for j in range(dim)]):
         row = equations[key]
         row[i * dim + j] = row.get(i * dim + j, 0) + c
-    rows = [{u: v for u, v in row.items() if v != 0} for row in equations.values()]
-    zero = sympy.Integer(0)
-    return [sympy.Matrix(dim, dim, [vector.get(u, zero) for u in range(dim * dim)])
-            for vector in linear.sparse_nullspace(rows, dim * dim)]
+    return [A.scalars.matrix(dim, dim, {divmod(u, dim): v for u, v in vector.items()})
+            for vector in A.scalars.nullspace(list(equations.values()), dim * dim)]

@@ -121,7 +121,7 @@ class StructuredAlgebra(Algebra):
         return self._materialised
 
     def _multiply(self, x: Sequence[sympy.Expr], y: Sequence[sympy.Expr]) -> list[sympy.Expr]:
-        result = [sympy.Integer(0)] * self._dim
+        result = [self.scalars.zero] * self._dim
         xs = [i for i, v in enumerate(x) if v != 0]
         ys = [j for j, v in enumerate(y) if v != 0]
         check_size(len(xs) * len(ys), "*", f"pairs of nonzero coefficients in a product in {self.name}",

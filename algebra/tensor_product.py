@@ -25,6 +25,7 @@ from .algebra import Algebra
 from .element import Element, check_element_size
 from .exact import Entry
 from .limits import check_size
+from .scalars import Exact, Floats, common
 from .structured import StructuredAlgebra
 
 
@@ -50,11 +51,14 @@ class TensorProduct(StructuredAlgebra):
 
     Its rule is the factors' rules: a label is the tuple of the factors' labels, an index a flat (row-major)
     multi-index, and e_i e_j the product of the factors' products, so building one costs nothing in the sizes of
-    its factors.
+    its factors.  Its scalars are `scalars`, by default numeric when a factor is (`algebra.scalars.common`), and
+    each product is then a float.
     """
 
-    def __init__(self, factors: Iterable[Algebra], name: str | None = None) -> None:
+    def __init__(self, factors: Iterable[Algebra], name: str | None = None,
+                 scalars: Exact | Floats | None = None) -> None:
         self._factors = tuple(factors)
+        self._scalars = common(f.scalars for f in self._factors) if scalars is None else scalars
         super().__init__(math.prod(f.dim for f in self._factors),
                          " ⊗ ".join(f.name for f in self._factors) if name is None else name)
 
@@ -65,6 +69,7 @@ class TensorProduct(StructuredAlgebra):
     @property
     def factors(self) -> tuple[Algebra, ...]:
         return self._factors
+
 
     def _count(self) -> int:
         return math.prod(f.nnz for f in self._factors)
@@ -90,7 +95,7 @@ class TensorProduct(StructuredAlgebra):
 
     def _same_structure(self, other: Algebra) -> bool:
         if isinstance(other, TensorProduct):
-            return self.shape == other.shape and all(a == b for a, b in zip(self._factors, other._factors))
+            return self.shape == other.shape and self.scalars == other.scalars and all(a == b for a, b in zip(self._factors, other._factors))
         return False
 
     def _rule(self, i: int, j: int) -> dict[int, sympy.Expr]:
@@ -99,13 +104,13 @@ class TensorProduct(StructuredAlgebra):
         result = {}
         for combo in itertools.product(*(sorted(p.items()) for p in parts)):
             k = _ravel([m for m, _ in combo], self.shape)
-            result[k] = sympy.Mul(*(c for _, c in combo))
+            result[k] = self._constant(c for _, c in combo)
         return result
 
     def _rule_entries(self) -> Iterator[Entry]:
         for combo in itertools.product(*(f.entries() for f in self._factors)):
             i, j, k = (_ravel([e[axis] for e in combo], self.shape) for axis in range(3))
-            yield i, j, k, sympy.Mul(*(e[3] for e in combo))
+            yield i, j, k, self._constant(e[3] for e in combo)
 
     def _multiply(self, x: Sequence[sympy.Expr], y: Sequence[sympy.Expr]) -> list[sympy.Expr]:
         # the cheaper of two loops: over pairs of nonzero coefficients (the rule), or over the factors' entries
@@ -116,12 +121,17 @@ class TensorProduct(StructuredAlgebra):
         check_size(self.nnz, "*", f"structure constants visited by a product in {self.name}", "use the kernels")
         x_array = np.array(x, dtype=object).reshape(self.shape)
         y_array = np.array(y, dtype=object).reshape(self.shape)
-        result = np.full(self.shape, sympy.Integer(0), dtype=object)
+        result = np.full(self.shape, self.scalars.zero, dtype=object)
         for combo in itertools.product(*(f.entries() for f in self._factors)):
             i, j, k = (tuple(e[axis] for e in combo) for axis in range(3))
             if x_array[i] != 0 and y_array[j] != 0:
-                result[k] += sympy.Mul(*(e[3] for e in combo)) * x_array[i] * y_array[j]
+                result[k] += self._constant(e[3] for e in combo) * x_array[i] * y_array[j]
         return list(result.reshape(-1))
+
+    def _constant(self, parts: Iterable[sympy.Expr]) -> sympy.Expr:
+        """The product of the factors' constants, a float when the scalars are."""
+        value = math.prod(parts)
+        return value if self.tol is None else float(value)
 
     def _symbol_suffixes(self) -> list[str]:
         return ["_".join(map(str, index)) for index in np.ndindex(*self.shape)]
@@ -146,6 +156,8 @@ class TensorProduct(StructuredAlgebra):
         return self._symmetric(-1)
 
     def is_associative(self) -> bool:
+        if self.tol is not None:
+            return super().is_associative()
         # (xy)z and x(yz) are the tensor products of the factors' sides L_f and R_f.  Both are zero when some L_f
         # and some R_g vanish; otherwise they agree exactly when L_f = c_f R_f for every factor with prod c_f = 1.
         sides = []
@@ -187,7 +199,8 @@ def _outer(vectors: Iterable[Sequence[sympy.Expr]]) -> list[sympy.Expr]:
 
 
 def tensor_product(*algebras: Algebra, name: str | None = None) -> Algebra:
-    """A (x) B (x) ...; nested tensor products are flattened into one factor list.
+    """A (x) B (x) ...; nested tensor products are flattened into one factor list.  With a numeric factor, the
+    product is numeric within the largest tolerance (`algebra.scalars.common`).
 
     >>> from product_interactions.algebra import translation
     >>> tensor_product(translation(4), translation(5)).shape   # a 2-D lattice

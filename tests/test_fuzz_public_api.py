@@ -75,9 +75,16 @@ def _algebra(A):
     return [np.array([A.dim, A.nnz])] + ([A.structure_constants()] if A.dim <= 16 else [])
 
 
+def _laws(A):
+    """An algebra's invariants and the answers of its laws, as numbers."""
+    laws = [A.is_commutative(), A.is_associative(), A.is_alternative(), A.is_power_associative(), A.is_lie()]
+    return _algebra(A) + [np.array(laws, dtype=float)]
+
+
 def _element(x):
     """An element's exact coefficients checked finite (a float array could overflow where they do not)."""
-    assert isinstance(x, Element) and all(c.is_finite is not False for c in x.flat)
+    assert isinstance(x, Element) and all(np.isfinite(c) if isinstance(c, float) else c.is_finite is not False
+                                          for c in x.flat)
     return np.array([len(x)])
 
 
@@ -160,6 +167,14 @@ ALGEBRA = {
     "Algebra.from_left_multiplication": (
         lambda matrices, basis: _algebra(Algebra.from_left_multiplication(matrices, basis=basis)),
         {"matrices": [[[1, 0], [0, 1]], [[0, -1], [1, 0]]], "basis": None}),
+    "Algebra.from_structure_constants(numeric)": (
+        lambda lam, exact, tol: _laws(Algebra.from_structure_constants(lam, exact=exact, tol=tol)),
+        {"lam": [[[1.0, 0.0], [0.0, 0.5]], [[0.0, 0.5], [-0.25, 0.0]]], "exact": False, "tol": 1e-9}),
+    "Algebra.numeric": (lambda tol: _laws(H.numeric(tol)), {"tol": 1e-9}),
+    "Algebra.exact": (lambda tol, max_denominator: _laws(H.numeric().exact(tol, max_denominator)),
+                      {"tol": 1e-12, "max_denominator": 100}),
+    "Algebra.element(numeric)": (lambda coefficients: _element(H.numeric().element(coefficients)),
+                                 {"coefficients": [0.1, 2, 0, 0]}),
     "Algebra.from_json": (lambda text: _algebra(Algebra.from_json(text)), {"text": H.to_json()}),
     "Algebra.name": (_rename, {"name": "H"}),
     "Algebra.element": (lambda coefficients: _element(H.element(coefficients)), {"coefficients": [1, 2, 0, 0]}),
@@ -402,7 +417,8 @@ INTERACTIONS = {
     "multiplication_operator": (_operator, {"K": Parameter("k", A3), "L1": lambda e: Scale(e, 2), "L2": None}),
     "compile": (lambda expr, strategy: compile(expr, strategy)(*_plan_inputs(compile(expr))),
                 {"expr": Parameter("k", A3) * X3, "strategy": "dense"}),
-    "formula": (lambda expr, latex: np.array([len(formula(expr, latex))]), {"expr": X3 * X3, "latex": True}),
+    "formula": (lambda expr, latex, max_terms: np.array([len(formula(expr, latex, max_terms=max_terms))]),
+                {"expr": X3 * X3, "latex": True, "max_terms": 100}),
     "order": (lambda expr, signal: order(expr, signal), {"expr": X3 * X3, "signal": X3}),
     "seq2tens": (lambda x, degree, lift, embedding_order, return_sequences, mask, method: seq2tens(
         x, degree, lift, embedding_order, return_sequences, mask, method),

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import sympy
 
-from .. import linear
 from ..algebra import Algebra
 from ..structure import leibniz_defect
 from .action import DISCRETE, Action
@@ -39,7 +38,8 @@ class ProductSymmetries:
 
 
 def product_symmetries(algebra: Algebra, action: Action) -> ProductSymmetries:
-    """Which generators of `action` (on the algebra's one factor) the product of `algebra` respects (exact)."""
+    """Which generators of `action` (on the algebra's one factor) the product of `algebra` respects (exact, or
+    within the tolerance of a numeric algebra)."""
     if not isinstance(algebra, Algebra):
         raise TypeError(f"algebra: expected an Algebra, got {type(algebra).__name__}")
     if not isinstance(action, Action):
@@ -58,7 +58,7 @@ def product_symmetries(algebra: Algebra, action: Action) -> ProductSymmetries:
     for r, defect in enumerate(defects):
         for key, value in defect.items():
             equations.setdefault(key, {})[r] = value
-    zero = sympy.Integer(0)
+    zero = algebra.scalars.zero
     lie_part = tuple(tuple(vector.get(r, zero) for r in range(len(defects)))
-                     for vector in linear.sparse_nullspace(list(equations.values()), len(defects)))
+                     for vector in algebra.scalars.nullspace(list(equations.values()), len(defects)))
     return ProductSymmetries(tuple(respected), lie_part if defects else ())

@@ -1,0 +1,230 @@
+"""Numeric algebras (exact=False): float constants, queries within a tolerance, and conversion both ways
+(issue 17, item 2).  Exact and numeric answers must agree on every built-in algebra; the numeric laws are checked
+against brute force on the basis and against their tolerance boundary."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import sympy
+
+from product_interactions.algebra import (Algebra, cayley_dickson, clebsch_gordan, complex_numbers, cross_product,
+                                          diagonal, direct_sum, dual_numbers, exterior_algebra, group_algebra,
+                                          jordan, lie_algebra, matrix_algebra, octonions, position, quaternions,
+                                          symmetric_generators, tensor_algebra, tensor_product, translation)
+from product_interactions.algebra.scalars import EXACT, Floats
+from product_interactions.algebra.symmetry import product_symmetries, rotations_so3
+from product_interactions.interactions import Parameter, Signal, compile
+from test_structure import upper_triangular
+
+BUILT_IN = {
+    "complex": complex_numbers, "quaternions": quaternions, "octonions": octonions,
+    "sedenions": lambda: cayley_dickson(octonions()), "dual": dual_numbers, "exterior3": lambda: exterior_algebra(3),
+    "sl2": lambda: lie_algebra("sl", 2), "so3": lambda: lie_algebra("so", 3), "gl2": lambda: lie_algebra("gl", 2),
+    "cross": cross_product, "S3": lambda: group_algebra(symmetric_generators(3)),
+    "jordan_M2": lambda: jordan(matrix_algebra(2)), "M2": lambda: matrix_algebra(2), "T3": lambda: upper_triangular(3),
+    "tensor_algebra": lambda: tensor_algebra(2, 2), "cg1": lambda: clebsch_gordan(1), "diagonal": lambda: diagonal(3),
+    "translation": lambda: translation(4, cyclic=True),
+}
+LAWS = ("is_commutative", "is_anticommutative", "is_associative", "is_alternative", "is_flexible", "is_lie",
+        "is_power_associative")
+
+
+def _span_dim(elements) -> int:
+    return int(np.linalg.matrix_rank(np.array([np.asarray(x, dtype=float).ravel() for x in elements]).reshape(
+        len(elements), -1), tol=1e-8)) if elements else 0
+
+
+def _same_span(a, b) -> bool:
+    """Two lists of elements (exact or numeric) span the same subspace."""
+    return _span_dim(a) == _span_dim(b) == _span_dim(list(a) + list(b))
+
+
+@pytest.mark.parametrize("name", sorted(BUILT_IN))
+def test_exact_and_numeric_answer_every_query_alike(name):
+    A = BUILT_IN[name]()
+    N = A.numeric()
+    assert N.tol == 1e-9 and N.scalars == Floats(1e-9) and A.scalars is EXACT
+    for law in LAWS + (("is_jordan",) if A.dim <= 8 else ()):
+        assert getattr(N, law)() == getattr(A, law)(), law
+    unit = A.unit()
+    assert (N.unit() is None) == (unit is None)
+    if unit is not None:
+        np.testing.assert_allclose(np.asarray(N.unit()), np.asarray(unit), atol=1e-12)
+    assert _same_span(N.center(), A.center())
+    assert _same_span(N.derived_algebra(), A.derived_algebra())
+    assert len(N.derivations()) == len(A.derivations())
+    if A.is_associative():
+        assert _same_span(N.radical(), A.radical()) and N.is_semisimple() == A.is_semisimple()
+    if A.is_lie():
+        np.testing.assert_allclose(N.killing_form(), np.array(A.killing_form(), dtype=float), atol=1e-12)
+        assert N.is_semisimple() == A.is_semisimple()
+
+
+def test_numeric_derivations_satisfy_the_leibniz_rule_and_span_the_exact_ones():
+    O = octonions()
+    numeric, exact = O.numeric().derivations(), O.derivations()
+    assert len(numeric) == 14                                     # g2
+    lam = O.structure_constants()
+    for D in numeric:                                             # brute force: D(e_a e_b) = D(e_a) e_b + e_a D(e_b)
+        left = np.einsum("abk,ik->abi", lam, D)
+        right = np.einsum("ia,ibk->abk", D, lam) + np.einsum("ib,aik->abk", D, lam)
+        assert np.max(np.abs(left - right)) < 1e-10
+    stacked = np.array([D.ravel() for D in numeric] + [np.array(D, dtype=float).ravel() for D in exact])
+    assert np.linalg.matrix_rank(stacked, tol=1e-8) == 14
+
+
+def _brute_associator_gap(lam: np.ndarray) -> float:
+    d, gap = lam.shape[0], 0.0
+    for i, j, k in itertools.product(range(d), repeat=3):
+        gap = max(gap, float(np.max(np.abs(lam[i, j] @ lam[:, k] - lam[j, k] @ lam[i]))))
+    return gap
+
+
+def test_a_law_holds_exactly_up_to_its_tolerance_measured_by_brute_force():
+    rng = np.random.default_rng(0)
+    lam = quaternions().structure_constants() + 1e-6 * rng.standard_normal((4, 4, 4))
+    gap = _brute_associator_gap(lam)
+    assert 1e-7 < gap < 1e-4
+    assert Algebra.from_structure_constants(lam, exact=False, tol=gap * 1.001).is_associative()
+    assert not Algebra.from_structure_constants(lam, exact=False, tol=gap * 0.999).is_associative()
+
+
+@pytest.mark.parametrize("name", ["quaternions", "octonions", "sl2", "jordan_M2", "S3"])
+def test_small_noise_keeps_the_laws_and_large_noise_breaks_them(name):
+    A = BUILT_IN[name]()
+    lam = A.structure_constants()
+    rng = np.random.default_rng(1)
+    noisy = lambda scale: Algebra.from_structure_constants(  # noqa: E731
+        lam + scale * rng.standard_normal(lam.shape), exact=False, tol=1e-8)
+    quiet, loud = noisy(1e-12), noisy(1e-4)
+    for law in LAWS + ("is_jordan",):
+        assert getattr(quiet, law)() == getattr(A, law)(), law
+        if getattr(A, law)():
+            assert not getattr(loud, law)(), law             # a random perturbation breaks every law that held
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_jordan_and_power_associativity_agree_with_the_exact_generic_check(seed):
+    """Random small integer algebras (commutative half of the time): the polarised float laws against the exact
+    check on generic symbolic elements."""
+    rng = np.random.default_rng(seed)
+    lam = rng.integers(-1, 2, size=(3, 3, 3)) * (rng.random((3, 3, 3)) < 0.3)
+    if seed % 2:
+        lam = lam + lam.transpose(1, 0, 2)
+    exact = Algebra.from_structure_constants(lam.tolist())
+    numeric = Algebra.from_structure_constants(lam.astype(float), exact=False)
+    for law in ("is_jordan", "is_power_associative", "is_alternative", "is_flexible"):
+        assert getattr(numeric, law)() == getattr(exact, law)(), law
+    assert jordan(matrix_algebra(2)).numeric().is_jordan() and not lie_algebra("sl", 2).numeric().is_jordan()
+
+
+def test_numeric_elements_hold_floats_and_compare_within_the_tolerance():
+    H = quaternions().numeric(tol=1e-6)
+    x = H.element([0.1, 0.2, 0.3, 0.4])
+    assert all(type(c) is float for c in x)
+    assert x == H.element([0.1 + 1e-8, 0.2, 0.3, 0.4]) and x != H.element([0.1 + 1e-4, 0.2, 0.3, 0.4])
+    inverse = x.inverse()
+    assert x * inverse == 1 and inverse * x == 1
+    exact_inverse = quaternions().element([sympy.Rational(1, 10), sympy.Rational(1, 5), sympy.Rational(3, 10),
+                                           sympy.Rational(2, 5)]).inverse()
+    np.testing.assert_allclose(np.asarray(inverse), np.asarray(exact_inverse), rtol=1e-12)
+    assert 2 * x + 1 == H.element([1.2, 0.4, 0.6, 0.8]) and (x / 2) * 2 == x and x**0 == 1
+    assert repr(H.basis_element("i") * H.basis_element("j")) == "k"
+    assert repr(0.5 * H.basis_element("i")) == "0.5*i"
+
+
+def test_bad_numeric_input_gets_clear_errors():
+    with pytest.raises(TypeError, match=r"lam\[0, 0, 0\].*float 0\.1.*exact=False"):
+        Algebra.from_structure_constants([[[0.1]]])
+    with pytest.raises(ValueError, match="tol: a tolerance applies to numeric algebras"):
+        Algebra.from_structure_constants([[[1]]], tol=1e-6)
+    with pytest.raises(TypeError, match="exact: expected a bool"):
+        Algebra.from_structure_constants([[[1]]], exact="no")
+    for tol in (-1.0, float("nan"), "1e-9", True):
+        with pytest.raises(ValueError, match="tol: expected a finite number"):
+            Algebra.from_structure_constants([[[1.0]]], exact=False, tol=tol)
+    with pytest.raises(ValueError, match=r"lam\[0, 0, 0\]"):
+        Algebra.from_structure_constants([[[np.inf]]], exact=False)
+    for value in (sympy.Symbol("a"), "1/2", 1j):
+        with pytest.raises(TypeError, match=r"lam\[\(0, 0\)\]\[0\]: expected a real number"):
+            Algebra.from_structure_constants({(0, 0): {0: value}}, exact=False)
+    D = dual_numbers().numeric()
+    with pytest.raises(ValueError, match="not invertible"):
+        D.basis_element(1).inverse()
+    with pytest.raises(TypeError, match="symbols: .* is numeric"):
+        D.symbols("x")
+    with pytest.raises(TypeError, match="subs: .* numeric"):
+        D.unit().subs({})
+    with pytest.raises(ValueError, match="numeric: the structure constant .* is symbolic"):
+        Algebra.from_structure_constants({(0, 0): {0: sympy.Symbol("a")}}).numeric()
+
+
+def test_numeric_and_exact_convert_both_ways():
+    for name in ("octonions", "cg1", "S3", "sl2", "T3"):
+        A = BUILT_IN[name]()
+        assert A.exact() is A and A.numeric().exact() == A and A.numeric() != A
+        assert A.numeric(1e-6).numeric(1e-6).tol == 1e-6
+    assert clebsch_gordan(2).numeric().exact() == clebsch_gordan(2)       # square roots of rationals
+    learned = Algebra.from_structure_constants(np.random.default_rng(2).standard_normal((2, 2, 2)), exact=False)
+    with pytest.raises(ValueError, match=r"exact: the structure constant lam\[0, 0, 0\] = .*max_denominator"):
+        learned.exact()
+    nearly = Algebra.from_structure_constants(quaternions().structure_constants() + 1e-11, exact=False,
+                                              basis=quaternions().basis)
+    assert nearly.exact() == quaternions()
+    with pytest.raises(ValueError, match="exact: the structure constant"):
+        nearly.exact(tol=1e-13)
+    with pytest.raises(TypeError, match="max_denominator"):
+        nearly.exact(max_denominator=1.5)
+
+
+def test_tensor_products_and_direct_sums_of_numeric_algebras_keep_their_parts():
+    learned = Algebra.from_structure_constants(np.random.default_rng(3).standard_normal((3, 3, 3)), exact=False,
+                                               tol=1e-7)
+    long = tensor_product(position(10**6), learned)              # the rule, never the table of 2.7e7 constants
+    assert long.tol == 1e-7 and long.shape == (10**6, 3) and long.factors[0] == position(10**6)
+    assert long.product_of_basis(4, 4) == {3 + k: c for k, c in learned.product_of_basis(1, 1).items()}
+    small = tensor_product(position(3), quaternions())
+    numeric = small.numeric()
+    assert numeric.shape == (3, 4) and numeric.is_associative() and numeric.exact() == small
+    assert np.array_equal(numeric.structure_constants(), small.structure_constants())
+    pair = direct_sum(quaternions(), learned)
+    assert pair.tol == 1e-7 and pair.unit() is None and not pair.is_associative()
+    assert direct_sum(quaternions(), complex_numbers()).numeric().exact() == direct_sum(quaternions(),
+                                                                                       complex_numbers())
+
+
+def test_numeric_algebras_serialise_to_the_same_floats():
+    learned = Algebra.from_structure_constants(np.random.default_rng(4).standard_normal((3, 3, 3)), exact=False,
+                                               tol=1e-7, name="learned")
+    for A in (learned, tensor_product(position(2), learned), direct_sum(quaternions(), complex_numbers()).numeric()):
+        B = Algebra.from_json(A.to_json())
+        assert B == A and B.tol == A.tol and np.array_equal(B.structure_constants(), A.structure_constants())
+
+
+def test_numeric_algebras_compile_to_the_same_kernels():
+    rng = np.random.default_rng(5)
+    lam = rng.standard_normal((3, 3, 3))
+    A = Algebra.from_structure_constants(lam, exact=False)
+    x, k = rng.standard_normal((4, 3)), rng.standard_normal(3)
+    result = compile(Parameter("k", A) * Signal("x", A))(x, {"k": k})
+    np.testing.assert_allclose(result, np.einsum("i,bj,ijk->bk", k, x, lam), rtol=1e-12)
+    H, x4 = quaternions(), rng.standard_normal((4, 4))
+    plans = [compile(Parameter("k", B) * Signal("x", B)) for B in (H, H.numeric())]
+    np.testing.assert_array_equal(*[plan(x4, {"k": np.arange(4.0)}) for plan in plans])
+
+
+def test_product_symmetries_of_a_numeric_algebra_match_the_exact_ones():
+    exact = product_symmetries(clebsch_gordan(1), rotations_so3(1))
+    numeric = product_symmetries(clebsch_gordan(1).numeric(), rotations_so3(1))
+    assert numeric.respected == exact.respected and len(numeric.lie_part) == len(exact.lie_part) == 3
+    noisy = Algebra.from_structure_constants(clebsch_gordan(1).structure_constants() + 1e-3 *
+                                             np.random.default_rng(6).standard_normal((4, 4, 4)), exact=False,
+                                             basis=clebsch_gordan(1).basis)
+    assert product_symmetries(noisy, rotations_so3(1)).respected == (False, False, False)   # a learned product
+    nearly = Algebra.from_structure_constants(clebsch_gordan(1).structure_constants() + 1e-12, exact=False,
+                                              basis=clebsch_gordan(1).basis)
+    assert product_symmetries(nearly, rotations_so3(1)).equivariant
+    with pytest.raises(ValueError, match="algebra: the algebra is"):
+        product_symmetries(quaternions().numeric(), rotations_so3(1))   # another space: the action is not bound to it
