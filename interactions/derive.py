@@ -12,7 +12,7 @@ import numpy as np
 import sympy
 
 from . import architectures
-from .formulas import to_latex
+from .formulas import MAX_TERMS, to_latex
 
 #: Each architecture at a small size n: the sequence length, the number of points, or the signal length
 #: (convolution, filter of 2 taps); each default of n unless asked.
@@ -30,10 +30,18 @@ SMALL = {
 MAX_SIZE = 4
 
 
-def derive(name: str, latex: bool = False, size: int | None = None, simplify: bool = False) -> list[str]:
+def derive(name: str, latex: bool = False, size: int | None = None, simplify: bool = False,
+           max_terms: int = MAX_TERMS) -> list[str]:
     """Lines of text: the order, then one line per nonzero output component (LaTeX with ``latex=True``), at
     `size` (1 to `MAX_SIZE`; None: the architecture's default); ``simplify=True`` puts each component over one
-    denominator and merges powers (``sympy.together``, ``sympy.powsimp``: cheap, unlike ``sympy.simplify``)."""
+    denominator and merges powers (``sympy.together``, ``sympy.powsimp``: cheap, unlike ``sympy.simplify``).
+    `max_terms` bounds the terms of each node's value (`interactions.formulas.formula`), e.g.
+
+    >>> derive("tfn", size=2, max_terms=100)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_terms: ... holds 128 terms over its components, more than max_terms = 100; ...
+    """
     if name not in SMALL:
         raise ValueError(f"name: expected one of {', '.join(sorted(SMALL))}, got {name!r}")
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_SIZE):
@@ -43,7 +51,7 @@ def derive(name: str, latex: bool = False, size: int | None = None, simplify: bo
     model = SMALL[name]() if size is None else SMALL[name](size)
     lines = [f"{name}: self-interaction order {model.order()}"]
     expr = model.expr
-    for index, value in np.ndenumerate(model.formula()):
+    for index, value in np.ndenumerate(model.formula(max_terms=max_terms)):
         if value == 0 or any(index[axis] for axis in expr.units):       # constant factors repeat: show one
             continue
         if simplify:

@@ -20,31 +20,46 @@ import numpy as np
 import sympy
 
 from ..algebra import Element
-from ..algebra.algebra import check_choice, check_flag
+from ..algebra.algebra import check_choice, check_count, check_flag
 
 from .expression import Expr, Parameter, Signal, check_expression, symbol_array
 
 
 #: The most components a formula writes out.
 MAX_COMPONENTS = 4096
+#: The default of ``max_terms``: the most terms (summands, over all components) one node's value may hold.
+MAX_TERMS = 10_000
 
 
 class SymbolicContext:
     """Exact values of the nodes of one expression, computed once each."""
 
-    def __init__(self, bindings: Mapping[Expr, Element] | None = None, softmax: str = "expand") -> None:
+    def __init__(self, bindings: Mapping[Expr, Element] | None = None, softmax: str = "expand",
+                 max_terms: int = MAX_TERMS) -> None:
         self._values: dict[int, Any] = {id(node): value for node, value in (bindings or {}).items()}
         #: "expand": softmax weights as exp(s_k) / sum_j exp(s_j); "symbolic": kept as softmax(k, s_0, ...).
         self.softmax = softmax
+        #: The most terms one node's value may hold (summands of a sum, 1 for another nonzero coefficient).
+        self.max_terms = max_terms
 
     def child(self, bindings: Mapping[Expr, Element]) -> SymbolicContext:
         """A context for an enclosed body (a Scan step) with placeholders bound to elements."""
-        return SymbolicContext(bindings, self.softmax)
+        return SymbolicContext(bindings, self.softmax, self.max_terms)
 
     def value(self, node: Expr) -> Any:
-        """The node's exact value: an `Element`, or a symbol array for a shape parameter."""
+        """The node's exact value: an `Element`, or a symbol array for a shape parameter; a ValueError naming
+        ``max_terms`` as soon as one node's value holds more terms than that (before its parents are built)."""
         if id(node) not in self._values:
-            self._values[id(node)] = node._symbolic(self)
+            value = node._symbolic(self)
+            coefficients = value.coefficients if isinstance(value, Element) else value
+            terms = sum(len(c.args) if isinstance(c, sympy.Add) else int(c != 0) for c in coefficients.flat)
+            if terms > self.max_terms:
+                text = repr(node)
+                raise ValueError(f"max_terms: {text[:60]}{'...' * (len(text) > 60)} holds {terms:,} terms over its "
+                                 f"components, more than max_terms = {self.max_terms:,}; use smaller sizes "
+                                 f"(dimensions, lengths), softmax=\"symbolic\" if it has a softmax, or a larger "
+                                 f"max_terms")
+            self._values[id(node)] = value
         return self._values[id(node)]
 
     @staticmethod
@@ -70,17 +85,31 @@ class SymbolicContext:
 
 
 @overload
-def formula(expr: Expr, latex: Literal[False] = False, softmax: str = "expand") -> np.ndarray: ...
+def formula(expr: Expr, latex: Literal[False] = False, softmax: str = "expand",
+            max_terms: int = MAX_TERMS) -> np.ndarray: ...
 @overload
-def formula(expr: Expr, latex: Literal[True], softmax: str = "expand") -> str: ...
+def formula(expr: Expr, latex: Literal[True], softmax: str = "expand", max_terms: int = MAX_TERMS) -> str: ...
 @overload
-def formula(expr: Expr, latex: bool, softmax: str = "expand") -> np.ndarray | str: ...
-def formula(expr: Expr, latex: bool = False, softmax: str = "expand") -> np.ndarray | str:
+def formula(expr: Expr, latex: bool, softmax: str = "expand", max_terms: int = MAX_TERMS) -> np.ndarray | str: ...
+def formula(expr: Expr, latex: bool = False, softmax: str = "expand", max_terms: int = MAX_TERMS) -> np.ndarray | str:
     """The exact coefficients of `expr` as an object array of shape ``expr.algebra.shape`` (constant factors
     included), or of a shape parameter's shape (its symbols); with ``latex=True`` a LaTeX string of the nonzero
     components instead.  ``softmax="symbolic"`` keeps each softmax weight as ``softmax(k, s_0, ...)``
-    (`interactions.pointwise.softmax`) instead of expanding it into exponentials."""
+    (`interactions.pointwise.softmax`) instead of expanding it into exponentials.
+
+    Every node's expanded value may hold at most `max_terms` terms over its components (the summands of each
+    sum, 1 for another nonzero coefficient); the first node beyond it stops the evaluation with a ValueError.
+
+    >>> from product_interactions.algebra import complex_numbers
+    >>> from product_interactions.interactions import Signal
+    >>> X = Signal("x", complex_numbers())
+    >>> formula(X * X * X, max_terms=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_terms: Mul(Mul(x, x), x) holds 4 terms over its components, more than max_terms = 3; ...
+    """
     softmax = check_choice(softmax, ("expand", "symbolic"), "softmax")
+    max_terms = check_count(max_terms, "max_terms")
     if not isinstance(expr, Parameter):                     # a shape parameter too: its symbols
         check_expression(expr, "expr")
     for node in expr.walk():                                # every node's value is written out on the way
@@ -91,10 +120,8 @@ def formula(expr: Expr, latex: bool = False, softmax: str = "expand") -> np.ndar
             raise ValueError(f"expr: {where}, {size:,} components; formulas are for small dimensions (at most "
                              f"MAX_COMPONENTS = {MAX_COMPONENTS:,})")
     latex = check_flag(latex, "latex")
-    if isinstance(expr, Parameter) and expr.algebra is None:
-        coefficients = symbol_array(expr.name, expr.shape)
-    else:
-        coefficients = SymbolicContext(softmax=softmax).value(expr).coefficients
+    value = SymbolicContext(softmax=softmax, max_terms=max_terms).value(expr)
+    coefficients = value if expr.algebra is None else value.coefficients     # a shape parameter: its symbols
     if not latex:
         return coefficients
     lines = [f"{_component_latex(expr, index)} &= {to_latex(c)}" for index, c in np.ndenumerate(coefficients)
