@@ -105,3 +105,18 @@ def test_queries_agree_with_brute_force(query, seed):
 def test_generic_element_queries_are_bounded():
     with pytest.raises(ValueError, match="is_power_associative: .* MAX_GENERIC_DIM = 16"):
         cayley_dickson(32).is_power_associative()
+
+
+@pytest.mark.parametrize("perturbation", [0, sympy.Rational(1, 10**13), sympy.sqrt(3) / 10**40])
+def test_exact_queries_are_not_decided_by_floating_point(perturbation):
+    """Quaternions rescaled by s = sqrt(2) 10^6 (e_i -> s e_i multiplies every constant by s): associative exactly,
+    although their float associator entries carry rounding errors of order s^2 eps.  Perturbing one constant by
+    1e-13, or by sqrt(3) 1e-40, far below any float resolution of these numbers, breaks associativity, and the
+    exact query sees it."""
+    s = sympy.sqrt(2) * 10**6
+    table = {(i, j): {k: s * c for k, c in quaternions().product_of_basis(i, j).items()}
+             for i in range(4) for j in range(4)}
+    table[1, 1][0] += perturbation
+    A = Algebra.from_structure_constants(table, dim=4)
+    assert A.is_associative() == (perturbation == 0)
+    assert A.is_commutative() is False and A.is_alternative() == (perturbation == 0)
