@@ -1,4 +1,5 @@
-"""Exact finite-dimensional algebras given by structure constants.
+"""Finite-dimensional algebras given by structure constants: exact by default, numeric (float constants decided
+within a tolerance, `algebra.scalars`) when asked for with ``exact=False`` or ``A.numeric()``.
 
 >>> from product_interactions.algebra import clifford
 >>> A = clifford(0, 1)
