@@ -31,9 +31,10 @@ from .element import Element, check_element_size
 from .exact import Entry, check_dtype, object_array
 from .labels import BasisLike, Key, Label
 from .limits import check_size
-from .scalars import EXACT, Exact, Floats
+from .scalars import EXACT, Exact, Floats, common
 
-#: Exact structure constants stored sparsely: ``{(i, j): {k: c}}`` with each c a nonzero sympy value.
+#: Structure constants stored sparsely: ``{(i, j): {k: c}}`` with each c a nonzero value of the algebra's scalars
+#: (a sympy value, or a float in a numeric algebra).
 Table = dict[tuple[int, int], dict[int, sympy.Expr]]
 
 
@@ -77,12 +78,17 @@ def _length(basis: object) -> int | None:
         return None
 
 
+#: The largest float, as a Python float: comparing a huge int with it is exact, where numpy's would overflow.
+_LARGEST_FLOAT = float(np.finfo(float).max)
+
+
 def check_tolerance(value: object, argument: str) -> float:
     """A finite real number >= 0 (a tolerance), as a float, or a ValueError naming `argument`."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) or \
-            not 0 <= value < np.inf:
+    number = int(value) if isinstance(value, (int, np.integer)) else float(value) \
+        if isinstance(value, (float, np.floating)) else None          # Python numbers compare exactly, any size
+    if isinstance(value, (bool, np.bool_)) or number is None or not 0 <= number <= _LARGEST_FLOAT:
         raise ValueError(f"{argument}: expected a finite number >= 0, got {value!r:.60}")
-    return float(value)
+    return float(number)
 
 
 def check_count(value: object, argument: str, minimum: int = 1) -> int:
@@ -315,6 +321,10 @@ class Algebra:
         """The tolerance of a numeric algebra's queries, None for an exact algebra."""
         return self.scalars.tol
 
+    def describe(self) -> str:
+        """The name, with ``(numeric, tol ...)`` for a numeric algebra: what error messages call it."""
+        return self.name if self.tol is None else f"{self.name} (numeric, tol {self.tol:g})"
+
     def numeric(self, tol: float = DEFAULT_TOL) -> Algebra:
         """This algebra with float constants, answering within `tol` (`algebra.numeric`).
 
@@ -375,7 +385,8 @@ class Algebra:
         return dict(self._table.get((self.index(i, "i"), self.index(j, "j")), {}))
 
     def structure_constants(self, dtype: DTypeLike = float, max_bytes: int | None = None) -> np.ndarray:
-        """The dense (d, d, d) numpy array of lam; ``dtype=object`` keeps the exact sympy values.
+        """The dense (d, d, d) numpy array of lam; ``dtype=object`` keeps the values as stored (exact sympy values,
+        or floats in a numeric algebra).
 
         `dtype` is a float or complex dtype, or object.  Refuses (ValueError) when the array would exceed
         `max_bytes` (default `algebra.limits.MAX_DENSE_BYTES`).
@@ -520,7 +531,8 @@ class Algebra:
         return self.symbols(name)
 
     def unit(self) -> Element | None:
-        """The two-sided unit as an Element, solved exactly (once per algebra), or None when there is none."""
+        """The two-sided unit as an Element, solved once per algebra (exactly, or within the tolerance of a numeric
+        algebra), or None when there is none."""
         return self._unit
 
     @functools.cached_property
@@ -534,13 +546,13 @@ class Algebra:
                 right[j] = right.get(j, 0) + c
         rows = list(equations.values())
         rhs = [sympy.Integer(int(j == k)) for _, j, k in equations]
-        guess = self._numeric_unit_guess(rows, rhs) if self.tol is None else None
+        guess = self._rational_unit_guess(rows, rhs) if self.tol is None else None
         if guess is not None and self._is_unit(guess):
             return Element(self, guess)
         solution = self.scalars.solve(rows, rhs, self.dim)
         return None if solution is None else Element(self, solution)
 
-    def _numeric_unit_guess(self, rows: Sequence[Mapping[int, sympy.Expr]],
+    def _rational_unit_guess(self, rows: Sequence[Mapping[int, sympy.Expr]],
                             rhs: Sequence[sympy.Expr]) -> list[sympy.Expr] | None:
         """Rational candidates from least squares in floating point, to be verified exactly (a fast path only:
         a float residual never decides that there is no unit), or None when the coefficients are symbolic."""
@@ -567,7 +579,7 @@ class Algebra:
                     return False
         return True
 
-    def _regular(self, x: Element | Key, side: str) -> sympy.Matrix:
+    def _regular(self, x: Element | Key, side: str) -> sympy.Matrix | np.ndarray:
         check_size(self.dim**2, f"{side}_regular", f"entries in the matrix of {self.name}", "use the kernels")
         x = self._as_element(x, "x")
         entries: dict[tuple[int, int], sympy.Expr] = {}
@@ -638,32 +650,37 @@ class Algebra:
         """True when the linear map with `matrix` (shape (other.dim, self.dim)) preserves products."""
         if not isinstance(other, Algebra):
             raise TypeError(f"other: expected an Algebra, got {type(other).__name__}")
+        check_size(self.dim**2 * other.dim, "is_homomorphism", f"coefficients of the images of the products of "
+                   f"{self.name}", "ask on smaller algebras")
+        scalars = common([self.scalars, other.scalars])          # numeric when either is, within its tolerance
         array = object_array(matrix, "matrix", f"shape ({other.dim}, {self.dim})")
         if array.shape != (other.dim, self.dim):
             raise ValueError(f"matrix: expected shape ({other.dim}, {self.dim}) (other.dim, self.dim), "
                              f"got {array.shape}")
-        columns = [[self.scalars.convert(v, f"matrix[{r}, {c}]") for r, v in enumerate(array[:, c])]
+        columns = [[scalars.convert(v, f"matrix[{r}, {c}]") for r, v in enumerate(array[:, c])]
                    for c in range(self.dim)]
         for i, j in itertools.product(range(self.dim), repeat=2):
-            image = [self.scalars.zero] * other.dim
+            image = [scalars.zero] * other.dim
             for k, c in self._table.get((i, j), {}).items():
                 image = [a + c * b for a, b in zip(image, columns[k])]
             product = other._multiply(columns[i], columns[j])
-            if not all(self.scalars.is_zero(a - b) for a, b in zip(image, product)):
+            if not all(scalars.is_zero(a - b) for a, b in zip(image, product)):
                 return False
         return True
 
     def _as_element(self, x: Element | Key, argument: str) -> Element:
         if isinstance(x, Element):
             if x.algebra != self:
-                raise ValueError(f"{argument}: expected an element of {self.name}, got one of {x.algebra.name}")
+                raise ValueError(f"{argument}: expected an element of {self.describe()}, got one of "
+                                 f"{x.algebra.describe()}")
             return x
         self.index(x, argument)                                  # a label or index, checked by name
         return self.basis_element(x)
 
     # ------------------------------------------------------------------ serialisation, comparison
     def to_json(self) -> str:
-        """Exact JSON text; `Algebra.from_json` reads it back without evaluating any code."""
+        """JSON text, exact (a numeric algebra's floats as JSON numbers); `Algebra.from_json` reads it back without
+        evaluating any code."""
         from .serialization import dumps
         return dumps(self)
 

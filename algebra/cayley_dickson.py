@@ -30,7 +30,8 @@ def _shifted(sign: int, row: dict[int, sympy.Expr], offset: int) -> dict[int, sy
 
 def cayley_dickson(A: Algebra, name: str | None = None) -> Algebra:
     """The doubling of `A`, dimension 2 A.dim, basis 1, e1, ..., e(2n-1).  `A` must have the unit as its first
-    basis element (conjugation negates the others): `complex_numbers()` or an earlier doubling."""
+    basis element (conjugation negates the others): `complex_numbers()` or an earlier doubling.  The doubling of
+    a numeric algebra is numeric."""
     if not isinstance(A, Algebra):
         raise TypeError(f"A: expected an Algebra, got {type(A).__name__}")
     n = A.dim
@@ -39,7 +40,7 @@ def cayley_dickson(A: Algebra, name: str | None = None) -> Algebra:
                          f"algebra.cayley_dickson.MAX_DIM = {MAX_DIM}")
     check_size(n * n, "A", f"products of basis elements of {A.name}", "use a smaller algebra")
     unit = A.unit()
-    if unit is None or list(unit.flat) != [1] + [0] * (n - 1):
+    if unit is None or unit != A.basis_element(0):
         raise ValueError(f"A: expected an algebra whose first basis element is its unit (a Cayley-Dickson algebra "
                          f"such as complex_numbers()), got {A.name}")
     table = {(i, j): A.product_of_basis(i, j) for i in range(n) for j in range(n)}
@@ -55,7 +56,7 @@ def cayley_dickson(A: Algebra, name: str | None = None) -> Algebra:
         return _shifted(-1, _conjugated(table[b, a], b), 0)            # (0, a)(0, b) = (-b* a, 0)
 
     labels = ["1"] + [f"e{k}" for k in range(1, 2 * n)]
-    return Algebra.from_function(2 * n, product, basis=labels,
+    return Algebra.from_function(2 * n, product, basis=labels, exact=A.tol is None, tol=A.tol,
                                  name=f"cayley_dickson({A.name})" if name is None else name)
 
 

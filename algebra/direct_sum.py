@@ -34,7 +34,8 @@ class DirectSum(Algebra):
         for position, (summand, offset) in enumerate(zip(self.summands, self.offsets)):
             for i, j, k, c in summand.entries():
                 value = scalars.convert(c, f"algebras[{position}]: lam[{i}, {j}, {k}]")
-                table.setdefault((i + offset, j + offset), {})[k + offset] = value
+                if scalars.nonzero(value):
+                    table.setdefault((i + offset, j + offset), {})[k + offset] = value
             basis += [f"{position}:{label}" for label in summand.basis]
         super().__init__(table, basis, " ⊕ ".join(s.name for s in self.summands) if name is None else name,
                          scalars)

@@ -36,7 +36,7 @@ MAX_POWER = 1024
 def check_element_size(algebra: Algebra, what: str) -> None:
     """Refuse (ValueError naming `what`) exact elements of more than `MAX_ENTRIES` coefficients."""
     check_size(algebra.dim, what, f"coefficients in an element of {algebra.name}",
-               "exact elements hold one sympy number each; use the kernels on numeric arrays")
+               "elements hold one Python number each; use the kernels on numeric arrays")
 
 
 def _label_text(label: Label) -> str:
@@ -123,8 +123,8 @@ class Element:
         if not isinstance(other, Element):
             raise TypeError(f"{operation}: expected an Element of {self.algebra.name}, got {type(other).__name__}")
         if other.algebra is not self.algebra and other.algebra != self.algebra:
-            raise ValueError(f"{operation}: cannot combine an element of {self.algebra.name} with one of "
-                             f"{other.algebra.name}")
+            raise ValueError(f"{operation}: cannot combine an element of {self.algebra.describe()} with one of "
+                             f"{other.algebra.describe()}")
         return other
 
     def _scalar(self, value: object, operation: str) -> Element | None:
@@ -258,6 +258,10 @@ class Element:
     __hash__ = None  # type: ignore[assignment]  # equal values may be written differently: no hash
 
     # ------------------------------------------------------------------ display
+    def _is_unit_coefficient(self, c: sympy.Expr, sign: int) -> bool:
+        """c == sign, within the tolerance for a float (a least-squares unit shows as its label, not 1*label)."""
+        return self.algebra.scalars.is_zero(c - sign) if isinstance(c, float) else bool(c == sign)
+
     def _terms(self) -> list[tuple[sympy.Expr, str]]:
         return [(c, _label_text(self.algebra.label(i))) for i, c in enumerate(self.flat)
                 if not self.algebra.scalars.is_zero(c)]
@@ -268,9 +272,9 @@ class Element:
             return "0"
         parts = []
         for c, label in terms:
-            if c == 1:
+            if self._is_unit_coefficient(c, 1):
                 parts.append(label)
-            elif c == -1:
+            elif self._is_unit_coefficient(c, -1):
                 parts.append(f"-{label}")
             elif isinstance(c, float):
                 parts.append(f"{c:.6g}*{label}")
@@ -287,7 +291,8 @@ class Element:
         parts = []
         for c, label in terms:
             label = _label_latex(label)
-            coefficient = "" if c == 1 else "-" if c == -1 else f"{c:.6g} " if isinstance(c, float) else \
+            coefficient = "" if self._is_unit_coefficient(c, 1) else "-" if self._is_unit_coefficient(c, -1) else \
+                f"{c:.6g} " if isinstance(c, float) else \
                 f"\\left({sympy.latex(c)}\\right) " if c.is_Add else f"{sympy.latex(c)} "
             parts.append(coefficient + label)
         text = parts[0] + "".join(f" - {p[1:].lstrip()}" if p.startswith("-") else f" + {p}" for p in parts[1:])

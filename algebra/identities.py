@@ -101,11 +101,12 @@ def _associator_gap(i: np.ndarray, j: np.ndarray, k: np.ndarray, values: np.ndar
 
 def _surely_not_associative(i: np.ndarray, j: np.ndarray, k: np.ndarray, values: np.ndarray, dim: int) -> bool:
     """True when some float associator entry exceeds its rounding-error bound, so that the exact entry is
-    nonzero.  Each entry sums at most dim products of constants that each carry a relative error up to 2 eps; its
-    error is then below (dim + 8) eps times the same sum over absolute values, bounded here with a factor 2 to
-    spare.  False proves nothing."""
-    bound = 2 * (dim + 8) * float(np.finfo(float).eps)
-    return any((abs(part) - bound * size).max() > 0 for part, size in zip(
+    nonzero.  Each entry is a difference of two sums of at most dim products of constants that each carry a
+    relative error up to 2 eps; its error is then below (2 dim + 8) eps times the same sums over absolute values,
+    plus 2 dim times the smallest subnormal for products that underflow, bounded here with a factor 2 to spare.
+    False proves nothing."""
+    relative, absolute = 2 * (2 * dim + 8) * float(np.finfo(float).eps), 4 * dim * 2.0**-1074
+    return any((abs(part) - relative * size).max() > absolute for part, size in zip(
         _associator_parts(i, j, k, values, dim, -1), _associator_parts(i, j, k, np.abs(values), dim, +1)))
 
 

@@ -15,10 +15,10 @@ from .algebra import Algebra
 
 
 def jordan(A: Algebra) -> Algebra:
-    """A with x o y = (x y + y x) / 2, on A's basis."""
+    """A with x o y = (x y + y x) / 2, on A's basis (numeric when A is)."""
     if not isinstance(A, Algebra):
         raise TypeError(f"A: expected an Algebra, got {type(A).__name__}")
-    half = sympy.Rational(1, 2)
+    half = sympy.Rational(1, 2) if A.tol is None else 0.5
     table: dict[tuple[int, int], dict[int, sympy.Expr]] = {}
     for i, j, k, c in A.entries():
         for key in ((i, j), (j, i)):
@@ -26,4 +26,5 @@ def jordan(A: Algebra) -> Algebra:
             row[k] = row.get(k, 0) + half * c
     return Algebra.from_structure_constants({key: {k: c for k, c in row.items() if c != 0}
                                             for key, row in table.items()},
-                                            basis=list(A.basis), name=f"jordan({A.name})", dim=A.dim)
+                                            basis=list(A.basis), name=f"jordan({A.name})", dim=A.dim,
+                                            exact=A.tol is None, tol=A.tol)

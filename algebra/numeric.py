@@ -3,9 +3,9 @@
 * ``numeric_algebra(A, tol)``: the same basis and name, each structure constant a float, the queries decided
   within `tol` (`algebra.scalars.Floats`).  A tensor product or a direct sum keeps its parts as they are and
   converts their products, so a tensor product keeps its axes and a structured factor its rule.
-* ``exact_algebra(A, tol, max_denominator)``: each float as the simplest rational within `tol` whose denominator
-  is at most `max_denominator`, else as plus or minus the square root of one (the Clebsch-Gordan constants are).
-  A constant that is neither, as a learned one usually is, is refused by name.
+* ``exact_algebra(A, tol, max_denominator)``: each float as the nearest rational whose denominator is at most
+  `max_denominator`, when it lies within `tol`, else as plus or minus the square root of one (the Clebsch-Gordan
+  constants are).  A constant that is neither, as a learned one usually is, is refused by name.
 
 >>> from product_interactions.algebra import clebsch_gordan
 >>> CG = clebsch_gordan(1)
@@ -24,6 +24,7 @@ import sympy
 from .algebra import Algebra, Table, check_count, check_tolerance
 from .direct_sum import DirectSum
 from .scalars import EXACT, Exact, Floats
+from .structured import StructuredAlgebra
 from .tensor_product import TensorProduct
 
 
@@ -42,16 +43,27 @@ def numeric_algebra(A: Algebra, tol: float) -> Algebra:
     scalars = Floats(check_tolerance(tol, "tol"))
     if A.scalars == scalars:
         return A
+    for part in _plain_parts(A):                         # structured builders' constants are numbers
+        for i, j, k, c in part.entries():
+            if isinstance(c, sympy.Expr) and c.free_symbols:
+                raise ValueError(f"numeric: the structure constant lam[{i}, {j}, {k}] = {c} of {part.name} is "
+                                 f"symbolic; substitute values for {', '.join(sorted(map(str, c.free_symbols)))} "
+                                 f"first")
     rebuilt = _rebuild(A, lambda part: part, scalars)
     if rebuilt is not None:
         return rebuilt
     table: Table = {}
     for i, j, k, c in A.entries():
-        if c.free_symbols if isinstance(c, sympy.Expr) else False:
-            raise ValueError(f"numeric: the structure constant lam[{i}, {j}, {k}] = {c} of {A.name} is symbolic; "
-                             f"substitute values for {', '.join(sorted(map(str, c.free_symbols)))} first")
-        table.setdefault((i, j), {})[k] = float(c)
+        value = scalars.convert(c, f"numeric: lam[{i}, {j}, {k}] of {A.name}")
+        if value != 0:                                   # below the smallest float: gone, as in float arithmetic
+            table.setdefault((i, j), {})[k] = value
     return Algebra(table, A.basis, A.name, scalars)
+
+
+def _plain_parts(A: Algebra) -> list[Algebra]:
+    """The parts of A whose constants are stored, not a builder's rule: its plain factors or summands, or A."""
+    parts = A.factors if isinstance(A, TensorProduct) else A.summands if isinstance(A, DirectSum) else (A,)
+    return [part for part in parts if not isinstance(part, StructuredAlgebra)]
 
 
 def snap(value: float, tol: float, max_denominator: int) -> sympy.Expr | None:
@@ -67,10 +79,11 @@ def snap(value: float, tol: float, max_denominator: int) -> sympy.Expr | None:
 
 def exact_algebra(A: Algebra, tol: float | None, max_denominator: int) -> Algebra:
     """A with exact structure constants, each recognised within `tol` (see the module docstring)."""
-    if isinstance(A.scalars, Exact):
-        return A
     tolerance = A.scalars.tol if tol is None else check_tolerance(tol, "tol")
     max_denominator = check_count(max_denominator, "max_denominator")
+    if isinstance(A.scalars, Exact):
+        return A
+    assert tolerance is not None                         # a numeric algebra has its tolerance
     rebuilt = _rebuild(A, lambda part: exact_algebra(part, tolerance, max_denominator), EXACT)
     if rebuilt is not None:
         return rebuilt

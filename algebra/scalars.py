@@ -107,15 +107,17 @@ class Floats:
 
     def convert(self, value: object, argument: str) -> float:
         """`value` (a real number: int, float, Fraction, numpy or sympy number) as a finite float."""
-        if isinstance(value, (bool, np.bool_)) or isinstance(value, sympy.Basic) and not (
-                isinstance(value, sympy.Expr) and value.is_number and value.is_real) or \
+        symbolic = isinstance(value, sympy.Basic) and not (isinstance(value, sympy.Expr) and value.is_number)
+        if isinstance(value, (bool, np.bool_)) or symbolic or \
                 not isinstance(value, (numbers.Real, np.integer, np.floating, Fraction, sympy.Basic)):
-            hint = "; a numeric algebra holds floats, symbols need an exact one" if isinstance(value, sympy.Basic) \
-                else ""
+            hint = "; a numeric algebra holds floats, symbols need an exact one" if symbolic else ""
             raise TypeError(f"{argument}: expected a real number, got {type(value).__name__} {value!r:.60}{hint}")
-        result = float(value)
+        try:
+            result = float(value)
+        except (OverflowError, TypeError):      # a huge int or Fraction; a complex sympy number
+            result = np.nan
         if not np.isfinite(result):
-            raise ValueError(f"{argument}: expected a finite number, got {value!r:.60}")
+            raise ValueError(f"{argument}: expected a finite real number, got {value!r:.60}")
         return result
 
     def is_zero(self, value: float) -> bool:
@@ -141,13 +143,12 @@ class Floats:
         """The number of singular values above `tol`."""
         return int(np.sum(np.linalg.svd(np.asarray(matrix, dtype=float), compute_uv=False) > self.tol))
 
-    def _decompose(self, rows: Sequence[Row], ncols: int) -> tuple[int, np.ndarray]:
-        """``(rank, V)``: the right singular vectors of the system, rows of V, those of the row space first.
-
-        The equations are reduced block by block to a triangle R with R^T R = M^T M (so the same singular values
-        and vectors), which holds ncols^2 floats however many equations there are."""
-        check_size(ncols * ncols, "scalars", f"entries in the reduced matrix of a float system in {ncols} unknowns",
-                   "ask on a smaller algebra")
+    def _triangle(self, rows: Sequence[Row], ncols: int) -> np.ndarray:
+        """R with R^T R = M^T M for the matrix M of `rows` (so the same singular values and vectors, and the same
+        least-squares solutions), reduced block by block: it holds ncols^2 floats however many equations there
+        are."""
+        check_size(ncols * ncols, "a numeric query", f"entries in the reduced matrix of a float system in {ncols} "
+                   f"unknowns", "ask on a smaller algebra")
         triangle = np.zeros((0, ncols))
         block = max(1, BLOCK_ENTRIES // max(1, ncols))
         for start in range(0, len(rows), block):
@@ -156,6 +157,11 @@ class Floats:
                 for c, value in row.items():
                     dense[r, c] += float(value)
             triangle = np.linalg.qr(np.vstack([triangle, dense]), mode="r")  # type: ignore[assignment]  # R alone
+        return triangle
+
+    def _decompose(self, rows: Sequence[Row], ncols: int) -> tuple[int, np.ndarray]:
+        """``(rank, V)``: the right singular vectors of the system, rows of V, those of the row space first."""
+        triangle = self._triangle(rows, ncols)
         if not triangle.size:
             return 0, np.eye(ncols)
         _, singular, vectors = np.linalg.svd(triangle, full_matrices=True)
@@ -172,12 +178,13 @@ class Floats:
         return [_sparse(v) for v in vectors[:rank]]
 
     def solve(self, rows: Sequence[Row], rhs: Sequence[float], ncols: int) -> list[float] | None:
-        """The least-squares solution of least norm, or None when its residual exceeds `tol`."""
-        check_size(len(rows) * ncols, "scalars", "entries in a dense float system", "ask on a smaller algebra")
-        matrix = self.matrix(len(rows), ncols, {(r, c): v for r, row in enumerate(rows) for c, v in row.items()})
-        target = np.array([float(b) for b in rhs])
+        """The least-squares solution of least norm, or None when its residual (2-norm) exceeds `tol`: solved on
+        the reduced triangle of the system with the right-hand side as one more column."""
+        augmented = [{**row, ncols: b} for row, b in zip(rows, rhs)]
+        triangle = self._triangle(augmented, ncols + 1)
+        matrix, target = triangle[:, :ncols], triangle[:, ncols]
         solution = np.linalg.lstsq(matrix, target, rcond=None)[0] if ncols else np.zeros(0)
-        if len(rows) and np.max(np.abs(matrix @ solution - target)) > self.tol:
+        if triangle.size and np.linalg.norm(matrix @ solution - target) > self.tol:
             return None
         return [float(u) for u in solution]
 

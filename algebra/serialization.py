@@ -335,15 +335,15 @@ def _build_exact(payload: Any, symbols: dict[str, sympy.Symbol], where: str, dep
     table: dict[tuple[int, int], dict[int, sympy.Expr]] = {}
     for n, row in enumerate(rows):
         if not (isinstance(row, list) and len(row) == 4 and all(type(v) is int for v in row[:3])
-                and isinstance(row[3], str if "tol" not in payload else float)):
-            raise ValueError(f"from_json: {where}.structure_constants[{n}] expected [i, j, k, \"coefficient\"], "
-                             f"got {row!r}"[:400])
+                and (isinstance(row[3], str) if "tol" not in payload else type(row[3]) in (int, float))):
+            expected = "[i, j, k, \"coefficient\"]" if "tol" not in payload else "[i, j, k, number]"
+            raise ValueError(f"from_json: {where}.structure_constants[{n}] expected {expected}, got {row!r}"[:400])
         i, j, k, text = row
         entries = table.setdefault((i, j), {})
         if k in entries:
             raise ValueError(f"from_json: {where}.structure_constants[{n}]: the entry ({i}, {j}, {k}) appears twice")
         try:
-            entries[k] = _float_constant(text) if isinstance(text, float) else parse_coefficient(text, symbols)
+            entries[k] = _number_constant(text) if "tol" in payload else parse_coefficient(text, symbols)
         except ValueError as error:
             raise ValueError(f"from_json: {where}.structure_constants[{n}]: {error}") from None
     algebra = Algebra.from_structure_constants(table, basis=basis, name=name, dim=len(basis) or None)
@@ -356,9 +356,9 @@ def _build_exact(payload: Any, symbols: dict[str, sympy.Symbol], where: str, dep
     return rebuilt
 
 
-def _float_constant(value: float) -> sympy.Rational:
-    """A numeric algebra's constant, exactly the rational its float is (ValueError for nan and infinities)."""
-    if not math.isfinite(value):
+def _number_constant(value: int | float) -> sympy.Rational:
+    """A numeric algebra's constant, exactly the rational its number is (ValueError for nan and infinities)."""
+    if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"coefficient: expected a finite number, got {value}")
     ratio = Fraction(value)
     return sympy.Rational(ratio.numerator, ratio.denominator)

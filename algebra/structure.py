@@ -60,8 +60,8 @@ def ideal(A: Algebra, generators: Sequence[Element]) -> list[Element]:
         raise TypeError(f"generators: expected a list of elements of {A.name}, got {type(generators).__name__}")
     for n, g in enumerate(generators):
         if not isinstance(g, Element) or g.algebra != A:
-            raise TypeError(f"generators[{n}]: expected an element of {A.name}, got "
-                            f"{g.algebra.name if isinstance(g, Element) else type(g).__name__}")
+            raise TypeError(f"generators[{n}]: expected an element of {A.describe()}, got "
+                            f"{g.algebra.describe() if isinstance(g, Element) else type(g).__name__}")
     check_size(2 * A.dim**3, "ideal", f"products of basis elements to close an ideal of {A.name} (at most)",
                "ask on a smaller algebra")
     basis = A.scalars.row_space([_sparse(g) for g in generators], A.dim)

@@ -70,7 +70,6 @@ class TensorProduct(StructuredAlgebra):
     def factors(self) -> tuple[Algebra, ...]:
         return self._factors
 
-
     def _count(self) -> int:
         return math.prod(f.nnz for f in self._factors)
 
@@ -95,7 +94,8 @@ class TensorProduct(StructuredAlgebra):
 
     def _same_structure(self, other: Algebra) -> bool:
         if isinstance(other, TensorProduct):
-            return self.shape == other.shape and self.scalars == other.scalars and all(a == b for a, b in zip(self._factors, other._factors))
+            return self.shape == other.shape and self.scalars == other.scalars and all(
+                a == b for a, b in zip(self._factors, other._factors))
         return False
 
     def _rule(self, i: int, j: int) -> dict[int, sympy.Expr]:
@@ -131,7 +131,7 @@ class TensorProduct(StructuredAlgebra):
     def _constant(self, parts: Iterable[sympy.Expr]) -> sympy.Expr:
         """The product of the factors' constants, a float when the scalars are."""
         value = math.prod(parts)
-        return value if self.tol is None else float(value)
+        return value if self.tol is None else self.scalars.convert(value, f"a structure constant of {self.name}")
 
     def _symbol_suffixes(self) -> list[str]:
         return ["_".join(map(str, index)) for index in np.ndindex(*self.shape)]
@@ -149,11 +149,13 @@ class TensorProduct(StructuredAlgebra):
                 return False
         return True
 
+    # A numeric product is decided within its own tolerance on its constants (a factor's errors are scaled by the
+    # other factors'), so only an exact one inherits the factors' answers.
     def is_commutative(self) -> bool:
-        return self._symmetric(+1)
+        return super().is_commutative() if self.tol is not None else self._symmetric(+1)
 
     def is_anticommutative(self) -> bool:
-        return self._symmetric(-1)
+        return super().is_anticommutative() if self.tol is not None else self._symmetric(-1)
 
     def is_associative(self) -> bool:
         if self.tol is not None:

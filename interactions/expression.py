@@ -48,7 +48,7 @@ def unit_is_all_ones(factor: Algebra) -> bool:
     if isinstance(factor, Diagonal):
         return True
     unit = factor.unit()
-    return unit is not None and all(c == 1 for c in unit.flat)
+    return unit is not None and unit == factor.element([1] * factor.dim)
 
 
 def _as_algebra(algebra: object, argument: str) -> Algebra:

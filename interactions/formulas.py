@@ -119,6 +119,10 @@ def formula(expr: Expr, latex: bool = False, softmax: str = "expand", max_terms:
                 f"{node!r:.40} is in {node.algebra.name}"
             raise ValueError(f"expr: {where}, {size:,} components; formulas are for small dimensions (at most "
                              f"MAX_COMPONENTS = {MAX_COMPONENTS:,})")
+        numeric = [f for f in (node.algebra.factors if node.algebra is not None else ()) if f.tol is not None]
+        if numeric:
+            raise TypeError(f"expr: {node!r:.40} is in {numeric[0].describe()}; formulas are exact and need exact "
+                            f"algebras (.exact(), where the constants are simple numbers)")
     latex = check_flag(latex, "latex")
     value = SymbolicContext(softmax=softmax, max_terms=max_terms).value(expr)
     coefficients = value if expr.algebra is None else value.coefficients     # a shape parameter: its symbols

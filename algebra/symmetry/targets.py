@@ -158,4 +158,7 @@ def filter_of(algebra: Algebra) -> Filter:
     if not isinstance(algebra, Algebra):
         raise TypeError(f"algebra: expected an Algebra (its product is kept fixed), got "
                         f"{type(algebra).__name__} {algebra!r}")
+    if algebra.tol is not None:
+        raise ValueError(f"algebra: {algebra.name} is numeric; the symmetry solver decides ranks by its own "
+                         f"methods, not within the algebra's tolerance, so solve on an exact algebra (.exact())")
     return Filter(algebra)

@@ -228,3 +228,67 @@ def test_product_symmetries_of_a_numeric_algebra_match_the_exact_ones():
     assert product_symmetries(nearly, rotations_so3(1)).equivariant
     with pytest.raises(ValueError, match="algebra: the algebra is"):
         product_symmetries(quaternions().numeric(), rotations_so3(1))   # another space: the action is not bound to it
+
+
+def test_conversions_refuse_what_floats_cannot_hold_and_drop_what_underflows():
+    huge = Algebra.from_structure_constants({(0, 0): {0: sympy.Integer(10)**400}}, dim=1)
+    with pytest.raises(ValueError, match=r"numeric: lam\[0, 0, 0\].*finite"):
+        huge.numeric()
+    assert Algebra.from_structure_constants({(0, 0): {0: sympy.Rational(1, 10**400)}}, dim=1).numeric().nnz == 0
+    symbolic = Algebra.from_structure_constants({(0, 0): {0: sympy.Symbol("a")}}, dim=1)
+    with pytest.raises(ValueError, match="is symbolic"):
+        tensor_product(symbolic, complex_numbers()).numeric()
+    for bad in (10**400, np.nan, True, "x", None):
+        with pytest.raises(ValueError, match="tol: expected a finite number"):
+            quaternions().numeric(bad)
+        if bad is not None:                                      # exact(tol=None): the algebra's own
+            with pytest.raises(ValueError, match="tol: expected a finite number"):
+                quaternions().exact(tol=bad)                     # checked on an exact algebra too
+    for bad in (10**400, sympy.nan, sympy.zoo, sympy.I):
+        with pytest.raises(ValueError, match=r"coefficients\[0\]: expected a finite real number"):
+            quaternions().numeric().element([bad, 0, 0, 0])
+
+
+def test_a_numeric_tensor_product_is_decided_within_its_own_tolerance():
+    nearly_symmetric = Algebra.from_structure_constants({(0, 1): {0: 1.0}, (1, 0): {0: 1.0 + 5e-10}}, dim=2,
+                                                        exact=False)
+    scale = Algebra.from_structure_constants({(0, 0): {0: 1e4}}, dim=1, exact=False)
+    assert nearly_symmetric.is_commutative()                     # within 1e-9
+    assert not tensor_product(nearly_symmetric, scale).is_commutative()   # its constants differ by 5e-6
+
+
+def test_builders_and_checks_keep_a_numeric_algebra_numeric():
+    assert cayley_dickson(quaternions().numeric()).tol == 1e-9
+    assert cayley_dickson(quaternions().numeric()).is_alternative()
+    assert jordan(matrix_algebra(2).numeric()).is_jordan() and jordan(matrix_algebra(2).numeric()).tol == 1e-9
+    G = BUILT_IN["cg1"]()
+    identity = np.eye(4, dtype=int)
+    assert G.is_homomorphism(identity, G.numeric()) and G.numeric().is_homomorphism(identity, G)
+    big = translation(90).numeric()                             # the unit solved on the reduced triangle
+    assert big.unit() == big.basis_element(0) and big.basis_element(0) == 1
+    Signal("x", tensor_product(position(3).numeric(), diagonal(2)), units=[0])   # a least-squares unit of ones
+    x = quaternions().numeric().basis_element("i")
+    with pytest.raises(ValueError, match=r"quaternions \(numeric, tol 1e-09\) with one of quaternions$"):
+        x + quaternions().basis_element("i")
+
+
+def test_exact_only_tools_refuse_numeric_algebras_by_name():
+    from product_interactions.algebra.symmetry import filter_of
+    from product_interactions.interactions import formula
+    H = quaternions().numeric()
+    with pytest.raises(TypeError, match=r"expr: k is in quaternions \(numeric.*formulas are exact"):
+        formula(Parameter("k", H) * Signal("x", H))
+    with pytest.raises(ValueError, match="algebra: translation\\(4\\) is numeric"):
+        filter_of(translation(4).numeric())
+
+
+def test_an_associativity_proof_survives_products_that_underflow():
+    """A copy of M_3 in a basis rescaled by about 1e-156 (a reviewer's counterexample): products of its
+    constants are subnormal, so the float screen's relative bound alone would call it not associative."""
+    n = [500747423552041660226, 321759031296435796127, 451751160609335217490, 541353400337681938934,
+         712201853087336160442, 738828204137655188073, 413056185758222487593, 313333624448467998553,
+         157878388968867885427]
+    t = [sympy.Rational(v, 10**176) for v in n]
+    rescaled = Algebra.from_structure_constants({(i, j): {k: c * t[i] * t[j] / t[k]}
+                                                 for i, j, k, c in matrix_algebra(3).entries()}, dim=9)
+    assert rescaled.is_associative()
