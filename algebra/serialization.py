@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from fractions import Fraction
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn, TypeVar
 
@@ -305,8 +304,8 @@ def _build(payload: Any, symbols: dict[str, sympy.Symbol], where: str, depth: in
 
 
 def _build_exact(payload: Any, symbols: dict[str, sympy.Symbol], where: str, depth: int) -> Algebra:
-    """The algebra of `payload` before its tolerance: float constants are read exactly (every float is a
-    rational), and `_build` makes the algebra numeric again."""
+    """The algebra of `payload`; a plain one with a ``"tol"`` is built numeric from its numbers, and `_build`
+    gives tensor products and direct sums their tolerance."""
     if depth > MAX_NESTING:
         raise ValueError(f"from_json: {where} is nested more than MAX_NESTING = {MAX_NESTING} tensor products or "
                          f"direct sums deep")
@@ -343,10 +342,14 @@ def _build_exact(payload: Any, symbols: dict[str, sympy.Symbol], where: str, dep
         if k in entries:
             raise ValueError(f"from_json: {where}.structure_constants[{n}]: the entry ({i}, {j}, {k}) appears twice")
         try:
-            entries[k] = _number_constant(text) if "tol" in payload else parse_coefficient(text, symbols)
+            entries[k] = text if "tol" in payload else parse_coefficient(text, symbols)
         except ValueError as error:
             raise ValueError(f"from_json: {where}.structure_constants[{n}]: {error}") from None
-    algebra = Algebra.from_structure_constants(table, basis=basis, name=name, dim=len(basis) or None)
+    try:
+        algebra = Algebra.from_structure_constants(table, basis=basis, name=name, dim=len(basis) or None,
+                                                   exact="tol" not in payload, tol=payload.get("tol"))
+    except (TypeError, ValueError) as error:             # a numeric document's tolerance or numbers
+        raise ValueError(f"from_json: {where}: {error}"[:400]) from None
     if rebuilt is None:
         return algebra
     if rebuilt != algebra:
@@ -354,14 +357,6 @@ def _build_exact(payload: Any, symbols: dict[str, sympy.Symbol], where: str, dep
                          f"algebra's")
     rebuilt.name = name
     return rebuilt
-
-
-def _number_constant(value: int | float) -> sympy.Rational:
-    """A numeric algebra's constant, exactly the rational its number is (ValueError for nan and infinities)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"coefficient: expected a finite number, got {value}")
-    ratio = Fraction(value)
-    return sympy.Rational(ratio.numerator, ratio.denominator)
 
 
 def _rebuild(kind: str, params: dict[str, Any], where: str) -> Algebra:
