@@ -66,16 +66,24 @@ def outer(a: Any, b: Any) -> Any:
     return _merge_last(a[..., :, None] * b[..., None, :])
 
 
-def _series(lower: Sequence[Any], x: Any, m: int, order: int, skip: int = 0,
+def _series(lower: Sequence[Any], steps: Sequence[Any], m: int, order: int, skip: int = 0,
             product: Callable[[Any, Any], Any] = outer) -> Any:
     """sum_{k=skip+1..min(m, order)} lower[m-k] (x) x^{(x)(k-1-skip)} / k! by Horner's rule; `lower[j]` holds level j
-    (lower[0] the unit: ones (..., 1)).  With skip = 0, (lower . lift(x))_m = lower_m + this (x) x.  `product` is
-    the outer product of the layout (`outer`, or `outer_in_time` for the level-wise scan)."""
+    (lower[0] the unit: ones (..., 1)) and ``steps[k]`` is x / k (`_steps`).  With skip = 0,
+    (lower . lift(x))_m = lower_m + this (x) x.  `product` is the outer product of the layout (`outer`, or
+    `outer_in_time` for the level-wise scan); the unit's products are not formed."""
     q = min(m, order)
-    acc = lower[m - q]
-    for k in range(q, skip + 1, -1):
-        acc = product(acc, x / k) + lower[m - k + 1]
+    if q <= skip + 1:
+        return lower[m - q] / math.factorial(skip + 1) if skip else lower[m - q]
+    acc = steps[q] + lower[1] if q == m else product(lower[m - q], steps[q]) + lower[m - q + 1]
+    for k in range(q - 1, skip + 1, -1):
+        acc = product(acc, steps[k]) + lower[m - k + 1]
     return acc / math.factorial(skip + 1) if skip else acc
+
+
+def _steps(x: Any, order: int) -> list[Any]:
+    """[None, x, x / 2, ..., x / order]: the scaled steps of `_series`, each computed once."""
+    return [None, x] + [x / k for k in range(2, order + 1)]
 
 
 def _unit(x: Any) -> Any:
@@ -103,7 +111,8 @@ def _sequential(x: Any, degree: int, order: int, return_sequences: bool) -> tupl
     states = []
     for t in range(x.shape[-2]):
         step = x[..., t, :]
-        state = state[:1] + [state[m] + outer(_series(state, step, m, order), step) for m in range(1, degree + 1)]
+        steps = _steps(step, min(order, degree))
+        state = state[:1] + [state[m] + outer(_series(state, steps, m, order), step) for m in range(1, degree + 1)]
         states.append(tuple(state[1:]))
     if not return_sequences:
         return states[-1]
@@ -125,20 +134,21 @@ def _sum_outer(a: Any, b: Any) -> Any:
     return _merge_last(engine.matmul(a, engine.swapaxes(b, -1, -2)))
 
 
-def _top_levels(exclusive: Sequence[Any], x: Any, degree: int, order: int) -> list[Any]:
+def _top_levels(exclusive: Sequence[Any], steps: Sequence[Any], sums: Any, degree: int, order: int) -> list[Any]:
     """Levels M-1 and M summed over time without arrays of d^{M-1} entries per time step.  With I the series of
     level M-1, Phi_{M-1} = sum_s I(s) (x) x_s; Phi_M = sum_t (E_{M-1}(t) + G(t) (x) x_t) (x) x_t with
-    E_{M-1}(t) = sum_{s<t} I(s) (x) x_s, so its first part is sum_s I(s) (x) x_s (x) (sum_{t>s} x_t).  Time last."""
+    E_{M-1}(t) = sum_{s<t} I(s) (x) x_s, so its first part is sum_s I(s) (x) x_s (x) (sum_{t>s} x_t).  Time last;
+    `sums` are the prefix sums of the steps x = steps[1]."""
+    x = steps[1]
     if degree == 1:
-        return [_engine(x).sum(x, axis=-1)]
-    sums = cumulative_sum(x, len(x.shape) - 1)
+        return [sums[..., -1]]
     later = sums[..., -1:] - sums[..., 1:]
     if degree == 2:                         # Phi_2 = sum_s x_s (x) (sum_{t>s} x_t + x_s / 2): one matrix product
-        return [sums[..., -1], _sum_outer(x, later + x / 2 if order > 1 else later)]
-    inner = _series(exclusive, x, degree - 1, order, product=outer_in_time)
+        return [sums[..., -1], _sum_outer(x, later + steps[2] if order > 1 else later)]
+    inner = _series(exclusive, steps, degree - 1, order, product=outer_in_time)
     top = _sum_outer(inner, outer_in_time(x, later))
     if min(degree, order) > 1:
-        top = top + _sum_outer(_series(exclusive, x, degree, order, skip=1, product=outer_in_time),
+        top = top + _sum_outer(_series(exclusive, steps, degree, order, skip=1, product=outer_in_time),
                                outer_in_time(x, x))
     return [_sum_outer(inner, x), top]
 
@@ -163,12 +173,14 @@ def _levelwise_whole(x: Any, degree: int, order: int, return_sequences: bool) ->
     engine = _engine(x)
     x = engine.contiguous(engine.swapaxes(x, -1, -2))
     time = len(x.shape) - 1
+    steps, sums = _steps(x, min(order, degree)), cumulative_sum(x, time)         # level 1: the sums of the steps
     exclusive, levels = [engine.zeros(tuple(x.shape[:-2]) + (1, x.shape[-1]), x) + 1], []
     for m in range(1, degree + 1 if return_sequences else degree - 1):
-        prefixes = cumulative_sum(outer_in_time(_series(exclusive, x, m, order, product=outer_in_time), x), time)
+        prefixes = sums if m == 1 else cumulative_sum(
+            outer_in_time(_series(exclusive, steps, m, order, product=outer_in_time), x), time)
         levels.append(engine.swapaxes(prefixes[..., 1:], -1, -2) if return_sequences else prefixes[..., -1])
         exclusive.append(prefixes[..., :-1])
-    return tuple(levels) if return_sequences else tuple(levels + _top_levels(exclusive, x, degree, order))
+    return tuple(levels) if return_sequences else tuple(levels + _top_levels(exclusive, steps, sums, degree, order))
 
 
 def _parallel(x: Any, degree: int, order: int, return_sequences: bool) -> tuple[Any, ...]:
