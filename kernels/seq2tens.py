@@ -157,7 +157,7 @@ def _levelwise(x: Any, degree: int, order: int, return_sequences: bool) -> tuple
     """Plain numpy paths (batch, L, d) run in chunks of the batch whose largest level takes about
     `LEVELWISE_CHUNK_BYTES`, so that each step's arrays stay in cache; others in one piece."""
     if type(x) is np.ndarray and x.ndim == 3 and x.shape[0] > 1:
-        words = x.shape[2] ** _largest_level(degree, return_sequences)
+        words = x.shape[2] ** (degree if return_sequences else max(degree - 2, 2))
         rows = max(1, LEVELWISE_CHUNK_BYTES // max(1, x.shape[1] * words * x.itemsize))
         rows = even_rows(x.shape[0], rows)
         if rows < x.shape[0]:
@@ -196,15 +196,8 @@ def choose_method(shape: tuple[int, int, int], degree: int, return_sequences: bo
     """"levelwise" if its arrays over all times fit in `LEVELWISE_BYTES`, else "sequential" (memory independent of
     the length).  "parallel" does more work than "levelwise" and holds as much, so "auto" never takes it."""
     batch, length, d = shape
-    return "levelwise" if 4 * batch * length * d ** _largest_level(degree, return_sequences) * itemsize \
-        <= LEVELWISE_BYTES else "sequential"
-
-
-def _largest_level(degree: int, return_sequences: bool) -> int:
-    """m such that the level-wise scan's largest arrays hold d^m numbers per time step: every level with
-    `return_sequences`; else at most degree - 2 (`_top_levels`), but d^2 from degree 3 on (x (x) later), and only
-    the path's d channels at degrees 1 and 2."""
-    return degree if return_sequences else 1 if degree <= 2 else max(degree - 2, 2)
+    largest = degree if return_sequences else max(degree - 2, 2)      # per time step, see kernels.seq2tens
+    return "levelwise" if 4 * batch * length * d ** largest * itemsize <= LEVELWISE_BYTES else "sequential"
 
 
 def scan(x: Any, degree: int, order: int, method: str = "levelwise",
