@@ -11,10 +11,17 @@ TABLE_HEADER = ["| case | ours / reference | target | |", "| --- | --- | --- | -
 
 
 def parse_arguments(description: str, argv=None) -> argparse.Namespace:
-    """The options every benchmark takes: ``--repeats`` (timed runs per side, default 7)."""
+    """The options every benchmark takes: ``--repeats`` (timed runs per side, default 7) and ``--retain-memory``
+    (`kernels.allocator.retain_freed_memory` before timing, for both sides; a note says whether glibc took it)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--repeats", type=int, default=7, help="timed runs of each side")
-    return parser.parse_args(argv)
+    parser.add_argument("--retain-memory", action="store_true",
+                        help="keep freed memory for reuse (glibc), as kernels.allocator.retain_freed_memory()")
+    args = parser.parse_args(argv)
+    if args.retain_memory:
+        from product_interactions.kernels.allocator import retain_freed_memory
+        print(f"retain_freed_memory(): {'applied' if retain_freed_memory() else 'not glibc, nothing changed'}")
+    return args
 
 
 def median_time(function, repeats: int = 7, warmup: int = 1) -> float:
