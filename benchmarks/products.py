@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from product_interactions import kernels  # noqa: E402
 from product_interactions.algebra import Algebra, clifford, diagonal, position, tensor_product, translation  # noqa: E402
-from timing import gemm_peak, interleaved, median_time, optional, precompiled_dense  # noqa: E402   (benchmarks/timing.py)
+from timing import gemm_peak, interleaved, median_time, memory_option, optional, precompiled_dense  # noqa: E402   (benchmarks/timing.py)
 
 
 def dense_numpy(lam):
@@ -219,7 +219,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=21, help="timed calls of each side per case")
     parser.add_argument("--seed", type=int, default=0)
-    arguments = parser.parse_args(argv)
+    arguments = memory_option(parser, argv)
     rng = np.random.default_rng(arguments.seed)
     settings = ", ".join(f"{name}={os.environ.get(name, 'unset')}" for name in ("OPENBLAS_NUM_THREADS",
                                                                                "OPENBLAS_CORETYPE"))

@@ -12,9 +12,15 @@ TABLE_HEADER = ["| case | ours / reference | target | |", "| --- | --- | --- | -
 
 def parse_arguments(description: str, argv=None) -> argparse.Namespace:
     """The options every benchmark takes: ``--repeats`` (timed runs per side, default 7) and ``--retain-memory``
-    (`kernels.allocator.retain_freed_memory` before timing, for both sides; a note says whether glibc took it)."""
+    (`memory_option`)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--repeats", type=int, default=7, help="timed runs of each side")
+    return memory_option(parser, argv)
+
+
+def memory_option(parser: argparse.ArgumentParser, argv=None) -> argparse.Namespace:
+    """Parse with ``--retain-memory`` added: `kernels.allocator.retain_freed_memory` before timing, for both sides
+    (a note says whether glibc took it)."""
     parser.add_argument("--retain-memory", action="store_true",
                         help="keep freed memory for reuse (glibc), as kernels.allocator.retain_freed_memory()")
     args = parser.parse_args(argv)
