@@ -41,12 +41,12 @@ if TYPE_CHECKING:
 
 #: Contract expressions kept per leaf (one per pair of input shapes).
 EXPRESSIONS_KEPT = 64
-#: On torch and JAX, a lone dense factor whose per-row (d2, d3) matrices have a number of entries in this range (by
-#: itemsize) runs as x @ lam then a batched product with y; others as (x outer y) @ lam, one matrix product.
-#: Measured on torch: the batched form takes 0.7-0.8x the time for CG(4), CG(5), Clifford(5), matrix_algebra(6)
-#: (625 to 1,296 entries) and CG(6) in float32 (2,401: 0.74-0.87x at 1,000 rows); the outer form is 1.7-2.2x
-#: faster for PGA (256) and 1.4x for CG(6) in float64.
-BATCHED_ENTRIES = {8: range(513, 2049), 4: range(513, 2**62)}
+#: On torch and JAX, a lone dense factor whose per-row (d2, d3) matrices have a number of entries in this range
+#: runs as x @ lam then a batched product with y; others as (x outer y) @ lam, one matrix product.  Measured on
+#: torch 2.13 (1,000 rows; 1 and 2 threads), batched / outer: 0.69-0.93 for CG(4), CG(5), Clifford(5) and
+#: matrix_algebra(6) (625 to 1,296 entries) in both dtypes; 1.3-1.8 for PGA (256, 10,000 rows) and 1.1-1.9 for
+#: CG(6) (2,401) in both dtypes (an earlier torch favoured the batched form for CG(6) in float32).
+BATCHED_ENTRIES = range(513, 2049)
 #: On numpy, a lone dense factor runs in chunks of rows whose x @ lam block takes about this many bytes: the L2
 #: cache of this project's machine (d = 64, batch 4096, one BLAS thread: 63% of the GEMM peak in float64 and 71%
 #: in float32, against 50% and 43% at 16 MiB).
@@ -160,7 +160,7 @@ class Contraction:
         if self._dense_alone:
             d1, d2, d3 = self._shapes[0]
             outer, batched = self.dense_forms()
-            if d2 * d3 not in BATCHED_ENTRIES.get(engine.dtype(like).itemsize, ()):          # one matrix product
+            if d2 * d3 not in BATCHED_ENTRIES:                                                 # one matrix product
                 pairs = x[..., :, None] * y[..., None, :]
                 return engine.matmul(engine.reshape(pairs, tuple(pairs.shape[:-2]) + (d1 * d2,)),
                                      engine.constant(outer, like))
