@@ -337,8 +337,9 @@ class Algebra:
         return numeric.numeric_algebra(self, tol)
 
     def exact(self, tol: float | None = None, max_denominator: int = 10**4) -> Algebra:
-        """This algebra with exact constants: each float as the simplest rational, or square root of one, within
-        `tol` (default: the algebra's own) and with denominators up to `max_denominator` (`algebra.numeric`)."""
+        """This algebra with exact constants: each float as the nearest rational with a denominator up to
+        `max_denominator`, or the square root of one, within `tol` (default: the algebra's own); see
+        `algebra.numeric`."""
         from . import numeric
         return numeric.exact_algebra(self, tol, max_denominator)
 

@@ -43,32 +43,33 @@ def numeric_algebra(A: Algebra, tol: float) -> Algebra:
     scalars = Floats(check_tolerance(tol, "tol"))
     if A.scalars == scalars:
         return A
-    for part in _plain_parts(A):                         # structured builders' constants are numbers
-        for i, j, k, c in part.entries():
-            if isinstance(c, sympy.Expr) and c.free_symbols:
-                raise ValueError(f"numeric: the structure constant lam[{i}, {j}, {k}] = {c} of {part.name} is "
-                                 f"symbolic; substitute values for {', '.join(sorted(map(str, c.free_symbols)))} "
-                                 f"first")
     rebuilt = _rebuild(A, lambda part: part, scalars)
-    if rebuilt is not None:
+    if rebuilt is not None:                              # its stored parts' constants must be numbers too
+        parts = A.factors if isinstance(A, TensorProduct) else A.summands if isinstance(A, DirectSum) else ()
+        for part in parts:
+            if not isinstance(part, StructuredAlgebra):  # structured builders' constants are numbers
+                for i, j, k, c in part.entries():
+                    _number(part, i, j, k, c)
         return rebuilt
     table: Table = {}
     for i, j, k, c in A.entries():
-        value = scalars.convert(c, f"numeric: lam[{i}, {j}, {k}] of {A.name}")
+        value = scalars.convert(_number(A, i, j, k, c), f"numeric: lam[{i}, {j}, {k}] of {A.name}")
         if value != 0:                                   # below the smallest float: gone, as in float arithmetic
             table.setdefault((i, j), {})[k] = value
     return Algebra(table, A.basis, A.name, scalars)
 
 
-def _plain_parts(A: Algebra) -> list[Algebra]:
-    """The parts of A whose constants are stored, not a builder's rule: its plain factors or summands, or A."""
-    parts = A.factors if isinstance(A, TensorProduct) else A.summands if isinstance(A, DirectSum) else (A,)
-    return [part for part in parts if not isinstance(part, StructuredAlgebra)]
+def _number(A: Algebra, i: int, j: int, k: int, c: sympy.Expr) -> sympy.Expr:
+    """The constant c of A, or a ValueError when it has symbols (they have no float value)."""
+    if isinstance(c, sympy.Expr) and c.free_symbols:
+        raise ValueError(f"numeric: the structure constant lam[{i}, {j}, {k}] = {c} of {A.name} is symbolic; "
+                         f"substitute values for {', '.join(sorted(map(str, c.free_symbols)))} first")
+    return c
 
 
 def snap(value: float, tol: float, max_denominator: int) -> sympy.Expr | None:
-    """The simplest rational p/q (q <= max_denominator) within `tol` of `value`, else such a +-sqrt(p/q), else
-    None."""
+    """The nearest rational p/q with q <= max_denominator, when it lies within `tol` of `value`; else such a
+    +-sqrt(p/q) within `tol`; else None."""
     rational = Fraction(value).limit_denominator(max_denominator)
     if abs(float(rational) - value) <= tol:
         return sympy.Rational(rational.numerator, rational.denominator)

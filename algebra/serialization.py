@@ -293,7 +293,7 @@ def _parts(payload: Any, key: str, symbols: dict[str, sympy.Symbol], where: str,
 
 def _build(payload: Any, symbols: dict[str, sympy.Symbol], where: str, depth: int = 0) -> Algebra:
     """The algebra of `payload`: exact, or numeric within the tolerance its ``"tol"`` gives."""
-    algebra = _build_exact(payload, symbols, where, depth)
+    algebra = _build_algebra(payload, symbols, where, depth)
     if isinstance(payload, dict) and "tol" in payload:
         tol = payload["tol"]
         try:
@@ -303,7 +303,7 @@ def _build(payload: Any, symbols: dict[str, sympy.Symbol], where: str, depth: in
     return algebra
 
 
-def _build_exact(payload: Any, symbols: dict[str, sympy.Symbol], where: str, depth: int) -> Algebra:
+def _build_algebra(payload: Any, symbols: dict[str, sympy.Symbol], where: str, depth: int) -> Algebra:
     """The algebra of `payload`; a plain one with a ``"tol"`` is built numeric from its numbers, and `_build`
     gives tensor products and direct sums their tolerance."""
     if depth > MAX_NESTING:

@@ -171,9 +171,9 @@ class Contraction:
         `BATCHED_ENTRIES`, else (x outer y) @ lam, one matrix product per chunk of rows whose outer product takes
         about `ENGINE_ROWS_BYTES` (chunks keep it in cache; the batched form measured no faster in chunks)."""
         d1, d2, d3 = self._shapes[0]
-        outer, batched = (engine.constant(form, like) for form in self.dense_forms())
+        outer, batched = self.dense_forms()
         if d2 * d3 in BATCHED_ENTRIES:
-            into = engine.matmul(x, batched)
+            into = engine.matmul(x, engine.constant(batched, like))
             return engine.matmul(y[..., None, :], engine.reshape(into, tuple(into.shape[:-1]) + (d2, d3)))[..., 0, :]
         batch = tuple(np.broadcast_shapes(tuple(x.shape[:-1]), tuple(y.shape[:-1])))
         rows = math.prod(batch)
@@ -181,8 +181,9 @@ class Contraction:
         y = engine.reshape(engine.broadcast_to(y, batch + (d2,)), (rows, d2))
         step = max(1, -(-rows // ENGINE_CHUNKS),
                    min(rows, ENGINE_ROWS_BYTES // (d1 * d2 * engine.dtype(like).itemsize)))
+        lam = engine.constant(outer, like)
         parts = [engine.matmul(engine.reshape(x[start:start + step, :, None] * y[start:start + step, None, :],
-                                              (-1, d1 * d2)), outer) for start in range(0, rows, step)]
+                                              (-1, d1 * d2)), lam) for start in range(0, rows, step)]
         z = parts[0] if len(parts) == 1 else engine.concatenate(parts, axis=0)
         return engine.reshape(z, batch + (d3,))
 
