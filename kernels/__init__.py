@@ -4,8 +4,9 @@
 for any bilinear map given by (d1, d2, d3) tensors.  Each tensor factor is lowered on its own axis by one strategy
 of the registry (`kernels.strategies`, one file each): ``identify`` (diagonal: a shared index), ``gather`` (one
 nonzero per (i, j): index arithmetic and signs), ``fft`` (cyclic groups), ``graded`` (the tensor algebra, level by
-level), ``codegen`` (generated numpy source with common subexpressions eliminated) or ``dense`` (a contraction with
-the structure constants).  ``strategy="auto"`` takes the cheapest by the cost model (`kernels.cost`), for the
+level), ``codegen`` (generated numpy source with common subexpressions eliminated), ``compiled`` (one C loop over
+the nonzero terms, `kernels.clib`, where a C compiler works) or ``dense`` (a contraction with the structure
+constants).  ``strategy="auto"`` takes the cheapest by the cost model (`kernels.cost`), for the
 batch at hand; `Kernel.explain` shows the choice.
 
 Expressions lower into a `Plan` (`kernels.plan`) through `PlanBuilder` (`kernels.builder`), which uses the same
@@ -17,8 +18,8 @@ registry.  The hand kernels are here too: `linear_scan` (`kernels.recurrence`), 
 >>> from product_interactions import kernels
 >>> from product_interactions.algebra import clifford, position, diagonal, tensor_product
 >>> K = kernels.product(clifford(3, 0, 1))
->>> K.strategies, K.strategies_for(rows=8)                      # large batches: codegen; a few rows: dense
-(('codegen',), ('dense',))
+>>> K.strategies_for(rows=2)                  # a few rows: dense; large batches: compiled (codegen without cc)
+('dense',)
 >>> x = np.random.default_rng(0).standard_normal((1000, 16))
 >>> np.allclose(K(x, x), np.einsum("bi,bj,ijk->bk", x, x, clifford(3, 0, 1).structure_constants()))
 True

@@ -371,9 +371,13 @@ class PlanBuilder:
         """The product k x factor by factor (see the module docstring for how each factor is lowered)."""
         x = self.fresh(x)
         plans = {}
+        # A level runs the whole product as one Kernel on full axes: only when no factor is constant on a side
+        # (a Kernel's output varies along every factor, and it would expand the constant ones).
+        levels = all(k.out[f] is not None and x.out[f] is not None for f in range(len(factors)))
         for f, factor in enumerate(factors):
             if k.out[f] is not None and x.out[f] is not None:
-                plans[f] = self._factor_plan(Factor.from_algebra(factor), k.support[f], x.support[f], k.dims[f])
+                plans[f] = self._factor_plan(Factor.from_algebra(factor), k.support[f], x.support[f], k.dims[f],
+                                             levels)
         if any(p[0] == "level" for p in plans.values()):
             return self._product(k, x, factors, plans)
         gathered = [f for f, p in plans.items() if p[0] == "gather"]
@@ -420,8 +424,10 @@ class PlanBuilder:
             pending = k.pending
         return Value(k.operands + x.operands + extra, out, support, k.dims, pending)
 
-    def _factor_plan(self, factor: Factor, support_k: Support, support_x: Support, dim: Dim) -> tuple[Any, ...]:
-        """How one factor of a product is lowered: ("identify" | "dense" | "gather" | "level", ...)."""
+    def _factor_plan(self, factor: Factor, support_k: Support, support_x: Support, dim: Dim,
+                     levels: bool = True) -> tuple[Any, ...]:
+        """How one factor of a product is lowered: ("identify" | "dense" | "gather" | "level", ...); "level" only
+        where `levels` allows it."""
         if factor.diagonal() is not None:
             return "identify", factor
         rows, columns = _components(support_k, dim), _components(support_x, dim)
@@ -434,6 +440,7 @@ class PlanBuilder:
         if forced in prices:
             return forced, restricted
         best = min(prices, key=prices.get)
+        full = full and levels
         if full and forced == "auto":
             choice = select.choose(factor, NOMINAL_ROWS)
             if STRATEGIES[choice].ROLE == "level" and choice != "gather" and \

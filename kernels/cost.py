@@ -6,11 +6,12 @@ array-library calls one evaluation makes, which a small batch pays for more than
 
     seconds = calls * chunks * rates.call
               + rows * (moved * itemsize / rates.bandwidth + gemm / rates.gemm + loop / rates.loop
-                        + row_calls * rates.row)
+                        + row_calls * rates.row + compiled / rates.compiled)
 
 prices the calls, the memory traffic (elementwise arithmetic is bandwidth-bound), the FLOPs done inside large
-matrix products (``gemm``) and inside per-row loops (``loop``: FFTs, batched small matrix products), and the
-overhead those loops pay per row (``row_calls``).  The `Rates` are the array library's: each engine carries its
+matrix products (``gemm``), inside per-row loops (``loop``: FFTs, batched small matrix products) and inside the
+compiled loop of `kernels.clib` (``compiled``), and the overhead the per-row loops pay per row (``row_calls``).
+A library that cannot run compiled loops has a ``compiled`` rate of 0: their time is infinite there.  The `Rates` are the array library's: each engine carries its
 own, measured on this project's 2-core machine (``benchmarks/strategies.py --engine NAME`` prints auto's choice
 beside every forced strategy, timed in one run).
 
@@ -33,23 +34,28 @@ class Rates:
     Python around it); ``bandwidth`` bytes per second of elementwise work on cache-sized chunks (read and
     written); ``gemm64``/``gemm32`` FLOPs per second of matrix products with an inner dimension of 4 to 64 in
     float64/float32; ``loop`` FLOPs per second of per-row loops (short FFTs, batched products of small matrices);
-    ``row`` seconds of overhead per row and per row loop."""
+    ``row`` seconds of overhead per row and per row loop; ``compiled64``/``compiled32`` FLOPs per second of the
+    compiled loop (`kernels.clib`), 0 where the library's arrays cannot enter it."""
     call: float
     bandwidth: float
     gemm64: float
     gemm32: float
     loop: float
     row: float
+    compiled64: float = 0.0
+    compiled32: float = 0.0
 
-    def coefficients(self, itemsize: int) -> tuple[float, float, float, float, float]:
+    def coefficients(self, itemsize: int) -> tuple[float, float, float, float, float, float]:
         """What the model multiplies `Cost.terms` by: seconds per call, per byte moved, per GEMM FLOP, per loop
-        FLOP and per row loop, for `itemsize`-byte numbers."""
-        gemm = self.gemm32 if itemsize == 4 else self.gemm64
-        return self.call, 1 / self.bandwidth, 1 / gemm, 1 / self.loop, self.row
+        FLOP, per row loop and per compiled FLOP, for `itemsize`-byte numbers."""
+        gemm, compiled = (self.gemm32, self.compiled32) if itemsize == 4 else (self.gemm64, self.compiled64)
+        return self.call, 1 / self.bandwidth, 1 / gemm, 1 / self.loop, self.row, 1 / compiled if compiled else math.inf
 
 
-#: numpy's rates (the default engine's, and the model's when no engine is named).
-NUMPY_RATES = Rates(call=1.2e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=1.5e9, row=25e-9)
+#: numpy's rates (the default engine's, and the model's when no engine is named).  The compiled loop's: CG(4), 1,000
+#: rows, 2,052 terms of 3 FLOPs, in 0.49 ms (float64) and 0.28 ms (float32).
+NUMPY_RATES = Rates(call=1.2e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=1.5e9, row=25e-9,
+                    compiled64=12e9, compiled32=22e9)
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,8 @@ class Cost:
     """Per batch row: sizes of x, y, z, floating-point operations, words read and written, words of temporaries
     alive at once; ``fixed`` words held whatever the batch (structure-constant arrays); ``calls`` array-library
     calls per evaluation (per chunk); ``gemm`` and ``loop`` the parts of ``flops`` done by large matrix products
-    and by per-row loops, ``row_calls`` those loops per row (see the module docstring)."""
+    and by per-row loops, ``row_calls`` those loops per row, ``compiled`` the part done by the compiled loop (see
+    the module docstring)."""
     x: int
     y: int
     z: int
@@ -69,6 +76,7 @@ class Cost:
     gemm: float = 0
     loop: float = 0
     row_calls: float = 0
+    compiled: float = 0
 
     @classmethod
     def elementwise(cls, size: int) -> Cost:
@@ -83,15 +91,16 @@ class Cost:
                 rates: Rates = NUMPY_RATES) -> float:
         """The model's estimate for `rows` batch rows of `itemsize`-byte numbers, cut in chunks of `chunk_bytes`,
         on an array library with these `rates` (an engine's ``rates``)."""
-        return sum(t * c for t, c in zip(self.terms(rows, itemsize, chunk_bytes), rates.coefficients(itemsize)))
+        return sum(t * c for t, c in zip(self.terms(rows, itemsize, chunk_bytes), rates.coefficients(itemsize))
+                   if t)
 
     def terms(self, rows: int, itemsize: int, chunk_bytes: float | None = None
-              ) -> tuple[float, float, float, float, float]:
-        """Calls, bytes moved, GEMM FLOPs, loop FLOPs and row loops of `rows` rows cut in chunks of `chunk_bytes`
-        (the model's seconds are their dot product with `Rates.coefficients`)."""
+              ) -> tuple[float, float, float, float, float, float]:
+        """Calls, bytes moved, GEMM FLOPs, loop FLOPs, row loops and compiled FLOPs of `rows` rows cut in chunks of
+        `chunk_bytes` (the model's seconds are their dot product with `Rates.coefficients`)."""
         chunks = 1 if not chunk_bytes else max(1, math.ceil(rows * self.working() * itemsize / chunk_bytes))
         return (self.calls * chunks, rows * self.moved * itemsize, rows * self.gemm, rows * self.loop,
-                rows * self.row_calls)
+                rows * self.row_calls, rows * self.compiled)
 
     def plus(self, **extra: float) -> Cost:
         """This cost with `extra` added to the named fields."""

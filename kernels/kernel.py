@@ -13,12 +13,13 @@ Values that are not finite follow one rule on every strategy and engine: z_k is 
 term lam[i, j, k] x_i y_j is, and then it is their sum; a structural zero never meets an infinity (0 * inf would
 make NaN of outputs the infinity has no term in).  Whether a non-finite z_k is inf, -inf or NaN depends on how a
 strategy groups the terms (inf - inf, inf * 0).  Dense and fft multiply the zeros too: where their result is not
-all finite, the call returns the result of gather or codegen instead.
+all finite, the call returns the result of gather or codegen instead.  The compiled strategy's C loop takes numpy
+arrays only: on torch and JAX arrays gather or codegen runs in its place (auto never chooses it there).
 
 >>> import numpy as np
 >>> from product_interactions import kernels
 >>> from product_interactions.algebra import quaternions
->>> K = kernels.product(quaternions())
+>>> K = kernels.product(quaternions(), strategy="codegen")
 >>> K.strategies
 ('codegen',)
 >>> i, j = np.eye(4)[1], np.eye(4)[2]
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
 #: Strategies whose arithmetic multiplies the structural zeros too (0 * inf is NaN), and those that add only the
 #: nonzero terms, which take over when a result is not finite.
 MEETS_ZEROS, TERM_BY_TERM = ("dense", "fft"), ("gather", "codegen")
+#: Strategies whose loop takes numpy arrays only: on torch and JAX a term-by-term strategy runs instead.
+NUMPY_ONLY = ("compiled",)
 #: Checked engine calls kept per kernel (one per signature: shapes, dtypes, devices and memory limit).
 CALLS_KEPT = 64
 
@@ -149,8 +152,17 @@ class Kernel:
     def _engine_plan(self, engine: Engine, batch: tuple[int, ...], itemsize: int
                      ) -> tuple[Engine, tuple[str, ...], int, tuple[int, ...]]:
         """(engine, strategies, rows per chunk, batch shape) for a call on `batch` of `itemsize`-byte numbers."""
-        names = self.strategies_for(math.prod(batch), engine, itemsize)
+        names = self._runnable(self.strategies_for(math.prod(batch), engine, itemsize), engine)
         return engine, names, self._rows(batch, self._program(names), cache_chunks=False), batch
+
+    def _runnable(self, names: tuple[str, ...], engine: Engine) -> tuple[str, ...]:
+        """`names` with each strategy that runs on numpy arrays only (compiled), given to gather or codegen (the
+        first that represents the factor; else dense) on another engine."""
+        if engine is NUMPY or not set(names) & set(NUMPY_ONLY):
+            return names
+        return tuple(next((other for other in (*TERM_BY_TERM, "dense")
+                           if STRATEGIES[other].unsupported(factor) is None)) if name in NUMPY_ONLY else name
+                     for factor, name in zip(self.factors, names))
 
     def _run_on_engine(self, engine: Engine, names: tuple[str, ...], rows: int, batch: tuple[int, ...], x: Any,
                        y: Any) -> Any:

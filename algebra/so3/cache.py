@@ -37,6 +37,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ...cache import folder
 from .surds import PathTable, Surd
 
 FORMAT = "product-interactions/so3-table"
@@ -44,12 +45,8 @@ VERSION = 2
 
 
 def cache_dir() -> Path | None:
-    """The cache directory (not created here), or None when the cache is switched off."""
-    configured = os.environ.get("PRODUCT_INTERACTIONS_CACHE")
-    if configured is not None:
-        return None if configured.strip().lower() in ("", "off") else Path(configured) / "so3"
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "product-interactions" / "so3"
+    """The cache directory (not created here), or None when the cache is switched off (`cache.folder`)."""
+    return folder("so3")
 
 
 def _file(name: str, lmax: int) -> Path | None:

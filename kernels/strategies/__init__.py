@@ -3,7 +3,7 @@
 Every strategy module declares
 
 * ``NAME`` and ``ROLE``: ``"leaf"`` strategies (identify, dense) give the factor's axis a term of the one
-  contraction at the bottom of a kernel; ``"level"`` strategies (gather, fft, codegen, graded) take their own
+  contraction at the bottom of a kernel; ``"level"`` strategies (gather, fft, codegen, graded, compiled) take their own
   axis out of the trailing factor axes and multiply the pieces through the level inside them (``NESTING`` orders
   levels, outermost first);
 * ``unsupported(factor)``: why it cannot represent the factor, or None (when it applies);
@@ -15,7 +15,7 @@ Every strategy module declares
 ``strategy="auto"`` takes the cheapest applicable one by the cost model (`kernels.select`).
 
 >>> sorted(STRATEGIES)
-['codegen', 'dense', 'fft', 'gather', 'graded', 'identify']
+['codegen', 'compiled', 'dense', 'fft', 'gather', 'graded', 'identify']
 >>> [name for name in STRATEGIES if STRATEGIES[name].ROLE == "leaf"]
 ['dense', 'identify']
 """

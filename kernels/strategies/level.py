@@ -1,5 +1,5 @@
-"""`Level`: what the level strategies (gather, fft, codegen, graded) share: one factor's axis around the product
-of the rest.
+"""`Level`: what the level strategies (gather, fft, codegen, graded, compiled) share: one factor's axis around the
+product of the rest.
 
 A level is called on x and y whose trailing axes are the factors it and its inner levels handle; its own axis
 is `axis` (negative, counted among those trailing axes), and `inner` multiplies the pieces it cuts out.  Its cost
@@ -34,11 +34,11 @@ OVERHEAD_CALLS = 12
 
 
 def around(factor: Factor, inner: Cost, flops: float, moved: float, temporary: float, calls: float,
-           gemm: float = 0, loop: float = 0, row_calls: float = 0) -> Cost:
+           gemm: float = 0, loop: float = 0, row_calls: float = 0, compiled: float = 0) -> Cost:
     """A level's cost: sizes from the factor's dimensions times the inner level's, constants inherited."""
     d1, d2, d3 = factor.shape
     return Cost(d1 * inner.x, d2 * inner.y, d3 * inner.z, flops, moved, temporary, inner.fixed,
-                calls + OVERHEAD_CALLS, gemm, loop, row_calls)
+                calls + OVERHEAD_CALLS, gemm, loop, row_calls, compiled)
 
 
 class Level:

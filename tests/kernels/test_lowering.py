@@ -6,10 +6,17 @@ from kernel_cases import operands, random_dense, reference, relative_error
 from product_interactions import kernels
 from product_interactions.algebra import (clifford, diagonal, matrix_algebra, position, quaternions, tensor_algebra, tensor_product,
                      translation)
-from product_interactions.kernels import source
+from product_interactions.kernels import clib, source
 from product_interactions.kernels.factor import Factor
 
 
+@pytest.fixture
+def without_compiled_loops(monkeypatch):
+    """As on a machine without a C compiler: the numpy strategies alone (test_compiled covers the loop)."""
+    monkeypatch.setattr(clib, "_load", lambda: (None, "no C compiler found (test)"))
+
+
+@pytest.mark.usefixtures("without_compiled_loops")
 @pytest.mark.parametrize("A, expected", [
     (diagonal(256), ("identify",)), (tensor_product(position(64), diagonal(32)), ("identify", "identify")),
     (translation(256), ("fft",)), (translation(256, cyclic=False), ("gather",)), (clifford(3, 0, 1), ("codegen",)),
@@ -20,6 +27,7 @@ def test_auto_picks_what_the_structure_makes_cheapest_at_a_large_batch(A, expect
     assert kernels.product(A).strategies == expected
 
 
+@pytest.mark.usefixtures("without_compiled_loops")
 def test_auto_takes_few_calls_for_a_few_rows():
     assert kernels.product(clifford(3, 0, 1)).strategies_for(8) == ("dense",)
     assert kernels.product(matrix_algebra(3)).strategies_for(10**5) != ("dense",)
@@ -54,6 +62,7 @@ def test_long_sums_are_split_into_statements():
     assert np.allclose(kernel(x, y), [x @ y])
 
 
+@pytest.mark.usefixtures("without_compiled_loops")
 def test_explain_shows_strategies_einsum_strings_source_flops_and_bytes():
     A = tensor_product(position(3), clifford(3, 0, 1))
     text = kernels.product(A).explain()

@@ -1,0 +1,222 @@
+"""The compiled loop behind the ``compiled`` strategy: a small C library built by the system's C compiler.
+
+numpy cannot fuse the gather, multiply and sum of a sparse bilinear product, so each term of a sparse algebra
+costs it a pass over memory; a compiled loop keeps the components of a block of rows in cache and adds every
+nonzero term lam[i, j, k] x_i y_j once.  The C source below is fixed (no user text enters it); `library` compiles
+it on first use with ``$CC`` (else ``cc``, ``gcc`` or ``clang``) at ``-O3`` for this CPU, caches the shared
+library on disk (in the ``kernels`` folder of `product_interactions.cache`; a private temporary folder when the
+cache is off or cannot be written) and loads it with ctypes, which releases the GIL during the call.  Where no compiler
+works, or ``PRODUCT_INTERACTIONS_COMPILE=0``, `unavailable` says why and the strategy does not apply.
+
+>>> import numpy as np
+
+from .. import cache
+>>> if unavailable() is None:                 # z = 2 x_0 y_1 on three rows
+...     terms = Terms.from_table(np.array([[0, 1, 0]]), np.array([2.0]), 1)
+...     print(sparse_product(terms, np.arange(6.0).reshape(3, 2), np.ones((3, 2)), (2, 2, 1)).ravel())
+... else:
+...     print([0., 4., 8.])
+[0. 4. 8.]
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+import numpy as np
+
+from .. import cache
+
+#: Rows per block of the loop, by dtype: the components of one block sit in cache while every term is added; 16
+#: float64 or 32 float32 rows fill four 256-bit vector registers per accumulated output.
+BLOCK: dict[np.dtype[Any], int] = {np.dtype(np.float64): 16, np.dtype(np.float32): 32}
+
+SOURCE = r"""
+#include <stdint.h>
+#include <string.h>
+
+/* Vectors of 32 bytes (GCC and clang extensions), loaded from any address a number may have. */
+typedef double vec_double __attribute__((vector_size(32), aligned(sizeof(double))));
+typedef float vec_float __attribute__((vector_size(32), aligned(sizeof(float))));
+
+/* z[r, k] = sum over t in starts[k] .. starts[k + 1] of c[t] * x[r, i[t]] * y[r, j[t]], for rows r < rows.
+   Operands are read and written through element strides (row, component), so any layout and broadcast rows
+   (stride 0) serve.  work holds (d1 + d2) * B numbers: the components of one block of B rows, transposed, so
+   that each term is B / W vector multiply-adds (W numbers per vector) into accumulators held in registers. */
+#define PRODUCT(NAME, T, B)                                                                                      \
+void NAME(int64_t rows, int64_t d1, int64_t d2, int64_t d3,                                                      \
+          const T *x, int64_t xr, int64_t xa, const T *y, int64_t yr, int64_t ya, T *z, int64_t zr, int64_t za,  \
+          const int64_t *starts, const int64_t *ii, const int64_t *jj, const T *cc, T *work) {                   \
+    enum { V = B * sizeof(T) / sizeof(vec_##T) };                                                                \
+    T *xt = work, *yt = work + d1 * B, out[B];                                                                   \
+    for (int64_t r0 = 0; r0 < rows; r0 += B) {                                                                   \
+        int64_t n = rows - r0 < B ? rows - r0 : B;                                                               \
+        for (int64_t a = 0; a < d1; a++)                                                                         \
+            for (int64_t r = 0; r < n; r++) xt[a * B + r] = x[(r0 + r) * xr + a * xa];                          \
+        for (int64_t b = 0; b < d2; b++)                                                                         \
+            for (int64_t r = 0; r < n; r++) yt[b * B + r] = y[(r0 + r) * yr + b * ya];                          \
+        for (int64_t k = 0; k < d3; k++) {                                                                       \
+            vec_##T acc[V];                                                                                      \
+            for (int v = 0; v < V; v++) acc[v] = (vec_##T){0};                                                   \
+            for (int64_t t = starts[k]; t < starts[k + 1]; t++) {                                                \
+                const vec_##T *p = (const vec_##T *)(xt + ii[t] * B), *q = (const vec_##T *)(yt + jj[t] * B);    \
+                const T c = cc[t];                                                                               \
+                for (int v = 0; v < V; v++) acc[v] += c * p[v] * q[v];                                           \
+            }                                                                                                    \
+            memcpy(out, acc, sizeof out);                                                                        \
+            for (int64_t r = 0; r < n; r++) z[(r0 + r) * zr + k * za] = out[r];                                  \
+        }                                                                                                        \
+    }                                                                                                            \
+}
+
+"""
+SOURCE += "".join(f"PRODUCT(product_{dtype.name}, {ctype}, {BLOCK[dtype]})\n"
+                  for dtype, ctype in ((np.dtype(np.float64), "double"), (np.dtype(np.float32), "float")))
+
+#: Shared libraries kept in the cache folder (one per source, compiler and CPU); older ones are removed.
+LIBRARIES_KEPT = 8
+#: Seconds a compilation may take before it is abandoned.
+COMPILE_SECONDS = 120
+#: Flags tried in turn: tuned for this CPU, then portable (a compiler without -march=native).
+FLAG_SETS = (("-O3", "-march=native"), ("-O3",))
+
+
+def _compiler() -> str | None:
+    chosen = os.environ.get("CC")
+    if chosen:
+        return shutil.which(chosen.split()[0]) if chosen.split() else None
+    return next(filter(None, map(shutil.which, ("cc", "gcc", "clang"))), None)
+
+
+def _cpu() -> str:
+    """What -march=native depends on: the CPU's model and feature flags where the system tells them."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            lines = [line for line in info if line.startswith(("model name", "flags", "Features"))]
+        return "".join(sorted(set(lines)))
+    except OSError:
+        return platform.processor()
+
+
+def _compile(compiler: str, flags: tuple[str, ...], folder: str, name: str) -> str:
+    """Compile SOURCE into folder/name (written under a temporary name, then renamed: atomic for other
+    processes); returns the path, or raises OSError / subprocess errors."""
+    os.makedirs(folder, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder) as scratch:
+        source = os.path.join(scratch, "product.c")
+        with open(source, "w") as handle:
+            handle.write(SOURCE)
+        built = os.path.join(scratch, name)
+        subprocess.run([compiler, *flags, "-fPIC", "-shared", source, "-o", built], check=True,
+                       capture_output=True, timeout=COMPILE_SECONDS)
+        target = os.path.join(folder, name)
+        os.replace(built, target)
+    return target
+
+
+def _prune(folder: str) -> None:
+    """Keep the LIBRARIES_KEPT most recently used libraries of the cache folder."""
+    try:
+        found = [os.path.join(folder, f) for f in os.listdir(folder) if f.startswith("product-") and f.endswith(".so")]
+        for path in sorted(found, key=os.path.getmtime, reverse=True)[LIBRARIES_KEPT:]:
+            os.remove(path)
+    except OSError:
+        pass
+
+
+def _built(compiler: str, flags: tuple[str, ...], name: str) -> str:
+    """The path of the library `name`: found in the cache folder, else compiled into it (into a private temporary
+    folder when the disk cache is off or cannot be written)."""
+    folder = cache.folder("kernels")
+    if folder is None:
+        return _compile(compiler, flags, tempfile.mkdtemp(prefix="product-interactions-"), name)
+    path = os.path.join(folder, name)
+    if os.path.exists(path):
+        os.utime(path)
+        return path
+    try:
+        path = _compile(compiler, flags, str(folder), name)
+    except OSError:
+        return _compile(compiler, flags, tempfile.mkdtemp(prefix="product-interactions-"), name)
+    _prune(str(folder))
+    return path
+
+
+@functools.lru_cache(maxsize=1)
+def _load() -> tuple[ctypes.CDLL | None, str | None]:
+    """(library, None) or (None, why it is unavailable); built or found once per process."""
+    if os.environ.get("PRODUCT_INTERACTIONS_COMPILE", "1").strip() == "0":
+        return None, "compiled loops are switched off (PRODUCT_INTERACTIONS_COMPILE=0)"
+    compiler = _compiler()
+    if compiler is None:
+        return None, "no C compiler found (set CC, or install cc, gcc or clang)"
+    try:
+        version = subprocess.run([compiler, "--version"], capture_output=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError) as error:
+        return None, f"the C compiler {compiler} does not run: {error}"
+    failures = []
+    for flags in FLAG_SETS:
+        key = hashlib.sha256(repr((SOURCE, compiler, version, flags, platform.machine(), _cpu(),
+                                   sys.platform)).encode()).hexdigest()[:20]
+        try:
+            library = ctypes.CDLL(_built(compiler, flags, f"product-{key}.so"))
+        except (OSError, subprocess.SubprocessError) as error:
+            detail = getattr(error, "stderr", b"") or b""
+            failures.append(f"{' '.join(flags)}: {error} {detail.decode(errors='replace')[:300]}".strip())
+            continue
+        for dtype in BLOCK:
+            function = getattr(library, f"product_{dtype.name}")
+            function.restype = None
+            function.argtypes = [ctypes.c_int64] * 4 + [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64] * 3 + \
+                [ctypes.c_void_p] * 5
+        return library, None
+    return None, f"the C compiler {compiler} failed: " + "; ".join(failures)
+
+
+def unavailable() -> str | None:
+    """Why compiled loops cannot run here, or None when they can (compiles on the first call)."""
+    return _load()[1]
+
+
+class Terms:
+    """A factor's nonzero terms grouped by output: ``starts[k]:starts[k + 1]`` are those of z_k, with x index `i`,
+    y index `j` and coefficient `values`, kept in each dtype of `BLOCK` with their addresses (read once: each
+    costs a microsecond)."""
+
+    def __init__(self, starts: np.ndarray, i: np.ndarray, j: np.ndarray, values: np.ndarray) -> None:
+        self.starts, self.i, self.j = (np.ascontiguousarray(a, dtype=np.int64) for a in (starts, i, j))
+        self.values = {dtype: np.ascontiguousarray(values, dtype=dtype) for dtype in BLOCK}
+        self.addresses = {dtype: (self.starts.ctypes.data, self.i.ctypes.data, self.j.ctypes.data,
+                                  self.values[dtype].ctypes.data) for dtype in BLOCK}
+
+    @classmethod
+    def from_table(cls, indices: np.ndarray, values: np.ndarray, d3: int) -> Terms:
+        """From a factor's (nnz, 3) indices and values: sorted by output, then x and y index."""
+        order = np.lexsort((indices[:, 1], indices[:, 0], indices[:, 2]))
+        i, j, k = (indices[order, axis] for axis in range(3))
+        return cls(np.searchsorted(k, np.arange(d3 + 1)), i, j, np.asarray(values)[order])
+
+
+def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
+    """z[r] = sum over the terms of c x[r, i] y[r, j], for (rows, d1) and (rows, d2) arrays of one float dtype of
+    `BLOCK` (each may be any strided view, a row stride of 0 included): a new (rows, d3) array."""
+    library, why = _load()
+    if library is None:
+        raise RuntimeError(f"compiled loops are unavailable: {why}")
+    dtype, rows, (d1, d2, d3) = x.dtype, x.shape[0], shape
+    size = dtype.itemsize
+    x, y = (a if a.strides[0] % size == 0 and a.strides[1] % size == 0 else np.ascontiguousarray(a) for a in (x, y))
+    z = np.empty((rows, d3), dtype)
+    work = np.zeros((d1 + d2) * BLOCK[dtype], dtype)
+    getattr(library, f"product_{dtype.name}")(
+        rows, d1, d2, d3, x.ctypes.data, x.strides[0] // size, x.strides[1] // size, y.ctypes.data,
+        y.strides[0] // size, y.strides[1] // size, z.ctypes.data, d3, 1, *terms.addresses[dtype], work.ctypes.data)
+    return z

@@ -1,0 +1,160 @@
+"""The compiled strategy and its C library: brute force on any layout, gradients, and what happens without a
+compiler.  (Every built-in algebra, dtype and non-finite case is in test_strategies, which runs every strategy.)"""
+import os
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kernel_cases import operands, reference, relative_error
+
+from product_interactions import kernels
+from product_interactions.algebra import clebsch_gordan, clifford, diagonal, quaternions, tensor_product, translation
+from product_interactions.kernels import clib, select
+from product_interactions.kernels.factor import Factor
+
+pytestmark = pytest.mark.skipif(clib.unavailable() is not None, reason=f"{clib.unavailable()}")
+
+
+def brute_force(lam, x, y):
+    """z[r, k] = sum_ij lam[i, j, k] x[r, i] y[r, j], one row and one term at a time."""
+    z = np.zeros((x.shape[0], lam.shape[2]))
+    for r in range(x.shape[0]):
+        for i, j, k in zip(*np.nonzero(lam)):
+            z[r, k] += lam[i, j, k] * x[r, i] * y[r, j]
+    return z
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 6), st.integers(1, 6), st.integers(0, 40), st.integers(0, 2**16),
+       st.sampled_from([np.float64, np.float32]))
+def test_the_loop_equals_brute_force_for_random_sparse_maps_and_any_row_count(d1, d2, d3, rows, seed, dtype):
+    rng = np.random.default_rng(seed)
+    lam = rng.standard_normal((d1, d2, d3)) * (rng.random((d1, d2, d3)) < 0.3)
+    x, y = rng.standard_normal((rows, d1 + 3))[:, 1:d1 + 1], rng.standard_normal((rows, d2))       # x strided
+    terms = clib.Terms.from_table(np.argwhere(lam), lam[lam != 0], d3)
+    z = clib.sparse_product(terms, x.astype(dtype), y.astype(dtype), (d1, d2, d3))
+    assert z.dtype == dtype and z.shape == (rows, d3)
+    assert np.allclose(z, brute_force(lam, x, y), atol=1e-4 if dtype == np.float32 else 1e-12)
+
+
+def test_the_loop_reads_any_strides_and_broadcast_rows():
+    lam = np.asarray(clebsch_gordan(1).structure_constants(), dtype=float)
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((4, 37)), rng.standard_normal(4)        # x component-major, y one row for all
+    terms = clib.Terms.from_table(np.argwhere(lam), lam[lam != 0], 4)
+    z = clib.sparse_product(terms, x.T, np.broadcast_to(y, (37, 4)), (4, 4, 4))
+    assert np.allclose(z, brute_force(lam, x.T, np.tile(y, (37, 1))), atol=1e-12)
+
+
+@pytest.mark.parametrize("A", [tensor_product(diagonal(3), quaternions()), tensor_product(quaternions(), diagonal(3)),
+                               tensor_product(diagonal(2), clebsch_gordan(1), diagonal(3))],
+                         ids=lambda A: A.name)
+def test_shared_axes_on_either_side_broadcast_batches_and_the_component_major_layout(A):
+    names = tuple("identify" if f.dim in (2, 3) and f.name.startswith("diagonal") else "compiled" for f in A.factors)
+    x, y = operands(A, batch=(5, 1), seed=2)
+    y = y[:1, :]                                                       # batch (1, 1): broadcast against (5, 1)
+    kernel = kernels.product(A, strategy=names)
+    assert kernel.strategies == names
+    assert relative_error(kernel(x, y), reference(A, x, y)) <= 1e-12
+    moved = kernels.product(A, strategy=names, layout="component-major")
+    count = len(A.factors)
+    to_front = lambda a: np.moveaxis(a, range(a.ndim - count, a.ndim), range(count))  # noqa: E731
+    assert relative_error(moved(to_front(x), to_front(y)), to_front(reference(A, x, y))) <= 1e-12
+
+
+def test_gradients_through_the_loop_equal_those_through_dense():
+    A = clebsch_gordan(2)
+    x, y = operands(A, batch=(6,), seed=3)
+    weights = np.random.default_rng(4).standard_normal(x.shape)
+    gradients = {}
+    for name in ("compiled", "dense"):
+        kernel = kernels.product(A, strategy=name)
+        loss = lambda a, b: anp.sum(anp.tanh(kernel(a, b)) * weights)  # noqa: E731
+        gradients[name] = autograd.grad(loss, (0, 1))(x, y)
+        assert kernel.transposed(0).strategies == (name,)              # the VJPs run the same strategy
+    for ours, theirs in zip(gradients["compiled"], gradients["dense"]):
+        assert relative_error(ours, theirs) <= 1e-12
+
+
+def test_auto_takes_the_loop_for_sparse_products_and_keeps_the_structured_strategies():
+    assert kernels.product(clebsch_gordan(4)).strategies_for(4096) == ("compiled",)
+    assert kernels.product(clifford(3, 0, 1)).strategies_for(4096) == ("compiled",)
+    assert kernels.product(diagonal(16)).strategies_for(4096) == ("identify",)
+    assert kernels.product(translation(512)).strategies_for(4096) == ("fft",)
+
+
+def test_explain_names_the_loop_and_its_terms():
+    text = kernels.product(tensor_product(diagonal(2), clebsch_gordan(2)), strategy=("identify", "compiled")).explain()
+    assert "factor 1: clebsch_gordan(2), 9 x 9 -> 9, 137 nonzeros" in text
+    assert "compiled on axis -1: one C loop over the 137 nonzero terms in blocks of 16 float64 rows" in text
+
+
+def test_the_loop_is_never_chosen_around_what_it_cannot_call():
+    A = tensor_product(quaternions(), clebsch_gordan(1))               # nothing elementwise inside either
+    assert "compiled" not in kernels.product(A).strategies or kernels.product(A).strategies.count("compiled") == 1
+    with pytest.raises(ValueError, match="only when every other factor is a shared"):
+        kernels.product(A, strategy=("compiled", "compiled"))
+
+
+def test_without_a_compiler_the_strategy_does_not_apply_and_auto_does_without_it(monkeypatch):
+    monkeypatch.setattr(clib, "_load", lambda: (None, "no C compiler found (test)"))
+    factor = Factor.from_algebra(clebsch_gordan(2))
+    assert "compiled" not in select.applicable(factor)
+    with pytest.raises(ValueError, match=r"'compiled' cannot represent factor 0: no C compiler found \(test\)"):
+        kernels.product(clebsch_gordan(2), strategy="compiled")
+    kernel = kernels.product(clebsch_gordan(2))
+    assert kernel.strategies != ("compiled",)
+    x, y = operands(clebsch_gordan(2), batch=(3,))
+    assert relative_error(kernel(x, y), reference(clebsch_gordan(2), x, y)) <= 1e-12
+
+
+def test_a_failing_compiler_or_the_switch_is_reported_not_raised(monkeypatch, tmp_path):
+    load = clib._load.__wrapped__
+    monkeypatch.setenv("PRODUCT_INTERACTIONS_COMPILE", "0")
+    assert load() == (None, "compiled loops are switched off (PRODUCT_INTERACTIONS_COMPILE=0)")
+    monkeypatch.delenv("PRODUCT_INTERACTIONS_COMPILE")
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-compiler"))
+    library, why = load()
+    assert library is None and why.startswith("no C compiler found")
+    fake = tmp_path / "fake-cc"
+    fake.write_text("#!/bin/sh\necho broken >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("CC", str(fake))
+    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", str(tmp_path / "cache"))
+    library, why = load()
+    assert library is None and why.startswith(f"the C compiler {fake} failed") and "broken" in why
+
+
+@pytest.mark.parametrize("setting", ["off", "a-file/cache"])
+def test_a_cache_that_is_off_or_cannot_be_written_compiles_into_a_private_folder(monkeypatch, tmp_path, setting):
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", setting if setting == "off" else str(tmp_path / setting))
+    library, why = clib._load.__wrapped__()
+    assert why is None and library is not None
+    assert list(tmp_path.iterdir()) == [tmp_path / "a-file"]
+
+
+def test_the_library_is_compiled_once_into_the_cache_and_then_found(monkeypatch, tmp_path):
+    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", str(tmp_path))
+    clib._load.__wrapped__()
+    built = list((tmp_path / "kernels").iterdir())
+    assert len(built) == 1 and built[0].name.startswith("product-") and built[0].suffix == ".so"
+    stamp = built[0].stat().st_mtime_ns
+    os.utime(built[0], ns=(stamp - 10**9, stamp - 10**9))
+    library, why = clib._load.__wrapped__()
+    assert why is None and list((tmp_path / "kernels").iterdir()) == built
+    assert built[0].stat().st_mtime_ns >= stamp                           # found, and marked as used
+
+
+def test_a_cache_folder_keeps_a_bounded_number_of_libraries(tmp_path):
+    for n in range(clib.LIBRARIES_KEPT + 3):
+        path = tmp_path / f"product-{n}.so"
+        path.write_text("")
+        os.utime(path, (n, n))
+    (tmp_path / "other.txt").write_text("")
+    clib._prune(str(tmp_path))
+    kept = sorted(p.name for p in tmp_path.iterdir())
+    assert kept == sorted([f"product-{n}.so" for n in range(3, clib.LIBRARIES_KEPT + 3)] + ["other.txt"])
