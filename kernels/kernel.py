@@ -14,7 +14,7 @@ term lam[i, j, k] x_i y_j is, and then it is their sum; a structural zero never 
 make NaN of outputs the infinity has no term in).  Whether a non-finite z_k is inf, -inf or NaN depends on how a
 strategy groups the terms (inf - inf, inf * 0).  Dense and fft multiply the zeros too: where their result is not
 all finite, the call returns the result of gather or codegen instead.  The compiled strategy's C loop takes numpy
-arrays only: on torch and JAX arrays gather or codegen runs in its place (auto never chooses it there).
+arrays and torch CPU tensors: on JAX arrays and other devices gather or codegen runs in its place.
 
 >>> import numpy as np
 >>> from product_interactions import kernels
@@ -52,8 +52,6 @@ if TYPE_CHECKING:
 #: Strategies whose arithmetic multiplies the structural zeros too (0 * inf is NaN), and those that add only the
 #: nonzero terms, which take over when a result is not finite.
 MEETS_ZEROS, TERM_BY_TERM = ("dense", "fft"), ("gather", "codegen")
-#: Strategies whose loop takes numpy arrays only: on torch and JAX a term-by-term strategy runs instead.
-NUMPY_ONLY = ("compiled",)
 #: Checked engine calls kept per kernel (one per signature: shapes, dtypes, devices and memory limit).
 CALLS_KEPT = 64
 
@@ -131,7 +129,7 @@ class Kernel:
         if engine is not NUMPY:
             like = x if owner(x) is engine else y
             x, y = (a if owner(a) is engine else engine.convert(np.asarray(a), like) for a in (x, y))
-            return self._run_on_engine(*self._engine_plan(engine, batch, engine.dtype(x).itemsize), x, y)
+            return self._run_on_engine(*self._engine_plan(engine, batch, x), x, y)
         libraries = {checks.backend(x), checks.backend(y)}
         if libraries - {"numpy", "autograd"}:
             raise TypeError(f"x, y: expected numpy, autograd, torch or JAX arrays, got {', '.join(sorted(libraries))}")
@@ -147,21 +145,22 @@ class Kernel:
         x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
         batch = checks.batch_shape(x, y, len(self.factors), self.layout)
         engine = engine_of({"x": x, "y": y})
-        return self._engine_plan(engine, batch, engine.dtype(x).itemsize)
+        return self._engine_plan(engine, batch, x)
 
-    def _engine_plan(self, engine: Engine, batch: tuple[int, ...], itemsize: int
+    def _engine_plan(self, engine: Engine, batch: tuple[int, ...], x: Any
                      ) -> tuple[Engine, tuple[str, ...], int, tuple[int, ...]]:
-        """(engine, strategies, rows per chunk, batch shape) for a call on `batch` of `itemsize`-byte numbers."""
-        names = self._runnable(self.strategies_for(math.prod(batch), engine, itemsize), engine)
+        """(engine, strategies, rows per chunk, batch shape) for a call on `batch` rows like `x`."""
+        itemsize = engine.dtype(x).itemsize
+        names = self._runnable(self.strategies_for(math.prod(batch), engine, itemsize), engine, x)
         return engine, names, self._rows(batch, self._program(names), cache_chunks=False), batch
 
-    def _runnable(self, names: tuple[str, ...], engine: Engine) -> tuple[str, ...]:
-        """`names` with each strategy that runs on numpy arrays only (compiled), given to gather or codegen (the
-        first that represents the factor; else dense) on another engine."""
-        if engine is NUMPY or not set(names) & set(NUMPY_ONLY):
+    def _runnable(self, names: tuple[str, ...], engine: Engine, x: Any) -> tuple[str, ...]:
+        """`names` with the compiled strategy given to gather or codegen (the first that represents the factor;
+        else dense) where the engine's arrays like `x` cannot enter its loop (JAX, torch off the CPU)."""
+        if "compiled" not in names or engine.runs_compiled(x):
             return names
         return tuple(next((other for other in (*TERM_BY_TERM, "dense")
-                           if STRATEGIES[other].unsupported(factor) is None)) if name in NUMPY_ONLY else name
+                           if STRATEGIES[other].unsupported(factor) is None)) if name == "compiled" else name
                      for factor, name in zip(self.factors, names))
 
     def _run_on_engine(self, engine: Engine, names: tuple[str, ...], rows: int, batch: tuple[int, ...], x: Any,

@@ -40,6 +40,10 @@ class Engine:
     #: (..., n, f) with equal leading axes; it returns None where it cannot keep a non-finite key away from the
     #: queries that do not see it.  None where the library has no such kernel (`kernels.attend`).
     attention: Callable[..., Any] | None = None
+    #: ``compiled_loop(level, x, y)``: the `kernels.strategies.compiled` level's C loop on this library's arrays,
+    #: differentiable by its autodiff; None where its arrays cannot enter the loop (`Kernel` then runs gather or
+    #: codegen in its place, and the rates price the loop out).
+    compiled_loop: Callable[..., Any] | None = None
     #: Elements per time step from which a linear recurrence runs faster as a loop over time than as a log-depth
     #: associative scan (`kernels.recurrence.choose`); None: never, where the library's own scan serves (JAX).
     loop_scan_width: int | None = None
@@ -59,6 +63,10 @@ class Engine:
     def device(self, a: Any) -> Any:
         """Where `a` lives (None where the library has one place, or places arrays itself)."""
         return None
+
+    def runs_compiled(self, a: Any) -> bool:
+        """True when `compiled_loop` takes `a` (on a device the loop reaches)."""
+        return self.compiled_loop is not None
 
     def detached(self, a: Any) -> Any:
         """`a` as an array of this library that no gradient flows through (a constant shift, say)."""

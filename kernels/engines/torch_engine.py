@@ -60,6 +60,28 @@ def _linear_form(equation: str, ranks: tuple[int, ...]
             len(kept_a), len(kept_w), tuple(order.index(c) for c in out))
 
 
+@functools.cache
+def _loop_function() -> Any:
+    """The autograd function of the compiled loop (made on first use: torch is imported then)."""
+    import torch
+
+    class Loop(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any, y: Any, level: Any) -> Any:
+            ctx.save_for_backward(x, y)
+            ctx.level = level
+            return torch.from_numpy(level.loop(x.detach().numpy(), y.detach().numpy()))
+
+        @staticmethod
+        def backward(ctx: Any, gradient: Any) -> Any:
+            x, y = ctx.saved_tensors
+            dx = Loop.apply(y, gradient, ctx.level.transposed(0)) if ctx.needs_input_grad[0] else None
+            dy = Loop.apply(x, gradient, ctx.level.transposed(1)) if ctx.needs_input_grad[1] else None
+            return dx, dy, None
+
+    return Loop
+
+
 class TorchEngine(Engine):
     """See the module docstring."""
 
@@ -67,7 +89,8 @@ class TorchEngine(Engine):
     native_pairs = True
     #: Fitted on this project's 2-core machine (``benchmarks/strategies.py --engine torch --fit``): calls cost about
     #: 4x numpy's, while elementwise work and small batched products run on both cores.
-    rates = Rates(call=5e-6, bandwidth=17e9, gemm64=18e9, gemm32=75e9, loop=15e9, row=30e-9)
+    rates = Rates(call=5e-6, bandwidth=17e9, gemm64=18e9, gemm32=75e9, loop=15e9, row=30e-9, compiled64=12e9,
+                  compiled32=22e9)
     #: Measured (forward and backward, float32, 2 cores): the loop is 3-8x slower at 16-256 elements per step, and
     #: faster from about 4,096 (13.5 against 17.1 ms at 196 steps; 103 against 410 ms at 65,536 elements).
     loop_scan_width = 4096
@@ -90,6 +113,20 @@ class TorchEngine(Engine):
 
     def device(self, a: Any) -> Any:
         return a.device
+
+    def runs_compiled(self, a: Any) -> bool:
+        return bool(a.device.type == "cpu")
+
+    def compiled_loop(self, level: Any, x: Any, y: Any) -> Any:
+        """The level's C loop on CPU tensors: the component axis moved last and the batches broadcast (both
+        differentiably), then one autograd function whose VJPs are the transposed levels' loops."""
+        torch = self.xp
+        if level.axis != -1:
+            x, y = torch.movedim(x, level.axis, -1), torch.movedim(y, level.axis, -1)
+        batch = torch.broadcast_shapes(x.shape[:-1], y.shape[:-1])
+        x, y = x.expand(*batch, x.shape[-1]), y.expand(*batch, y.shape[-1])
+        z = _loop_function().apply(x, y, level)
+        return z if level.axis == -1 else torch.movedim(z, -1, level.axis)
 
     def detached(self, a: Any) -> Any:
         return a.detach()

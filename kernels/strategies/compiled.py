@@ -3,8 +3,9 @@
 Every term lam[i, j, k] x_i y_j is added once, in registers, for a block of rows whose components sit in cache:
 no multiplication by a zero, no temporary per term, one call.  This is the block-sparse strategy of the
 Clebsch-Gordan product, and it serves every sparse factor whose other factors are shared (identify) axes.  It
-applies where a C compiler works (`kernels.clib.unavailable`) and runs on numpy arrays; torch and JAX price it
-as unavailable (their ``compiled`` rates are 0), so ``auto`` never gives it their arrays.
+applies where a C compiler works (`kernels.clib.unavailable`) and runs on numpy arrays and torch CPU tensors (an
+autograd function whose VJPs are the loop again, `Engine.compiled_loop`); JAX prices it as unavailable (its
+``compiled`` rates are 0), so ``auto`` never gives it JAX arrays.
 
 >>> import numpy as np
 >>> from product_interactions.algebra import quaternions
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import clib
+from ..autodiff import VJP_ROLES
 from ..axes import align, engine_of
 from ..cost import Cost
 from ..engines import NUMPY
@@ -84,31 +86,44 @@ class Compiled(Level):
 
     def __init__(self, factor: Factor, axis: int, inner: Program) -> None:
         super().__init__(factor, axis, inner, cost(factor, inner.cost))
+        self._transposed: dict[int, Compiled] = {}
 
     @functools.cached_property
     def terms(self) -> clib.Terms:
         return clib.Terms.from_table(self.factor.indices, self.factor.values, self.factor.shape[2])
 
-    def __call__(self, x: Any, y: Any) -> Any:
-        if type(x) is not np.ndarray or type(y) is not np.ndarray:
-            engine = engine_of(x, y)
-            if engine is not NUMPY:
-                raise TypeError(f"strategy 'compiled' runs on numpy arrays, got {engine.name} arrays; use 'auto' "
-                                f"(or 'gather', 'codegen' or 'dense') for them")
-            x, y = np.asarray(x), np.asarray(y)
+    def transposed(self, argument: int) -> Compiled:
+        """The level of the VJP with respect to x (0) or y (1): lam's roles permuted (`kernels.autodiff`)."""
+        if argument not in self._transposed:
+            self._transposed[argument] = Compiled(self.factor.permuted(VJP_ROLES[argument]), -1, self.inner)
+        return self._transposed[argument]
+
+    def loop(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The product of numpy arrays (..., d1) and (..., d2) with one batch shape and this level's axis last."""
+        d1, d2, d3 = self.factor.shape
         dtype = np.result_type(x, y)
         if dtype not in clib.BLOCK:
             dtype = np.dtype(np.float64)
         x, y = x.astype(dtype, copy=False), y.astype(dtype, copy=False)
+        z = clib.sparse_product(self.terms, x.reshape(-1, d1), y.reshape(-1, d2), (d1, d2, d3))
+        return z.reshape(x.shape[:-1] + (d3,))
+
+    def __call__(self, x: Any, y: Any) -> Any:
+        if type(x) is not np.ndarray or type(y) is not np.ndarray:
+            engine = engine_of(x, y)
+            if engine is not NUMPY:
+                if engine.compiled_loop is None:
+                    raise TypeError(f"strategy 'compiled' runs on numpy and torch CPU arrays, got {engine.name} "
+                                    f"arrays; use 'auto' (or 'gather', 'codegen' or 'dense') for them")
+                return engine.compiled_loop(self, x, y)
+            x, y = np.asarray(x), np.asarray(y)
         if self.axis != -1:
             x, y = np.moveaxis(x, self.axis, -1), np.moveaxis(y, self.axis, -1)
-        d1, d2, d3 = self.factor.shape
-        batch = x.shape[:-1]
-        if y.shape[:-1] != batch:
+        if y.shape[:-1] != x.shape[:-1]:
             x, y = align(x, y)
             batch = np.broadcast_shapes(x.shape[:-1], y.shape[:-1])
-            x, y = np.broadcast_to(x, batch + (d1,)), np.broadcast_to(y, batch + (d2,))
-        z = clib.sparse_product(self.terms, x.reshape(-1, d1), y.reshape(-1, d2), (d1, d2, d3)).reshape(batch + (d3,))
+            x, y = np.broadcast_to(x, batch + x.shape[-1:]), np.broadcast_to(y, batch + y.shape[-1:])
+        z = self.loop(x, y)
         return z if self.axis == -1 else np.moveaxis(z, -1, self.axis)
 
     def describe(self) -> list[str]:

@@ -158,3 +158,33 @@ def test_a_cache_folder_keeps_a_bounded_number_of_libraries(tmp_path):
     clib._prune(str(tmp_path))
     kept = sorted(p.name for p in tmp_path.iterdir())
     assert kept == sorted([f"product-{n}.so" for n in range(3, clib.LIBRARIES_KEPT + 3)] + ["other.txt"])
+
+
+@pytest.mark.parametrize("A, names", [(clebsch_gordan(2), "compiled"),
+                                      (tensor_product(quaternions(), diagonal(3)), ("compiled", "identify"))],
+                         ids=["clebsch_gordan(2)", "quaternions ⊗ diagonal(3)"])
+def test_torch_cpu_tensors_run_the_loop_with_first_and_second_derivatives(A, names):
+    torch = pytest.importorskip("torch")
+    kernel = kernels.product(A, strategy=names)
+    x, y = operands(A, batch=(4, 1), seed=5)
+    y = y[:1].swapaxes(0, 1)                                              # batch (1, 1) against (4, 1)
+    xt, yt = (torch.tensor(a, requires_grad=True) for a in (x, y))
+    z = kernel(xt, yt)
+    assert isinstance(z, torch.Tensor) and z.dtype == torch.float64
+    assert relative_error(z.detach().numpy(), reference(A, x, y)) <= 1e-12
+    (_, chosen, _, _), = kernel._engine_calls.values()
+    assert chosen == (names,) if isinstance(names, str) else chosen == names   # the loop ran, not a substitute
+    assert torch.autograd.gradcheck(kernel, (xt, yt))
+    assert torch.autograd.gradgradcheck(kernel, (xt, yt))
+    assert kernel(xt.float(), yt.float()).dtype == torch.float32
+
+
+def test_jax_arrays_take_a_term_by_term_strategy_in_its_place():
+    jnp = pytest.importorskip("jax.numpy")
+    A = clebsch_gordan(2)
+    kernel = kernels.product(A, strategy="compiled")
+    x, y = operands(A, batch=(3,), seed=6)
+    z = kernel(jnp.asarray(x), jnp.asarray(y))
+    assert relative_error(np.asarray(z), reference(A, x, y)) <= 1e-12
+    (_, chosen, _, _), = kernel._engine_calls.values()
+    assert chosen in (("gather",), ("codegen",))
