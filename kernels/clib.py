@@ -43,9 +43,10 @@ SOURCE = r"""
 #include <stdint.h>
 #include <string.h>
 
-/* Vectors of 32 bytes (GCC and clang extensions), loaded from any address a number may have. */
-typedef double vec_double __attribute__((vector_size(32), aligned(sizeof(double))));
-typedef float vec_float __attribute__((vector_size(32), aligned(sizeof(float))));
+/* Vectors of 32 bytes (GCC and clang extensions), loaded from any address a number may have and read through
+   pointers to the numbers (may_alias). */
+typedef double vec_double __attribute__((vector_size(32), aligned(sizeof(double)), may_alias));
+typedef float vec_float __attribute__((vector_size(32), aligned(sizeof(float)), may_alias));
 
 /* z[r, k] = sum over t in starts[k] .. starts[k + 1] of c[t] * x[r, i[t]] * y[r, j[t]], for rows r < rows.
    Operands are read and written through element strides (row, component), so any layout and broadcast rows
@@ -109,7 +110,7 @@ def _cpu() -> str:
 def _compile(compiler: str, flags: tuple[str, ...], folder: str, name: str) -> str:
     """Compile SOURCE into folder/name (written under a temporary name, then renamed: atomic for other
     processes); returns the path, or raises OSError / subprocess errors."""
-    os.makedirs(folder, exist_ok=True)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
         source = os.path.join(scratch, "product.c")
         with open(source, "w") as handle:
@@ -120,6 +121,14 @@ def _compile(compiler: str, flags: tuple[str, ...], folder: str, name: str) -> s
         target = os.path.join(folder, name)
         os.replace(built, target)
     return target
+
+
+def _trusted(path: str) -> bool:
+    """True when only this user can have written the file at `path` (owned by them, not group or world
+    writable): a shared or planted cache entry is compiled afresh instead of loaded."""
+    status = os.stat(path)
+    owner = status.st_uid == os.getuid() if hasattr(os, "getuid") else True
+    return owner and not status.st_mode & 0o022
 
 
 def _prune(folder: str) -> None:
@@ -140,6 +149,8 @@ def _built(compiler: str, flags: tuple[str, ...], name: str) -> str:
         return _compile(compiler, flags, tempfile.mkdtemp(prefix="product-interactions-"), name)
     path = os.path.join(folder, name)
     if os.path.exists(path):
+        if not _trusted(path):                  # another user could have written it: never load it
+            return _compile(compiler, flags, tempfile.mkdtemp(prefix="product-interactions-"), name)
         os.utime(path)
         return path
     try:

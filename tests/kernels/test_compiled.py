@@ -188,3 +188,13 @@ def test_jax_arrays_take_a_term_by_term_strategy_in_its_place():
     assert relative_error(np.asarray(z), reference(A, x, y)) <= 1e-12
     (_, chosen, _, _), = kernel._engine_calls.values()
     assert chosen in (("gather",), ("codegen",))
+
+
+def test_a_cache_entry_others_could_have_written_is_never_loaded(monkeypatch, tmp_path):
+    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", str(tmp_path))
+    library, _ = clib._load.__wrapped__()
+    (built,) = (tmp_path / "kernels").iterdir()
+    assert library._name == str(built)
+    built.chmod(0o666)                                                    # world-writable: anyone may replace it
+    library, why = clib._load.__wrapped__()
+    assert why is None and library._name != str(built) and not library._name.startswith(str(tmp_path))
