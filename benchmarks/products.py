@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from product_interactions import kernels  # noqa: E402
 from product_interactions.algebra import Algebra, clifford, diagonal, position, tensor_product, translation  # noqa: E402
-from timing import gemm_peak, interleaved, median_time, memory_option, optional, precompiled_dense  # noqa: E402   (benchmarks/timing.py)
+from timing import (gemm_peak, interleaved, loop_threads_like_blas, median_time, memory_option,  # noqa: E402
+                    optional, precompiled_dense)   # benchmarks/timing.py
 
 
 def dense_numpy(lam):
@@ -221,6 +222,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     arguments = memory_option(parser, argv)
     rng = np.random.default_rng(arguments.seed)
+    loop_threads_like_blas()
     settings = ", ".join(f"{name}={os.environ.get(name, 'unset')}" for name in ("OPENBLAS_NUM_THREADS",
                                                                                "OPENBLAS_CORETYPE"))
     print(f"numpy {np.__version__}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, {settings}")

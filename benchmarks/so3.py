@@ -28,7 +28,8 @@ sys.path[:] = [os.path.dirname(_here)] + [p for p in sys.path if os.path.abspath
 
 from product_interactions.algebra.so3 import (clebsch_gordan, clebsch_gordan_tensor, spherical_harmonic_formula,  # noqa: E402
                          spherical_harmonics)
-from benchmarks.timing import gemm_peak, interleaved, optional, precompiled_dense, ratio_row, table_row  # noqa: E402
+from benchmarks.timing import (gemm_peak, interleaved, loop_threads_like_blas, optional, precompiled_dense,  # noqa: E402
+                               ratio_row, table_row)
 
 HEADER = "| case | ratio | target | |\n| --- | --- | --- | --- |"
 
@@ -113,6 +114,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7, help="timed runs per side (medians are compared)")
     repeats = parser.parse_args(argv).repeats
+    loop_threads_like_blas()
     rows = harmonics_rows(repeats)
     kernel = kernel_rows(repeats)
     print(HEADER)

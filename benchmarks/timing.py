@@ -30,6 +30,15 @@ def memory_option(parser: argparse.ArgumentParser, argv=None) -> argparse.Namesp
     return args
 
 
+def loop_threads_like_blas() -> int:
+    """Give the compiled loop (`kernels.clib.THREADS`) as many threads as ``OPENBLAS_NUM_THREADS`` gives the
+    references (benchmarks that pin BLAS threads compare like with like); returns that number."""
+    import os
+    from product_interactions.kernels import clib
+    clib.THREADS = max(1, int(os.environ.get("OPENBLAS_NUM_THREADS", "1")))
+    return clib.THREADS
+
+
 def median_time(function, repeats: int = 7, warmup: int = 1) -> float:
     """Median wall time of `function()` over `repeats` runs after `warmup` runs."""
     for _ in range(warmup):

@@ -20,6 +20,7 @@ from .. import cache
 """
 from __future__ import annotations
 
+import concurrent.futures
 import ctypes
 import functools
 import hashlib
@@ -216,18 +217,60 @@ class Terms:
         return cls(np.searchsorted(k, np.arange(d3 + 1)), i, j, np.asarray(values)[order])
 
 
+#: Threads one call may split its rows over: None for every core this process may run on; settable (benchmarks
+#: set it to their BLAS thread count, so that both sides of a ratio use the same cores).
+THREADS: int | None = None
+#: Terms times rows each thread is given at least (about a tenth of a millisecond of work): smaller calls run whole.
+WORK_PER_THREAD = 2**19
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@functools.lru_cache(maxsize=1)
+def _pool(workers: int) -> concurrent.futures.ThreadPoolExecutor:
+    return concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="product-interactions")
+
+
+def threads(work: int) -> int:
+    """How many threads a call of `work` terms times rows runs on (`THREADS`, checked here)."""
+    limit = THREADS
+    if limit is None:
+        limit = _cores()
+    elif isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"kernels.clib.THREADS: expected None or an int >= 1, got {limit!r:.60}")
+    return max(1, min(limit, work // WORK_PER_THREAD))
+
+
 def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
     """z[r] = sum over the terms of c x[r, i] y[r, j], for (rows, d1) and (rows, d2) arrays of one float dtype of
-    `BLOCK` (each may be any strided view, a row stride of 0 included): a new (rows, d3) array."""
+    `BLOCK` (each may be any strided view, a row stride of 0 included): a new (rows, d3) array.  Large calls split
+    their rows over `threads` (the loop runs without the GIL)."""
     library, why = _load()
     if library is None:
         raise RuntimeError(f"compiled loops are unavailable: {why}")
     dtype, rows, (d1, d2, d3) = x.dtype, x.shape[0], shape
-    size = dtype.itemsize
+    size, block = dtype.itemsize, BLOCK[dtype]
     x, y = (a if a.strides[0] % size == 0 and a.strides[1] % size == 0 else np.ascontiguousarray(a) for a in (x, y))
     z = np.empty((rows, d3), dtype)
-    work = np.zeros((d1 + d2) * BLOCK[dtype], dtype)
-    getattr(library, f"product_{dtype.name}")(
-        rows, d1, d2, d3, x.ctypes.data, x.strides[0] // size, x.strides[1] // size, y.ctypes.data,
-        y.strides[0] // size, y.strides[1] // size, z.ctypes.data, d3, 1, *terms.addresses[dtype], work.ctypes.data)
+    function = getattr(library, f"product_{dtype.name}")
+
+    def run(start: int, stop: int) -> None:
+        work = np.zeros((d1 + d2) * block, dtype)
+        xs, ys = x[start:stop], y[start:stop]
+        function(stop - start, d1, d2, d3, xs.ctypes.data, xs.strides[0] // size, xs.strides[1] // size,
+                 ys.ctypes.data, ys.strides[0] // size, ys.strides[1] // size, z[start:stop].ctypes.data, d3, 1,
+                 *terms.addresses[dtype], work.ctypes.data)
+
+    count = threads(len(terms.i) * rows)
+    if count == 1:
+        run(0, rows)
+        return z
+    step = -(-rows // count // block) * block                # whole blocks of rows per thread
+    bounds = [(start, min(start + step, rows)) for start in range(0, rows, step)]
+    futures = [_pool(_cores()).submit(run, *bound) for bound in bounds[1:]]
+    run(*bounds[0])
+    for future in futures:
+        future.result()
     return z

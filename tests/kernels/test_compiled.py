@@ -198,3 +198,22 @@ def test_a_cache_entry_others_could_have_written_is_never_loaded(monkeypatch, tm
     built.chmod(0o666)                                                    # world-writable: anyone may replace it
     library, why = clib._load.__wrapped__()
     assert why is None and library._name != str(built) and not library._name.startswith(str(tmp_path))
+
+
+def test_large_calls_split_their_rows_over_threads_with_the_same_numbers(monkeypatch):
+    A = clebsch_gordan(2)
+    factor = Factor.from_algebra(A)
+    terms = clib.Terms.from_table(factor.indices, factor.values, A.dim)
+    x, y = operands(A, batch=(1001,), seed=7)                               # not a whole number of blocks
+    monkeypatch.setattr(clib, "WORK_PER_THREAD", 1000)
+    monkeypatch.setattr(clib, "THREADS", 1)
+    whole = clib.sparse_product(terms, x, y, factor.shape)
+    monkeypatch.setattr(clib, "THREADS", 3)
+    assert clib.threads(factor.nnz * 1001) == 3
+    assert np.array_equal(clib.sparse_product(terms, x, y, factor.shape), whole)
+    assert relative_error(whole, reference(A, x, y)) <= 1e-12
+    assert clib.threads(10) == 1                                              # small calls run whole
+    for bad in (0, -1, 2.0, True, "2"):
+        monkeypatch.setattr(clib, "THREADS", bad)
+        with pytest.raises(ValueError, match="kernels.clib.THREADS: expected None or an int >= 1"):
+            clib.threads(10)
