@@ -2,15 +2,14 @@
 
 numpy cannot fuse the gather, multiply and sum of a sparse bilinear product, so each term of a sparse algebra
 costs it a pass over memory; a compiled loop keeps the components of a block of rows in cache and adds every
-nonzero term lam[i, j, k] x_i y_j once.  The C source below is fixed (no user text enters it); `library` compiles
-it on first use with ``$CC`` (else ``cc``, ``gcc`` or ``clang``) at ``-O3`` for this CPU, caches the shared
+nonzero term lam[i, j, k] x_i y_j once.  The C source below is fixed (no user text enters it); `unavailable`
+compiles it on first use with ``$CC`` (else ``cc``, ``gcc`` or ``clang``) at ``-O3`` for this CPU, caches the shared
 library on disk (in the ``kernels`` folder of `product_interactions.cache`; a private temporary folder when the
-cache is off or cannot be written) and loads it with ctypes, which releases the GIL during the call.  Where no compiler
-works, or ``PRODUCT_INTERACTIONS_COMPILE=0``, `unavailable` says why and the strategy does not apply.
+cache is off or cannot be written) and loads it with ctypes, which releases the GIL during the call.  Where no
+compiler works, or ``PRODUCT_INTERACTIONS_COMPILE=0`` (or ``off``), `unavailable` says why and the strategy does
+not apply.
 
 >>> import numpy as np
-
-from .. import cache
 >>> if unavailable() is None:                 # z = 2 x_0 y_1 on three rows
 ...     terms = Terms.from_table(np.array([[0, 1, 0]]), np.array([2.0]), 1)
 ...     print(sparse_product(terms, np.arange(6.0).reshape(3, 2), np.ones((3, 2)), (2, 2, 1)).ravel())
@@ -26,10 +25,13 @@ import functools
 import hashlib
 import os
 import platform
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -38,7 +40,7 @@ from .. import cache
 
 #: Rows per block of the loop, by dtype: the components of one block sit in cache while every term is added; 16
 #: float64 or 32 float32 rows fill four 256-bit vector registers per accumulated output.
-BLOCK: dict[np.dtype[Any], int] = {np.dtype(np.float64): 16, np.dtype(np.float32): 32}
+BLOCK: Mapping[np.dtype[Any], int] = MappingProxyType({np.dtype(np.float64): 16, np.dtype(np.float32): 32})
 
 SOURCE = r"""
 #include <stdint.h>
@@ -91,11 +93,14 @@ COMPILE_SECONDS = 120
 FLAG_SETS = (("-O3", "-march=native"), ("-O3",))
 
 
-def _compiler() -> str | None:
-    chosen = os.environ.get("CC")
+def _compiler() -> list[str] | None:
+    """The compiler command: ``$CC`` split as a shell would (``ccache gcc``), else cc, gcc or clang."""
+    chosen = shlex.split(os.environ.get("CC", ""))
     if chosen:
-        return shutil.which(chosen.split()[0]) if chosen.split() else None
-    return next(filter(None, map(shutil.which, ("cc", "gcc", "clang"))), None)
+        found = shutil.which(chosen[0])
+        return [found, *chosen[1:]] if found else None
+    found = next(filter(None, map(shutil.which, ("cc", "gcc", "clang"))), None)
+    return [found] if found else None
 
 
 def _cpu() -> str:
@@ -108,28 +113,32 @@ def _cpu() -> str:
         return platform.processor()
 
 
-def _compile(compiler: str, flags: tuple[str, ...], folder: str, name: str) -> str:
-    """Compile SOURCE into folder/name (written under a temporary name, then renamed: atomic for other
-    processes); returns the path, or raises OSError / subprocess errors."""
+def _compile(compiler: list[str], flags: tuple[str, ...], folder: str, name: str) -> str:
+    """Compile SOURCE into folder/name (written under a temporary name, readable and executable by all but
+    writable only by this user, then renamed: atomic for other processes); returns the path, or raises OSError /
+    subprocess errors."""
     os.makedirs(folder, mode=0o700, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
         source = os.path.join(scratch, "product.c")
         with open(source, "w") as handle:
             handle.write(SOURCE)
         built = os.path.join(scratch, name)
-        subprocess.run([compiler, *flags, "-fPIC", "-shared", source, "-o", built], check=True,
+        subprocess.run([*compiler, *flags, "-fPIC", "-shared", source, "-o", built], check=True,
                        capture_output=True, timeout=COMPILE_SECONDS)
+        os.chmod(built, 0o755)
         target = os.path.join(folder, name)
         os.replace(built, target)
     return target
 
 
 def _trusted(path: str) -> bool:
-    """True when only this user can have written the file at `path` (owned by them, not group or world
-    writable): a shared or planted cache entry is compiled afresh instead of loaded."""
-    status = os.stat(path)
-    owner = status.st_uid == os.getuid() if hasattr(os, "getuid") else True
-    return owner and not status.st_mode & 0o022
+    """True when only this user can have written the file at `path` or its folder (each owned by them, not group
+    or world writable): a shared or planted cache entry is compiled afresh instead of loaded."""
+    for place in (path, os.path.dirname(path)):
+        status = os.stat(place)
+        if hasattr(os, "getuid") and status.st_uid != os.getuid() or status.st_mode & 0o022:
+            return False
+    return True
 
 
 def _prune(folder: str) -> None:
@@ -142,44 +151,57 @@ def _prune(folder: str) -> None:
         pass
 
 
-def _built(compiler: str, flags: tuple[str, ...], name: str) -> str:
-    """The path of the library `name`: found in the cache folder, else compiled into it (into a private temporary
-    folder when the disk cache is off or cannot be written)."""
+def _opened(compiler: list[str], flags: tuple[str, ...], name: str) -> ctypes.CDLL:
+    """The library `name`, loaded: found in the cache folder, else compiled into it; compiled into a private
+    temporary folder (removed once loaded) when the cache is off, cannot be written, or holds an entry another
+    user could have written."""
     folder = cache.folder("kernels")
-    if folder is None:
-        return _compile(compiler, flags, tempfile.mkdtemp(prefix="product-interactions-"), name)
-    path = os.path.join(folder, name)
-    if os.path.exists(path):
-        if not _trusted(path):                  # another user could have written it: never load it
-            return _compile(compiler, flags, tempfile.mkdtemp(prefix="product-interactions-"), name)
-        os.utime(path)
-        return path
+    if folder is not None:
+        path = os.path.join(folder, name)
+        if os.path.exists(path) and _trusted(path):
+            try:
+                os.utime(path)                  # marks it used for _prune; a read-only cache serves as it is
+            except OSError:
+                pass
+            return ctypes.CDLL(path)
+        if not os.path.exists(path):
+            try:
+                path = _compile(compiler, flags, str(folder), name)
+            except OSError:
+                pass
+            else:
+                _prune(str(folder))
+                return ctypes.CDLL(path)
+    scratch = tempfile.mkdtemp(prefix="product-interactions-")
     try:
-        path = _compile(compiler, flags, str(folder), name)
-    except OSError:
-        return _compile(compiler, flags, tempfile.mkdtemp(prefix="product-interactions-"), name)
-    _prune(str(folder))
-    return path
+        return ctypes.CDLL(_compile(compiler, flags, scratch, name))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)      # a loaded library stays mapped
+
+
+def _switched_off() -> bool:
+    return os.environ.get("PRODUCT_INTERACTIONS_COMPILE", "1").strip().lower() in ("0", "off", "false", "no")
 
 
 @functools.lru_cache(maxsize=1)
 def _load() -> tuple[ctypes.CDLL | None, str | None]:
     """(library, None) or (None, why it is unavailable); built or found once per process."""
-    if os.environ.get("PRODUCT_INTERACTIONS_COMPILE", "1").strip() == "0":
+    if _switched_off():
         return None, "compiled loops are switched off (PRODUCT_INTERACTIONS_COMPILE=0)"
     compiler = _compiler()
     if compiler is None:
         return None, "no C compiler found (set CC, or install cc, gcc or clang)"
+    shown = " ".join(compiler)
     try:
-        version = subprocess.run([compiler, "--version"], capture_output=True, timeout=30).stdout
+        version = subprocess.run([*compiler, "--version"], capture_output=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError) as error:
-        return None, f"the C compiler {compiler} does not run: {error}"
+        return None, f"the C compiler {shown} does not run: {error}"
     failures = []
     for flags in FLAG_SETS:
         key = hashlib.sha256(repr((SOURCE, compiler, version, flags, platform.machine(), _cpu(),
                                    sys.platform)).encode()).hexdigest()[:20]
         try:
-            library = ctypes.CDLL(_built(compiler, flags, f"product-{key}.so"))
+            library = _opened(compiler, flags, f"product-{key}.so")
         except (OSError, subprocess.SubprocessError) as error:
             detail = getattr(error, "stderr", b"") or b""
             failures.append(f"{' '.join(flags)}: {error} {detail.decode(errors='replace')[:300]}".strip())
@@ -190,7 +212,7 @@ def _load() -> tuple[ctypes.CDLL | None, str | None]:
             function.argtypes = [ctypes.c_int64] * 4 + [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64] * 3 + \
                 [ctypes.c_void_p] * 5
         return library, None
-    return None, f"the C compiler {compiler} failed: " + "; ".join(failures)
+    return None, f"the C compiler {shown} failed: " + "; ".join(failures)
 
 
 def unavailable() -> str | None:
@@ -200,14 +222,23 @@ def unavailable() -> str | None:
 
 class Terms:
     """A factor's nonzero terms grouped by output: ``starts[k]:starts[k + 1]`` are those of z_k, with x index `i`,
-    y index `j` and coefficient `values`, kept in each dtype of `BLOCK` with their addresses (read once: each
-    costs a microsecond)."""
+    y index `j` and coefficient `values`, kept in each dtype of `BLOCK`."""
 
     def __init__(self, starts: np.ndarray, i: np.ndarray, j: np.ndarray, values: np.ndarray) -> None:
         self.starts, self.i, self.j = (np.ascontiguousarray(a, dtype=np.int64) for a in (starts, i, j))
         self.values = {dtype: np.ascontiguousarray(values, dtype=dtype) for dtype in BLOCK}
-        self.addresses = {dtype: (self.starts.ctypes.data, self.i.ctypes.data, self.j.ctypes.data,
-                                  self.values[dtype].ctypes.data) for dtype in BLOCK}
+        #: The x and y dimensions the indices need (the loop reads no further).
+        self.reach = (int(self.i.max(initial=-1)) + 1, int(self.j.max(initial=-1)) + 1)
+        if min(self.i.min(initial=0), self.j.min(initial=0), self.starts.min(initial=0)) < 0 or \
+                not len(self.i) == len(self.j) == len(values) == (self.starts[-1] if len(self.starts) else -1) or \
+                np.any(np.diff(self.starts) < 0):
+            raise ValueError("Terms: expected non-negative indices, one value per term and non-decreasing starts "
+                             f"ending at the term count, got {len(self.i)} terms and starts {self.starts[:8]}...")
+
+    def addresses(self, dtype: np.dtype[Any]) -> tuple[int, int, int, int]:
+        """Where starts, i, j and the values in `dtype` are (read at each call: a copied or unpickled Terms has its
+        own arrays)."""
+        return self.starts.ctypes.data, self.i.ctypes.data, self.j.ctypes.data, self.values[dtype].ctypes.data
 
     @classmethod
     def from_table(cls, indices: np.ndarray, values: np.ndarray, d3: int) -> Terms:
@@ -233,6 +264,10 @@ def _pool(workers: int) -> concurrent.futures.ThreadPoolExecutor:
     return concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="product-interactions")
 
 
+if hasattr(os, "register_at_fork"):             # a forked child has none of its parent's threads
+    os.register_at_fork(after_in_child=_pool.cache_clear)
+
+
 def threads(work: int) -> int:
     """How many threads a call of `work` terms times rows runs on (`THREADS`, checked here)."""
     limit = THREADS
@@ -243,6 +278,20 @@ def threads(work: int) -> int:
     return max(1, min(limit, work // WORK_PER_THREAD))
 
 
+def _check(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int, int, int]) -> None:
+    """Refuse what the loop would read out of bounds or in the wrong type, naming the argument."""
+    d1, d2, d3 = shape
+    for name, a, d in (("x", x, d1), ("y", y, d2)):
+        if type(a) is not np.ndarray or a.ndim != 2 or a.shape[1] != d or a.dtype not in BLOCK:
+            raise TypeError(f"{name}: expected a 2-D float32 or float64 numpy array of {d} columns, got "
+                            f"{type(a).__name__} {getattr(a, 'dtype', '')} {getattr(a, 'shape', '')}")
+    if x.dtype != y.dtype or x.shape[0] != y.shape[0]:
+        raise ValueError(f"x, y: expected one dtype and one row count, got {x.dtype} {x.shape} and {y.dtype} {y.shape}")
+    if terms.reach[0] > d1 or terms.reach[1] > d2 or len(terms.starts) != d3 + 1:
+        raise ValueError(f"terms: expected indices within shape {shape}, got terms reaching {terms.reach} with "
+                         f"{len(terms.starts) - 1} outputs")
+
+
 def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
     """z[r] = sum over the terms of c x[r, i] y[r, j], for (rows, d1) and (rows, d2) arrays of one float dtype of
     `BLOCK` (each may be any strided view, a row stride of 0 included): a new (rows, d3) array.  Large calls split
@@ -250,6 +299,7 @@ def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int,
     library, why = _load()
     if library is None:
         raise RuntimeError(f"compiled loops are unavailable: {why}")
+    _check(terms, x, y, shape)
     dtype, rows, (d1, d2, d3) = x.dtype, x.shape[0], shape
     size, block = dtype.itemsize, BLOCK[dtype]
     x, y = (a if a.strides[0] % size == 0 and a.strides[1] % size == 0 else np.ascontiguousarray(a) for a in (x, y))
@@ -261,7 +311,7 @@ def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int,
         xs, ys = x[start:stop], y[start:stop]
         function(stop - start, d1, d2, d3, xs.ctypes.data, xs.strides[0] // size, xs.strides[1] // size,
                  ys.ctypes.data, ys.strides[0] // size, ys.strides[1] // size, z[start:stop].ctypes.data, d3, 1,
-                 *terms.addresses[dtype], work.ctypes.data)
+                 *terms.addresses(dtype), work.ctypes.data)
 
     count = threads(len(terms.i) * rows)
     if count == 1:

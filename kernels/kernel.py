@@ -30,6 +30,7 @@ arrays and torch CPU tensors: on JAX arrays and other devices gather or codegen 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -89,7 +90,7 @@ class Kernel:
         self._differentiable: Callable[..., Any] | None = None
         self._transposed: dict[int, Kernel] = {}
         self._engine_calls: dict[tuple[Any, ...], tuple[Engine, tuple[str, ...], int, tuple[int, ...]]] = {}
-        self._direct: dict[tuple[str, ...], tuple[str, ...] | None] = {}
+        self._direct: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...] | None] = {}
 
     def _program(self, names: tuple[str, ...]) -> Program:
         """The lowered program for one choice of strategies (built once each)."""
@@ -97,14 +98,17 @@ class Kernel:
             self._programs[names] = lower(self.factors, names, self.dtype)
         return self._programs[names]
 
-    def strategies_for(self, rows: int, engine: Engine = NUMPY, itemsize: int | None = None) -> tuple[str, ...]:
+    def strategies_for(self, rows: int, engine: Engine = NUMPY, itemsize: int | None = None,
+                       compiled: bool = True) -> tuple[str, ...]:
         """The strategies a call on `rows` batch rows of `itemsize`-byte numbers (the kernel's dtype by default)
-        runs on `engine` (auto chooses per power-of-four bucket of rows, by the engine's `kernels.cost.Rates`)."""
+        runs on `engine` (auto chooses per power-of-four bucket of rows, by the engine's `kernels.cost.Rates`;
+        without the compiled loop where the arrays cannot enter it, `compiled` False)."""
         if self.requested != "auto":
             return self.strategies
-        key = (max(int(rows), 1).bit_length() // 2, itemsize or self.dtype.itemsize, engine.rates)
+        rates = engine.rates if compiled else replace(engine.rates, compiled64=0.0, compiled32=0.0)
+        key = (max(int(rows), 1).bit_length() // 2, itemsize or self.dtype.itemsize, rates)
         if key not in self._choices:
-            self._choices[key] = select.resolve("auto", self.factors, 4**key[0], key[1], engine.rates)
+            self._choices[key] = select.resolve("auto", self.factors, 4**key[0], key[1], rates)
         return self._choices[key]
 
     def _chunk_bytes(self, program: Program) -> int | None:
@@ -150,18 +154,11 @@ class Kernel:
     def _engine_plan(self, engine: Engine, batch: tuple[int, ...], x: Any
                      ) -> tuple[Engine, tuple[str, ...], int, tuple[int, ...]]:
         """(engine, strategies, rows per chunk, batch shape) for a call on `batch` rows like `x`."""
-        itemsize = engine.dtype(x).itemsize
-        names = self._runnable(self.strategies_for(math.prod(batch), engine, itemsize), engine, x)
+        compiled = engine.runs_compiled(x)
+        names = self.strategies_for(math.prod(batch), engine, engine.dtype(x).itemsize, compiled)
+        if not compiled:
+            names = self._term_by_term(names, ("compiled",)) or names
         return engine, names, self._rows(batch, self._program(names), cache_chunks=False), batch
-
-    def _runnable(self, names: tuple[str, ...], engine: Engine, x: Any) -> tuple[str, ...]:
-        """`names` with the compiled strategy given to gather or codegen (the first that represents the factor;
-        else dense) where the engine's arrays like `x` cannot enter its loop (JAX, torch off the CPU)."""
-        if "compiled" not in names or engine.runs_compiled(x):
-            return names
-        return tuple(next((other for other in (*TERM_BY_TERM, "dense")
-                           if STRATEGIES[other].unsupported(factor) is None)) if name == "compiled" else name
-                     for factor, name in zip(self.factors, names))
 
     def _run_on_engine(self, engine: Engine, names: tuple[str, ...], rows: int, batch: tuple[int, ...], x: Any,
                        y: Any) -> Any:
@@ -181,21 +178,24 @@ class Kernel:
         it multiplies structural zeros too (dense, fft) and its result is not all finite, the term-by-term
         program's result instead."""
         z = self._program(names)(x, y)
-        direct = self._term_by_term(names)
+        direct = self._term_by_term(names, MEETS_ZEROS)
         if direct is None:
             return z
         # One finite sum means every output is finite (one pass; torch's isfinite(z).all() costs 13 times more).
         # A sum that overflows from finite outputs only costs a recomputation with the same result.
         return engine.branch(engine.isfinite(engine.sum(z)), lambda: z, lambda: self._program(direct)(x, y))
 
-    def _term_by_term(self, names: tuple[str, ...]) -> tuple[str, ...] | None:
-        """`names` with each dense or fft factor given to gather or codegen (the first that represents it), or
-        None when no factor changes."""
-        if names not in self._direct:
+    def _term_by_term(self, names: tuple[str, ...], replaced: tuple[str, ...]) -> tuple[str, ...] | None:
+        """`names` with each factor whose strategy is in `replaced` given to gather or codegen (the first that
+        represents it; else it keeps dense or fft, and compiled becomes dense), or None when no factor changes: for
+        results that are not finite (dense, fft) and for arrays the compiled loop cannot take."""
+        key = (names, replaced)
+        if key not in self._direct:
             direct = tuple(next((other for other in TERM_BY_TERM if STRATEGIES[other].unsupported(factor) is None),
-                                name) if name in MEETS_ZEROS else name for factor, name in zip(self.factors, names))
-            self._direct[names] = None if direct == names else direct
-        return self._direct[names]
+                                "dense" if name == "compiled" else name) if name in replaced else name
+                           for factor, name in zip(self.factors, names))
+            self._direct[key] = None if direct == names else direct
+        return self._direct[key]
 
     def _operand(self, value: Any, argument: str, role: int) -> Any:
         if hasattr(value, "algebra") and hasattr(value, "to_array"):          # an algebra.Element

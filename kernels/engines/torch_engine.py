@@ -67,10 +67,14 @@ def _loop_function() -> Any:
 
     class Loop(torch.autograd.Function):
         @staticmethod
-        def forward(ctx: Any, x: Any, y: Any, level: Any) -> Any:
+        def forward(x: Any, y: Any, level: Any) -> Any:
+            return torch.from_numpy(level.loop(x.detach().resolve_neg().numpy(), y.detach().resolve_neg().numpy()))
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: Any, output: Any) -> None:      # the form torch.func transforms need
+            x, y, level = inputs
             ctx.save_for_backward(x, y)
             ctx.level = level
-            return torch.from_numpy(level.loop(x.detach().numpy(), y.detach().numpy()))
 
         @staticmethod
         def backward(ctx: Any, gradient: Any) -> Any:
@@ -115,7 +119,7 @@ class TorchEngine(Engine):
         return a.device
 
     def runs_compiled(self, a: Any) -> bool:
-        return bool(a.device.type == "cpu")
+        return bool(a.device.type == "cpu" and a.dtype in (self.xp.float32, self.xp.float64))
 
     def compiled_loop(self, level: Any, x: Any, y: Any) -> Any:
         """The level's C loop on CPU tensors: the component axis moved last and the batches broadcast (both
@@ -125,7 +129,13 @@ class TorchEngine(Engine):
             x, y = torch.movedim(x, level.axis, -1), torch.movedim(y, level.axis, -1)
         batch = torch.broadcast_shapes(x.shape[:-1], y.shape[:-1])
         x, y = x.expand(*batch, x.shape[-1]), y.expand(*batch, y.shape[-1])
-        z = _loop_function().apply(x, y, level)
+        if x.is_complex() or y.is_complex():                     # an fft level's spectra
+            from ..strategies.compiled import complex_parts     # the strategies import the engines
+            z = complex_parts(lambda a, b: _loop_function().apply(a, b, level), x, y,
+                              lambda a: a.real, lambda a: a.imag if a.is_complex() else torch.zeros_like(a),
+                              torch.complex)
+        else:
+            z = _loop_function().apply(x, y, level)
         return z if level.axis == -1 else torch.movedim(z, -1, level.axis)
 
     def detached(self, a: Any) -> Any:

@@ -21,6 +21,7 @@ autograd function whose VJPs are the loop again, `Engine.compiled_loop`); JAX pr
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -59,7 +60,7 @@ def _elementwise(inner: Cost) -> bool:
 
 def cost(factor: Factor, inner: Cost) -> Cost:
     """Three FLOPs per term and inner element in the compiled loop, the operands read and the output written once;
-    operands whose axis must move are copied first.  Infinite around anything but the elementwise leaf, which
+    as temporaries, the copies of operands whose axis must move.  Infinite around anything but the elementwise leaf, which
     the loop cannot call."""
     if not _elementwise(inner):
         return around(factor, inner, flops=np.inf, moved=0, temporary=0, calls=0, compiled=np.inf)
@@ -70,11 +71,21 @@ def cost(factor: Factor, inner: Cost) -> Cost:
                   calls=CALLS, compiled=terms)
 
 
+def complex_parts(product: Callable[[Any, Any], Any], x: Any, y: Any, real: Callable[[Any], Any],
+                  imag: Callable[[Any], Any], join: Callable[[Any, Any], Any]) -> Any:
+    """The bilinear `product` of complex x and y from real products of their parts: (a + ib)(c + id) =
+    ac - bd + i(ad + bc), with `real`, `imag` and `join` (real and imaginary parts into one) of the library."""
+    a, b, c, d = real(x), imag(x), real(y), imag(y)
+    return join(product(a, c) - product(b, d), product(a, d) + product(b, c))
+
+
 def lower(factor: Factor, axis: int, inner: Program) -> Compiled:
     """The compiled level for `factor` on `axis` around `inner` (the elementwise leaf)."""
     if not isinstance(inner, Elementwise):
+        inside = type(inner).__name__
         raise ValueError(f"strategy: 'compiled' multiplies {factor.name} only when every other factor is a shared "
-                         f"(identify) axis; give the other factors' strategies or use 'auto'")
+                         f"(identify) axis, got {inside} inside it; give the other factors other strategies or use "
+                         f"'auto'")
     return Compiled(factor, axis, inner)
 
 
@@ -99,7 +110,10 @@ class Compiled(Level):
         return self._transposed[argument]
 
     def loop(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """The product of numpy arrays (..., d1) and (..., d2) with one batch shape and this level's axis last."""
+        """The product of numpy arrays (..., d1) and (..., d2) with one batch shape and this level's axis last;
+        complex operands (an fft level's spectra) as real and imaginary parts, the map being bilinear."""
+        if np.iscomplexobj(x) or np.iscomplexobj(y):
+            return complex_parts(self.loop, x, y, np.real, np.imag, lambda re, im: re + 1j * im)
         d1, d2, d3 = self.factor.shape
         dtype = np.result_type(x, y)
         if dtype not in clib.BLOCK:

@@ -50,7 +50,7 @@ def cost(factor: Factor, inner: Cost) -> Cost:
     c, pairs = inner, sum(terms)
     return around(factor, c, flops=pairs * (c.flops + c.z), moved=pairs * (c.moved + 3 * c.z),
                   temporary=width**degree * (c.z + c.temporary), calls=sum(2 * (k + 1) for k in range(degree + 1))
-                  * c.calls + 2, gemm=pairs * c.gemm)
+                  * c.calls + 2, gemm=pairs * c.gemm, compiled=pairs * c.compiled)
 
 
 def lower(factor: Factor, axis: int, inner: Program) -> Graded:

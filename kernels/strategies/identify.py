@@ -51,7 +51,7 @@ def cost(factor: Factor, inner: Cost) -> Cost:
     scaled = not factor.is_unit_diagonal()
     return Cost(d * inner.x, d * inner.y, d * inner.z, d * inner.flops + scaled * d * inner.z,
                 d * inner.moved + scaled * 2 * d * inner.z, d * inner.temporary, inner.fixed + scaled * d,
-                inner.calls + scaled, d * inner.gemm, d * inner.loop, d * inner.row_calls)
+                inner.calls + scaled, d * inner.gemm, d * inner.loop, d * inner.row_calls, d * inner.compiled)
 
 
 def term(factor: Factor, fresh: Callable[[], str]) -> tuple[str, str, str, str | None]:

@@ -217,3 +217,121 @@ def test_large_calls_split_their_rows_over_threads_with_the_same_numbers(monkeyp
         monkeypatch.setattr(clib, "THREADS", bad)
         with pytest.raises(ValueError, match="kernels.clib.THREADS: expected None or an int >= 1"):
             clib.threads(10)
+
+
+def test_inside_an_fft_level_the_loop_multiplies_complex_spectra_on_numpy_and_torch():
+    A = tensor_product(translation(16), clebsch_gordan(2))
+    kernel = kernels.product(A, strategy=("fft", "compiled"))
+    x, y = operands(A, batch=(3,), seed=8)
+    expected = reference(A, x, y)
+    assert relative_error(kernel(x, y), expected) <= 1e-12
+    torch = pytest.importorskip("torch")
+    xt = torch.tensor(x, requires_grad=True)
+    assert relative_error(kernel(xt, torch.tensor(y)).detach().numpy(), expected) <= 1e-12
+    assert torch.autograd.gradcheck(lambda a: kernel(a, torch.tensor(y)), (xt,))
+    jax_rates = pytest.importorskip("product_interactions.kernels.engines").ENGINES["jax"].rates
+    assert select.nested_cost(kernel.factors, ("fft", "compiled")).compiled > 0           # priced, not free
+    assert select.resolve("auto", kernel.factors, rates=jax_rates).count("compiled") == 0
+
+
+def test_a_copied_or_pickled_kernel_runs_on_its_own_arrays():
+    import copy
+    import gc
+    import pickle
+    A = clebsch_gordan(2)
+    x, y = operands(A, batch=(5,), seed=9)
+    kernel = kernels.product(A, strategy="compiled")
+    expected = kernel(x, y)
+    copies = [copy.deepcopy(kernel), pickle.loads(pickle.dumps(kernel))]
+    del kernel
+    gc.collect()
+    for other in copies:
+        assert np.array_equal(other(x, y), expected)
+
+
+def test_a_process_forked_after_a_threaded_call_runs_the_loop(monkeypatch):
+    import time
+    A = clebsch_gordan(2)
+    factor = Factor.from_algebra(A)
+    terms = clib.Terms.from_table(factor.indices, factor.values, A.dim)
+    x, y = operands(A, batch=(200,), seed=10)
+    monkeypatch.setattr(clib, "WORK_PER_THREAD", 100)
+    monkeypatch.setattr(clib, "THREADS", 2)
+    expected = clib.sparse_product(terms, x, y, factor.shape)                # the pool now has threads
+    child = os.fork()
+    if child == 0:                                                           # pragma: no cover - the child
+        os._exit(0 if np.array_equal(clib.sparse_product(terms, x, y, factor.shape), expected) else 1)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(child, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(child, 9)
+    pytest.fail("the forked child hung in the loop")
+
+
+def test_torch_dtypes_the_loop_cannot_take_and_functorch_transforms():
+    torch = pytest.importorskip("torch")
+    from product_interactions.kernels.engines import ENGINES
+    kernel = kernels.product(clebsch_gordan(4))
+    x = torch.randn(4096, 25, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    for dtype in (torch.bfloat16, torch.float16):
+        assert kernel(x.to(dtype), x.to(dtype)).dtype == dtype
+    small = kernels.product(clebsch_gordan(2), strategy="compiled")
+    a = torch.randn(7, 9, dtype=torch.float64)
+    grad = torch.func.grad(lambda v: small(v, v).sum())(a)
+    a.requires_grad_(True)
+    small(a, a).sum().backward()
+    assert torch.allclose(grad, a.grad)
+    off_cpu = kernel.strategies_for(4096, ENGINES["torch"], 8, compiled=False)   # as on a GPU: priced without it
+    assert "compiled" not in off_cpu
+
+
+def test_the_cache_serves_under_a_group_writable_umask_and_without_a_home(monkeypatch, tmp_path):
+    from pathlib import Path
+
+    from product_interactions import cache
+    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", str(tmp_path))
+    previous = os.umask(0o002)
+    try:
+        clib._load.__wrapped__()
+    finally:
+        os.umask(previous)
+    (built,) = (tmp_path / "kernels").iterdir()
+    assert not built.stat().st_mode & 0o022
+    library, _ = clib._load.__wrapped__()
+    assert library._name == str(built)                                    # trusted: loaded, not recompiled
+    monkeypatch.delenv("PRODUCT_INTERACTIONS_CACHE")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: (_ for _ in ()).throw(RuntimeError("no home"))))
+    assert cache.folder("kernels") is None
+    library, why = clib._load.__wrapped__()
+    assert why is None and library is not None
+
+
+def test_a_compiler_command_with_arguments_and_the_word_off(monkeypatch, tmp_path):
+    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", str(tmp_path))
+    monkeypatch.setenv("CC", "env cc")
+    library, why = clib._load.__wrapped__()
+    assert why is None and library is not None
+    monkeypatch.setenv("PRODUCT_INTERACTIONS_COMPILE", "off")
+    assert clib._load.__wrapped__()[0] is None
+
+
+def test_the_loop_refuses_what_it_would_read_out_of_bounds_or_in_the_wrong_type():
+    terms = clib.Terms.from_table(np.array([[0, 1, 0]]), np.array([2.0]), 1)
+    good = np.ones((3, 2))
+    with pytest.raises(ValueError, match=r"x, y: expected one dtype and one row count, got float32 \(3, 2\)"):
+        clib.sparse_product(terms, good.astype(np.float32), good, (2, 2, 1))
+    with pytest.raises(ValueError, match="one row count"):
+        clib.sparse_product(terms, good, good[:1], (2, 2, 1))
+    with pytest.raises(TypeError, match="x: expected a 2-D float32 or float64 numpy array of 2 columns, got ndarray int64"):
+        clib.sparse_product(terms, good.astype(int), good, (2, 2, 1))
+    with pytest.raises(ValueError, match=r"terms: expected indices within shape \(1, 1, 1\), got terms reaching \(1, 2\)"):
+        clib.sparse_product(terms, good[:, :1], good[:, :1], (1, 1, 1))
+    with pytest.raises(ValueError, match="Terms: expected non-negative indices"):
+        clib.Terms(np.array([0, 1]), np.array([-1]), np.array([0]), np.array([1.0]))
+    with pytest.raises(TypeError):
+        clib.BLOCK[np.dtype(np.float64)] = 1                              # read-only: the C source fixed it
