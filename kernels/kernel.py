@@ -234,14 +234,17 @@ class Kernel:
         operands, result and temporaries one chunk touches) and always within ``kernels.MEMORY_LIMIT`` (checked
         before anything is allocated)."""
         count = len(self.factors)
+        component_major = layout != checks.LAYOUTS[0]
+        shape = self.shapes[2] + batch if component_major else batch + self.shapes[2]
+        if 0 in batch:                                   # nothing to multiply
+            return np.empty(shape, self.dtype)
         names = self.strategies_for(math.prod(batch))
         rows = self._rows(batch, self._program(names))
-        whole = (not batch or rows >= batch[0]) and 0 not in batch
+        whole = not batch or rows >= batch[0]
         z = self._run(names, NUMPY, x, y) if whole else None
         if whole and layout == checks.LAYOUTS[0] and z.flags.c_contiguous:  # type: ignore[union-attr]  # whole: z
             return z  # type: ignore[return-value]  # whole: z is the result
-        component_major = layout != checks.LAYOUTS[0]
-        out = np.empty(self.shapes[2] + batch if component_major else batch + self.shapes[2], self.dtype)
+        out = np.empty(shape, self.dtype)
         view = np.moveaxis(out, range(count), range(-count, 0)) if component_major else out
         if whole:
             view[...] = z

@@ -215,3 +215,14 @@ def test_codegen_in_place_form_rounds_exactly_as_its_expression_form(name):
     expected = [np.zeros(5) if part is None else part for part in source.function(x, y, operator.mul)]
     assert np.array_equal(z, np.stack(expected))
     assert source.shared == 0 or "shared[0]" in source.in_place.text
+
+
+@pytest.mark.parametrize("name", ["quaternions", "clebsch_gordan(2)", "translation(9)"])
+def test_an_empty_batch_gives_an_empty_result_on_every_strategy(name):
+    A = ALGEBRAS[name]
+    for strategy in ("auto",) + STRATEGY_NAMES:
+        kernel = representable(A, strategy)
+        if kernel is None:
+            continue
+        assert kernel(np.ones((0, *A.shape)), np.ones((0, *A.shape))).shape == (0, *A.shape), strategy
+        assert kernel(np.ones((3, 0, *A.shape)), np.ones(A.shape)).shape == (3, 0, *A.shape), strategy
