@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from . import engines
 from .engines import NUMPY
 
@@ -41,6 +43,17 @@ def align(x: Any, y: Any) -> tuple[Any, Any]:
 def _to_front(rank: int, axis: int) -> tuple[int, ...]:
     axis %= rank
     return (axis, *range(axis), *range(axis + 1, rank))
+
+
+def broadcast_batch(x: Any, y: Any, engine: Engine = NUMPY) -> tuple[Any, Any, tuple[int, ...]]:
+    """x (..., d1) and y (..., d2) broadcast to one batch shape, their last axes kept (views), and that shape.
+
+    >>> x, y, batch = broadcast_batch(np.ones((5, 1, 3)), np.ones((2, 4)))
+    >>> x.shape, y.shape, batch
+    ((5, 2, 3), (5, 2, 4), (5, 2))
+    """
+    batch = tuple(np.broadcast_shapes(tuple(x.shape[:-1]), tuple(y.shape[:-1])))
+    return engine.broadcast_to(x, batch + (x.shape[-1],)), engine.broadcast_to(y, batch + (y.shape[-1],)), batch
 
 
 def components(x: Any, axis: int, engine: Engine = NUMPY) -> Any:

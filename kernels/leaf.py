@@ -29,7 +29,7 @@ from numpy.typing import DTypeLike
 import opt_einsum as oe
 
 from . import numpy_backend
-from .axes import engine_of
+from .axes import broadcast_batch, engine_of
 from .cost import Cost
 from .engines import NUMPY
 from .strategies import STRATEGIES
@@ -175,10 +175,9 @@ class Contraction:
         if d2 * d3 in BATCHED_ENTRIES:
             into = engine.matmul(x, engine.constant(batched, like))
             return engine.matmul(y[..., None, :], engine.reshape(into, tuple(into.shape[:-1]) + (d2, d3)))[..., 0, :]
-        batch = tuple(np.broadcast_shapes(tuple(x.shape[:-1]), tuple(y.shape[:-1])))
+        x, y, batch = broadcast_batch(x, y, engine)
         rows = math.prod(batch)
-        x = engine.reshape(engine.broadcast_to(x, batch + (d1,)), (rows, d1))
-        y = engine.reshape(engine.broadcast_to(y, batch + (d2,)), (rows, d2))
+        x, y = engine.reshape(x, (rows, d1)), engine.reshape(y, (rows, d2))
         step = max(1, -(-rows // ENGINE_CHUNKS),
                    min(rows, ENGINE_ROWS_BYTES // (d1 * d2 * engine.dtype(like).itemsize)))
         lam = engine.constant(outer, like)
@@ -192,12 +191,12 @@ class Contraction:
         product), then each row's (d2, d3) block of it times that row of y (one batched matrix product)."""
         d1, d2, d3 = self._shapes[0]
         _, by_x = self.dense_forms()
-        batch = np.broadcast_shapes(x.shape[:-1], y.shape[:-1])
+        x, y, batch = broadcast_batch(x, y)
         rows = math.prod(batch)
         dtype = np.result_type(x, y, by_x)
         by_x = by_x.astype(dtype, copy=False)
-        x = np.broadcast_to(x, batch + (d1,)).reshape(rows, d1).astype(dtype, copy=False)
-        y = np.broadcast_to(y, batch + (d2,)).reshape(rows, 1, d2).astype(dtype, copy=False)
+        x = x.reshape(rows, d1).astype(dtype, copy=False)
+        y = y.reshape(rows, 1, d2).astype(dtype, copy=False)
         z = np.empty((rows, 1, d3), dtype)
         step = max(1, min(rows, ROWS_BYTES // (d2 * d3 * dtype.itemsize)))
         into = np.empty((step, d2 * d3), dtype)

@@ -122,22 +122,9 @@ class TorchEngine(Engine):
         return bool(a.device.type == "cpu" and a.dtype in (self.xp.float32, self.xp.float64))
 
     def compiled_loop(self, level: Any, x: Any, y: Any) -> Any:
-        """The level's C loop on CPU tensors: the component axis moved last and the batches broadcast (both
-        differentiably), then one autograd function whose VJPs are the transposed levels' loops."""
-        torch = self.xp
-        if level.axis != -1:
-            x, y = torch.movedim(x, level.axis, -1), torch.movedim(y, level.axis, -1)
-        if x.shape[:-1] != y.shape[:-1]:                         # (torch.broadcast_shapes costs 50 us)
-            batch = torch.broadcast_shapes(x.shape[:-1], y.shape[:-1])
-            x, y = x.expand(*batch, x.shape[-1]), y.expand(*batch, y.shape[-1])
-        if x.is_complex() or y.is_complex():                     # an fft level's spectra
-            from ..strategies.compiled import complex_parts     # the strategies import the engines
-            z = complex_parts(lambda a, b: _loop_function().apply(a, b, level), x, y,
-                              lambda a: a.real, lambda a: a.imag if a.is_complex() else torch.zeros_like(a),
-                              torch.complex)
-        else:
-            z = _loop_function().apply(x, y, level)
-        return z if level.axis == -1 else torch.movedim(z, -1, level.axis)
+        """The level's C loop (`level.loop`) on real CPU tensors with one batch shape and its axis last: one
+        autograd function whose VJPs are the transposed levels' loops."""
+        return _loop_function().apply(x, y, level)
 
     def detached(self, a: Any) -> Any:
         return a.detach()

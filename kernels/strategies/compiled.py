@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import clib
 from ..autodiff import VJP_ROLES
-from ..axes import align, engine_of
+from ..axes import broadcast_batch, engine_of
 from ..cost import Cost
 from ..engines import NUMPY
 from ..factor import TABLE_LIMIT
@@ -36,6 +36,7 @@ from .identify import Elementwise
 from .level import Level, Program, around
 
 if TYPE_CHECKING:
+    from ..engines import Engine
     from ..factor import Factor
 
 NAME = "compiled"
@@ -60,8 +61,8 @@ def _elementwise(inner: Cost) -> bool:
 
 def cost(factor: Factor, inner: Cost) -> Cost:
     """Three FLOPs per term and inner element in the compiled loop, the operands read and the output written once;
-    as temporaries, the copies of operands whose axis must move.  Infinite around anything but the elementwise leaf, which
-    the loop cannot call."""
+    as temporaries, the copies of operands whose axis must move.  Infinite around anything but the elementwise
+    leaf, which the loop cannot call."""
     if not _elementwise(inner):
         return around(factor, inner, flops=np.inf, moved=0, temporary=0, calls=0, compiled=np.inf)
     d1, d2, d3 = factor.shape
@@ -71,12 +72,15 @@ def cost(factor: Factor, inner: Cost) -> Cost:
                   calls=CALLS, compiled=terms)
 
 
-def complex_parts(product: Callable[[Any, Any], Any], x: Any, y: Any, real: Callable[[Any], Any],
-                  imag: Callable[[Any], Any], join: Callable[[Any, Any], Any]) -> Any:
-    """The bilinear `product` of complex x and y from real products of their parts: (a + ib)(c + id) =
-    ac - bd + i(ad + bc), with `real`, `imag` and `join` (real and imaginary parts into one) of the library."""
-    a, b, c, d = real(x), imag(x), real(y), imag(y)
-    return join(product(a, c) - product(b, d), product(a, d) + product(b, c))
+def complex_product(product: Callable[[Any, Any], Any], x: Any, y: Any, engine: Engine) -> Any:
+    """The bilinear `product` of x and y, one or both complex, from real products of their parts:
+    (a + ib)(c + id) = ac - bd + i(ad + bc), with no product of a missing (zero) imaginary part."""
+    def parts(a: Any) -> tuple[Any, Any]:
+        return (a.real, a.imag) if engine.dtype(a).kind == "c" else (a, None)
+    (a, b), (c, d) = parts(x), parts(y)
+    real = product(a, c) if b is None or d is None else product(a, c) - product(b, d)
+    imag = [product(*pair) for pair in ((a, d), (b, c)) if pair[0] is not None and pair[1] is not None]
+    return real + 1j * (imag[0] if len(imag) == 1 else imag[0] + imag[1])
 
 
 def lower(factor: Factor, axis: int, inner: Program) -> Compiled:
@@ -110,10 +114,8 @@ class Compiled(Level):
         return self._transposed[argument]
 
     def loop(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """The product of numpy arrays (..., d1) and (..., d2) with one batch shape and this level's axis last;
-        complex operands (an fft level's spectra) as real and imaginary parts, the map being bilinear."""
-        if np.iscomplexobj(x) or np.iscomplexobj(y):
-            return complex_parts(self.loop, x, y, np.real, np.imag, lambda re, im: re + 1j * im)
+        """The product of real numpy arrays (..., d1) and (..., d2) with one batch shape and this level's axis
+        last."""
         d1, d2, d3 = self.factor.shape
         dtype = np.result_type(x, y)
         if dtype not in clib.BLOCK:
@@ -123,22 +125,26 @@ class Compiled(Level):
         return z.reshape(x.shape[:-1] + (d3,))
 
     def __call__(self, x: Any, y: Any) -> Any:
-        if type(x) is not np.ndarray or type(y) is not np.ndarray:
-            engine = engine_of(x, y)
-            if engine is not NUMPY:
-                if engine.compiled_loop is None:
-                    raise TypeError(f"strategy 'compiled' runs on numpy and torch CPU arrays, got {engine.name} "
-                                    f"arrays; use 'auto' (or 'gather', 'codegen' or 'dense') for them")
-                return engine.compiled_loop(self, x, y)
-            x, y = np.asarray(x), np.asarray(y)
+        """On any engine that has the loop: this level's axis moved last and the batches broadcast (by the
+        engine's operations, so its autodiff sees them), complex operands (an fft level's spectra) cut into real
+        parts, then the loop (`loop` on numpy, `Engine.compiled_loop` elsewhere)."""
+        engine = engine_of(x, y)
+        if engine is NUMPY:
+            x, y, product = np.asarray(x), np.asarray(y), self.loop
+        elif engine.compiled_loop is None:
+            raise TypeError(f"strategy 'compiled' runs on numpy and torch CPU arrays, got {engine.name} arrays; "
+                            f"use 'auto' (or 'gather', 'codegen' or 'dense') for them")
+        else:
+            product = functools.partial(engine.compiled_loop, self)
         if self.axis != -1:
-            x, y = np.moveaxis(x, self.axis, -1), np.moveaxis(y, self.axis, -1)
-        if y.shape[:-1] != x.shape[:-1]:
-            x, y = align(x, y)
-            batch = np.broadcast_shapes(x.shape[:-1], y.shape[:-1])
-            x, y = np.broadcast_to(x, batch + x.shape[-1:]), np.broadcast_to(y, batch + y.shape[-1:])
-        z = self.loop(x, y)
-        return z if self.axis == -1 else np.moveaxis(z, -1, self.axis)
+            x, y = engine.moveaxis(x, self.axis, -1), engine.moveaxis(y, self.axis, -1)
+        if tuple(x.shape[:-1]) != tuple(y.shape[:-1]):
+            x, y, _ = broadcast_batch(x, y, engine)
+        if engine.dtype(x).kind == "c" or engine.dtype(y).kind == "c":
+            z = complex_product(product, x, y, engine)
+        else:
+            z = product(x, y)
+        return z if self.axis == -1 else engine.moveaxis(z, -1, self.axis)
 
     def describe(self) -> list[str]:
         block = ", ".join(f"{rows} {dtype.name} rows" for dtype, rows in clib.BLOCK.items())
