@@ -28,8 +28,8 @@ sys.path[:] = [os.path.dirname(_here)] + [p for p in sys.path if os.path.abspath
 
 from product_interactions.algebra.so3 import (clebsch_gordan, clebsch_gordan_tensor, spherical_harmonic_formula,  # noqa: E402
                          spherical_harmonics)
-from benchmarks.timing import (gemm_peak, interleaved, loop_threads_like_blas, optional, precompiled_dense,  # noqa: E402
-                               ratio_row, table_row)
+from benchmarks.timing import (gemm_peak, interleaved, loop_threads_like_blas, optional,  # noqa: E402
+                               precompiled_dense, ratio_row, table_row)
 
 HEADER = "| case | ratio | target | |\n| --- | --- | --- | --- |"
 

@@ -52,12 +52,13 @@ typedef double vec_double __attribute__((vector_size(32), aligned(sizeof(double)
 typedef float vec_float __attribute__((vector_size(32), aligned(sizeof(float)), may_alias));
 
 /* z[r, k] = sum over t in starts[k] .. starts[k + 1] of c[t] * x[r, i[t]] * y[r, j[t]], for rows r < rows.
-   Operands are read and written through element strides (row, component), so any layout and broadcast rows
-   (stride 0) serve.  work holds (d1 + d2) * B numbers: the components of one block of B rows, transposed, so
-   that each term is B / W vector multiply-adds (W numbers per vector) into accumulators held in registers. */
+   x and y are read through element strides (row, component), so any layout and broadcast rows (stride 0) serve;
+   z is written row by row, d3 numbers each.  work holds (d1 + d2) * B numbers: the components of one block of B
+   rows, transposed, so that each term is B / W vector multiply-adds (W numbers per vector) into accumulators
+   held in registers. */
 #define PRODUCT(NAME, T, B)                                                                                      \
 void NAME(int64_t rows, int64_t d1, int64_t d2, int64_t d3,                                                      \
-          const T *x, int64_t xr, int64_t xa, const T *y, int64_t yr, int64_t ya, T *z, int64_t zr, int64_t za,  \
+          const T *x, int64_t xr, int64_t xa, const T *y, int64_t yr, int64_t ya, T *z,                          \
           const int64_t *starts, const int64_t *ii, const int64_t *jj, const T *cc, T *work) {                   \
     enum { V = B * sizeof(T) / sizeof(vec_##T) };                                                                \
     T *xt = work, *yt = work + d1 * B, out[B];                                                                   \
@@ -76,7 +77,7 @@ void NAME(int64_t rows, int64_t d1, int64_t d2, int64_t d3,                     
                 for (int v = 0; v < V; v++) acc[v] += c * p[v] * q[v];                                           \
             }                                                                                                    \
             memcpy(out, acc, sizeof out);                                                                        \
-            for (int64_t r = 0; r < n; r++) z[(r0 + r) * zr + k * za] = out[r];                                  \
+            for (int64_t r = 0; r < n; r++) z[(r0 + r) * d3 + k] = out[r];                                       \
         }                                                                                                        \
     }                                                                                                            \
 }
@@ -209,8 +210,8 @@ def _load() -> tuple[ctypes.CDLL | None, str | None]:
         for dtype in BLOCK:
             function = getattr(library, f"product_{dtype.name}")
             function.restype = None
-            function.argtypes = [ctypes.c_int64] * 4 + [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64] * 3 + \
-                [ctypes.c_void_p] * 5
+            function.argtypes = [ctypes.c_int64] * 4 + [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64] * 2 + \
+                [ctypes.c_void_p] * 6
         return library, None
     return None, f"the C compiler {shown} failed: " + "; ".join(failures)
 
@@ -310,7 +311,7 @@ def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int,
         work = np.zeros((d1 + d2) * block, dtype)
         xs, ys = x[start:stop], y[start:stop]
         function(stop - start, d1, d2, d3, xs.ctypes.data, xs.strides[0] // size, xs.strides[1] // size,
-                 ys.ctypes.data, ys.strides[0] // size, ys.strides[1] // size, z[start:stop].ctypes.data, d3, 1,
+                 ys.ctypes.data, ys.strides[0] // size, ys.strides[1] // size, z[start:stop].ctypes.data,
                  *terms.addresses(dtype), work.ctypes.data)
 
     count = threads(len(terms.i) * rows)

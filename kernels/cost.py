@@ -11,9 +11,9 @@ array-library calls one evaluation makes, which a small batch pays for more than
 prices the calls, the memory traffic (elementwise arithmetic is bandwidth-bound), the FLOPs done inside large
 matrix products (``gemm``), inside per-row loops (``loop``: FFTs, batched small matrix products) and inside the
 compiled loop of `kernels.clib` (``compiled``), and the overhead the per-row loops pay per row (``row_calls``).
-A library that cannot run compiled loops has a ``compiled`` rate of 0: their time is infinite there.  The `Rates` are the array library's: each engine carries its
-own, measured on this project's 2-core machine (``benchmarks/strategies.py --engine NAME`` prints auto's choice
-beside every forced strategy, timed in one run).
+A library that cannot run compiled loops has a ``compiled`` rate of 0: their time is infinite there.  The
+`Rates` are the array library's: each engine carries its own, measured on this project's 2-core machine
+(``benchmarks/strategies.py --engine NAME`` prints auto's choice beside every forced strategy, timed in one run).
 
 >>> inner = Cost.elementwise(1)
 >>> inner.flops, inner.temporary, inner.calls

@@ -327,9 +327,11 @@ def test_the_loop_refuses_what_it_would_read_out_of_bounds_or_in_the_wrong_type(
         clib.sparse_product(terms, good.astype(np.float32), good, (2, 2, 1))
     with pytest.raises(ValueError, match="one row count"):
         clib.sparse_product(terms, good, good[:1], (2, 2, 1))
-    with pytest.raises(TypeError, match="x: expected a 2-D float32 or float64 numpy array of 2 columns, got ndarray int64"):
+    with pytest.raises(TypeError,
+                       match="x: expected a 2-D float32 or float64 numpy array of 2 columns, got ndarray int64"):
         clib.sparse_product(terms, good.astype(int), good, (2, 2, 1))
-    with pytest.raises(ValueError, match=r"terms: expected indices within shape \(1, 1, 1\), got terms reaching \(1, 2\)"):
+    with pytest.raises(ValueError,
+                       match=r"terms: expected indices within shape \(1, 1, 1\), got terms reaching \(1, 2\)"):
         clib.sparse_product(terms, good[:, :1], good[:, :1], (1, 1, 1))
     with pytest.raises(ValueError, match="Terms: expected non-negative indices"):
         clib.Terms(np.array([0, 1]), np.array([-1]), np.array([0]), np.array([1.0]))
