@@ -111,10 +111,13 @@ def _numpy_cumulative_sum(a: Any, axis: int) -> Any:
 
 
 def _cumulative_sum_vjp(result: Any, a: Any, axis: int) -> Callable[[Any], Any]:
-    """Entry s of a reaches the outputs s + 1 .. n: its gradient sums those, a reversed cumulative sum."""
+    """Entry s of a reaches the outputs s + 1 .. n: its gradient sums those, a reversed cumulative sum (reversed by
+    slicing, which autograd differentiates again: it has no VJP of flip)."""
+    reverse = (slice(None),) * axis + (slice(None, None, -1),)
+
     def vjp(gradient: Any) -> Any:
-        later = anp.flip(gradient, axis)[(slice(None),) * axis + (slice(0, -1),)]
-        return anp.flip(anp.cumsum(later, axis=axis), axis)
+        later = gradient[reverse][(slice(None),) * axis + (slice(0, -1),)]
+        return anp.cumsum(later, axis=axis)[reverse]
     return vjp
 
 
