@@ -6,10 +6,10 @@ i_1 < ... < i_m of x_{i_1} (x) ... (x) x_{i_m}.  ``lift="exp"`` lifts to exp(x) 
 increments that is the path signature (`signature`); ``embedding_order=p`` lifts to sum_{k<=p} x^{(x)k}/k!.
 
 The map is a Scan of the T(V) product: `seq2tens_expression` builds it from the nodes of `interactions`
-(for `order` and `formula` on small cases); `seq2tens` computes it with the level-wise kernels of
-`kernels.seq2tens` ("levelwise": one cumulative sum over time per level; "sequential": a loop over time;
-"parallel": an associative prefix scan; "auto": `kernels.seq2tens.choose_method`).  All three give the same
-numbers and let autograd through.
+(for `order` and `formula` on small cases); `seq2tens` computes it with the kernels of `kernels.seq2tens`
+("levelwise": one cumulative sum over time per level; "sequential": a loop over time; "parallel": an associative
+prefix scan; "compiled": a C loop across paths, for numpy arrays and torch CPU tensors where a C compiler works;
+"auto": `kernels.seq2tens.choose_method`).  All give the same numbers and let autograd through.
 
 Sequences are arrays (batch, length, d).  ``mask`` (batch, length) marks the points kept with 1 and the padding
 with 0 (each row ones, then zeros); padding contributes the unit, so it changes no result.  Bad input raises
@@ -40,7 +40,7 @@ from ..algebra import TensorAlgebra, position, tensor_algebra, tensor_product
 from ..algebra.algebra import check_count, check_flag
 from ..kernels import memory
 from ..kernels.engines import NUMPY, engine_of
-from ..kernels.seq2tens import METHODS, choose_method, scan
+from ..kernels.seq2tens import METHODS, choose_method, runs_compiled, scan
 
 from .expression import Expr, Scale, Signal
 from .scan import Scan
@@ -161,7 +161,7 @@ def seq2tens(x: Any, degree: int, lift: str = "linear", embedding_order: int | N
     engine = engine_of({"x": x})
     check_levels_fit(tuple(x.shape), degree, return_sequences, engine.dtype(x).itemsize)
     if method == "auto":
-        method = choose_method(tuple(x.shape), degree, return_sequences, engine.dtype(x).itemsize)
+        method = choose_method(tuple(x.shape), degree, return_sequences, engine.dtype(x).itemsize, runs_compiled(x))
     levels = scan(zero_padding(x, mask), degree, order, method, return_sequences)
     lead, d = tuple(levels[0].shape[:-1]), x.shape[2]
     return (engine.zeros(lead, x) + 1,) + tuple(engine.reshape(level, lead + (d,) * m)

@@ -23,6 +23,8 @@ import concurrent.futures
 import ctypes
 import functools
 import hashlib
+import itertools
+import math
 import os
 import platform
 import shlex
@@ -30,61 +32,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
-from types import MappingProxyType
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .. import cache
-
-#: Rows per block of the loop, by dtype: the components of one block sit in cache while every term is added; 16
-#: float64 or 32 float32 rows fill four 256-bit vector registers per accumulated output.
-BLOCK: Mapping[np.dtype[Any], int] = MappingProxyType({np.dtype(np.float64): 16, np.dtype(np.float32): 32})
-
-SOURCE = r"""
-#include <stdint.h>
-#include <string.h>
-
-/* Vectors of 32 bytes (GCC and clang extensions), loaded from any address a number may have and read through
-   pointers to the numbers (may_alias). */
-typedef double vec_double __attribute__((vector_size(32), aligned(sizeof(double)), may_alias));
-typedef float vec_float __attribute__((vector_size(32), aligned(sizeof(float)), may_alias));
-
-/* z[r, k] = sum over t in starts[k] .. starts[k + 1] of c[t] * x[r, i[t]] * y[r, j[t]], for rows r < rows.
-   x and y are read through element strides (row, component), so any layout and broadcast rows (stride 0) serve;
-   z is written row by row, d3 numbers each.  work holds (d1 + d2) * B numbers: the components of one block of B
-   rows, transposed, so that each term is B / W vector multiply-adds (W numbers per vector) into accumulators
-   held in registers. */
-#define PRODUCT(NAME, T, B)                                                                                      \
-void NAME(int64_t rows, int64_t d1, int64_t d2, int64_t d3,                                                      \
-          const T *x, int64_t xr, int64_t xa, const T *y, int64_t yr, int64_t ya, T *z,                          \
-          const int64_t *starts, const int64_t *ii, const int64_t *jj, const T *cc, T *work) {                   \
-    enum { V = B * sizeof(T) / sizeof(vec_##T) };                                                                \
-    T *xt = work, *yt = work + d1 * B, out[B];                                                                   \
-    for (int64_t r0 = 0; r0 < rows; r0 += B) {                                                                   \
-        int64_t n = rows - r0 < B ? rows - r0 : B;                                                               \
-        for (int64_t a = 0; a < d1; a++)                                                                         \
-            for (int64_t r = 0; r < n; r++) xt[a * B + r] = x[(r0 + r) * xr + a * xa];                          \
-        for (int64_t b = 0; b < d2; b++)                                                                         \
-            for (int64_t r = 0; r < n; r++) yt[b * B + r] = y[(r0 + r) * yr + b * ya];                          \
-        for (int64_t k = 0; k < d3; k++) {                                                                       \
-            vec_##T acc[V];                                                                                      \
-            for (int v = 0; v < V; v++) acc[v] = (vec_##T){0};                                                   \
-            for (int64_t t = starts[k]; t < starts[k + 1]; t++) {                                                \
-                const vec_##T *p = (const vec_##T *)(xt + ii[t] * B), *q = (const vec_##T *)(yt + jj[t] * B);    \
-                const T c = cc[t];                                                                               \
-                for (int v = 0; v < V; v++) acc[v] += c * p[v] * q[v];                                           \
-            }                                                                                                    \
-            memcpy(out, acc, sizeof out);                                                                        \
-            for (int64_t r = 0; r < n; r++) z[(r0 + r) * d3 + k] = out[r];                                       \
-        }                                                                                                        \
-    }                                                                                                            \
-}
-
-"""
-SOURCE += "".join(f"PRODUCT(product_{dtype.name}, {ctype}, {BLOCK[dtype]})\n"
-                  for dtype, ctype in ((np.dtype(np.float64), "double"), (np.dtype(np.float32), "float")))
+from .csource import BLOCK, LANES, SOURCE
 
 #: Shared libraries kept in the cache folder (one per source, compiler and CPU); older ones are removed.
 LIBRARIES_KEPT = 8
@@ -184,6 +138,19 @@ def _switched_off() -> bool:
     return os.environ.get("PRODUCT_INTERACTIONS_COMPILE", "1").strip().lower() in ("0", "off", "false", "no")
 
 
+def _declare(library: ctypes.CDLL) -> None:
+    """The argument types of the library's functions (see `kernels.csource`)."""
+    number, address = ctypes.c_int64, ctypes.c_void_p
+    for dtype in BLOCK:
+        signatures = {"product": [number] * 4 + [address, number, number] * 2 + [address] * 6,
+                      "scan": [number] * 5 + [address] * 2 + [number] * 3 + [address, number, address],
+                      "scan_backward": [number] * 5 + [address] * 2 + [number] * 3 + [address, number, address,
+                                                                                          number, address]}
+        for name, arguments in signatures.items():
+            function = getattr(library, f"{name}_{dtype.name}")
+            function.restype, function.argtypes = None, arguments
+
+
 @functools.lru_cache(maxsize=1)
 def _load() -> tuple[ctypes.CDLL | None, str | None]:
     """(library, None) or (None, why it is unavailable); built or found once per process."""
@@ -207,11 +174,7 @@ def _load() -> tuple[ctypes.CDLL | None, str | None]:
             detail = getattr(error, "stderr", b"") or b""
             failures.append(f"{' '.join(flags)}: {error} {detail.decode(errors='replace')[:300]}".strip())
             continue
-        for dtype in BLOCK:
-            function = getattr(library, f"product_{dtype.name}")
-            function.restype = None
-            function.argtypes = [ctypes.c_int64] * 4 + [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64] * 2 + \
-                [ctypes.c_void_p] * 6
+        _declare(library)
         return library, None
     return None, f"the C compiler {shown} failed: " + "; ".join(failures)
 
@@ -293,17 +256,41 @@ def _check(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int, int, in
                          f"{len(terms.starts) - 1} outputs")
 
 
+def _library() -> ctypes.CDLL:
+    library, why = _load()
+    if library is None:
+        raise RuntimeError(f"compiled loops are unavailable: {why}")
+    return library
+
+
+def _split(rows: int, block: int, work: int, run: Callable[[int, int], None]) -> None:
+    """run(start, stop) over the rows, in whole blocks of rows per thread (`threads` of `work`)."""
+    count = threads(work)
+    if count == 1:
+        run(0, rows)
+        return
+    step = -(-rows // count // block) * block
+    bounds = [(start, min(start + step, rows)) for start in range(0, rows, step)]
+    futures = [_pool(_cores()).submit(run, *bound) for bound in bounds[1:]]
+    run(*bounds[0])
+    for future in futures:
+        future.result()
+
+
+def _strided(a: np.ndarray) -> np.ndarray:
+    """a, or a contiguous copy when a stride is not a whole number of elements."""
+    return a if all(stride % a.itemsize == 0 for stride in a.strides) else np.ascontiguousarray(a)
+
+
 def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
     """z[r] = sum over the terms of c x[r, i] y[r, j], for (rows, d1) and (rows, d2) arrays of one float dtype of
     `BLOCK` (each may be any strided view, a row stride of 0 included): a new (rows, d3) array.  Large calls split
     their rows over `threads` (the loop runs without the GIL)."""
-    library, why = _load()
-    if library is None:
-        raise RuntimeError(f"compiled loops are unavailable: {why}")
+    library = _library()
     _check(terms, x, y, shape)
     dtype, rows, (d1, d2, d3) = x.dtype, x.shape[0], shape
     size, block = dtype.itemsize, BLOCK[dtype]
-    x, y = (a if a.strides[0] % size == 0 and a.strides[1] % size == 0 else np.ascontiguousarray(a) for a in (x, y))
+    x, y = _strided(x), _strided(y)
     z = np.empty((rows, d3), dtype)
     function = getattr(library, f"product_{dtype.name}")
 
@@ -314,14 +301,91 @@ def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int,
                  ys.ctypes.data, ys.strides[0] // size, ys.strides[1] // size, z[start:stop].ctypes.data,
                  *terms.addresses(dtype), work.ctypes.data)
 
-    count = threads(len(terms.i) * rows)
-    if count == 1:
-        run(0, rows)
-        return z
-    step = -(-rows // count // block) * block                # whole blocks of rows per thread
-    bounds = [(start, min(start + step, rows)) for start in range(0, rows, step)]
-    futures = [_pool(_cores()).submit(run, *bound) for bound in bounds[1:]]
-    run(*bounds[0])
-    for future in futures:
-        future.result()
+    _split(rows, block, len(terms.i) * rows, run)
     return z
+
+
+def _level_starts(d: int, degree: int) -> np.ndarray:
+    """Where each level of a scan state starts: -1 (level 0, one word), 0, d, d + d^2, ..., then the word count."""
+    return np.array([-1] + list(itertools.accumulate((d ** m for m in range(1, degree + 1)), initial=0)), np.int64)
+
+
+def _check_scan(x: np.ndarray, degree: int, order: int) -> None:
+    if type(x) is not np.ndarray or x.ndim != 3 or x.dtype not in LANES:
+        raise TypeError(f"x: expected a float32 or float64 numpy array (paths, length, d), got {type(x).__name__} "
+                        f"{getattr(x, 'dtype', '')} {getattr(x, 'shape', '')}")
+    for name, value in (("degree", degree), ("order", order)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}: expected an int >= 1, got {value!r:.60}")
+
+
+def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False) -> np.ndarray:
+    """Levels 1..degree of prod_t sum_{k <= order} x_t^k / k! in the truncated tensor algebra, for paths x (rows,
+    length, d) of float32 or float64 (any strides): (rows, D), the levels concatenated row-major
+    (D = d + ... + d^degree), or (rows, length, D), every prefix, with `sequences`.  Paths run in blocks of `LANES`,
+    split over `threads`.
+
+    >>> import numpy as np
+    >>> if unavailable() is None:                  # exp(1) exp(2) = exp(3) in T(R): 3, 9 / 2
+    ...     print(tensor_scan(np.array([[[1.0], [2.0]]]), 2, 2))
+    ... else:
+    ...     print([[3.0, 4.5]])
+    [[3.  4.5]]
+    """
+    library = _library()
+    _check_scan(x, degree, order)
+    x = _strided(x)
+    (rows, length, d), dtype, order = x.shape, x.dtype, min(order, degree)
+    start = _level_starts(d, degree)
+    words, lanes, size = int(start[-1]), LANES[dtype], dtype.itemsize
+    out = np.empty((rows, length, words) if sequences else (rows, words), dtype)
+    function = getattr(library, f"scan_{dtype.name}")
+
+    def run(first: int, stop: int) -> None:
+        work = np.empty((2 * words + (order + 1) * d + 1) * lanes, dtype)
+        xs = x[first:stop]
+        function(stop - first, length, d, degree, order, start.ctypes.data, xs.ctypes.data,
+                 *(stride // size for stride in xs.strides), out[first:stop].ctypes.data, int(sequences),
+                 work.ctypes.data)
+
+    _split(rows, lanes, rows * length * words, run)
+    return out
+
+
+def tensor_scan_segment(length: int) -> int:
+    """Steps per segment of the scan's backward pass: about sqrt(length), so that the states it keeps (one per
+    segment) and recomputes (one segment) are fewest."""
+    return max(1, math.isqrt(max(length - 1, 0)) + 1)
+
+
+def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int,
+                    sequences: bool = False) -> np.ndarray:
+    """The gradient with respect to x of <gradient, tensor_scan(x, degree, order, sequences)>: (rows, length, d).
+    The states are recomputed from every `tensor_scan_segment`-th one, so memory grows as sqrt(length)."""
+    library = _library()
+    _check_scan(x, degree, order)
+    x = _strided(x)
+    (rows, length, d), dtype, order = x.shape, x.dtype, min(order, degree)
+    start = _level_starts(d, degree)
+    words, lanes, size = int(start[-1]), LANES[dtype], dtype.itemsize
+    expected = (rows, length, words) if sequences else (rows, words)
+    if type(gradient) is not np.ndarray or gradient.shape != expected or gradient.dtype != dtype:
+        raise ValueError(f"gradient: expected a {dtype} numpy array of shape {expected}, got "
+                         f"{type(gradient).__name__} {getattr(gradient, 'dtype', '')} {getattr(gradient, 'shape', '')}")
+    dx = np.zeros((rows, length, d), dtype)
+    if rows == 0 or length == 0:
+        return dx
+    gradient = np.ascontiguousarray(gradient)
+    segment = tensor_scan_segment(length)
+    numbers = ((-(-length // segment) + segment + 3) * words + 2 * d ** (degree - 1) + (order + 2) * d + 1) * lanes
+    function = getattr(library, f"scan_backward_{dtype.name}")
+
+    def run(first: int, stop: int) -> None:
+        work = np.empty(numbers, dtype)
+        xs = x[first:stop]
+        function(stop - first, length, d, degree, order, start.ctypes.data, xs.ctypes.data,
+                 *(stride // size for stride in xs.strides), gradient[first:stop].ctypes.data, int(sequences),
+                 dx[first:stop].ctypes.data, segment, work.ctypes.data)
+
+    _split(rows, lanes, 5 * rows * length * words, run)
+    return dx

@@ -12,7 +12,11 @@ Seq2Tens lift (1, x, 0, ...), p >= M the exponential) and `scan` returns the pro
   when only the whole product is wanted the top two levels are contractions over time (matrix products), so no
   array holds more than d^{M-2} numbers per time step; its arrays hold time last, so every elementwise loop runs
   along the time steps;
-* ``"parallel"``: an associative prefix scan of the lifts (`kernels.prefix_scan`), log depth in L.
+* ``"parallel"``: an associative prefix scan of the lifts (`kernels.prefix_scan`), log depth in L;
+* ``"compiled"``: the sequential recursion as one C loop across blocks of paths (`kernels.clib.tensor_scan`), for
+  numpy arrays and torch CPU tensors of float32 or float64 where a C compiler works; its gradient is a C loop too,
+  which recomputes the states from every sqrt(L)-th one instead of storing them (gradients of gradients go
+  through the level-wise scan).
 
 `low_rank` evaluates rank-1 functionals <v^1 (x) ... (x) v^m, Phi(x)> without forming tensors (the LS2T layer).
 
@@ -26,10 +30,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+import autograd
 import numpy as np
+from autograd.extend import defvjp, primitive
 
+from . import clib
 from .axes import even_rows
-from .engines import engine_of
+from .engines import NUMPY, engine_of
 from .prefix_scan import cumulative_sum, prefix_scan, tree_reduce
 
 if TYPE_CHECKING:
@@ -39,7 +46,7 @@ if TYPE_CHECKING:
 def _engine(a: Any) -> Engine:
     return engine_of({"x": a})
 
-METHODS = ("sequential", "levelwise", "parallel")
+METHODS = ("sequential", "levelwise", "parallel", "compiled")
 
 #: `low_rank` runs through time in blocks whose projections hold about this many numbers (4 MB in float64).
 BLOCK_NUMBERS = 2 ** 19
@@ -189,15 +196,82 @@ def _parallel(x: Any, degree: int, order: int, return_sequences: bool) -> tuple[
     return (prefix_scan if return_sequences else tree_reduce)(multiply, lifts, axis)
 
 
-_SCANS: dict[str, Callable[[Any, int, int, bool], tuple[Any, ...]]] = {"sequential": _sequential, "levelwise": _levelwise, "parallel": _parallel}
+def compiled_backward_bytes(length: int, d: int, degree: int) -> int:
+    """The compiled scan's gradient's working memory per thread: about 2 sqrt(length) states of one block of paths
+    (`clib.LANES` paths of 64 bytes a word in either dtype)."""
+    words = sum(d ** m for m in range(1, degree + 1))
+    return (2 * clib.tensor_scan_segment(length) + 4) * words * 64
 
 
-def choose_method(shape: tuple[int, int, int], degree: int, return_sequences: bool, itemsize: int = 8) -> str:
+def runs_compiled(x: Any) -> bool:
+    """True when the compiled scan takes x: a float32 or float64 numpy array (autograd's traced arrays too) or an
+    array of an engine with `compiled_scan` that takes it, where the C library builds."""
+    engine = _engine(x)
+    if engine is NUMPY:
+        taken = engine.dtype(x) in clib.LANES
+    else:
+        taken = engine.compiled_scan is not None and engine.runs_compiled(x)
+    return taken and clib.unavailable() is None
+
+
+def _flat_levelwise(x: Any, degree: int, order: int, return_sequences: bool) -> Any:
+    """The level-wise scan's levels concatenated: the compiled scan's result, by the engine's operations."""
+    return _engine(x).concatenate(list(_levelwise(x, degree, order, return_sequences)), axis=-1)
+
+
+@primitive
+def _numpy_compiled(x: np.ndarray, degree: int, order: int, return_sequences: bool) -> np.ndarray:
+    return clib.tensor_scan(x, degree, order, return_sequences)
+
+
+def _numpy_compiled_vjp(result: Any, x: Any, degree: int, order: int,
+                        return_sequences: bool) -> Callable[[Any], Any]:
+    def vjp(gradient: Any) -> Any:
+        if NUMPY.traced(x) or NUMPY.traced(gradient):         # a gradient of a gradient: the level-wise scan's
+            return autograd.make_vjp(_flat_levelwise)(x, degree, order, return_sequences)[0](gradient)
+        return clib.tensor_scan_vjp(x, gradient, degree, order, return_sequences)
+    return vjp
+
+
+defvjp(_numpy_compiled, _numpy_compiled_vjp)
+
+
+def _compiled(x: Any, degree: int, order: int, return_sequences: bool) -> tuple[Any, ...]:
+    engine = _engine(x)
+    if not runs_compiled(x):
+        why = clib.unavailable() or f"it runs on float32 and float64 numpy arrays and torch CPU tensors, got " \
+                                    f"{engine.name} {engine.dtype(x)} arrays"
+        raise ValueError(f"method: 'compiled' cannot run here: {why}; use 'auto' or one of {METHODS[:3]}")
+    lead, (length, d) = tuple(x.shape[:-2]), tuple(x.shape[-2:])
+    paths = engine.reshape(x, (math.prod(lead), length, d))
+    engine_scan = engine.compiled_scan                  # None: numpy (other engines without it are refused above)
+    if engine_scan is None:
+        flat = _numpy_compiled(paths, degree, order, return_sequences)
+    else:
+        flat = engine_scan(paths, degree, order, return_sequences, _flat_levelwise)
+    flat = engine.reshape(flat, lead + tuple(flat.shape[1:]))
+    starts = np.cumsum([0] + [d ** m for m in range(1, degree + 1)])
+    return tuple(flat[..., int(a):int(b)] for a, b in zip(starts[:-1], starts[1:]))
+
+
+_SCANS: dict[str, Callable[[Any, int, int, bool], tuple[Any, ...]]] = {
+    "sequential": _sequential, "levelwise": _levelwise, "parallel": _parallel, "compiled": _compiled}
+
+
+def choose_method(shape: tuple[int, int, int], degree: int, return_sequences: bool, itemsize: int = 8,
+                  compiled: bool = False) -> str:
     """"levelwise" if its arrays over all times fit in `LEVELWISE_BYTES`, else "sequential" (memory independent of
-    the length).  "parallel" does more work than "levelwise" and holds as much, so "auto" never takes it."""
+    the length).  With `compiled` (`runs_compiled`), "compiled" in their place while its gradient's working memory
+    fits there, when the paths fill a block of `clib.LANES` or the level-wise arrays would not fit (fewer paths
+    leave lanes empty: one path of length 4,096 in R^2 took the loop 1.8x the level-wise time, a block of paths
+    0.2-0.8x).  "parallel" does more work than "levelwise" and holds as much, so "auto" never takes it."""
     batch, length, d = shape
     largest = degree if return_sequences else max(degree - 2, 2)      # per time step, see kernels.seq2tens
-    return "levelwise" if 4 * batch * length * d ** largest * itemsize <= LEVELWISE_BYTES else "sequential"
+    fits = 4 * batch * length * d ** largest * itemsize <= LEVELWISE_BYTES
+    if compiled and compiled_backward_bytes(length, d, degree) <= LEVELWISE_BYTES and \
+            (batch >= clib.LANES[np.dtype(f"f{itemsize}")] or not fits):
+        return "compiled"
+    return "levelwise" if fits else "sequential"
 
 
 def scan(x: Any, degree: int, order: int, method: str = "levelwise",

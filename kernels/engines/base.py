@@ -44,6 +44,10 @@ class Engine:
     #: differentiable by its autodiff; None where its arrays cannot enter the loop (`Kernel` then runs gather or
     #: codegen in its place, and the rates price the loop out).
     compiled_loop: Callable[..., Any] | None = None
+    #: ``compiled_scan(x, degree, order, sequences, reference)``: `kernels.clib.tensor_scan` on this library's
+    #: (paths, length, d) arrays, differentiable by its autodiff; ``reference`` (same arguments) computes the same
+    #: by the engine's operations, for gradients of gradients.  None where its arrays cannot enter the loop.
+    compiled_scan: Callable[..., Any] | None = None
     #: Elements per time step from which a linear recurrence runs faster as a loop over time than as a log-depth
     #: associative scan (`kernels.recurrence.choose`); None: never, where the library's own scan serves (JAX).
     loop_scan_width: int | None = None
@@ -65,7 +69,7 @@ class Engine:
         return None
 
     def runs_compiled(self, a: Any) -> bool:
-        """True when `compiled_loop` takes `a` (on a device the loop reaches)."""
+        """True when `compiled_loop` and `compiled_scan` take `a` (on a device the loops reach)."""
         return self.compiled_loop is not None
 
     def detached(self, a: Any) -> Any:

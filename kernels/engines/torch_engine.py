@@ -14,6 +14,7 @@ import numpy as np
 import opt_einsum
 from numpy.typing import DTypeLike
 
+from .. import clib
 from ..cost import Rates
 from .base import Engine
 
@@ -86,6 +87,37 @@ def _loop_function() -> Any:
     return Loop
 
 
+@functools.cache
+def _scan_function() -> Any:
+    """The autograd function of the compiled Seq2Tens scan (made on first use: torch is imported then)."""
+    import torch
+
+    class Scan(torch.autograd.Function):
+        @staticmethod
+        def forward(x: Any, degree: int, order: int, sequences: bool, reference: Any) -> Any:
+            return torch.from_numpy(clib.tensor_scan(x.detach().resolve_neg().numpy(), degree, order, sequences))
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: Any, output: Any) -> None:      # the form torch.func transforms need
+            x, *ctx.options = inputs
+            ctx.save_for_backward(x)
+
+        @staticmethod
+        def backward(ctx: Any, gradient: Any) -> Any:
+            x, = ctx.saved_tensors
+            degree, order, sequences, reference = ctx.options
+            if torch.is_grad_enabled():            # create_graph: a differentiable gradient, by torch's operations
+                with torch.enable_grad():
+                    dx, = torch.autograd.grad(reference(x, degree, order, sequences), x, gradient, create_graph=True)
+            else:
+                dx = torch.from_numpy(clib.tensor_scan_vjp(x.detach().resolve_neg().numpy(),
+                                                           gradient.detach().resolve_neg().contiguous().numpy(),
+                                                           degree, order, sequences))
+            return dx, None, None, None, None
+
+    return Scan
+
+
 class TorchEngine(Engine):
     """See the module docstring."""
 
@@ -125,6 +157,10 @@ class TorchEngine(Engine):
         """The level's C loop (`level.loop`) on real CPU tensors with one batch shape and its axis last: one
         autograd function whose VJPs are the transposed levels' loops."""
         return _loop_function().apply(x, y, level)
+
+    def compiled_scan(self, x: Any, degree: int, order: int, sequences: bool, reference: Any) -> Any:
+        """`kernels.clib.tensor_scan` on CPU tensors: one autograd function whose VJP is the C gradient loop."""
+        return _scan_function().apply(x, degree, order, sequences, reference)
 
     def detached(self, a: Any) -> Any:
         return a.detach()

@@ -1,0 +1,256 @@
+"""The C source of the compiled loops (`kernels.clib` builds it): fixed text, no user input ever enters it.
+
+* ``product_<dtype>``: the sparse bilinear product z[r, k] = sum_t c_t x[r, i_t] y[r, j_t] of the ``compiled``
+  strategy, the terms grouped by output, for blocks of `BLOCK` rows.
+* ``scan_<dtype>`` and ``scan_backward_<dtype>``: the Seq2Tens scan of `kernels.seq2tens` (the product over time of
+  the lifts of the steps in the truncated tensor algebra) and its gradient, for `LANES` paths at a time.
+
+Both are written with GCC/clang vector extensions (32-byte vectors), so each operation is a vector operation
+across rows or paths, whatever the algebra's dimensions.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+_TYPES = ((np.dtype(np.float64), "double"), (np.dtype(np.float32), "float"))
+
+#: Rows per block of the product loop, by dtype: the components of one block sit in cache while every term is
+#: added; 16 float64 or 32 float32 rows fill four 256-bit vector registers per accumulated output.
+BLOCK: Mapping[np.dtype[Any], int] = MappingProxyType({np.dtype(np.float64): 16, np.dtype(np.float32): 32})
+
+#: Paths per block of the scan, by dtype: each word of a state is two 256-bit vectors, one number per path.
+LANES: Mapping[np.dtype[Any], int] = MappingProxyType({np.dtype(np.float64): 8, np.dtype(np.float32): 16})
+
+_PRODUCT = r"""
+#include <stdint.h>
+#include <string.h>
+
+/* Vectors of 32 bytes (GCC and clang extensions), loaded from any address a number may have and read through
+   pointers to the numbers (may_alias). */
+typedef double vec_double __attribute__((vector_size(32), aligned(sizeof(double)), may_alias));
+typedef float vec_float __attribute__((vector_size(32), aligned(sizeof(float)), may_alias));
+
+/* z[r, k] = sum over t in starts[k] .. starts[k + 1] of c[t] * x[r, i[t]] * y[r, j[t]], for rows r < rows.
+   x and y are read through element strides (row, component), so any layout and broadcast rows (stride 0) serve;
+   z is written row by row, d3 numbers each.  work holds (d1 + d2) * B numbers: the components of one block of B
+   rows, transposed, so that each term is B / W vector multiply-adds (W numbers per vector) into accumulators
+   held in registers. */
+#define PRODUCT(NAME, T, B)                                                                                      \
+void NAME(int64_t rows, int64_t d1, int64_t d2, int64_t d3,                                                      \
+          const T *x, int64_t xr, int64_t xa, const T *y, int64_t yr, int64_t ya, T *z,                          \
+          const int64_t *starts, const int64_t *ii, const int64_t *jj, const T *cc, T *work) {                   \
+    enum { V = B * sizeof(T) / sizeof(vec_##T) };                                                                \
+    T *xt = work, *yt = work + d1 * B, out[B];                                                                   \
+    for (int64_t r0 = 0; r0 < rows; r0 += B) {                                                                   \
+        int64_t n = rows - r0 < B ? rows - r0 : B;                                                               \
+        for (int64_t a = 0; a < d1; a++)                                                                         \
+            for (int64_t r = 0; r < n; r++) xt[a * B + r] = x[(r0 + r) * xr + a * xa];                          \
+        for (int64_t b = 0; b < d2; b++)                                                                         \
+            for (int64_t r = 0; r < n; r++) yt[b * B + r] = y[(r0 + r) * yr + b * ya];                          \
+        for (int64_t k = 0; k < d3; k++) {                                                                       \
+            vec_##T acc[V];                                                                                      \
+            for (int v = 0; v < V; v++) acc[v] = (vec_##T){0};                                                   \
+            for (int64_t t = starts[k]; t < starts[k + 1]; t++) {                                                \
+                const vec_##T *p = (const vec_##T *)(xt + ii[t] * B), *q = (const vec_##T *)(yt + jj[t] * B);    \
+                const T c = cc[t];                                                                               \
+                for (int v = 0; v < V; v++) acc[v] += c * p[v] * q[v];                                           \
+            }                                                                                                    \
+            memcpy(out, acc, sizeof out);                                                                        \
+            for (int64_t r = 0; r < n; r++) z[(r0 + r) * d3 + k] = out[r];                                       \
+        }                                                                                                        \
+    }                                                                                                            \
+}
+
+"""
+
+_SCAN = r"""
+/* The Seq2Tens scan (kernels/seq2tens.py): the product over time of the lifts sum_{k<=p} z_t^k / k! of the steps
+   z_t in the tensor algebra truncated at degree M, for LANES paths at a time.  A state holds levels 1..M; level m
+   has d^m words (row-major) from word start[m], start[M + 1] words in all (start[0] = -1: level 0 is one word).
+   Each word is LANES numbers, one per path, so every operation below is a vector operation across paths.
+   zk + k d LANES holds the step z / k (k = 1..p) and `one` is level 0 (all ones). */
+
+/* out[i d + a] = u[i] z[a] + add[i d + a] for i < n, a < d (out may be add): one step of Horner's rule. */
+static void outer_add_SFX(REAL *out, const REAL *u, int64_t n, const REAL *z, const REAL *add, int64_t d) {
+    enum { V = LANES * sizeof(REAL) / sizeof(VEC) };
+    for (int64_t i = 0; i < n; i++) {
+        VEC p[V];
+        memcpy(p, u + i * LANES, sizeof p);
+        for (int64_t a = 0; a < d; a++) {
+            const VEC *q = (const VEC *)(z + a * LANES), *s = (const VEC *)(add + (i * d + a) * LANES);
+            VEC *o = (VEC *)(out + (i * d + a) * LANES);
+            for (int v = 0; v < V; v++) o[v] = p[v] * q[v] + s[v];
+        }
+    }
+}
+
+/* Horner's rule for level m, q = min(m, p): u_q = S_{m-q}, u_{k-1} = u_k z / k + S_{m-k+1} for k = q..2 (u_k, of
+   level m - k, kept at U + start[m - k] for the backward pass), and with last = 1 the update S_m += u_1 z. */
+static void horner_SFX(int64_t m, int64_t p, int64_t d, const int64_t *start, REAL *S, REAL *U, const REAL *zk,
+                       const REAL *one, int last) {
+    const int64_t q = m < p ? m : p;
+    int64_t n = start[m - q + 1] - start[m - q];
+    const REAL *u = m == q ? one : S + start[m - q] * LANES;
+    for (int64_t k = q; k >= 2 - last; k--) {
+        REAL *out = (k == 1 ? S : U) + start[m - k + 1] * LANES;
+        outer_add_SFX(out, u, n, zk + k * d * LANES, S + start[m - k + 1] * LANES, d);
+        u = out;
+        n *= d;
+    }
+}
+
+/* S <- S lift(z): levels from the top down, each reading only the levels below it. */
+static void step_SFX(int64_t M, int64_t p, int64_t d, const int64_t *start, REAL *S, REAL *U, const REAL *zk,
+                     const REAL *one) {
+    for (int64_t m = M; m >= 1; m--) horner_SFX(m, p, d, start, S, U, zk, one, 1);
+}
+
+/* zk <- z / k for k = 1..p, z read from x (paths r < n at x + r xr, coordinates a at stride xa); lanes >= n get 0. */
+static void load_step_SFX(REAL *zk, int64_t p, int64_t d, const REAL *x, int64_t xr, int64_t xa, int64_t n) {
+    for (int64_t a = 0; a < d; a++)
+        for (int64_t r = 0; r < LANES; r++) zk[(d + a) * LANES + r] = r < n ? x[r * xr + a * xa] : 0;
+    for (int64_t k = 2; k <= p; k++)
+        for (int64_t w = 0; w < d * LANES; w++) zk[k * d * LANES + w] = zk[d * LANES + w] / (REAL)k;
+}
+
+/* store: lanes r < n of the D words at S to out + r stride (out of the lanes).  load: the D numbers at
+   g + r stride into lane r < n of S (lanes >= n get 0), replacing S's words or, with add = 1, added to them. */
+static void store_SFX(REAL *out, int64_t stride, const REAL *S, int64_t D, int64_t n) {
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t w = 0; w < D; w++) out[r * stride + w] = S[w * LANES + r];
+}
+static void load_SFX(REAL *S, const REAL *g, int64_t stride, int64_t D, int64_t n, int add) {
+    for (int64_t w = 0; w < D; w++)
+        for (int64_t r = 0; r < LANES; r++) {
+            REAL value = r < n ? g[r * stride + w] : 0;
+            S[w * LANES + r] = add ? S[w * LANES + r] + value : value;
+        }
+}
+
+/* The states of paths x (rows, length, d; element strides xr, xt, xa): out (rows, D) holds the last, or with
+   sequences out (rows, length, D) holds every one.  work: (2 D + (p + 1) d + 1) LANES numbers. */
+void scan_SFX(int64_t rows, int64_t length, int64_t d, int64_t M, int64_t p, const int64_t *start, const REAL *x,
+              int64_t xr, int64_t xt, int64_t xa, REAL *out, int64_t sequences, REAL *work) {
+    const int64_t D = start[M + 1];
+    REAL *S = work, *U = S + D * LANES, *zk = U + D * LANES, *one = zk + (p + 1) * d * LANES;
+    for (int64_t r = 0; r < LANES; r++) one[r] = 1;
+    for (int64_t r0 = 0; r0 < rows; r0 += LANES) {
+        const int64_t n = rows - r0 < LANES ? rows - r0 : LANES;
+        memset(S, 0, D * LANES * sizeof(REAL));
+        for (int64_t t = 0; t < length; t++) {
+            load_step_SFX(zk, p, d, x + r0 * xr + t * xt, xr, xa, n);
+            step_SFX(M, p, d, start, S, U, zk, one);
+            if (sequences) store_SFX(out + (r0 * length + t) * D, length * D, S, D, n);
+        }
+        if (!sequences) store_SFX(out + r0 * D, D, S, D, n);
+    }
+}
+
+/* du[i] = sum_a g[i d + a] z[a] and dz[a] += c sum_i g[i d + a] u[i], for i < n: the reverse of one Horner step
+   out = u (x) c z (+ add), whose out-gradient is g. */
+static void contract_SFX(REAL *du, REAL *dz, const REAL *g, const REAL *u, int64_t n, const REAL *z, REAL c,
+                         int64_t d) {
+    enum { V = LANES * sizeof(REAL) / sizeof(VEC) };
+    for (int64_t i = 0; i < n; i++) {
+        VEC cu[V], s[V];
+        memcpy(cu, u + i * LANES, sizeof cu);
+        for (int v = 0; v < V; v++) {
+            cu[v] *= c;
+            s[v] = (VEC){0};
+        }
+        for (int64_t a = 0; a < d; a++) {
+            const VEC *gi = (const VEC *)(g + (i * d + a) * LANES), *q = (const VEC *)(z + a * LANES);
+            VEC *o = (VEC *)(dz + a * LANES);
+            for (int v = 0; v < V; v++) {
+                s[v] += gi[v] * q[v];
+                o[v] += gi[v] * cu[v];
+            }
+        }
+        memcpy(du + i * LANES, s, sizeof s);
+    }
+}
+
+/* The gradients of one step S' = S lift(z) at the state S before it, given G = dL/dS': dS = dL/dS into H and
+   dz = dL/dz.  du holds two arrays of d^(M-1) words (`half` each). */
+static void back_step_SFX(int64_t M, int64_t p, int64_t d, const int64_t *start, REAL *S, REAL *U, const REAL *zk,
+                          const REAL *one, const REAL *G, REAL *H, REAL *dz, REAL *du, int64_t half) {
+    memcpy(H, G, start[M + 1] * LANES * sizeof(REAL));
+    memset(dz, 0, d * LANES * sizeof(REAL));
+    for (int64_t m = 1; m <= M; m++) {
+        const int64_t q = m < p ? m : p;
+        horner_SFX(m, p, d, start, S, U, zk, one, 0);
+        int64_t n = start[m] - start[m - 1];                                       /* d^(m-1) words */
+        const REAL *g = G + start[m] * LANES;
+        for (int64_t k = 1; k <= q; k++) {
+            const REAL *u = k < q ? U + start[m - k] * LANES : m == q ? one : S + start[m - q] * LANES;
+            REAL *out = du + (k % 2) * half * LANES;
+            contract_SFX(out, dz, g, u, n, zk + k * d * LANES, (REAL)1 / (REAL)k, d);
+            if (m - k >= 1)
+                for (int64_t w = 0; w < n * LANES; w++) H[start[m - k] * LANES + w] += out[w];
+            g = out;
+            n /= d;
+        }
+    }
+}
+
+/* dx (rows, length, d, contiguous) from g = dL/d(out) of scan_SFX (contiguous (rows, D), or (rows, length, D)
+   with sequences).  The states are recomputed, not stored: a forward sweep keeps every K-th, and each segment of
+   K steps is recomputed from its own.  work: ((ceil(length / K) + K + 3) D + 2 half + (p + 2) d + 1) LANES
+   numbers, half = d^(M-1). */
+void scan_backward_SFX(int64_t rows, int64_t length, int64_t d, int64_t M, int64_t p, const int64_t *start,
+                       const REAL *x, int64_t xr, int64_t xt, int64_t xa, const REAL *g, int64_t sequences,
+                       REAL *dx, int64_t K, REAL *work) {
+    const int64_t D = start[M + 1], segments = (length + K - 1) / K, half = start[M] - start[M - 1];
+    REAL *saved = work, *segment = saved + segments * D * LANES, *U = segment + K * D * LANES, *G = U + D * LANES,
+         *H = G + D * LANES, *du = H + D * LANES, *zk = du + 2 * half * LANES, *dz = zk + (p + 1) * d * LANES,
+         *one = dz + d * LANES;
+    for (int64_t r = 0; r < LANES; r++) one[r] = 1;
+    for (int64_t r0 = 0; r0 < rows; r0 += LANES) {
+        const int64_t n = rows - r0 < LANES ? rows - r0 : LANES;
+        const REAL *xs = x + r0 * xr;
+        memset(segment, 0, D * LANES * sizeof(REAL));
+        for (int64_t t = 0; t < length; t++) {
+            if (t % K == 0) memcpy(saved + t / K * D * LANES, segment, D * LANES * sizeof(REAL));
+            load_step_SFX(zk, p, d, xs + t * xt, xr, xa, n);
+            step_SFX(M, p, d, start, segment, U, zk, one);
+        }
+        if (sequences) load_SFX(G, g + (r0 * length + length - 1) * D, length * D, D, n, 0);
+        else load_SFX(G, g + r0 * D, D, D, n, 0);
+        for (int64_t c = segments - 1; c >= 0; c--) {
+            const int64_t t0 = c * K, t1 = t0 + K < length ? t0 + K : length;
+            memcpy(segment, saved + c * D * LANES, D * LANES * sizeof(REAL));
+            for (int64_t t = t0 + 1; t < t1; t++) {
+                REAL *S = segment + (t - t0) * D * LANES;
+                memcpy(S, S - D * LANES, D * LANES * sizeof(REAL));
+                load_step_SFX(zk, p, d, xs + (t - 1) * xt, xr, xa, n);
+                step_SFX(M, p, d, start, S, U, zk, one);
+            }
+            for (int64_t t = t1 - 1; t >= t0; t--) {
+                load_step_SFX(zk, p, d, xs + t * xt, xr, xa, n);
+                back_step_SFX(M, p, d, start, segment + (t - t0) * D * LANES, U, zk, one, G, H, dz, du, half);
+                store_SFX(dx + (r0 * length + t) * d, length * d, dz, d, n);
+                REAL *swap = G;
+                G = H;
+                H = swap;
+                if (sequences && t >= 1) load_SFX(G, g + (r0 * length + t - 1) * D, length * D, D, n, 1);
+            }
+        }
+    }
+}
+"""
+
+
+def _scan(dtype: np.dtype[Any], ctype: str) -> str:
+    """The scan's functions for one dtype (its name suffixes them)."""
+    text = _SCAN
+    for token, value in (("SFX", dtype.name), ("REAL", ctype), ("VEC", f"vec_{ctype}"), ("LANES", str(LANES[dtype]))):
+        text = text.replace(token, value)
+    return text
+
+
+SOURCE = _PRODUCT + "".join(f"PRODUCT(product_{dtype.name}, {ctype}, {BLOCK[dtype]})\n" for dtype, ctype in _TYPES) + \
+    "".join(_scan(dtype, ctype) for dtype, ctype in _TYPES)
