@@ -229,7 +229,7 @@ def _numpy_compiled_vjp(result: Any, x: Any, degree: int, order: int,
     def vjp(gradient: Any) -> Any:
         if NUMPY.traced(x) or NUMPY.traced(gradient):         # a gradient of a gradient: the level-wise scan's
             return autograd.make_vjp(_flat_levelwise)(x, degree, order, return_sequences)[0](gradient)
-        return clib.tensor_scan_vjp(x, gradient, degree, order, return_sequences)
+        return clib.tensor_scan_vjp(x, np.asarray(gradient, dtype=x.dtype), degree, order, return_sequences)
     return vjp
 
 
