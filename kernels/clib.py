@@ -142,7 +142,7 @@ def _declare(library: ctypes.CDLL) -> None:
     """The argument types of the library's functions (see `kernels.csource`)."""
     number, address = ctypes.c_int64, ctypes.c_void_p
     for dtype in BLOCK:
-        signatures = {"product": [number] * 4 + [address, number, number] * 2 + [address] * 6,
+        signatures = {"product": [number] * 4 + [address, number, number] * 2 + [address] * 7,
                       "scan": [number] * 5 + [address] * 2 + [number] * 3 + [address, number, address],
                       "scan_backward": [number] * 5 + [address] * 2 + [number] * 3 + [address, number, address,
                                                                                           number, address]}
@@ -186,7 +186,9 @@ def unavailable() -> str | None:
 
 class Terms:
     """A factor's nonzero terms grouped by output: ``starts[k]:starts[k + 1]`` are those of z_k, with x index `i`,
-    y index `j` and coefficient `values`, kept in each dtype of `BLOCK`."""
+    y index `j` and coefficient `values`, kept in each dtype of `BLOCK`.  Within an output, each run of terms with
+    one x index is a group the loop multiplies by that x once (`groups`): sort the terms by x index within each
+    output (`from_table` does) for the fewest groups."""
 
     def __init__(self, starts: np.ndarray, i: np.ndarray, j: np.ndarray, values: np.ndarray) -> None:
         self.starts, self.i, self.j = (np.ascontiguousarray(a, dtype=np.int64) for a in (starts, i, j))
@@ -198,11 +200,25 @@ class Terms:
                 np.any(np.diff(self.starts) < 0):
             raise ValueError("Terms: expected non-negative indices, one value per term and non-decreasing starts "
                              f"ending at the term count, got {len(self.i)} terms and starts {self.starts[:8]}...")
+        self.groups = self._groups()
 
-    def addresses(self, dtype: np.dtype[Any]) -> tuple[int, int, int, int]:
-        """Where starts, i, j and the values in `dtype` are (read at each call: a copied or unpickled Terms has its
-        own arrays)."""
-        return self.starts.ctypes.data, self.i.ctypes.data, self.j.ctypes.data, self.values[dtype].ctypes.data
+    def _groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(the groups of each output, as starts like `starts`; each group's x index; each group's terms, as
+        starts): a group begins at each output's first term and wherever the x index changes."""
+        count = len(self.i)
+        first = np.zeros(count, bool)
+        first[self.starts[self.starts < count]] = True
+        first[1:] |= self.i[1:] != self.i[:-1]
+        if count:
+            first[0] = True
+        begins = np.flatnonzero(first)
+        return (np.searchsorted(begins, self.starts).astype(np.int64), np.ascontiguousarray(self.i[begins]),
+                np.append(begins, count).astype(np.int64))
+
+    def addresses(self, dtype: np.dtype[Any]) -> tuple[int, int, int, int, int]:
+        """Where the groups (`groups`), j and the values in `dtype` are (read at each call: a copied or unpickled
+        Terms has its own arrays)."""
+        return (*(a.ctypes.data for a in self.groups), self.j.ctypes.data, self.values[dtype].ctypes.data)
 
     @classmethod
     def from_table(cls, indices: np.ndarray, values: np.ndarray, d3: int) -> Terms:

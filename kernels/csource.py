@@ -1,7 +1,7 @@
 """The C source of the compiled loops (`kernels.clib` builds it): fixed text, no user input ever enters it.
 
 * ``product_<dtype>``: the sparse bilinear product z[r, k] = sum_t c_t x[r, i_t] y[r, j_t] of the ``compiled``
-  strategy, the terms grouped by output, for blocks of `BLOCK` rows.
+  strategy, the terms grouped by output and then by x index, for blocks of `BLOCK` rows.
 * ``scan_<dtype>`` and ``scan_backward_<dtype>``: the Seq2Tens scan of `kernels.seq2tens` (the product over time of
   the lifts of the steps in the truncated tensor algebra) and its gradient, for `LANES` paths at a time.
 
@@ -34,7 +34,9 @@ _PRODUCT = r"""
 typedef double vec_double __attribute__((vector_size(32), aligned(sizeof(double)), may_alias));
 typedef float vec_float __attribute__((vector_size(32), aligned(sizeof(float)), may_alias));
 
-/* z[r, k] = sum over t in starts[k] .. starts[k + 1] of c[t] * x[r, i[t]] * y[r, j[t]], for rows r < rows.
+/* z[r, k] = sum over t of c[t] * x[r, i[t]] * y[r, j[t]], for rows r < rows, the terms of z_k in groups that share
+   their x index: groups g in starts[k] .. starts[k + 1], group g with x index gi[g] and terms gt[g] .. gt[g + 1]
+   (y index jj[t], coefficient cc[t]), so z_k = sum_g x_gi[g] (sum_t c[t] y_jj[t]): one load of x per group.
    x and y are read through element strides (row, component), so any layout and broadcast rows (stride 0) serve;
    z is written row by row, d3 numbers each.  work holds (d1 + d2) * B numbers: the components of one block of B
    rows, transposed, so that each term is B / W vector multiply-adds (W numbers per vector) into accumulators
@@ -42,7 +44,7 @@ typedef float vec_float __attribute__((vector_size(32), aligned(sizeof(float)), 
 #define PRODUCT(NAME, T, B)                                                                                      \
 void NAME(int64_t rows, int64_t d1, int64_t d2, int64_t d3,                                                      \
           const T *x, int64_t xr, int64_t xa, const T *y, int64_t yr, int64_t ya, T *z,                          \
-          const int64_t *starts, const int64_t *ii, const int64_t *jj, const T *cc, T *work) {                   \
+          const int64_t *starts, const int64_t *gi, const int64_t *gt, const int64_t *jj, const T *cc, T *work) { \
     enum { V = B * sizeof(T) / sizeof(vec_##T) };                                                                \
     T *xt = work, *yt = work + d1 * B, out[B];                                                                   \
     for (int64_t r0 = 0; r0 < rows; r0 += B) {                                                                   \
@@ -54,10 +56,16 @@ void NAME(int64_t rows, int64_t d1, int64_t d2, int64_t d3,                     
         for (int64_t k = 0; k < d3; k++) {                                                                       \
             vec_##T acc[V];                                                                                      \
             for (int v = 0; v < V; v++) acc[v] = (vec_##T){0};                                                   \
-            for (int64_t t = starts[k]; t < starts[k + 1]; t++) {                                                \
-                const vec_##T *p = (const vec_##T *)(xt + ii[t] * B), *q = (const vec_##T *)(yt + jj[t] * B);    \
-                const T c = cc[t];                                                                               \
-                for (int v = 0; v < V; v++) acc[v] += c * p[v] * q[v];                                           \
+            for (int64_t g = starts[k]; g < starts[k + 1]; g++) {                                                \
+                vec_##T inner[V];                                                                                \
+                for (int v = 0; v < V; v++) inner[v] = (vec_##T){0};                                             \
+                for (int64_t t = gt[g]; t < gt[g + 1]; t++) {                                                    \
+                    const vec_##T *q = (const vec_##T *)(yt + jj[t] * B);                                        \
+                    const T c = cc[t];                                                                           \
+                    for (int v = 0; v < V; v++) inner[v] += c * q[v];                                            \
+                }                                                                                                \
+                const vec_##T *p = (const vec_##T *)(xt + gi[g] * B);                                            \
+                for (int v = 0; v < V; v++) acc[v] += p[v] * inner[v];                                           \
             }                                                                                                    \
             memcpy(out, acc, sizeof out);                                                                        \
             for (int64_t r = 0; r < n; r++) z[(r0 + r) * d3 + k] = out[r];                                       \

@@ -40,6 +40,23 @@ def test_the_loop_equals_brute_force_for_random_sparse_maps_and_any_row_count(d1
     assert np.allclose(z, brute_force(lam, x, y), atol=1e-4 if dtype == np.float32 else 1e-12)
 
 
+def test_terms_in_any_order_within_an_output_group_by_runs_of_one_x_index():
+    """The loop multiplies each run of one x index once: interleaved x indices make more, smaller groups, and the
+    same numbers; an output without terms gets zero."""
+    i, j, values = np.array([1, 0, 1, 1, 0]), np.array([0, 1, 1, 2, 0]), np.array([2.0, -1.0, 3.0, 0.5, 4.0])
+    terms = clib.Terms(np.array([0, 3, 3, 5]), i, j, values)             # z_0: 3 terms, z_1: none, z_2: 2 terms
+    group_starts, group_i, group_terms = terms.groups
+    assert group_starts.tolist() == [0, 3, 3, 5] and group_i.tolist() == [1, 0, 1, 1, 0]
+    assert group_terms.tolist() == [0, 1, 2, 3, 4, 5]
+    sorted_terms = clib.Terms.from_table(np.array([[1, 0, 0], [0, 1, 0], [1, 1, 0], [1, 2, 2], [0, 0, 2]]), values, 3)
+    assert sorted_terms.groups[0].tolist() == [0, 2, 2, 4]                  # z_0: x_0 once, x_1 once (two terms)
+    lam = np.zeros((2, 3, 3))
+    for t, k in enumerate([0, 0, 0, 2, 2]):
+        lam[i[t], j[t], k] += values[t]
+    x, y = np.random.default_rng(0).standard_normal((2, 19, 3))
+    assert np.allclose(clib.sparse_product(terms, x[:, :2], y, (2, 3, 3)), brute_force(lam, x[:, :2], y), atol=1e-12)
+
+
 def test_the_loop_reads_any_strides_and_broadcast_rows():
     lam = np.asarray(clebsch_gordan(1).structure_constants(), dtype=float)
     rng = np.random.default_rng(1)
