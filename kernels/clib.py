@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from .. import cache
+from . import memory
 from .csource import BLOCK, LANES, SOURCE
 
 #: Shared libraries kept in the cache folder (one per source, compiler and CPU); older ones are removed.
@@ -218,7 +219,9 @@ class Terms:
     def addresses(self, dtype: np.dtype[Any]) -> tuple[int, int, int, int, int]:
         """Where the groups (`groups`), j and the values in `dtype` are (read at each call: a copied or unpickled
         Terms has its own arrays)."""
-        return (*(a.ctypes.data for a in self.groups), self.j.ctypes.data, self.values[dtype].ctypes.data)
+        starts, first, terms = self.groups
+        return starts.ctypes.data, first.ctypes.data, terms.ctypes.data, self.j.ctypes.data, \
+            self.values[dtype].ctypes.data
 
     @classmethod
     def from_table(cls, indices: np.ndarray, values: np.ndarray, d3: int) -> Terms:
@@ -279,9 +282,9 @@ def _library() -> ctypes.CDLL:
     return library
 
 
-def _split(rows: int, block: int, work: int, run: Callable[[int, int], None]) -> None:
-    """run(start, stop) over the rows, in whole blocks of rows per thread (`threads` of `work`)."""
-    count = threads(work)
+def _split(rows: int, block: int, work: int, run: Callable[[int, int], None], most: int | None = None) -> None:
+    """run(start, stop) over the rows, in whole blocks of rows per thread (`threads` of `work`, at most `most`)."""
+    count = threads(work) if most is None else max(1, min(most, threads(work)))
     if count == 1:
         run(0, rows)
         return
@@ -327,12 +330,19 @@ def _level_starts(d: int, degree: int) -> np.ndarray:
 
 
 def _check_scan(x: np.ndarray, degree: int, order: int) -> None:
-    if type(x) is not np.ndarray or x.ndim != 3 or x.dtype not in LANES:
+    """Refuse what the scan cannot take, naming the argument; and levels whose block of paths alone would not fit
+    `kernels.MEMORY_LIMIT` (MemoryLimitError, before any work)."""
+    if not isinstance(x, np.ndarray) or x.ndim != 3 or x.dtype not in LANES:
         raise TypeError(f"x: expected a float32 or float64 numpy array (paths, length, d), got {type(x).__name__} "
                         f"{getattr(x, 'dtype', '')} {getattr(x, 'shape', '')}")
     for name, value in (("degree", degree), ("order", order)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name}: expected an int >= 1, got {value!r:.60}")
+    words = degree if x.shape[2] == 1 else (x.shape[2] ** (degree + 1) - x.shape[2]) // (x.shape[2] - 1)
+    if 4 * words * LANES[x.dtype] * x.dtype.itemsize > memory.limit():
+        raise memory.MemoryLimitError(f"degree: levels 1..{degree} of d = {x.shape[2]} hold {words:,} numbers a "
+                                      f"path; the scan's state for one block of {LANES[x.dtype]} paths would not fit "
+                                      f"kernels.MEMORY_LIMIT = {memory.format_bytes(memory.limit())}")
 
 
 def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False) -> np.ndarray:
@@ -350,7 +360,7 @@ def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False)
     """
     library = _library()
     _check_scan(x, degree, order)
-    x = _strided(x)
+    x = _strided(np.asarray(x))
     (rows, length, d), dtype, order = x.shape, x.dtype, min(order, degree)
     start = _level_starts(d, degree)
     words, lanes, size = int(start[-1]), LANES[dtype], dtype.itemsize
@@ -368,6 +378,20 @@ def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False)
     return out
 
 
+def _vjp_words(length: int, d: int, degree: int, order: int) -> int:
+    """The words (`LANES` numbers each) of one thread's buffer in `tensor_scan_vjp`: the states kept, one segment
+    of states, three more, two arrays of level degree - 1, the steps, their gradient and level 0."""
+    words = sum(d ** m for m in range(1, degree + 1))
+    segment = tensor_scan_segment(length)
+    return (-(-length // segment) + segment + 3) * words + 2 * d ** (degree - 1) + (order + 2) * d + 1
+
+
+def tensor_scan_vjp_bytes(length: int, d: int, degree: int) -> int:
+    """The working memory of one thread of `tensor_scan_vjp` (the most any lift order takes): about
+    2 sqrt(length) states of one block of paths, 64 bytes a word in either dtype (`LANES` numbers)."""
+    return _vjp_words(length, d, degree, degree) * 64
+
+
 def tensor_scan_segment(length: int) -> int:
     """Steps per segment of the scan's backward pass: about sqrt(length), so that the states it keeps (one per
     segment) and recomputes (one segment) are fewest."""
@@ -377,23 +401,30 @@ def tensor_scan_segment(length: int) -> int:
 def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int,
                     sequences: bool = False) -> np.ndarray:
     """The gradient with respect to x of <gradient, tensor_scan(x, degree, order, sequences)>: (rows, length, d).
-    The states are recomputed from every `tensor_scan_segment`-th one, so memory grows as sqrt(length)."""
+    The states are recomputed from every `tensor_scan_segment`-th one, so memory grows as sqrt(length): each thread
+    holds `tensor_scan_vjp_bytes`, and no more threads run than `kernels.MEMORY_LIMIT` holds (MemoryLimitError,
+    before any work, when it does not hold one)."""
     library = _library()
     _check_scan(x, degree, order)
-    x = _strided(x)
+    x = _strided(np.asarray(x))
     (rows, length, d), dtype, order = x.shape, x.dtype, min(order, degree)
     start = _level_starts(d, degree)
     words, lanes, size = int(start[-1]), LANES[dtype], dtype.itemsize
     expected = (rows, length, words) if sequences else (rows, words)
-    if type(gradient) is not np.ndarray or gradient.shape != expected or gradient.dtype != dtype:
-        raise ValueError(f"gradient: expected a {dtype} numpy array of shape {expected}, got "
-                         f"{type(gradient).__name__} {getattr(gradient, 'dtype', '')} {getattr(gradient, 'shape', '')}")
+    if not isinstance(gradient, np.ndarray) or gradient.shape != expected or gradient.dtype != dtype:
+        raise TypeError(f"gradient: expected a {dtype} numpy array of shape {expected}, got "
+                        f"{type(gradient).__name__} {getattr(gradient, 'dtype', '')} {getattr(gradient, 'shape', '')}")
     dx = np.zeros((rows, length, d), dtype)
-    if rows == 0 or length == 0:
+    if rows == 0 or length == 0 or d == 0:
         return dx
+    numbers = _vjp_words(length, d, degree, order) * lanes
+    per_thread = numbers * size
+    if per_thread > memory.limit():
+        raise memory.MemoryLimitError(f"x: the scan's gradient over {length:,} steps of levels 1..{degree} of "
+                                      f"d = {d} needs {memory.format_bytes(per_thread)}, more than "
+                                      f"kernels.MEMORY_LIMIT = {memory.format_bytes(memory.limit())}")
     gradient = np.ascontiguousarray(gradient)
     segment = tensor_scan_segment(length)
-    numbers = ((-(-length // segment) + segment + 3) * words + 2 * d ** (degree - 1) + (order + 2) * d + 1) * lanes
     function = getattr(library, f"scan_backward_{dtype.name}")
 
     def run(first: int, stop: int) -> None:
@@ -403,5 +434,5 @@ def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int
                  *(stride // size for stride in xs.strides), gradient[first:stop].ctypes.data, int(sequences),
                  dx[first:stop].ctypes.data, segment, work.ctypes.data)
 
-    _split(rows, lanes, 5 * rows * length * words, run)
+    _split(rows, lanes, 5 * rows * length * words, run, most=memory.limit() // per_thread)
     return dx

@@ -196,13 +196,6 @@ def _parallel(x: Any, degree: int, order: int, return_sequences: bool) -> tuple[
     return (prefix_scan if return_sequences else tree_reduce)(multiply, lifts, axis)
 
 
-def compiled_backward_bytes(length: int, d: int, degree: int) -> int:
-    """The compiled scan's gradient's working memory per thread: about 2 sqrt(length) states of one block of paths
-    (`clib.LANES` paths of 64 bytes a word in either dtype)."""
-    words = sum(d ** m for m in range(1, degree + 1))
-    return (2 * clib.tensor_scan_segment(length) + 4) * words * 64
-
-
 def runs_compiled(x: Any) -> bool:
     """True when the compiled scan takes x: a float32 or float64 numpy array (autograd's traced arrays too) or an
     array of an engine with `compiled_scan` that takes it, where the C library builds."""
@@ -261,14 +254,15 @@ _SCANS: dict[str, Callable[[Any, int, int, bool], tuple[Any, ...]]] = {
 def choose_method(shape: tuple[int, int, int], degree: int, return_sequences: bool, itemsize: int = 8,
                   compiled: bool = False) -> str:
     """"levelwise" if its arrays over all times fit in `LEVELWISE_BYTES`, else "sequential" (memory independent of
-    the length).  With `compiled` (`runs_compiled`), "compiled" in their place while its gradient's working memory
-    fits there, when the paths fill a block of `clib.LANES` or the level-wise arrays would not fit (fewer paths
-    leave lanes empty: one path of length 4,096 in R^2 took the loop 1.8x the level-wise time, a block of paths
-    0.2-0.8x).  "parallel" does more work than "levelwise" and holds as much, so "auto" never takes it."""
+    the length).  With `compiled` (`runs_compiled`), "compiled" in their place while one thread's gradient working
+    memory fits there (`clib.tensor_scan_vjp` runs on as many threads as `kernels.MEMORY_LIMIT` holds), when the
+    paths fill a block of `clib.LANES` or the level-wise arrays would not fit (fewer paths leave lanes empty: one
+    path of length 4,096 in R^2 took the loop 1.8x the level-wise time, a block of paths 0.2-0.8x).  "parallel"
+    does more work than "levelwise" and holds as much, so "auto" never takes it."""
     batch, length, d = shape
     largest = degree if return_sequences else max(degree - 2, 2)      # per time step, see kernels.seq2tens
     fits = 4 * batch * length * d ** largest * itemsize <= LEVELWISE_BYTES
-    if compiled and compiled_backward_bytes(length, d, degree) <= LEVELWISE_BYTES and \
+    if compiled and clib.tensor_scan_vjp_bytes(length, d, degree) <= LEVELWISE_BYTES and \
             (batch >= clib.LANES[np.dtype(f"f{itemsize}")] or not fits):
         return "compiled"
     return "levelwise" if fits else "sequential"

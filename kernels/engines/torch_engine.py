@@ -101,19 +101,34 @@ def _scan_function() -> Any:
         def setup_context(ctx: Any, inputs: Any, output: Any) -> None:      # the form torch.func transforms need
             x, *ctx.options = inputs
             ctx.save_for_backward(x)
+            ctx.save_for_forward(x)
 
         @staticmethod
         def backward(ctx: Any, gradient: Any) -> Any:
             x, = ctx.saved_tensors
             degree, order, sequences, reference = ctx.options
-            if torch.is_grad_enabled():            # create_graph: a differentiable gradient, by torch's operations
-                with torch.enable_grad():
-                    dx, = torch.autograd.grad(reference(x, degree, order, sequences), x, gradient, create_graph=True)
+            if torch.is_grad_enabled():   # create_graph or a torch.func transform: a VJP they can differentiate or map
+                dx, = torch.func.vjp(lambda a: reference(a, degree, order, sequences), x)[1](gradient)
             else:
                 dx = torch.from_numpy(clib.tensor_scan_vjp(x.detach().resolve_neg().numpy(),
                                                            gradient.detach().resolve_neg().contiguous().numpy(),
                                                            degree, order, sequences))
             return dx, None, None, None, None
+
+        @staticmethod
+        def jvp(ctx: Any, tangent: Any, *_: Any) -> Any:
+            x, = ctx.saved_tensors
+            degree, order, sequences, reference = ctx.options
+            return torch.func.jvp(lambda a: reference(a, degree, order, sequences), (x,), (tangent,))[1]
+
+        @staticmethod
+        def vmap(info: Any, in_dims: Any, x: Any, degree: int, order: int, sequences: bool, reference: Any) -> Any:
+            """torch.func.vmap: the mapped axis joins the paths."""
+            if in_dims[0] is None:
+                return Scan.apply(x, degree, order, sequences, reference), None
+            x = x.movedim(in_dims[0], 0)
+            out = Scan.apply(x.reshape((-1,) + tuple(x.shape[2:])), degree, order, sequences, reference)
+            return out.reshape(tuple(x.shape[:2]) + tuple(out.shape[1:])), 0
 
     return Scan
 

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from product_interactions import kernels
 from product_interactions.interactions.feature_map import flatten, seq2tens, signature
 from product_interactions.kernels import clib, seq2tens as kernel
 from product_interactions.kernels.seq2tens import choose_method, runs_compiled
@@ -120,6 +121,25 @@ def test_torch_cpu_tensors_run_the_loop_with_first_and_second_derivatives_and_fu
     assert x32.grad.dtype == torch.float32 and np.allclose(x32.grad.numpy(), expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")      # inside torch.func
+def test_torch_func_transforms_equal_the_level_wise_scans():
+    """vmap joins the mapped axis to the paths; jvp, and VJPs under a transform, go through the level-wise scan."""
+    torch = pytest.importorskip("torch")
+    x = torch.tensor(np.random.default_rng(10).standard_normal((9, 4, 2)))
+    stacked = torch.stack([x, 2 * x, -x])
+
+    def transforms(method):
+        def feature_map(a):
+            return flatten(seq2tens(a, 3, method=method))
+        return (torch.func.vmap(feature_map)(stacked), torch.func.jacrev(lambda a: feature_map(a).sum(0))(x),
+                torch.func.jacfwd(lambda a: feature_map(a).sum(0))(x),
+                torch.func.vjp(feature_map, x)[1](torch.ones(9, 14, dtype=torch.float64))[0],
+                torch.func.hessian(lambda a: feature_map(a).sum())(x[:2]),
+                torch.func.vmap(torch.func.grad(lambda a: feature_map(a).pow(2).sum()))(stacked))
+    for ours, expected in zip(transforms("compiled"), transforms("levelwise")):
+        assert torch.allclose(ours, expected, rtol=1e-10, atol=1e-10)
+
+
 def test_auto_takes_the_loop_for_a_block_of_paths_and_the_level_wise_scan_for_fewer():
     assert choose_method((8, 100, 4), 4, False, 8, compiled=True) == "compiled"
     assert choose_method((8, 100, 4), 4, False, 4, compiled=True) == "levelwise"          # float32: 16 lanes
@@ -155,12 +175,38 @@ def test_threads_give_the_same_numbers_as_one(monkeypatch):
     assert all(np.array_equal(a, b) for a, b in zip(one, two))
 
 
-def test_no_paths_or_no_steps():
-    for shape in ((0, 4, 2), (3, 0, 2)):
-        x = np.zeros(shape)
-        assert clib.tensor_scan(x, 2, 2).shape == (shape[0], 6) and not clib.tensor_scan(x, 2, 2).any()
-        assert clib.tensor_scan(x, 2, 2, sequences=True).shape == shape[:2] + (6,)
-        assert clib.tensor_scan_vjp(x, np.ones(shape[:2] + (6,)), 2, 2, sequences=True).shape == shape
+def test_no_paths_no_steps_or_no_coordinates():
+    for shape in ((0, 4, 2), (3, 0, 2), (3, 2, 0)):
+        x, words = np.zeros(shape), 6 if shape[2] else 0
+        assert clib.tensor_scan(x, 2, 2).shape == (shape[0], words) and not clib.tensor_scan(x, 2, 2).any()
+        assert clib.tensor_scan(x, 2, 2, sequences=True).shape == shape[:2] + (words,)
+        assert clib.tensor_scan_vjp(x, np.ones(shape[:2] + (words,)), 2, 2, sequences=True).shape == shape
+        assert not clib.tensor_scan_vjp(x, np.ones((shape[0], words)), 2, 2).any()
+
+
+def test_numpy_subclasses_are_taken_as_arrays(tmp_path):
+    x = np.random.default_rng(8).standard_normal((9, 4, 2))
+    mapped = np.memmap(tmp_path / "paths", dtype=np.float64, mode="w+", shape=x.shape)
+    mapped[:] = x
+    for paths in (mapped, np.ma.MaskedArray(x)):
+        assert np.allclose(signature(paths, 3), signature(x, 3, method="levelwise"), rtol=1e-12)
+
+
+def test_the_gradient_runs_on_as_many_threads_as_the_memory_limit_holds(monkeypatch):
+    rng = np.random.default_rng(9)
+    x, g = rng.standard_normal((40, 30, 2)), rng.standard_normal((40, 14))
+    expected = clib.tensor_scan_vjp(x, g, 3, 3)
+    needed = clib.tensor_scan_vjp_bytes(30, 2, 3)
+    splits = []
+    split = clib._split
+    monkeypatch.setattr(clib, "_split", lambda *args, most=None: (splits.append(most), split(*args, most=most)))
+    monkeypatch.setattr(clib, "WORK_PER_THREAD", 1)
+    monkeypatch.setattr(clib, "THREADS", 4)
+    monkeypatch.setattr(kernels, "MEMORY_LIMIT", needed * 3 // 2)
+    assert np.array_equal(clib.tensor_scan_vjp(x, g, 3, 3), expected) and splits == [1]
+    monkeypatch.setattr(kernels, "MEMORY_LIMIT", needed // 2)
+    with pytest.raises(kernels.MemoryLimitError, match="^x: the scan's gradient over 30 steps of levels 1..3 of d = 2"):
+        clib.tensor_scan_vjp(x, g, 3, 3)
 
 
 @pytest.mark.parametrize("call, error, message", [
@@ -169,10 +215,12 @@ def test_no_paths_or_no_steps():
     (lambda: clib.tensor_scan([[[1.0]]], 2, 2), TypeError, "^x: .* got list"),
     (lambda: clib.tensor_scan(np.zeros((2, 3, 1)), 0, 2), ValueError, "^degree: expected an int >= 1, got 0"),
     (lambda: clib.tensor_scan(np.zeros((2, 3, 1)), 2, 1.5), ValueError, "^order: expected an int >= 1, got 1.5"),
-    (lambda: clib.tensor_scan_vjp(np.zeros((2, 3, 1)), np.zeros((2, 3)), 2, 2), ValueError,
+    (lambda: clib.tensor_scan_vjp(np.zeros((2, 3, 1)), np.zeros((2, 3)), 2, 2), TypeError,
      r"^gradient: expected a float64 numpy array of shape \(2, 2\), got ndarray float64 \(2, 3\)"),
-    (lambda: clib.tensor_scan_vjp(np.zeros((2, 3, 1)), np.zeros((2, 2), np.float32), 2, 2), ValueError,
+    (lambda: clib.tensor_scan_vjp(np.zeros((2, 3, 1)), np.zeros((2, 2), np.float32), 2, 2), TypeError,
      "^gradient: expected a float64 .* got ndarray float32"),
+    (lambda: clib.tensor_scan(np.zeros((2, 3, 4)), 80, 80), kernels.MemoryLimitError,
+     "^degree: levels 1..80 of d = 4 hold .* numbers a path"),
 ])
 def test_bad_input_is_refused_naming_the_argument(call, error, message):
     with pytest.raises(error, match=message):
