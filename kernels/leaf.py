@@ -41,19 +41,21 @@ if TYPE_CHECKING:
 
 #: Contract expressions kept per leaf (one per pair of input shapes).
 EXPRESSIONS_KEPT = 64
-#: On torch and JAX, a lone dense factor whose per-row (d2, d3) matrices have a number of entries in this range
-#: runs as x @ lam then a batched product with y; others as (x outer y) @ lam, one matrix product.  Measured on
-#: torch 2.13 (1,000 rows; 1 and 2 threads), batched / outer: 0.69-0.93 for CG(4), CG(5), Clifford(5) and
-#: matrix_algebra(6) (625 to 1,296 entries) in both dtypes; 1.3-1.8 for PGA (256, 10,000 rows) and 1.1-1.9 for
-#: CG(6) (2,401) in both dtypes (an earlier torch favoured the batched form for CG(6) in float32).
-BATCHED_ENTRIES = range(513, 2049)
+#: On torch and JAX, a lone dense factor whose per-row (d2, d3) matrices have at least this many entries runs as
+#: x @ lam then a batched product with y; smaller ones as (x outer y) @ lam.  Measured on torch 2.13 (2 threads),
+#: batched / outer: 0.69-0.93 for CG(4), CG(5), Clifford(5) and matrix_algebra(6) (625 to 1,296 entries) at 1,000
+#: rows, 0.8-0.9 for random dense d = 49 and 64 in chunks (2,401 and 4,096); 1.3-2.1 for 256 entries (PGA,
+#: random d = 16, at 10,000 rows), in both dtypes.
+BATCHED_ENTRIES = 513
 #: On numpy, a lone dense factor runs in chunks of rows whose x @ lam block takes about this many bytes: the L2
 #: cache of this project's machine (d = 64, batch 4096, one BLAS thread: 63% of the GEMM peak in float64 and 71%
 #: in float32, against 50% and 43% at 16 MiB).
 ROWS_BYTES = 2 * 2**20
-#: The same for a lone dense factor on torch and JAX (`Leaf._engine_dense`): d = 64, 4,096 rows, one torch thread
-#: reached 58-70 % of the GEMM peak with 1 MiB blocks in both dtypes, three runs, against 26-56 % in one piece.
-ENGINE_ROWS_BYTES = 2**20
+#: The same for a lone dense factor on torch and JAX (`Leaf._engine_dense`), for the block of either form: d = 64,
+#: 4,096 rows, torch on 2 threads, blocks of 8 MiB took 0.75-0.85x the time of 2 MiB and 0.36-0.38x that of 32 MiB
+#: or more (the block then leaves the cache) in both dtypes; at 1,000 rows of d = 25 to 49, 8 MiB was within 15 %
+#: of one piece.
+ENGINE_ROWS_BYTES = 8 * 2**20
 #: At most this many chunks of rows per call on torch and JAX (each is a step of the Python loop, or of JAX's trace).
 ENGINE_CHUNKS = 64
 
@@ -167,22 +169,28 @@ class Contraction:
         return engine.contract(self.equation, *(engine.constant(c, like) for c in self.constants()), x, y)
 
     def _engine_dense(self, engine: Any, x: Any, y: Any, like: Any) -> Any:
-        """A lone dense factor on torch or JAX: x @ lam then a batched product with y for the sizes in
-        `BATCHED_ENTRIES`, else (x outer y) @ lam, one matrix product per chunk of rows whose outer product takes
-        about `ENGINE_ROWS_BYTES` (chunks keep it in cache; the batched form measured no faster in chunks)."""
+        """A lone dense factor on torch or JAX, in chunks of rows whose intermediate takes about `ENGINE_ROWS_BYTES`
+        (they keep it in cache): x @ lam then a batched product with y for matrices of `BATCHED_ENTRIES` or more,
+        else (x outer y) @ lam, one matrix product."""
         d1, d2, d3 = self._shapes[0]
-        outer, batched = self.dense_forms()
-        if d2 * d3 in BATCHED_ENTRIES:
-            into = engine.matmul(x, engine.constant(batched, like))
-            return engine.matmul(y[..., None, :], engine.reshape(into, tuple(into.shape[:-1]) + (d2, d3)))[..., 0, :]
+        outer, by_x = self.dense_forms()
         x, y, batch = broadcast_batch(x, y, engine)
         rows = math.prod(batch)
         x, y = engine.reshape(x, (rows, d1)), engine.reshape(y, (rows, d2))
+        if d2 * d3 >= BATCHED_ENTRIES:
+            lam, width = engine.constant(by_x, like), d2 * d3
+
+            def chunk(x: Any, y: Any) -> Any:
+                into = engine.reshape(engine.matmul(x, lam), (-1, d2, d3))
+                return engine.matmul(y[:, None, :], into)[:, 0, :]
+        else:
+            lam, width = engine.constant(outer, like), d1 * d2
+
+            def chunk(x: Any, y: Any) -> Any:
+                return engine.matmul(engine.reshape(x[:, :, None] * y[:, None, :], (-1, d1 * d2)), lam)
         step = max(1, -(-rows // ENGINE_CHUNKS),
-                   min(rows, ENGINE_ROWS_BYTES // (d1 * d2 * engine.dtype(like).itemsize)))
-        lam = engine.constant(outer, like)
-        parts = [engine.matmul(engine.reshape(x[start:start + step, :, None] * y[start:start + step, None, :],
-                                              (-1, d1 * d2)), lam) for start in range(0, rows, step)]
+                   min(rows, ENGINE_ROWS_BYTES // (width * engine.dtype(like).itemsize)))
+        parts = [chunk(x[start:start + step], y[start:start + step]) for start in range(0, rows, step)]
         z = parts[0] if len(parts) == 1 else engine.concatenate(parts, axis=0)
         return engine.reshape(z, batch + (d3,))
 
