@@ -345,6 +345,26 @@ def _check_scan(x: np.ndarray, degree: int, order: int) -> None:
                                       f"kernels.MEMORY_LIMIT = {memory.format_bytes(memory.limit())}")
 
 
+class _ScanCall:
+    """What both scan loops are given: the checked paths (any strides), the degree, the lift's order (at most the
+    degree), where each level starts, and how many words (`LANES` numbers each) a state holds."""
+
+    def __init__(self, x: np.ndarray, degree: int, order: int) -> None:
+        self.library = _library()
+        _check_scan(x, degree, order)
+        self.x = _strided(np.asarray(x))
+        (self.rows, self.length, self.d), self.dtype = self.x.shape, self.x.dtype
+        self.degree, self.order = degree, min(order, degree)
+        self.start = _level_starts(self.d, degree)
+        self.words, self.lanes = int(self.start[-1]), LANES[self.dtype]
+
+    def arguments(self, first: int, stop: int) -> tuple[int, ...]:
+        """The loops' leading arguments for paths first..stop: counts, level starts, paths and their strides."""
+        paths = self.x[first:stop]
+        return (stop - first, self.length, self.d, self.degree, self.order, self.start.ctypes.data,
+                paths.ctypes.data, *(stride // self.dtype.itemsize for stride in paths.strides))
+
+
 def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False) -> np.ndarray:
     """Levels 1..degree of prod_t sum_{k <= order} x_t^k / k! in the truncated tensor algebra, for paths x (rows,
     length, d) of float32 or float64 (any strides): (rows, D), the levels concatenated row-major
@@ -358,23 +378,15 @@ def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False)
     ...     print([[3.0, 4.5]])
     [[3.  4.5]]
     """
-    library = _library()
-    _check_scan(x, degree, order)
-    x = _strided(np.asarray(x))
-    (rows, length, d), dtype, order = x.shape, x.dtype, min(order, degree)
-    start = _level_starts(d, degree)
-    words, lanes, size = int(start[-1]), LANES[dtype], dtype.itemsize
-    out = np.empty((rows, length, words) if sequences else (rows, words), dtype)
-    function = getattr(library, f"scan_{dtype.name}")
+    scan = _ScanCall(x, degree, order)
+    out = np.empty((scan.rows, scan.length, scan.words) if sequences else (scan.rows, scan.words), scan.dtype)
+    function = getattr(scan.library, f"scan_{scan.dtype.name}")
 
     def run(first: int, stop: int) -> None:
-        work = np.empty((2 * words + (order + 1) * d + 1) * lanes, dtype)
-        xs = x[first:stop]
-        function(stop - first, length, d, degree, order, start.ctypes.data, xs.ctypes.data,
-                 *(stride // size for stride in xs.strides), out[first:stop].ctypes.data, int(sequences),
-                 work.ctypes.data)
+        work = np.empty((2 * scan.words + (scan.order + 1) * scan.d + 1) * scan.lanes, scan.dtype)
+        function(*scan.arguments(first, stop), out[first:stop].ctypes.data, int(sequences), work.ctypes.data)
 
-    _split(rows, lanes, rows * length * words, run)
+    _split(scan.rows, scan.lanes, scan.rows * scan.length * scan.words, run)
     return out
 
 
@@ -404,35 +416,29 @@ def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int
     The states are recomputed from every `tensor_scan_segment`-th one, so memory grows as sqrt(length): each thread
     holds `tensor_scan_vjp_bytes`, and no more threads run than `kernels.MEMORY_LIMIT` holds (MemoryLimitError,
     before any work, when it does not hold one)."""
-    library = _library()
-    _check_scan(x, degree, order)
-    x = _strided(np.asarray(x))
-    (rows, length, d), dtype, order = x.shape, x.dtype, min(order, degree)
-    start = _level_starts(d, degree)
-    words, lanes, size = int(start[-1]), LANES[dtype], dtype.itemsize
-    expected = (rows, length, words) if sequences else (rows, words)
+    scan = _ScanCall(x, degree, order)
+    rows, length, d, dtype = scan.rows, scan.length, scan.d, scan.dtype
+    expected = (rows, length, scan.words) if sequences else (rows, scan.words)
     if not isinstance(gradient, np.ndarray) or gradient.shape != expected or gradient.dtype != dtype:
         raise TypeError(f"gradient: expected a {dtype} numpy array of shape {expected}, got "
                         f"{type(gradient).__name__} {getattr(gradient, 'dtype', '')} {getattr(gradient, 'shape', '')}")
     dx = np.zeros((rows, length, d), dtype)
     if rows == 0 or length == 0 or d == 0:
         return dx
-    numbers = _vjp_words(length, d, degree, order) * lanes
-    per_thread = numbers * size
+    numbers = _vjp_words(length, d, degree, scan.order) * scan.lanes
+    per_thread = numbers * dtype.itemsize
     if per_thread > memory.limit():
         raise memory.MemoryLimitError(f"x: the scan's gradient over {length:,} steps of levels 1..{degree} of "
                                       f"d = {d} needs {memory.format_bytes(per_thread)}, more than "
                                       f"kernels.MEMORY_LIMIT = {memory.format_bytes(memory.limit())}")
     gradient = np.ascontiguousarray(gradient)
     segment = tensor_scan_segment(length)
-    function = getattr(library, f"scan_backward_{dtype.name}")
+    function = getattr(scan.library, f"scan_backward_{dtype.name}")
 
     def run(first: int, stop: int) -> None:
         work = np.empty(numbers, dtype)
-        xs = x[first:stop]
-        function(stop - first, length, d, degree, order, start.ctypes.data, xs.ctypes.data,
-                 *(stride // size for stride in xs.strides), gradient[first:stop].ctypes.data, int(sequences),
+        function(*scan.arguments(first, stop), gradient[first:stop].ctypes.data, int(sequences),
                  dx[first:stop].ctypes.data, segment, work.ctypes.data)
 
-    _split(rows, lanes, 5 * rows * length * words, run, most=memory.limit() // per_thread)
+    _split(rows, scan.lanes, 5 * rows * length * scan.words, run, most=memory.limit() // per_thread)
     return dx
