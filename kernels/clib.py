@@ -192,6 +192,9 @@ class Terms:
     output (`from_table` does) for the fewest groups."""
 
     def __init__(self, starts: np.ndarray, i: np.ndarray, j: np.ndarray, values: np.ndarray) -> None:
+        for name, a in (("starts", starts), ("i", i), ("j", j), ("values", values)):
+            if np.ndim(a) != 1:
+                raise ValueError(f"Terms: expected {name} of one axis, got shape {np.shape(a)}")
         self.starts, self.i, self.j = (np.ascontiguousarray(a, dtype=np.int64) for a in (starts, i, j))
         self.values = {dtype: np.ascontiguousarray(values, dtype=dtype) for dtype in BLOCK}
         #: The x and y dimensions the indices need (the loop reads no further).
@@ -338,6 +341,9 @@ def _check_scan(x: np.ndarray, degree: int, order: int) -> None:
     for name, value in (("degree", degree), ("order", order)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name}: expected an int >= 1, got {value!r:.60}")
+    if x.shape[2] > 1 and degree * math.log2(x.shape[2]) > 128:   # far past any limit: say so without the sum
+        raise memory.MemoryLimitError(f"degree: levels 1..{degree} of d = {x.shape[2]} hold more than 2^128 numbers "
+                                      f"a path, more than kernels.MEMORY_LIMIT = {memory.format_bytes(memory.limit())}")
     words = degree if x.shape[2] == 1 else (x.shape[2] ** (degree + 1) - x.shape[2]) // (x.shape[2] - 1)
     if 4 * words * LANES[x.dtype] * x.dtype.itemsize > memory.limit():
         raise memory.MemoryLimitError(f"degree: levels 1..{degree} of d = {x.shape[2]} hold {words:,} numbers a "
@@ -349,9 +355,11 @@ class _ScanCall:
     """What both scan loops are given: the checked paths (any strides), the degree, the lift's order (at most the
     degree), where each level starts, and how many words (`LANES` numbers each) a state holds."""
 
-    def __init__(self, x: np.ndarray, degree: int, order: int) -> None:
+    def __init__(self, x: np.ndarray, degree: int, order: int, sequences: bool) -> None:
         self.library = _library()
         _check_scan(x, degree, order)
+        if not isinstance(sequences, (bool, np.bool_)):
+            raise TypeError(f"sequences: expected True or False, got {sequences!r:.60}")
         self.x = _strided(np.asarray(x))
         (self.rows, self.length, self.d), self.dtype = self.x.shape, self.x.dtype
         self.degree, self.order = degree, min(order, degree)
@@ -378,7 +386,7 @@ def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False)
     ...     print([[3.0, 4.5]])
     [[3.  4.5]]
     """
-    scan = _ScanCall(x, degree, order)
+    scan = _ScanCall(x, degree, order, sequences)
     out = np.empty((scan.rows, scan.length, scan.words) if sequences else (scan.rows, scan.words), scan.dtype)
     function = getattr(scan.library, f"scan_{scan.dtype.name}")
 
@@ -416,12 +424,14 @@ def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int
     The states are recomputed from every `tensor_scan_segment`-th one, so memory grows as sqrt(length): each thread
     holds `tensor_scan_vjp_bytes`, and no more threads run than `kernels.MEMORY_LIMIT` holds (MemoryLimitError,
     before any work, when it does not hold one)."""
-    scan = _ScanCall(x, degree, order)
+    scan = _ScanCall(x, degree, order, sequences)
     rows, length, d, dtype = scan.rows, scan.length, scan.d, scan.dtype
     expected = (rows, length, scan.words) if sequences else (rows, scan.words)
-    if not isinstance(gradient, np.ndarray) or gradient.shape != expected or gradient.dtype != dtype:
-        raise TypeError(f"gradient: expected a {dtype} numpy array of shape {expected}, got "
-                        f"{type(gradient).__name__} {getattr(gradient, 'dtype', '')} {getattr(gradient, 'shape', '')}")
+    if not isinstance(gradient, np.ndarray) or gradient.dtype != dtype:
+        raise TypeError(f"gradient: expected a {dtype} numpy array, got {type(gradient).__name__} "
+                        f"{getattr(gradient, 'dtype', '')}")
+    if gradient.shape != expected:
+        raise ValueError(f"gradient: expected shape {expected}, got {gradient.shape}")
     dx = np.zeros((rows, length, d), dtype)
     if rows == 0 or length == 0 or d == 0:
         return dx

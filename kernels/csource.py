@@ -34,13 +34,13 @@ _PRODUCT = r"""
 typedef double vec_double __attribute__((vector_size(32), aligned(sizeof(double)), may_alias));
 typedef float vec_float __attribute__((vector_size(32), aligned(sizeof(float)), may_alias));
 
-/* z[r, k] = sum over t of c[t] * x[r, i[t]] * y[r, j[t]], for rows r < rows, the terms of z_k in groups that share
-   their x index: groups g in starts[k] .. starts[k + 1], group g with x index gi[g] and terms gt[g] .. gt[g + 1]
-   (y index jj[t], coefficient cc[t]), so z_k = sum_g x_gi[g] (sum_t c[t] y_jj[t]): one load of x per group.
+/* z[r, k] = sum over the terms t of z_k of cc[t] * x[r, i_t] * y[r, jj[t]], for rows r < rows, the terms in groups
+   that share their x index: groups g in starts[k] .. starts[k + 1], group g with x index gi[g] and terms
+   gt[g] .. gt[g + 1], so z_k = sum_g x_gi[g] (sum_t cc[t] y_jj[t]): one load of x per group.
    x and y are read through element strides (row, component), so any layout and broadcast rows (stride 0) serve;
    z is written row by row, d3 numbers each.  work holds (d1 + d2) * B numbers: the components of one block of B
-   rows, transposed, so that each term is B / W vector multiply-adds (W numbers per vector) into accumulators
-   held in registers. */
+   rows, transposed, so that each term is B / W vector multiply-adds (W numbers per vector), and each group B / W
+   more, into accumulators held in registers. */
 #define PRODUCT(NAME, T, B)                                                                                      \
 void NAME(int64_t rows, int64_t d1, int64_t d2, int64_t d3,                                                      \
           const T *x, int64_t xr, int64_t xa, const T *y, int64_t yr, int64_t ya, T *z,                          \

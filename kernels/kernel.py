@@ -10,7 +10,8 @@ strategies are chosen for the batch of each call (the cost model weighs calls ag
 batch may take other strategies than a large one); `strategies` are the choice for `select.NOMINAL_ROWS` rows.
 
 Values that are not finite follow one rule on every strategy and engine: z_k is finite exactly when every nonzero
-term lam[i, j, k] x_i y_j is, and then it is their sum; a structural zero never meets an infinity (0 * inf would
+term lam[i, j, k] x_i y_j is, and then it is their sum (short of overflow in a partial sum: codegen and compiled
+form sum_j lam[i, j, k] y_j before multiplying by x_i); a structural zero never meets an infinity (0 * inf would
 make NaN of outputs the infinity has no term in).  Whether a non-finite z_k is inf, -inf or NaN depends on how a
 strategy groups the terms (inf - inf, inf * 0).  Dense and fft multiply the zeros too: where their result is not
 all finite, the call returns the result of gather or codegen instead.  The compiled strategy's C loop takes numpy

@@ -190,7 +190,7 @@ class Contraction:
                 return engine.matmul(engine.reshape(x[:, :, None] * y[:, None, :], (-1, d1 * d2)), lam)
         step = max(1, -(-rows // ENGINE_CHUNKS),
                    min(rows, ENGINE_ROWS_BYTES // (width * engine.dtype(like).itemsize)))
-        parts = [chunk(x[start:start + step], y[start:start + step]) for start in range(0, rows, step)]
+        parts = [chunk(x[start:start + step], y[start:start + step]) for start in range(0, max(rows, 1), step)]
         z = parts[0] if len(parts) == 1 else engine.concatenate(parts, axis=0)
         return engine.reshape(z, batch + (d3,))
 

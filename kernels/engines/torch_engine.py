@@ -119,7 +119,9 @@ def _scan_function() -> Any:
         def jvp(ctx: Any, tangent: Any, *_: Any) -> Any:
             x, = ctx.saved_tensors
             degree, order, sequences, reference = ctx.options
-            return torch.func.jvp(lambda a: reference(a, degree, order, sequences), (x,), (tangent,))[1]
+            # J t as the VJP of the (linear) VJP: torch.func.jvp would nest forward levels inside forward_ad
+            out, pull = torch.func.vjp(lambda a: reference(a, degree, order, sequences), x)
+            return torch.func.vjp(lambda u: pull(u)[0], torch.zeros_like(out))[1](tangent)[0]
 
         @staticmethod
         def vmap(info: Any, in_dims: Any, x: Any, degree: int, order: int, sequences: bool, reference: Any) -> Any:

@@ -352,5 +352,7 @@ def test_the_loop_refuses_what_it_would_read_out_of_bounds_or_in_the_wrong_type(
         clib.sparse_product(terms, good[:, :1], good[:, :1], (1, 1, 1))
     with pytest.raises(ValueError, match="Terms: expected non-negative indices"):
         clib.Terms(np.array([0, 1]), np.array([-1]), np.array([0]), np.array([1.0]))
+    with pytest.raises(ValueError, match=r"Terms: expected i of one axis, got shape \(2, 1\)"):
+        clib.Terms(np.array([0, 2]), np.array([[0], [1]]), np.array([0, 1]), np.array([1.0, 2.0]))
     with pytest.raises(TypeError):
         clib.BLOCK[np.dtype(np.float64)] = 1                              # read-only: the C source fixed it

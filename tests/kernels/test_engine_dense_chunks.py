@@ -42,3 +42,13 @@ def test_jax_chunks_equal_the_einsum_under_jit(d):
     lam, kernel, x, y = _case(d)
     z = jax.jit(kernel)(jax.numpy.asarray(x), jax.numpy.asarray(y))
     np.testing.assert_allclose(np.asarray(z), np.einsum("bri,rj,ijk->brk", x, y, lam), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("engine", ["torch", "jax"])
+def test_empty_batches_give_empty_results_in_both_forms(d, engine):
+    module = pytest.importorskip(engine)
+    _, kernel, _, _ = _case(d)
+    for x_batch, y_batch, expected in (((0,), (0,), (0,)), ((0, 1), (1, 4), (0, 4)), ((4, 0), (4, 0), (4, 0))):
+        x, y = (np.ones(batch + (d,)) for batch in (x_batch, y_batch))
+        convert = module.tensor if engine == "torch" else module.numpy.asarray
+        assert tuple(kernel(convert(x), convert(y)).shape) == expected + (d,)
