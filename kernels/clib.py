@@ -400,10 +400,10 @@ def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False)
 
 def _vjp_words(length: int, d: int, degree: int, order: int) -> int:
     """The words (`LANES` numbers each) of one thread's buffer in `tensor_scan_vjp`: the states kept, one segment
-    of states, three more, two arrays of level degree - 1, the steps, their gradient and level 0."""
+    of states, two more, two arrays of level degree - 1, the steps, their gradient and level 0."""
     words = sum(d ** m for m in range(1, degree + 1))
     segment = tensor_scan_segment(length)
-    return (-(-length // segment) + segment + 3) * words + 2 * d ** (degree - 1) + (order + 2) * d + 1
+    return (-(-length // segment) + segment + 2) * words + 2 * d ** (degree - 1) + (order + 2) * d + 1
 
 
 def tensor_scan_vjp_bytes(length: int, d: int, degree: int) -> int:

@@ -182,11 +182,11 @@ static void contract_SFX(REAL *du, REAL *dz, const REAL *g, const REAL *u, int64
     }
 }
 
-/* The gradients of one step S' = S lift(z) at the state S before it, given G = dL/dS': dS = dL/dS into H and
-   dz = dL/dz.  du holds two arrays of d^(M-1) words (`half` each). */
+/* The gradients of one step S' = S lift(z) at the state S before it: G = dL/dS' becomes dL/dS in place (levels
+   ascend, so each is read before the higher ones add into it), and dz = dL/dz.  du holds two arrays of d^(M-1)
+   words (`half` each). */
 static void back_step_SFX(int64_t M, int64_t p, int64_t d, const int64_t *start, REAL *S, REAL *U, const REAL *zk,
-                          const REAL *one, const REAL *G, REAL *H, REAL *dz, REAL *du, int64_t half) {
-    memcpy(H, G, start[M + 1] * LANES * sizeof(REAL));
+                          const REAL *one, REAL *G, REAL *dz, REAL *du, int64_t half) {
     memset(dz, 0, d * LANES * sizeof(REAL));
     for (int64_t m = 1; m <= M; m++) {
         const int64_t q = m < p ? m : p;
@@ -198,7 +198,7 @@ static void back_step_SFX(int64_t M, int64_t p, int64_t d, const int64_t *start,
             REAL *out = du + (k % 2) * half * LANES;
             contract_SFX(out, dz, g, u, n, zk + k * d * LANES, (REAL)1 / (REAL)k, d);
             if (m - k >= 1)
-                for (int64_t w = 0; w < n * LANES; w++) H[start[m - k] * LANES + w] += out[w];
+                for (int64_t w = 0; w < n * LANES; w++) G[start[m - k] * LANES + w] += out[w];
             g = out;
             n /= d;
         }
@@ -207,15 +207,14 @@ static void back_step_SFX(int64_t M, int64_t p, int64_t d, const int64_t *start,
 
 /* dx (rows, length, d, contiguous) from g = dL/d(out) of scan_SFX (contiguous (rows, D), or (rows, length, D)
    with sequences).  The states are recomputed, not stored: a forward sweep keeps every K-th, and each segment of
-   K steps is recomputed from its own.  work: ((ceil(length / K) + K + 3) D + 2 half + (p + 2) d + 1) LANES
+   K steps is recomputed from its own.  work: ((ceil(length / K) + K + 2) D + 2 half + (p + 2) d + 1) LANES
    numbers, half = d^(M-1). */
 void scan_backward_SFX(int64_t rows, int64_t length, int64_t d, int64_t M, int64_t p, const int64_t *start,
                        const REAL *x, int64_t xr, int64_t xt, int64_t xa, const REAL *g, int64_t sequences,
                        REAL *dx, int64_t K, REAL *work) {
     const int64_t D = start[M + 1], segments = (length + K - 1) / K, half = start[M] - start[M - 1];
     REAL *saved = work, *segment = saved + segments * D * LANES, *U = segment + K * D * LANES, *G = U + D * LANES,
-         *H = G + D * LANES, *du = H + D * LANES, *zk = du + 2 * half * LANES, *dz = zk + (p + 1) * d * LANES,
-         *one = dz + d * LANES;
+         *du = G + D * LANES, *zk = du + 2 * half * LANES, *dz = zk + (p + 1) * d * LANES, *one = dz + d * LANES;
     for (int64_t r = 0; r < LANES; r++) one[r] = 1;
     for (int64_t r0 = 0; r0 < rows; r0 += LANES) {
         const int64_t n = rows - r0 < LANES ? rows - r0 : LANES;
@@ -239,11 +238,8 @@ void scan_backward_SFX(int64_t rows, int64_t length, int64_t d, int64_t M, int64
             }
             for (int64_t t = t1 - 1; t >= t0; t--) {
                 load_step_SFX(zk, p, d, xs + t * xt, xr, xa, n);
-                back_step_SFX(M, p, d, start, segment + (t - t0) * D * LANES, U, zk, one, G, H, dz, du, half);
+                back_step_SFX(M, p, d, start, segment + (t - t0) * D * LANES, U, zk, one, G, dz, du, half);
                 store_SFX(dx + (r0 * length + t) * d, length * d, dz, d, n);
-                REAL *swap = G;
-                G = H;
-                H = swap;
                 if (sequences && t >= 1) load_SFX(G, g + (r0 * length + t - 1) * D, length * D, D, n, 1);
             }
         }
