@@ -327,8 +327,18 @@ def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int,
     return z
 
 
-def _level_starts(d: int, degree: int) -> np.ndarray:
-    """Where each level of a scan state starts: -1 (level 0, one word), 0, d, d + d^2, ..., then the word count."""
+def state_words(d: int, degree: int) -> int:
+    """The words of a scan state, levels 1..degree of d coordinates: d + d^2 + ... + d^degree.
+
+    >>> state_words(4, 4), state_words(1, 7), list(level_starts(2, 3))
+    (340, 7, [-1, 0, 2, 6, 14])
+    """
+    return degree * d if d < 2 else (d ** (degree + 1) - d) // (d - 1)
+
+
+def level_starts(d: int, degree: int) -> np.ndarray:
+    """Where each level of a scan state starts: -1 (level 0, one word), 0, d, d + d^2, ..., then the word count
+    (`state_words`)."""
     return np.array([-1] + list(itertools.accumulate((d ** m for m in range(1, degree + 1)), initial=0)), np.int64)
 
 
@@ -344,7 +354,7 @@ def _check_scan(x: np.ndarray, degree: int, order: int) -> None:
     if x.shape[2] > 1 and degree * math.log2(x.shape[2]) > 128:   # far past any limit: say so without the sum
         raise memory.MemoryLimitError(f"degree: levels 1..{degree} of d = {x.shape[2]} hold more than 2^128 numbers "
                                       f"a path, more than kernels.MEMORY_LIMIT = {memory.format_bytes(memory.limit())}")
-    words = degree if x.shape[2] == 1 else (x.shape[2] ** (degree + 1) - x.shape[2]) // (x.shape[2] - 1)
+    words = state_words(x.shape[2], degree)
     if 4 * words * LANES[x.dtype] * x.dtype.itemsize > memory.limit():
         raise memory.MemoryLimitError(f"degree: levels 1..{degree} of d = {x.shape[2]} hold {words:,} numbers a "
                                       f"path; the scan's state for one block of {LANES[x.dtype]} paths would not fit "
@@ -363,7 +373,7 @@ class _ScanCall:
         self.x = _strided(np.asarray(x))
         (self.rows, self.length, self.d), self.dtype = self.x.shape, self.x.dtype
         self.degree, self.order = degree, min(order, degree)
-        self.start = _level_starts(self.d, degree)
+        self.start = level_starts(self.d, degree)
         self.words, self.lanes = int(self.start[-1]), LANES[self.dtype]
 
     def arguments(self, first: int, stop: int) -> tuple[int, ...]:
@@ -401,9 +411,8 @@ def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False)
 def _vjp_words(length: int, d: int, degree: int, order: int) -> int:
     """The words (`LANES` numbers each) of one thread's buffer in `tensor_scan_vjp`: the states kept, one segment
     of states, two more, two arrays of level degree - 1, the steps, their gradient and level 0."""
-    words = sum(d ** m for m in range(1, degree + 1))
     segment = tensor_scan_segment(length)
-    return (-(-length // segment) + segment + 2) * words + 2 * d ** (degree - 1) + (order + 2) * d + 1
+    return (-(-length // segment) + segment + 2) * state_words(d, degree) + 2 * d ** (degree - 1) + (order + 2) * d + 1
 
 
 def tensor_scan_vjp_bytes(length: int, d: int, degree: int) -> int:

@@ -243,7 +243,7 @@ def _compiled(x: Any, degree: int, order: int, return_sequences: bool) -> tuple[
     else:
         flat = engine_scan(paths, degree, order, return_sequences, _flat_levelwise)
     flat = engine.reshape(flat, lead + tuple(flat.shape[1:]))
-    starts = np.cumsum([0] + [d ** m for m in range(1, degree + 1)])
+    starts = clib.level_starts(d, degree)[1:]
     return tuple(flat[..., int(a):int(b)] for a, b in zip(starts[:-1], starts[1:]))
 
 

@@ -99,28 +99,28 @@ def _scan_function() -> Any:
 
         @staticmethod
         def setup_context(ctx: Any, inputs: Any, output: Any) -> None:      # the form torch.func transforms need
-            x, *ctx.options = inputs
+            x, degree, order, sequences, reference = inputs
+            ctx.options = degree, order, sequences
+            ctx.reference = functools.partial(reference, degree=degree, order=order, return_sequences=sequences)
             ctx.save_for_backward(x)
             ctx.save_for_forward(x)
 
         @staticmethod
         def backward(ctx: Any, gradient: Any) -> Any:
             x, = ctx.saved_tensors
-            degree, order, sequences, reference = ctx.options
             if torch.is_grad_enabled():   # create_graph or a torch.func transform: a VJP they can differentiate or map
-                dx, = torch.func.vjp(lambda a: reference(a, degree, order, sequences), x)[1](gradient)
+                dx, = torch.func.vjp(ctx.reference, x)[1](gradient)
             else:
                 dx = torch.from_numpy(clib.tensor_scan_vjp(x.detach().resolve_neg().numpy(),
                                                            gradient.detach().resolve_neg().contiguous().numpy(),
-                                                           degree, order, sequences))
+                                                           *ctx.options))
             return dx, None, None, None, None
 
         @staticmethod
         def jvp(ctx: Any, tangent: Any, *_: Any) -> Any:
             x, = ctx.saved_tensors
-            degree, order, sequences, reference = ctx.options
             # J t as the VJP of the (linear) VJP: torch.func.jvp would nest forward levels inside forward_ad
-            out, pull = torch.func.vjp(lambda a: reference(a, degree, order, sequences), x)
+            out, pull = torch.func.vjp(ctx.reference, x)
             return torch.func.vjp(lambda u: pull(u)[0], torch.zeros_like(out))[1](tangent)[0]
 
         @staticmethod
