@@ -330,7 +330,7 @@ def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int,
 def state_words(d: int, degree: int) -> int:
     """The words of a scan state, levels 1..degree of d coordinates: d + d^2 + ... + d^degree.
 
-    >>> state_words(4, 4), state_words(1, 7), list(level_starts(2, 3))
+    >>> state_words(4, 4), state_words(1, 7), level_starts(2, 3).tolist()
     (340, 7, [-1, 0, 2, 6, 14])
     """
     return degree * d if d < 2 else (d ** (degree + 1) - d) // (d - 1)
