@@ -5,8 +5,9 @@ costs it a pass over memory; a compiled loop keeps the components of a block of 
 nonzero term lam[i, j, k] x_i y_j once.  The C source below is fixed (no user text enters it); `unavailable`
 compiles it on first use with ``$CC`` (else ``cc``, ``gcc`` or ``clang``) at ``-O3`` for this CPU, caches the shared
 library on disk (in the ``kernels`` folder of `product_interactions.cache`; a private temporary folder when the
-cache is off or cannot be written) and loads it with ctypes, which releases the GIL during the call.  Where no
-compiler works, or ``PRODUCT_INTERACTIONS_COMPILE=0`` (or ``off``), `unavailable` says why and the strategy does
+cache is off or cannot be written) and loads it with ctypes, which releases the GIL during the call.  Large calls run
+on OpenMP's threads (`threads`), which torch's operations share when torch is loaded first.  Where no compiler
+works, or ``PRODUCT_INTERACTIONS_COMPILE=0`` (or ``off``), `unavailable` says why and the strategy does
 not apply.
 
 >>> import numpy as np
@@ -19,7 +20,6 @@ not apply.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import ctypes
 import functools
 import hashlib
@@ -32,7 +32,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -45,8 +44,9 @@ from .csource import BLOCK, LANES, SOURCE
 LIBRARIES_KEPT = 8
 #: Seconds a compilation may take before it is abandoned.
 COMPILE_SECONDS = 120
-#: Flags tried in turn: tuned for this CPU, then portable (a compiler without -march=native).
-FLAG_SETS = (("-O3", "-march=native"), ("-O3",))
+#: Flags tried in turn: tuned for this CPU, then portable (a compiler without -march=native); each with OpenMP, then
+#: without (the loops then run on one thread).
+FLAG_SETS = (("-O3", "-march=native", "-fopenmp"), ("-O3", "-fopenmp"), ("-O3", "-march=native"), ("-O3",))
 
 
 def _compiler() -> list[str] | None:
@@ -143,13 +143,14 @@ def _declare(library: ctypes.CDLL) -> None:
     """The argument types of the library's functions (see `kernels.csource`)."""
     number, address = ctypes.c_int64, ctypes.c_void_p
     for dtype in BLOCK:
-        signatures = {"product": [number] * 4 + [address, number, number] * 2 + [address] * 7,
-                      "scan": [number] * 5 + [address] * 2 + [number] * 3 + [address, number, address],
-                      "scan_backward": [number] * 5 + [address] * 2 + [number] * 3 + [address, number, address,
-                                                                                          number, address]}
+        signatures = {"product": [number] * 5 + [address, number, number] * 2 + [address] * 7,
+                      "scan": [number] * 6 + [address] * 2 + [number] * 3 + [address, number, address, number],
+                      "scan_backward": [number] * 6 + [address] * 2 + [number] * 3 + [address, number, address,
+                                                                                          number, address, number]}
         for name, arguments in signatures.items():
             function = getattr(library, f"{name}_{dtype.name}")
             function.restype, function.argtypes = None, arguments
+    library.threaded.restype, library.threaded.argtypes = ctypes.c_int64, []
 
 
 @functools.lru_cache(maxsize=1)
@@ -205,6 +206,7 @@ class Terms:
             raise ValueError("Terms: expected non-negative indices, one value per term and non-decreasing starts "
                              f"ending at the term count, got {len(self.i)} terms and starts {self.starts[:8]}...")
         self.groups = self._groups()
+        self._addresses: dict[np.dtype[Any], tuple[int, int, int, int, int]] = {}
 
     def _groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(the groups of each output, as starts like `starts`; each group's x index; each group's terms, as
@@ -220,11 +222,17 @@ class Terms:
                 np.append(begins, count).astype(np.int64))
 
     def addresses(self, dtype: np.dtype[Any]) -> tuple[int, int, int, int, int]:
-        """Where the groups (`groups`), j and the values in `dtype` are (read at each call: a copied or unpickled
-        Terms has its own arrays)."""
-        starts, first, terms = self.groups
-        return starts.ctypes.data, first.ctypes.data, terms.ctypes.data, self.j.ctypes.data, \
-            self.values[dtype].ctypes.data
+        """Where the groups (`groups`), j and the values in `dtype` are (kept after the first call; a copied or
+        unpickled Terms has its own arrays, and finds their addresses afresh)."""
+        if dtype not in self._addresses:
+            starts, first, terms = self.groups
+            self._addresses[dtype] = (starts.ctypes.data, first.ctypes.data, terms.ctypes.data, self.j.ctypes.data,
+                                      self.values[dtype].ctypes.data)
+        return self._addresses[dtype]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The state copies and pickles take: all but the addresses (`addresses`), which are this object's own."""
+        return {**self.__dict__, "_addresses": {}}
 
     @classmethod
     def from_table(cls, indices: np.ndarray, values: np.ndarray, d3: int) -> Terms:
@@ -237,31 +245,32 @@ class Terms:
 #: Threads one call may split its rows over: None for every core this process may run on; settable (benchmarks
 #: set it to their BLAS thread count, so that both sides of a ratio use the same cores).
 THREADS: int | None = None
-#: Terms times rows each thread is given at least (about a tenth of a millisecond of work): smaller calls run whole.
-WORK_PER_THREAD = 2**19
+#: Terms times rows each thread is given at least (about ten microseconds of work): smaller calls run whole.
+WORK_PER_THREAD = 2**16
 
 
 def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-@functools.lru_cache(maxsize=1)
-def _pool(workers: int) -> concurrent.futures.ThreadPoolExecutor:
-    return concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="product-interactions")
+#: True in a process forked from this one: OpenMP's threads do not survive fork (libgomp waits for them forever), so
+#: a forked child runs the loops on its own thread.
+_FORKED = [False]
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _FORKED.__setitem__(0, True))
 
 
-if hasattr(os, "register_at_fork"):             # a forked child has none of its parent's threads
-    os.register_at_fork(after_in_child=_pool.cache_clear)
-
-
-def threads(work: int) -> int:
-    """How many threads a call of `work` terms times rows runs on (`THREADS`, checked here)."""
+def threads(work: int, most: int | None = None) -> int:
+    """How many threads a call of `work` terms times rows runs on (`THREADS`, checked here; at most `most`): one
+    where the library has no OpenMP or in a forked child."""
     limit = THREADS
     if limit is None:
         limit = _cores()
     elif isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"kernels.clib.THREADS: expected None or an int >= 1, got {limit!r:.60}")
-    return max(1, min(limit, work // WORK_PER_THREAD))
+    if _FORKED[0] or not _threaded():
+        return 1
+    return max(1, min(limit, work // WORK_PER_THREAD, limit if most is None else most))
 
 
 def _check(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int, int, int]) -> None:
@@ -285,18 +294,15 @@ def _library() -> ctypes.CDLL:
     return library
 
 
-def _split(rows: int, block: int, work: int, run: Callable[[int, int], None], most: int | None = None) -> None:
-    """run(start, stop) over the rows, in whole blocks of rows per thread (`threads` of `work`, at most `most`)."""
-    count = threads(work) if most is None else max(1, min(most, threads(work)))
-    if count == 1:
-        run(0, rows)
-        return
-    step = -(-rows // count // block) * block
-    bounds = [(start, min(start + step, rows)) for start in range(0, rows, step)]
-    futures = [_pool(_cores()).submit(run, *bound) for bound in bounds[1:]]
-    run(*bounds[0])
-    for future in futures:
-        future.result()
+@functools.lru_cache(maxsize=None)
+def _function(name: str, dtype: np.dtype[Any]) -> Any:
+    """The library's function `name` for `dtype` (looked up once: ctypes' lookup costs more than the call)."""
+    return getattr(_library(), f"{name}_{dtype.name}")
+
+
+@functools.lru_cache(maxsize=1)
+def _threaded() -> bool:
+    return bool(_library().threaded())
 
 
 def _strided(a: np.ndarray) -> np.ndarray:
@@ -306,24 +312,18 @@ def _strided(a: np.ndarray) -> np.ndarray:
 
 def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
     """z[r] = sum over the terms of c x[r, i] y[r, j], for (rows, d1) and (rows, d2) arrays of one float dtype of
-    `BLOCK` (each may be any strided view, a row stride of 0 included): a new (rows, d3) array.  Large calls split
-    their rows over `threads` (the loop runs without the GIL)."""
-    library = _library()
+    `BLOCK` (each may be any strided view, a row stride of 0 included): a new (rows, d3) array.  Large calls run
+    their blocks of rows on `threads` threads."""
     _check(terms, x, y, shape)
     dtype, rows, (d1, d2, d3) = x.dtype, x.shape[0], shape
     size, block = dtype.itemsize, BLOCK[dtype]
     x, y = _strided(x), _strided(y)
     z = np.empty((rows, d3), dtype)
-    function = getattr(library, f"product_{dtype.name}")
-
-    def run(start: int, stop: int) -> None:
-        work = np.zeros((d1 + d2) * block, dtype)
-        xs, ys = x[start:stop], y[start:stop]
-        function(stop - start, d1, d2, d3, xs.ctypes.data, xs.strides[0] // size, xs.strides[1] // size,
-                 ys.ctypes.data, ys.strides[0] // size, ys.strides[1] // size, z[start:stop].ctypes.data,
-                 *terms.addresses(dtype), work.ctypes.data)
-
-    _split(rows, block, len(terms.i) * rows, run)
+    count = threads(len(terms.i) * rows)
+    work = np.zeros(count * (d1 + d2) * block, dtype)
+    _function("product", dtype)(
+        count, rows, d1, d2, d3, x.ctypes.data, x.strides[0] // size, x.strides[1] // size, y.ctypes.data,
+        y.strides[0] // size, y.strides[1] // size, z.ctypes.data, *terms.addresses(dtype), work.ctypes.data)
     return z
 
 
@@ -366,7 +366,6 @@ class _ScanCall:
     degree), where each level starts, and how many words (`LANES` numbers each) a state holds."""
 
     def __init__(self, x: np.ndarray, degree: int, order: int, sequences: bool) -> None:
-        self.library = _library()
         _check_scan(x, degree, order)
         if not isinstance(sequences, (bool, np.bool_)):
             raise TypeError(f"sequences: expected True or False, got {sequences!r:.60}")
@@ -376,18 +375,17 @@ class _ScanCall:
         self.start = level_starts(self.d, degree)
         self.words, self.lanes = int(self.start[-1]), LANES[self.dtype]
 
-    def arguments(self, first: int, stop: int) -> tuple[int, ...]:
-        """The loops' leading arguments for paths first..stop: counts, level starts, paths and their strides."""
-        paths = self.x[first:stop]
-        return (stop - first, self.length, self.d, self.degree, self.order, self.start.ctypes.data,
-                paths.ctypes.data, *(stride // self.dtype.itemsize for stride in paths.strides))
+    def arguments(self, count: int) -> tuple[int, ...]:
+        """The loops' leading arguments for `count` threads: counts, level starts, paths and their strides."""
+        return (count, self.rows, self.length, self.d, self.degree, self.order, self.start.ctypes.data,
+                self.x.ctypes.data, *(stride // self.dtype.itemsize for stride in self.x.strides))
 
 
 def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False) -> np.ndarray:
     """Levels 1..degree of prod_t sum_{k <= order} x_t^k / k! in the truncated tensor algebra, for paths x (rows,
     length, d) of float32 or float64 (any strides): (rows, D), the levels concatenated row-major
-    (D = d + ... + d^degree), or (rows, length, D), every prefix, with `sequences`.  Paths run in blocks of `LANES`,
-    split over `threads`.
+    (D = d + ... + d^degree), or (rows, length, D), every prefix, with `sequences`.  Paths run in blocks of `LANES`
+    on `threads` threads.
 
     >>> import numpy as np
     >>> if unavailable() is None:                  # exp(1) exp(2) = exp(3) in T(R): 3, 9 / 2
@@ -398,13 +396,10 @@ def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False)
     """
     scan = _ScanCall(x, degree, order, sequences)
     out = np.empty((scan.rows, scan.length, scan.words) if sequences else (scan.rows, scan.words), scan.dtype)
-    function = getattr(scan.library, f"scan_{scan.dtype.name}")
-
-    def run(first: int, stop: int) -> None:
-        work = np.empty((2 * scan.words + (scan.order + 1) * scan.d + 1) * scan.lanes, scan.dtype)
-        function(*scan.arguments(first, stop), out[first:stop].ctypes.data, int(sequences), work.ctypes.data)
-
-    _split(scan.rows, scan.lanes, scan.rows * scan.length * scan.words, run)
+    count = threads(scan.rows * scan.length * scan.words)
+    each = (2 * scan.words + (scan.order + 1) * scan.d + 1) * scan.lanes
+    work = np.empty(count * each, scan.dtype)
+    _function("scan", scan.dtype)(*scan.arguments(count), out.ctypes.data, int(sequences), work.ctypes.data, each)
     return out
 
 
@@ -452,12 +447,8 @@ def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int
                                       f"kernels.MEMORY_LIMIT = {memory.format_bytes(memory.limit())}")
     gradient = np.ascontiguousarray(gradient)
     segment = tensor_scan_segment(length)
-    function = getattr(scan.library, f"scan_backward_{dtype.name}")
-
-    def run(first: int, stop: int) -> None:
-        work = np.empty(numbers, dtype)
-        function(*scan.arguments(first, stop), gradient[first:stop].ctypes.data, int(sequences),
-                 dx[first:stop].ctypes.data, segment, work.ctypes.data)
-
-    _split(rows, scan.lanes, 5 * rows * length * scan.words, run, most=memory.limit() // per_thread)
+    count = threads(5 * rows * length * scan.words, most=memory.limit() // per_thread)
+    work = np.empty(count * numbers, dtype)
+    _function("scan_backward", dtype)(*scan.arguments(count), gradient.ctypes.data, int(sequences), dx.ctypes.data,
+                                      segment, work.ctypes.data, numbers)
     return dx

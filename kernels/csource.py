@@ -29,6 +29,34 @@ _PRODUCT = r"""
 #include <stdint.h>
 #include <string.h>
 
+/* Threads: each public loop runs its rows or paths on a team of `threads` OpenMP threads (one, in the caller's
+   thread, when threads < 2 or the library is built without OpenMP), each given whole blocks and its own part of
+   `work`.  The team is OpenMP's own pool, shared with torch's operations when torch is loaded first. */
+#ifdef _OPENMP
+#include <omp.h>
+#define TEAM omp_get_num_threads()
+#define MEMBER omp_get_thread_num()
+#else
+#define TEAM 1
+#define MEMBER 0
+#endif
+
+/* 1 when the loops can run on more than one thread (built with OpenMP). */
+int64_t threaded(void) {
+#ifdef _OPENMP
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* This team member's share of n items in whole blocks of `block`: items first .. stop. */
+static void share(int64_t n, int64_t block, int64_t *first, int64_t *stop) {
+    const int64_t blocks = (n + block - 1) / block, each = (blocks + TEAM - 1) / TEAM;
+    *first = MEMBER * each * block < n ? MEMBER * each * block : n;
+    *stop = *first + each * block < n ? *first + each * block : n;
+}
+
 /* Vectors of 32 bytes (GCC and clang extensions), loaded from any address a number may have and read through
    pointers to the numbers (may_alias). */
 typedef double vec_double __attribute__((vector_size(32), aligned(sizeof(double)), may_alias));
@@ -42,7 +70,7 @@ typedef float vec_float __attribute__((vector_size(32), aligned(sizeof(float)), 
    rows, transposed, so that each term is B / W vector multiply-adds (W numbers per vector), and each group B / W
    more, into accumulators held in registers. */
 #define PRODUCT(NAME, T, B)                                                                                      \
-void NAME(int64_t rows, int64_t d1, int64_t d2, int64_t d3,                                                      \
+static void NAME##_rows(int64_t rows, int64_t d1, int64_t d2, int64_t d3,                                        \
           const T *x, int64_t xr, int64_t xa, const T *y, int64_t yr, int64_t ya, T *z,                          \
           const int64_t *starts, const int64_t *gi, const int64_t *gt, const int64_t *jj, const T *cc, T *work) { \
     enum { V = B * sizeof(T) / sizeof(vec_##T) };                                                                \
@@ -70,6 +98,18 @@ void NAME(int64_t rows, int64_t d1, int64_t d2, int64_t d3,                     
             memcpy(out, acc, sizeof out);                                                                        \
             for (int64_t r = 0; r < n; r++) z[(r0 + r) * d3 + k] = out[r];                                       \
         }                                                                                                        \
+    }                                                                                                            \
+}                                                                                                                \
+/* The same on `threads` threads, work holding (d1 + d2) B numbers for each. */                                  \
+void NAME(int64_t threads, int64_t rows, int64_t d1, int64_t d2, int64_t d3,                                     \
+          const T *x, int64_t xr, int64_t xa, const T *y, int64_t yr, int64_t ya, T *z,                          \
+          const int64_t *starts, const int64_t *gi, const int64_t *gt, const int64_t *jj, const T *cc, T *work) { \
+    _Pragma("omp parallel num_threads(threads) if(threads > 1)")                                                 \
+    {                                                                                                            \
+        int64_t first, stop;                                                                                     \
+        share(rows, B, &first, &stop);                                                                           \
+        NAME##_rows(stop - first, d1, d2, d3, x + first * xr, xr, xa, y + first * yr, yr, ya, z + first * d3,    \
+                    starts, gi, gt, jj, cc, work + MEMBER * (d1 + d2) * B);                                      \
     }                                                                                                            \
 }
 
@@ -141,8 +181,8 @@ static void load_SFX(REAL *S, const REAL *g, int64_t stride, int64_t D, int64_t 
 
 /* The states of paths x (rows, length, d; element strides xr, xt, xa): out (rows, D) holds the last, or with
    sequences out (rows, length, D) holds every one.  work: (2 D + (p + 1) d + 1) LANES numbers. */
-void scan_SFX(int64_t rows, int64_t length, int64_t d, int64_t M, int64_t p, const int64_t *start, const REAL *x,
-              int64_t xr, int64_t xt, int64_t xa, REAL *out, int64_t sequences, REAL *work) {
+static void scan_rows_SFX(int64_t rows, int64_t length, int64_t d, int64_t M, int64_t p, const int64_t *start,
+                          const REAL *x, int64_t xr, int64_t xt, int64_t xa, REAL *out, int64_t sequences, REAL *work) {
     const int64_t D = start[M + 1];
     REAL *S = work, *U = S + D * LANES, *zk = U + D * LANES, *one = zk + (p + 1) * d * LANES;
     for (int64_t r = 0; r < LANES; r++) one[r] = 1;
@@ -155,6 +195,19 @@ void scan_SFX(int64_t rows, int64_t length, int64_t d, int64_t M, int64_t p, con
             if (sequences) store_SFX(out + (r0 * length + t) * D, length * D, S, D, n);
         }
         if (!sequences) store_SFX(out + r0 * D, D, S, D, n);
+    }
+}
+
+/* The same on `threads` threads, work holding `each` numbers for each. */
+void scan_SFX(int64_t threads, int64_t rows, int64_t length, int64_t d, int64_t M, int64_t p, const int64_t *start,
+              const REAL *x, int64_t xr, int64_t xt, int64_t xa, REAL *out, int64_t sequences, REAL *work,
+              int64_t each) {
+    #pragma omp parallel num_threads(threads) if(threads > 1)
+    {
+        int64_t first, stop;
+        share(rows, LANES, &first, &stop);
+        scan_rows_SFX(stop - first, length, d, M, p, start, x + first * xr, xr, xt, xa,
+                      out + first * (sequences ? length : 1) * start[M + 1], sequences, work + MEMBER * each);
     }
 }
 
@@ -209,9 +262,9 @@ static void back_step_SFX(int64_t M, int64_t p, int64_t d, const int64_t *start,
    with sequences).  The states are recomputed, not stored: a forward sweep keeps every K-th, and each segment of
    K steps is recomputed from its own.  work: ((ceil(length / K) + K + 2) D + 2 half + (p + 2) d + 1) LANES
    numbers, half = d^(M-1). */
-void scan_backward_SFX(int64_t rows, int64_t length, int64_t d, int64_t M, int64_t p, const int64_t *start,
-                       const REAL *x, int64_t xr, int64_t xt, int64_t xa, const REAL *g, int64_t sequences,
-                       REAL *dx, int64_t K, REAL *work) {
+static void scan_backward_rows_SFX(int64_t rows, int64_t length, int64_t d, int64_t M, int64_t p,
+                                   const int64_t *start, const REAL *x, int64_t xr, int64_t xt, int64_t xa,
+                                   const REAL *g, int64_t sequences, REAL *dx, int64_t K, REAL *work) {
     const int64_t D = start[M + 1], segments = (length + K - 1) / K, half = start[M] - start[M - 1];
     REAL *saved = work, *segment = saved + segments * D * LANES, *U = segment + K * D * LANES, *G = U + D * LANES,
          *du = G + D * LANES, *zk = du + 2 * half * LANES, *dz = zk + (p + 1) * d * LANES, *one = dz + d * LANES;
@@ -243,6 +296,20 @@ void scan_backward_SFX(int64_t rows, int64_t length, int64_t d, int64_t M, int64
                 if (sequences && t >= 1) load_SFX(G, g + (r0 * length + t - 1) * D, length * D, D, n, 1);
             }
         }
+    }
+}
+
+/* The same on `threads` threads, work holding `each` numbers for each. */
+void scan_backward_SFX(int64_t threads, int64_t rows, int64_t length, int64_t d, int64_t M, int64_t p,
+                       const int64_t *start, const REAL *x, int64_t xr, int64_t xt, int64_t xa, const REAL *g,
+                       int64_t sequences, REAL *dx, int64_t K, REAL *work, int64_t each) {
+    #pragma omp parallel num_threads(threads) if(threads > 1)
+    {
+        int64_t first, stop;
+        share(rows, LANES, &first, &stop);
+        scan_backward_rows_SFX(stop - first, length, d, M, p, start, x + first * xr, xr, xt, xa,
+                               g + first * (sequences ? length : 1) * start[M + 1], sequences,
+                               dx + first * length * d, K, work + MEMBER * each);
     }
 }
 """

@@ -6,6 +6,7 @@ torch is imported when the engine is first used, so the core install never needs
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -61,11 +62,19 @@ def _linear_form(equation: str, ranks: tuple[int, ...]
             len(kept_a), len(kept_w), tuple(order.index(c) for c in out))
 
 
+def _signed(function: Any) -> Any:
+    """An autograd function whose forward keeps its signature (PEP 362's ``__signature__``): torch's ``apply`` binds
+    the arguments to it on every call, and rebuilding it each time cost a third of a small call's overhead."""
+    function.forward.__signature__ = inspect.signature(function.forward)
+    return function
+
+
 @functools.cache
 def _loop_function() -> Any:
     """The autograd function of the compiled loop (made on first use: torch is imported then)."""
     import torch
 
+    @_signed
     class Loop(torch.autograd.Function):
         @staticmethod
         def forward(x: Any, y: Any, level: Any) -> Any:
@@ -92,6 +101,7 @@ def _scan_function() -> Any:
     """The autograd function of the compiled Seq2Tens scan (made on first use: torch is imported then)."""
     import torch
 
+    @_signed
     class Scan(torch.autograd.Function):
         @staticmethod
         def forward(x: Any, degree: int, order: int, sequences: bool, reference: Any) -> Any:

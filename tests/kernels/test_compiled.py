@@ -236,6 +236,30 @@ def test_large_calls_split_their_rows_over_threads_with_the_same_numbers(monkeyp
             clib.threads(10)
 
 
+def test_a_compiler_without_openmp_builds_loops_that_run_on_one_thread(monkeypatch, tmp_path):
+    import shutil
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if gcc is None:
+        pytest.skip("no C compiler")
+    wrapper = tmp_path / "cc-without-openmp"
+    wrapper.write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = -fopenmp ] && exit 1; done\nexec {gcc} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("CC", str(wrapper))
+    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", str(tmp_path / "cache"))
+    library, why = clib._load.__wrapped__()
+    assert why is None and library.threaded() == 0
+    A = clebsch_gordan(2)
+    factor = Factor.from_algebra(A)
+    terms = clib.Terms.from_table(factor.indices, factor.values, A.dim)
+    x, y = operands(A, batch=(70,), seed=11)
+    z, work = np.empty((70, A.dim)), np.zeros(2 * 2 * A.dim * clib.BLOCK[x.dtype])
+    library.product_float64(2, 70, A.dim, A.dim, A.dim, x.ctypes.data, A.dim, 1, y.ctypes.data, A.dim, 1,
+                            z.ctypes.data, *terms.addresses(x.dtype), work.ctypes.data)    # asks for two threads
+    assert relative_error(z, reference(A, x, y)) <= 1e-12
+    if "gcc" in os.path.basename(os.path.realpath(gcc)):
+        assert clib._threaded()                       # the default build, with gcc, has OpenMP
+
+
 def test_inside_an_fft_level_the_loop_multiplies_complex_spectra_on_numpy_and_torch():
     A = tensor_product(translation(16), clebsch_gordan(2))
     kernel = kernels.product(A, strategy=("fft", "compiled"))

@@ -211,13 +211,15 @@ def test_the_gradient_runs_on_as_many_threads_as_the_memory_limit_holds(monkeypa
     x, g = rng.standard_normal((40, 30, 2)), rng.standard_normal((40, 14))
     expected = clib.tensor_scan_vjp(x, g, 3, 3)
     needed = clib.tensor_scan_vjp_bytes(30, 2, 3)
-    splits = []
-    split = clib._split
-    monkeypatch.setattr(clib, "_split", lambda *args, most=None: (splits.append(most), split(*args, most=most)))
+    counts = []
+    threads = clib.threads
+    monkeypatch.setattr(clib, "threads", lambda *args, **options: counts.append(threads(*args, **options)) or counts[-1])
     monkeypatch.setattr(clib, "WORK_PER_THREAD", 1)
     monkeypatch.setattr(clib, "THREADS", 4)
     monkeypatch.setattr(kernels, "MEMORY_LIMIT", needed * 3 // 2)
-    assert np.array_equal(clib.tensor_scan_vjp(x, g, 3, 3), expected) and splits == [1]
+    assert np.array_equal(clib.tensor_scan_vjp(x, g, 3, 3), expected) and counts == [1]
+    monkeypatch.setattr(kernels, "MEMORY_LIMIT", needed * 3)
+    assert np.array_equal(clib.tensor_scan_vjp(x, g, 3, 3), expected) and counts == [1, 3]
     monkeypatch.setattr(kernels, "MEMORY_LIMIT", needed // 2)
     with pytest.raises(kernels.MemoryLimitError, match="^x: the scan's gradient over 30 steps of levels 1..3 of d = 2"):
         clib.tensor_scan_vjp(x, g, 3, 3)
