@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import cache
 from . import memory
-from .csource import BLOCK, LANES, SOURCE
+from .csource import ALIGNMENT, BLOCK, LANES, SOURCE
 
 #: Shared libraries kept in the cache folder (one per source, compiler and CPU); older ones are removed.
 LIBRARIES_KEPT = 8
@@ -305,6 +305,15 @@ def _threaded() -> bool:
     return bool(_library().threaded())
 
 
+def _buffer(numbers: int, dtype: np.dtype[Any]) -> np.ndarray:
+    """A zeroed working buffer of `numbers` numbers that starts on a multiple of `ALIGNMENT` bytes (the loops'
+    vectors then never straddle two cache lines)."""
+    spare = ALIGNMENT // dtype.itemsize
+    raw = np.zeros(numbers + spare, dtype)
+    first = -raw.ctypes.data % ALIGNMENT // dtype.itemsize
+    return raw[first:first + numbers]
+
+
 def _strided(a: np.ndarray) -> np.ndarray:
     """a, or a contiguous copy when a stride is not a whole number of elements."""
     return a if all(stride % a.itemsize == 0 for stride in a.strides) else np.ascontiguousarray(a)
@@ -320,7 +329,7 @@ def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int,
     x, y = _strided(x), _strided(y)
     z = np.empty((rows, d3), dtype)
     count = threads(len(terms.i) * rows)
-    work = np.zeros(count * (d1 + d2) * block, dtype)
+    work = _buffer(count * (d1 + d2) * block, dtype)
     _function("product", dtype)(
         count, rows, d1, d2, d3, x.ctypes.data, x.strides[0] // size, x.strides[1] // size, y.ctypes.data,
         y.strides[0] // size, y.strides[1] // size, z.ctypes.data, *terms.addresses(dtype), work.ctypes.data)
@@ -398,7 +407,7 @@ def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False)
     out = np.empty((scan.rows, scan.length, scan.words) if sequences else (scan.rows, scan.words), scan.dtype)
     count = threads(scan.rows * scan.length * scan.words)
     each = (2 * scan.words + (scan.order + 1) * scan.d + 1) * scan.lanes
-    work = np.empty(count * each, scan.dtype)
+    work = _buffer(count * each, scan.dtype)
     _function("scan", scan.dtype)(*scan.arguments(count), out.ctypes.data, int(sequences), work.ctypes.data, each)
     return out
 
@@ -448,7 +457,7 @@ def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int
     gradient = np.ascontiguousarray(gradient)
     segment = tensor_scan_segment(length)
     count = threads(5 * rows * length * scan.words, most=memory.limit() // per_thread)
-    work = np.empty(count * numbers, dtype)
+    work = _buffer(count * numbers, dtype)
     _function("scan_backward", dtype)(*scan.arguments(count), gradient.ctypes.data, int(sequences), dx.ctypes.data,
                                       segment, work.ctypes.data, numbers)
     return dx

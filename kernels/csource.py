@@ -5,8 +5,9 @@
 * ``scan_<dtype>`` and ``scan_backward_<dtype>``: the Seq2Tens scan of `kernels.seq2tens` (the product over time of
   the lifts of the steps in the truncated tensor algebra) and its gradient, for `LANES` paths at a time.
 
-Both are written with GCC/clang vector extensions (32-byte vectors), so each operation is a vector operation
-across rows or paths, whatever the algebra's dimensions.
+Both are written with GCC/clang vector extensions (`VECTOR_BYTES`), so each operation is a vector operation across
+rows or paths, whatever the algebra's dimensions.  Their working buffers must start on a multiple of `ALIGNMENT`
+bytes (`kernels.clib` allocates them so): a vector that straddles two cache lines is loaded twice.
 """
 from __future__ import annotations
 
@@ -18,11 +19,18 @@ import numpy as np
 
 _TYPES = ((np.dtype(np.float64), "double"), (np.dtype(np.float32), "float"))
 
-#: Rows per block of the product loop, by dtype: the components of one block sit in cache while every term is
-#: added; 16 float64 or 32 float32 rows fill four 256-bit vector registers per accumulated output.
-BLOCK: Mapping[np.dtype[Any], int] = MappingProxyType({np.dtype(np.float64): 16, np.dtype(np.float32): 32})
+#: Bytes per vector, by loop: 64 (one 512-bit register where the CPU has them, else two or four narrower ones) for
+#: the product, where they took 0.6-0.7x the time of 32-byte vectors (Clebsch-Gordan lmax 4 and 6, both dtypes, one
+#: thread, aligned buffers, on this project's AVX-512 machine); 32 for the scan, which took 1.7x its time with 64.
+VECTOR_BYTES: Mapping[str, int] = MappingProxyType({"product": 64, "scan": 32})
+#: Bytes the working buffers' starts are a multiple of: a cache line, so that no vector straddles two.
+ALIGNMENT = 64
 
-#: Paths per block of the scan, by dtype: each word of a state is two 256-bit vectors, one number per path.
+#: Rows per block of the product loop, by dtype: the components of one block sit in cache while every term is
+#: added; 32 float64 or 64 float32 rows fill four vectors per accumulated output.
+BLOCK: Mapping[np.dtype[Any], int] = MappingProxyType({np.dtype(np.float64): 32, np.dtype(np.float32): 64})
+
+#: Paths per block of the scan, by dtype: each word of a state is 64 bytes, one number per path.
 LANES: Mapping[np.dtype[Any], int] = MappingProxyType({np.dtype(np.float64): 8, np.dtype(np.float32): 16})
 
 _PRODUCT = r"""
@@ -57,10 +65,12 @@ static void share(int64_t n, int64_t block, int64_t *first, int64_t *stop) {
     *stop = *first + each * block < n ? *first + each * block : n;
 }
 
-/* Vectors of 32 bytes (GCC and clang extensions), loaded from any address a number may have and read through
-   pointers to the numbers (may_alias). */
-typedef double vec_double __attribute__((vector_size(32), aligned(sizeof(double)), may_alias));
-typedef float vec_float __attribute__((vector_size(32), aligned(sizeof(float)), may_alias));
+/* Vectors (GCC and clang extensions) of PRODUCT_BYTES bytes for the product (vec_) and SCAN_BYTES for the scan
+   (scan_), loaded from any address a number may have and read through pointers to the numbers (may_alias). */
+typedef double vec_double __attribute__((vector_size(PRODUCT_BYTES), aligned(sizeof(double)), may_alias));
+typedef float vec_float __attribute__((vector_size(PRODUCT_BYTES), aligned(sizeof(float)), may_alias));
+typedef double scan_double __attribute__((vector_size(SCAN_BYTES), aligned(sizeof(double)), may_alias));
+typedef float scan_float __attribute__((vector_size(SCAN_BYTES), aligned(sizeof(float)), may_alias));
 
 /* z[r, k] = sum over the terms t of z_k of cc[t] * x[r, i_t] * y[r, jj[t]], for rows r < rows, the terms in groups
    that share their x index: groups g in starts[k] .. starts[k + 1], group g with x index gi[g] and terms
@@ -318,10 +328,11 @@ void scan_backward_SFX(int64_t threads, int64_t rows, int64_t length, int64_t d,
 def _scan(dtype: np.dtype[Any], ctype: str) -> str:
     """The scan's functions for one dtype (its name suffixes them)."""
     text = _SCAN
-    for token, value in (("SFX", dtype.name), ("REAL", ctype), ("VEC", f"vec_{ctype}"), ("LANES", str(LANES[dtype]))):
+    for token, value in (("SFX", dtype.name), ("REAL", ctype), ("VEC", f"scan_{ctype}"), ("LANES", str(LANES[dtype]))):
         text = text.replace(token, value)
     return text
 
 
-SOURCE = _PRODUCT + "".join(f"PRODUCT(product_{dtype.name}, {ctype}, {BLOCK[dtype]})\n" for dtype, ctype in _TYPES) + \
+SOURCE = "".join(f"#define {loop.upper()}_BYTES {size}\n" for loop, size in VECTOR_BYTES.items()) + _PRODUCT + \
+    "".join(f"PRODUCT(product_{dtype.name}, {ctype}, {BLOCK[dtype]})\n" for dtype, ctype in _TYPES) + \
     "".join(_scan(dtype, ctype) for dtype, ctype in _TYPES)

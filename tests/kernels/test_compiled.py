@@ -106,7 +106,7 @@ def test_auto_takes_the_loop_for_sparse_products_and_keeps_the_structured_strate
 def test_explain_names_the_loop_and_its_terms():
     text = kernels.product(tensor_product(diagonal(2), clebsch_gordan(2)), strategy=("identify", "compiled")).explain()
     assert "factor 1: clebsch_gordan(2), 9 x 9 -> 9, 137 nonzeros" in text
-    assert "compiled on axis -1: one C loop over the 137 nonzero terms in blocks of 16 float64 rows" in text
+    assert "compiled on axis -1: one C loop over the 137 nonzero terms in blocks of 32 float64 rows" in text
 
 
 def test_the_loop_is_never_chosen_around_what_it_cannot_call():
@@ -234,6 +234,14 @@ def test_large_calls_split_their_rows_over_threads_with_the_same_numbers(monkeyp
         monkeypatch.setattr(clib, "THREADS", bad)
         with pytest.raises(ValueError, match="kernels.clib.THREADS: expected None or an int >= 1"):
             clib.threads(10)
+
+
+def test_working_buffers_start_on_a_cache_line_and_are_zero():
+    for dtype in clib.BLOCK:
+        for numbers in (1, 7, 1000):
+            buffers = [clib._buffer(numbers, dtype) for _ in range(20)]       # numpy aligns less on its own
+            assert all(b.ctypes.data % clib.ALIGNMENT == 0 and b.shape == (numbers,) and b.dtype == dtype
+                       and not b.any() for b in buffers)
 
 
 def test_a_compiler_without_openmp_builds_loops_that_run_on_one_thread(monkeypatch, tmp_path):
