@@ -329,7 +329,7 @@ def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int,
     x, y = _strided(x), _strided(y)
     z = np.empty((rows, d3), dtype)
     count = threads(len(terms.i) * rows)
-    work = _buffer(count * (d1 + d2) * block, dtype)
+    work = _buffer(count * (d1 + d2 + d3) * block, dtype)
     _function("product", dtype)(
         count, rows, d1, d2, d3, x.ctypes.data, x.strides[0] // size, x.strides[1] // size, y.ctypes.data,
         y.strides[0] // size, y.strides[1] // size, z.ctypes.data, *terms.addresses(dtype), work.ctypes.data)

@@ -27,15 +27,31 @@ def brute_force(lam, x, y):
     return z
 
 
-@settings(max_examples=25, deadline=None)
-@given(st.integers(1, 6), st.integers(1, 6), st.integers(1, 6), st.integers(0, 40), st.integers(0, 2**16),
-       st.sampled_from([np.float64, np.float32]))
-def test_the_loop_equals_brute_force_for_random_sparse_maps_and_any_row_count(d1, d2, d3, rows, seed, dtype):
+def laid_out(a: np.ndarray, layout: str) -> np.ndarray:
+    """The same values (rows, d) in another memory layout."""
+    if layout == "component-major":
+        return np.ascontiguousarray(a.T).T
+    if layout == "padded rows":
+        padded = np.zeros((len(a), a.shape[1] + 3), a.dtype)
+        padded[:, 1:-2] = a
+        return padded[:, 1:-2]
+    if layout == "reversed":
+        return np.ascontiguousarray(a[::-1, ::-1])[::-1, ::-1]
+    return a
+
+
+# Sizes across the loop's tiles of 8 x 8 numbers and its blocks of 32 or 64 rows, with and without remainders.
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 19), st.integers(1, 19), st.integers(1, 19), st.integers(0, 140), st.integers(0, 2**16),
+       st.sampled_from([np.float64, np.float32]),
+       st.sampled_from(["row-major", "component-major", "padded rows", "reversed"]))
+def test_the_loop_equals_brute_force_for_random_sparse_maps_and_any_row_count(d1, d2, d3, rows, seed, dtype, layout):
     rng = np.random.default_rng(seed)
     lam = rng.standard_normal((d1, d2, d3)) * (rng.random((d1, d2, d3)) < 0.3)
-    x, y = rng.standard_normal((rows, d1 + 3))[:, 1:d1 + 1], rng.standard_normal((rows, d2))       # x strided
+    x, y = rng.standard_normal((rows, d1)), rng.standard_normal((rows, d2))
     terms = clib.Terms.from_table(np.argwhere(lam), lam[lam != 0], d3)
-    z = clib.sparse_product(terms, x.astype(dtype), y.astype(dtype), (d1, d2, d3))
+    z = clib.sparse_product(terms, laid_out(x.astype(dtype), layout), laid_out(y.astype(dtype), "padded rows"),
+                            (d1, d2, d3))
     assert z.dtype == dtype and z.shape == (rows, d3)
     assert np.allclose(z, brute_force(lam, x, y), atol=1e-4 if dtype == np.float32 else 1e-12)
 
@@ -260,7 +276,7 @@ def test_a_compiler_without_openmp_builds_loops_that_run_on_one_thread(monkeypat
     factor = Factor.from_algebra(A)
     terms = clib.Terms.from_table(factor.indices, factor.values, A.dim)
     x, y = operands(A, batch=(70,), seed=11)
-    z, work = np.empty((70, A.dim)), np.zeros(2 * 2 * A.dim * clib.BLOCK[x.dtype])
+    z, work = np.empty((70, A.dim)), np.zeros(2 * 3 * A.dim * clib.BLOCK[x.dtype])
     library.product_float64(2, 70, A.dim, A.dim, A.dim, x.ctypes.data, A.dim, 1, y.ctypes.data, A.dim, 1,
                             z.ctypes.data, *terms.addresses(x.dtype), work.ctypes.data)    # asks for two threads
     assert relative_error(z, reference(A, x, y)) <= 1e-12
