@@ -62,6 +62,19 @@ def _linear_form(equation: str, ranks: tuple[int, ...]
             len(kept_a), len(kept_w), tuple(order.index(c) for c in out))
 
 
+def _untracked(*tensors: Any) -> bool:
+    """True when nothing can be tracking these tensors: grad mode off or none requires grad, no torch.func transform
+    active and no forward-mode dual level open.  The compiled loops then run without an autograd function, whose
+    machinery cost 0.3-0.5x the loop's own time at 1,000 rows (CG(4), float32).  The last two facts are torch's
+    private state; where a torch release does not have it, this is False and the autograd function serves."""
+    import torch
+    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        return False
+    transforms = getattr(torch._C, "_are_functorch_transforms_active", None)
+    level = getattr(torch.autograd.forward_ad, "_current_level", None)
+    return transforms is not None and not transforms() and isinstance(level, int) and level < 0
+
+
 def _signed(function: Any) -> Any:
     """An autograd function whose forward keeps its signature (PEP 362's ``__signature__``): torch's ``apply`` binds
     the arguments to it on every call, and rebuilding it each time cost a third of a small call's overhead."""
@@ -84,6 +97,7 @@ def _loop_function() -> Any:
         def setup_context(ctx: Any, inputs: Any, output: Any) -> None:      # the form torch.func transforms need
             x, y, level = inputs
             ctx.save_for_backward(x, y)
+            ctx.save_for_forward(x, y)
             ctx.level = level
 
         @staticmethod
@@ -92,6 +106,21 @@ def _loop_function() -> Any:
             dx = Loop.apply(y, gradient, ctx.level.transposed(0)) if ctx.needs_input_grad[0] else None
             dy = Loop.apply(x, gradient, ctx.level.transposed(1)) if ctx.needs_input_grad[1] else None
             return dx, dy, None
+
+        @staticmethod
+        def jvp(ctx: Any, tx: Any, ty: Any, _: Any) -> Any:
+            """The product is bilinear: its derivative along (tx, ty) is tx y + x ty."""
+            x, y = ctx.saved_tensors
+            parts = [Loop.apply(a, b, ctx.level) for a, b in ((tx, y), (x, ty)) if a is not None and b is not None]
+            return parts[0] + parts[1] if len(parts) == 2 else parts[0]
+
+        @staticmethod
+        def vmap(info: Any, in_dims: Any, x: Any, y: Any, level: Any) -> Any:
+            """torch.func.vmap: the mapped axis leads both operands (expanded where one is not mapped) and joins
+            the batch."""
+            x, y = (a.unsqueeze(0).expand(info.batch_size, *a.shape) if dim is None else a.movedim(dim, 0)
+                    for a, dim in zip((x, y), in_dims[:2]))
+            return Loop.apply(x, y, level), 0
 
     return Loop
 
@@ -182,11 +211,16 @@ class TorchEngine(Engine):
 
     def compiled_loop(self, level: Any, x: Any, y: Any) -> Any:
         """The level's C loop (`level.loop`) on real CPU tensors with one batch shape and its axis last: one
-        autograd function whose VJPs are the transposed levels' loops."""
+        autograd function whose VJPs are the transposed levels' loops (called directly when `_untracked`)."""
+        if _untracked(x, y):
+            return _loop_function().forward(x, y, level)
         return _loop_function().apply(x, y, level)
 
     def compiled_scan(self, x: Any, degree: int, order: int, sequences: bool, reference: Any) -> Any:
-        """`kernels.clib.tensor_scan` on CPU tensors: one autograd function whose VJP is the C gradient loop."""
+        """`kernels.clib.tensor_scan` on CPU tensors: one autograd function whose VJP is the C gradient loop (its
+        forward called directly when `_untracked`)."""
+        if _untracked(x):
+            return _scan_function().forward(x, degree, order, sequences, reference)
         return _scan_function().apply(x, degree, order, sequences, reference)
 
     def detached(self, a: Any) -> Any:

@@ -354,6 +354,50 @@ def test_torch_dtypes_the_loop_cannot_take_and_functorch_transforms():
     assert "compiled" not in off_cpu
 
 
+def test_every_torch_transform_of_the_loop_equals_the_dense_product():
+    torch = pytest.importorskip("torch")
+    import torch.autograd.forward_ad as forward_ad
+    A = clebsch_gordan(2)
+    loop, dense = kernels.product(A, strategy="compiled"), kernels.product(A, strategy="dense")
+    g = torch.Generator().manual_seed(12)
+    x, y, tx, ty = (torch.randn(5, A.dim, dtype=torch.float64, generator=g) for _ in range(4))
+    with forward_ad.dual_level():                                         # forward mode: the loop's jvp
+        out, expected = (k(forward_ad.make_dual(x, tx), forward_ad.make_dual(y, ty)) for k in (loop, dense))
+        assert torch.allclose(forward_ad.unpack_dual(out).tangent, forward_ad.unpack_dual(expected).tangent)
+        assert torch.allclose(forward_ad.unpack_dual(loop(forward_ad.make_dual(x, tx), y)).tangent, dense(tx, y))
+    assert torch.allclose(torch.func.vmap(loop, in_dims=(1, None))(x.T, y[0]), dense(x, y[0].expand(5, A.dim)))
+    assert torch.allclose(torch.func.vmap(loop)(x, y), dense(x, y))          # the loop's vmap rule
+    for transform in (torch.func.jacfwd, torch.func.jacrev, torch.func.hessian):
+        assert torch.allclose(transform(lambda a: loop(a, a).sum(0))(x[0]), transform(lambda a: dense(a, a).sum(0))(x[0]))
+    a = x.clone().requires_grad_()
+    assert torch.autograd.gradcheck(lambda v: loop(v, y), (a,), check_forward_ad=True)
+    assert torch.autograd.gradgradcheck(lambda v: loop(v, v), (a,))
+    with torch.no_grad():                                                 # untracked: the loop without autograd
+        z = loop(a, y)
+    assert not z.requires_grad and torch.equal(z, loop(x, y)) and torch.allclose(z, dense(x, y))
+    assert loop(a, y).requires_grad and torch.equal(loop(a, y).detach(), z)
+    with torch.inference_mode():
+        assert torch.equal(loop(-x, y), -z)                               # a negated view is read as its values
+
+
+def test_the_loop_skips_its_autograd_function_only_where_nothing_tracks_the_tensors(monkeypatch):
+    torch = pytest.importorskip("torch")
+    import torch.autograd.forward_ad as forward_ad
+    from product_interactions.kernels.engines.torch_engine import _untracked
+    x, w = torch.ones(3), torch.ones(3, requires_grad=True)
+    assert _untracked(x) and not _untracked(x, w)
+    with torch.no_grad():
+        assert _untracked(x, w)
+    with forward_ad.dual_level():
+        assert not _untracked(x)
+    seen = []
+    torch.func.vmap(lambda a: seen.append(_untracked(a)) or a)(torch.ones(2, 3))
+    torch.func.grad(lambda a: seen.append(_untracked(a.detach())) or a.sum())(torch.ones(3))
+    assert seen == [False, False]
+    monkeypatch.delattr(torch._C, "_are_functorch_transforms_active")    # a torch without that private state
+    assert not _untracked(x)
+
+
 def test_the_cache_serves_under_a_group_writable_umask_and_without_a_home(monkeypatch, tmp_path):
     from pathlib import Path
 
