@@ -249,20 +249,29 @@ THREADS: int | None = None
 WORK_PER_THREAD = 2**16
 
 
+@functools.lru_cache(maxsize=1)
 def _cores() -> int:
+    """The cores this process may run on (asked once: a system call per loop call cost more than the question)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 #: True in a process forked from this one: OpenMP's threads do not survive fork (libgomp waits for them forever), so
 #: a forked child runs the loops on its own thread.
 _FORKED = [False]
+
+
+def _forked() -> None:
+    _FORKED[0] = True
+    _cores.cache_clear()
+
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=lambda: _FORKED.__setitem__(0, True))
+    os.register_at_fork(after_in_child=_forked)
 
 
 def threads(work: int, most: int | None = None) -> int:
-    """How many threads a call of `work` terms times rows runs on (`THREADS`, checked here; at most `most`): one
-    where the library has no OpenMP or in a forked child."""
+    """How many threads a call of `work` terms times rows runs on (`THREADS`, checked here; at most `most`, such as
+    its number of blocks): one where the library has no OpenMP or in a forked child."""
     limit = THREADS
     if limit is None:
         limit = _cores()
@@ -306,10 +315,10 @@ def _threaded() -> bool:
 
 
 def _buffer(numbers: int, dtype: np.dtype[Any]) -> np.ndarray:
-    """A zeroed working buffer of `numbers` numbers that starts on a multiple of `ALIGNMENT` bytes (the loops'
-    vectors then never straddle two cache lines)."""
+    """A working buffer of `numbers` numbers (not initialised: the loops write before they read) that starts on a
+    multiple of `ALIGNMENT` bytes (the loops' vectors then never straddle two cache lines)."""
     spare = ALIGNMENT // dtype.itemsize
-    raw = np.zeros(numbers + spare, dtype)
+    raw = np.empty(numbers + spare, dtype)
     first = -raw.ctypes.data % ALIGNMENT // dtype.itemsize
     return raw[first:first + numbers]
 
@@ -328,7 +337,7 @@ def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int,
     size, block = dtype.itemsize, BLOCK[dtype]
     x, y = _strided(x), _strided(y)
     z = np.empty((rows, d3), dtype)
-    count = threads(len(terms.i) * rows)
+    count = threads(len(terms.i) * rows, most=-(-rows // block))
     work = _buffer(count * (d1 + d2 + d3) * block, dtype)
     _function("product", dtype)(
         count, rows, d1, d2, d3, x.ctypes.data, x.strides[0] // size, x.strides[1] // size, y.ctypes.data,
@@ -405,7 +414,7 @@ def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False)
     """
     scan = _ScanCall(x, degree, order, sequences)
     out = np.empty((scan.rows, scan.length, scan.words) if sequences else (scan.rows, scan.words), scan.dtype)
-    count = threads(scan.rows * scan.length * scan.words)
+    count = threads(scan.rows * scan.length * scan.words, most=-(-scan.rows // scan.lanes))
     each = (2 * scan.words + (scan.order + 1) * scan.d + 1) * scan.lanes
     work = _buffer(count * each, scan.dtype)
     _function("scan", scan.dtype)(*scan.arguments(count), out.ctypes.data, int(sequences), work.ctypes.data, each)
@@ -456,7 +465,7 @@ def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int
                                       f"kernels.MEMORY_LIMIT = {memory.format_bytes(memory.limit())}")
     gradient = np.ascontiguousarray(gradient)
     segment = tensor_scan_segment(length)
-    count = threads(5 * rows * length * scan.words, most=memory.limit() // per_thread)
+    count = threads(5 * rows * length * scan.words, most=min(memory.limit() // per_thread, -(-rows // scan.lanes)))
     work = _buffer(count * numbers, dtype)
     _function("scan_backward", dtype)(*scan.arguments(count), gradient.ctypes.data, int(sequences), dx.ctypes.data,
                                       segment, work.ctypes.data, numbers)

@@ -125,53 +125,55 @@ static void transpose_##T(T *dst, int64_t ds, const T *src, int64_t ss, int64_t 
    gt[g] .. gt[g + 1], so z_k = sum_g x_gi[g] (sum_t cc[t] y_jj[t]): one load of x per group.
    x and y are read through element strides (row, component), so any layout and broadcast rows (stride 0) serve;
    z is written row by row, d3 numbers each.  work holds (d1 + d2 + d3) * B numbers: the components of one block of
-   B rows, transposed (by tiles where a row's components are adjacent), so that each term is B / W vector
+   B rows, transposed (by tiles where a row's components are adjacent; a last, partial block's empty lanes
+   zeroed, so that no garbage, such as a subnormal number, slows its arithmetic), so that each term is B / W vector
    multiply-adds (W numbers per vector), and each group B / W more, into accumulators held in registers; and the
    block's outputs, transposed back into z at the end of the block. */
-#define PRODUCT(NAME, T, B)                                                                                      \
-static void NAME##_rows(int64_t rows, int64_t d1, int64_t d2, int64_t d3,                                        \
-          const T *x, int64_t xr, int64_t xa, const T *y, int64_t yr, int64_t ya, T *z,                          \
-          const int64_t *starts, const int64_t *gi, const int64_t *gt, const int64_t *jj, const T *cc, T *work) { \
-    enum { V = B * sizeof(T) / sizeof(vec_##T) };                                                                \
-    T *xt = work, *yt = work + d1 * B, *zt = yt + d2 * B;                                                        \
-    for (int64_t r0 = 0; r0 < rows; r0 += B) {                                                                   \
-        int64_t n = rows - r0 < B ? rows - r0 : B;                                                               \
-        if (xa == 1) transpose_##T(xt, B, x + r0 * xr, xr, n, d1);                                               \
-        else for (int64_t a = 0; a < d1; a++)                                                                    \
-            for (int64_t r = 0; r < n; r++) xt[a * B + r] = x[(r0 + r) * xr + a * xa];                          \
-        if (ya == 1) transpose_##T(yt, B, y + r0 * yr, yr, n, d2);                                               \
-        else for (int64_t b = 0; b < d2; b++)                                                                    \
-            for (int64_t r = 0; r < n; r++) yt[b * B + r] = y[(r0 + r) * yr + b * ya];                          \
-        for (int64_t k = 0; k < d3; k++) {                                                                       \
-            vec_##T acc[V];                                                                                      \
-            for (int v = 0; v < V; v++) acc[v] = (vec_##T){0};                                                   \
-            for (int64_t g = starts[k]; g < starts[k + 1]; g++) {                                                \
-                vec_##T inner[V];                                                                                \
-                for (int v = 0; v < V; v++) inner[v] = (vec_##T){0};                                             \
-                for (int64_t t = gt[g]; t < gt[g + 1]; t++) {                                                    \
-                    const vec_##T *q = (const vec_##T *)(yt + jj[t] * B);                                        \
-                    const T c = cc[t];                                                                           \
-                    for (int v = 0; v < V; v++) inner[v] += c * q[v];                                            \
-                }                                                                                                \
-                const vec_##T *p = (const vec_##T *)(xt + gi[g] * B);                                            \
-                for (int v = 0; v < V; v++) acc[v] += p[v] * inner[v];                                           \
-            }                                                                                                    \
-            memcpy(zt + k * B, acc, sizeof acc);                                                                 \
-        }                                                                                                        \
-        transpose_##T(z + r0 * d3, d3, zt, B, d3, n);                                                            \
-    }                                                                                                            \
-}                                                                                                                \
-/* The same on `threads` threads, work holding (d1 + d2 + d3) B numbers for each. */                             \
-void NAME(int64_t threads, int64_t rows, int64_t d1, int64_t d2, int64_t d3,                                     \
-          const T *x, int64_t xr, int64_t xa, const T *y, int64_t yr, int64_t ya, T *z,                          \
-          const int64_t *starts, const int64_t *gi, const int64_t *gt, const int64_t *jj, const T *cc, T *work) { \
-    _Pragma("omp parallel num_threads(threads) if(threads > 1)")                                                 \
-    {                                                                                                            \
-        int64_t first, stop;                                                                                     \
-        share(rows, B, &first, &stop);                                                                           \
-        NAME##_rows(stop - first, d1, d2, d3, x + first * xr, xr, xa, y + first * yr, yr, ya, z + first * d3,    \
-                    starts, gi, gt, jj, cc, work + MEMBER * (d1 + d2 + d3) * B);                                      \
-    }                                                                                                            \
+#define PRODUCT(NAME, T, B)                                                                                            \
+static void NAME##_rows(int64_t rows, int64_t d1, int64_t d2, int64_t d3,                                              \
+          const T *x, int64_t xr, int64_t xa, const T *y, int64_t yr, int64_t ya, T *z,                                \
+          const int64_t *starts, const int64_t *gi, const int64_t *gt, const int64_t *jj, const T *cc, T *work) {      \
+    enum { V = B * sizeof(T) / sizeof(vec_##T) };                                                                      \
+    T *xt = work, *yt = work + d1 * B, *zt = yt + d2 * B;                                                              \
+    for (int64_t r0 = 0; r0 < rows; r0 += B) {                                                                         \
+        int64_t n = rows - r0 < B ? rows - r0 : B;                                                                     \
+        if (xa == 1) transpose_##T(xt, B, x + r0 * xr, xr, n, d1);                                                     \
+        else for (int64_t a = 0; a < d1; a++)                                                                          \
+            for (int64_t r = 0; r < n; r++) xt[a * B + r] = x[(r0 + r) * xr + a * xa];                                 \
+        if (ya == 1) transpose_##T(yt, B, y + r0 * yr, yr, n, d2);                                                     \
+        else for (int64_t b = 0; b < d2; b++)                                                                          \
+            for (int64_t r = 0; r < n; r++) yt[b * B + r] = y[(r0 + r) * yr + b * ya];                                 \
+        for (int64_t a = 0; n < B && a < d1 + d2; a++) memset(xt + a * B + n, 0, (B - n) * sizeof(T));                 \
+        for (int64_t k = 0; k < d3; k++) {                                                                             \
+            vec_##T acc[V];                                                                                            \
+            for (int v = 0; v < V; v++) acc[v] = (vec_##T){0};                                                         \
+            for (int64_t g = starts[k]; g < starts[k + 1]; g++) {                                                      \
+                vec_##T inner[V];                                                                                      \
+                for (int v = 0; v < V; v++) inner[v] = (vec_##T){0};                                                   \
+                for (int64_t t = gt[g]; t < gt[g + 1]; t++) {                                                          \
+                    const vec_##T *q = (const vec_##T *)(yt + jj[t] * B);                                              \
+                    const T c = cc[t];                                                                                 \
+                    for (int v = 0; v < V; v++) inner[v] += c * q[v];                                                  \
+                }                                                                                                      \
+                const vec_##T *p = (const vec_##T *)(xt + gi[g] * B);                                                  \
+                for (int v = 0; v < V; v++) acc[v] += p[v] * inner[v];                                                 \
+            }                                                                                                          \
+            memcpy(zt + k * B, acc, sizeof acc);                                                                       \
+        }                                                                                                              \
+        transpose_##T(z + r0 * d3, d3, zt, B, d3, n);                                                                  \
+    }                                                                                                                  \
+}                                                                                                                      \
+/* The same on `threads` threads, work holding (d1 + d2 + d3) B numbers for each. */                                   \
+void NAME(int64_t threads, int64_t rows, int64_t d1, int64_t d2, int64_t d3,                                           \
+          const T *x, int64_t xr, int64_t xa, const T *y, int64_t yr, int64_t ya, T *z,                                \
+          const int64_t *starts, const int64_t *gi, const int64_t *gt, const int64_t *jj, const T *cc, T *work) {      \
+    _Pragma("omp parallel num_threads(threads) if(threads > 1)")                                                       \
+    {                                                                                                                  \
+        int64_t first, stop;                                                                                           \
+        share(rows, B, &first, &stop);                                                                                 \
+        NAME##_rows(stop - first, d1, d2, d3, x + first * xr, xr, xa, y + first * yr, yr, ya, z + first * d3,          \
+                    starts, gi, gt, jj, cc, work + MEMBER * (d1 + d2 + d3) * B);                                       \
+    }                                                                                                                  \
 }
 
 """
@@ -386,5 +388,5 @@ def _scan(dtype: np.dtype[Any], ctype: str) -> str:
 
 SOURCE = "".join(f"#define {loop.upper()}_BYTES {size}\n" for loop, size in VECTOR_BYTES.items()) + _PRODUCT + \
     "".join(f"TRANSPOSE({ctype})\nPRODUCT(product_{dtype.name}, {ctype}, {BLOCK[dtype]})\n"
-            for dtype, ctype in _TYPES) + \
+            for dtype, ctype in _TYPES) +                                                                              \
     "".join(_scan(dtype, ctype) for dtype, ctype in _TYPES)

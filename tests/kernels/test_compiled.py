@@ -252,12 +252,28 @@ def test_large_calls_split_their_rows_over_threads_with_the_same_numbers(monkeyp
             clib.threads(10)
 
 
-def test_working_buffers_start_on_a_cache_line_and_are_zero():
+def test_working_buffers_start_on_a_cache_line():
     for dtype in clib.BLOCK:
         for numbers in (1, 7, 1000):
             buffers = [clib._buffer(numbers, dtype) for _ in range(20)]       # numpy aligns less on its own
             assert all(b.ctypes.data % clib.ALIGNMENT == 0 and b.shape == (numbers,) and b.dtype == dtype
-                       and not b.any() for b in buffers)
+                       for b in buffers)
+
+
+def test_the_loop_reads_nothing_of_its_working_buffer_before_writing_it():
+    A = clebsch_gordan(2)
+    factor = Factor.from_algebra(A)
+    terms = clib.Terms.from_table(factor.indices, factor.values, A.dim)
+    for dtype in clib.BLOCK:
+        x, y = (a.astype(dtype) for a in operands(A, batch=(70,), seed=13))      # a last, partial block
+        expected = clib.sparse_product(terms, x, y, factor.shape)
+        for filler in (np.nan, np.inf, 1e-310):                            # what an old buffer may hold
+            z, work = np.empty((70, A.dim), dtype), np.full(3 * A.dim * clib.BLOCK[dtype], filler, dtype)
+            getattr(clib._library(), f"product_{dtype.name}")(
+                1, 70, A.dim, A.dim, A.dim, x.ctypes.data, A.dim, 1, y.ctypes.data, A.dim, 1, z.ctypes.data,
+                *terms.addresses(dtype), work.ctypes.data)
+            assert np.array_equal(z, expected)
+            assert not np.isnan(work[:2 * A.dim * clib.BLOCK[dtype]]).any()    # the partial block's lanes zeroed
 
 
 def test_a_compiler_without_openmp_builds_loops_that_run_on_one_thread(monkeypatch, tmp_path):
