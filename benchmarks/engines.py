@@ -10,9 +10,10 @@
    structure constants, x @ lam then a batched matmul with y, and the outer product of x and y then one matrix
    product with lam (the tensor algebra: levelwise outer products): PGA (batch 10,000) and T(R^4) degree 4 (batch
    2,048) with target <= 1.2; Clebsch-Gordan lmax 4 and 6 (batch 1,000) with the block-sparse targets 0.5 and
-   1/3; float64 and float32.  Both sides use torch's threads (the compiled loop its own, as many); and a random
-   dense product
-   (d = 64, batch 4,096) against torch's GEMM peak measured in the same run (target >= 60 %).
+   1/3; float64 and float32.  Both sides use torch's threads (the compiled loop joins torch's OpenMP pool).  The
+   Clebsch-Gordan products also forward plus backward (gradients for both operands), against the same hand-written
+   form's, with the same targets.  And a random dense product (d = 64, batch 4,096) against torch's GEMM peak
+   measured in the same run (target >= 60 %).
 
 3. The selective scan forward plus backward on torch against Mamba's reference scan written in torch (target <= 1).
 
@@ -154,12 +155,26 @@ def torch_rows(repeats: int, lengths) -> list:
             g = torch.Generator().manual_seed(A.dim)
             x, y = (torch.randn(batch, A.dim, dtype=dtype, generator=g) for _ in range(2))
             reference, name = _best_torch(torch, A, x, y, repeats)
-            assert torch.allclose(kernel(x, y), reference(), rtol=1e-3, atol=1e-3)
+            assert torch.allclose(kernel(x, y), reference(x, y), rtol=1e-3, atol=1e-3)
             rows.append(ratio_row(f"torch {A.name} product, batch {batch}, {str(dtype)[6:]} "
                                   f"({'+'.join(kernel.strategies_for(batch, TORCH))}), vs {name}",
-                                  lambda: kernel(x, y), reference, target, repeats))
+                                  lambda: kernel(x, y), lambda: reference(x, y), target, repeats))
+            if A.name.startswith("clebsch_gordan"):
+                rows.append(gradient_row(torch, A, kernel, x, y, reference, name, target, repeats))
     return rows + dense_torch_rows(torch, repeats) + [selective_scan_row(torch, repeats)] + \
         copy_torch_rows(torch, repeats)
+
+
+def gradient_row(torch, A, kernel, x, y, reference, name: str, target: float, repeats: int) -> str:
+    """The product forward plus backward (both operands' gradients, through z.sum()) against the hand-written
+    `reference`'s, after checking that the gradients agree."""
+    def step(product):
+        a, b = x.detach().requires_grad_(), y.detach().requires_grad_()
+        product(a, b).sum().backward()
+        return a.grad, b.grad
+    assert all(torch.allclose(o, t, rtol=1e-3, atol=1e-3) for o, t in zip(step(kernel), step(reference)))
+    return ratio_row(f"torch {A.name} product fwd+bwd, batch {len(x)}, {str(x.dtype)[6:]}, vs {name} fwd+bwd",
+                     lambda: step(kernel), lambda: step(reference), target, repeats)
 
 
 def dense_torch_rows(torch, repeats: int) -> list:
@@ -205,24 +220,25 @@ def selective_scan_row(torch, repeats: int) -> str:
 
 
 def _best_torch(torch, A, x, y, repeats):
-    """The faster hand-written torch product, timed here: (function, its name)."""
+    """The fastest hand-written torch product on operands like x, y, timed on them here: (function of (x, y), its
+    name)."""
     from benchmarks.timing import median_time
     if A.name.startswith("tensor_algebra"):
         width, degree = 4, 4
         offsets = [sum(width**m for m in range(k)) for k in range(degree + 2)]
 
-        def levelwise():
+        def levelwise(x, y):
             return torch.cat([sum((x[:, offsets[i]:offsets[i + 1], None] * y[:, None, offsets[k - i]:offsets[k - i + 1]])
                                   .reshape(len(x), -1) for i in range(k + 1)) for k in range(degree + 1)], 1)
         return levelwise, "levelwise outer products"
     lam = torch.tensor(A.structure_constants(), dtype=x.dtype)
     flat = lam.reshape(A.dim, -1)
-    candidates = {"einsum over dense lam": lambda: torch.einsum("bi,bj,ijk->bk", x, y, lam),
-                  "x @ lam, then bmm with y": lambda: torch.bmm(y[:, None, :], (x @ flat).reshape(
+    candidates = {"einsum over dense lam": lambda x, y: torch.einsum("bi,bj,ijk->bk", x, y, lam),
+                  "x @ lam, then bmm with y": lambda x, y: torch.bmm(y[:, None, :], (x @ flat).reshape(
                       len(x), A.dim, A.dim))[:, 0],
-                  "(x outer y) @ lam": lambda: (x[:, :, None] * y[:, None, :]).reshape(len(x), -1) @ lam.reshape(
+                  "(x outer y) @ lam": lambda x, y: (x[:, :, None] * y[:, None, :]).reshape(len(x), -1) @ lam.reshape(
                       -1, A.dim)}
-    name = min(candidates, key=lambda key: median_time(candidates[key], repeats=repeats))
+    name = min(candidates, key=lambda key: median_time(lambda: candidates[key](x, y), repeats=repeats))
     return candidates[name], name
 
 

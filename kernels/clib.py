@@ -6,9 +6,9 @@ nonzero term lam[i, j, k] x_i y_j once.  The C source below is fixed (no user te
 compiles it on first use with ``$CC`` (else ``cc``, ``gcc`` or ``clang``) at ``-O3`` for this CPU, caches the shared
 library on disk (in the ``kernels`` folder of `product_interactions.cache`; a private temporary folder when the
 cache is off or cannot be written) and loads it with ctypes, which releases the GIL during the call.  Large calls run
-on OpenMP's threads (`threads`), which torch's operations share when torch is loaded first.  Where no compiler
-works, or ``PRODUCT_INTERACTIONS_COMPILE=0`` (or ``off``), `unavailable` says why and the strategy does
-not apply.
+on `threads` threads: a pool the library starts, or for calls from torch an OpenMP team (see `sparse_product`).
+Where no compiler works, or ``PRODUCT_INTERACTIONS_COMPILE=0`` (or ``off``), `unavailable` says why and the strategy
+does not apply.
 
 >>> import numpy as np
 >>> if unavailable() is None:                 # z = 2 x_0 y_1 on three rows
@@ -45,8 +45,9 @@ LIBRARIES_KEPT = 8
 #: Seconds a compilation may take before it is abandoned.
 COMPILE_SECONDS = 120
 #: Flags tried in turn: tuned for this CPU, then portable (a compiler without -march=native); each with OpenMP, then
-#: without (the loops then run on one thread).
-FLAG_SETS = (("-O3", "-march=native", "-fopenmp"), ("-O3", "-fopenmp"), ("-O3", "-march=native"), ("-O3",))
+#: without (`openmp` calls then run on the library's own threads).
+FLAG_SETS = (("-O3", "-march=native", "-pthread", "-fopenmp"), ("-O3", "-pthread", "-fopenmp"),
+             ("-O3", "-march=native", "-pthread"), ("-O3", "-pthread"))
 
 
 def _compiler() -> list[str] | None:
@@ -143,14 +144,13 @@ def _declare(library: ctypes.CDLL) -> None:
     """The argument types of the library's functions (see `kernels.csource`)."""
     number, address = ctypes.c_int64, ctypes.c_void_p
     for dtype in BLOCK:
-        signatures = {"product": [number] * 5 + [address, number, number] * 2 + [address] * 7,
-                      "scan": [number] * 6 + [address] * 2 + [number] * 3 + [address, number, address, number],
-                      "scan_backward": [number] * 6 + [address] * 2 + [number] * 3 + [address, number, address,
+        signatures = {"product": [number] * 6 + [address, number, number] * 2 + [address] * 7,
+                      "scan": [number] * 7 + [address] * 2 + [number] * 3 + [address, number, address, number],
+                      "scan_backward": [number] * 7 + [address] * 2 + [number] * 3 + [address, number, address,
                                                                                           number, address, number]}
         for name, arguments in signatures.items():
             function = getattr(library, f"{name}_{dtype.name}")
             function.restype, function.argtypes = None, arguments
-    library.threaded.restype, library.threaded.argtypes = ctypes.c_int64, []
 
 
 @functools.lru_cache(maxsize=1)
@@ -255,8 +255,8 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-#: True in a process forked from this one: OpenMP's threads do not survive fork (libgomp waits for them forever), so
-#: a forked child runs the loops on its own thread.
+#: True in a process forked from this one: the pool's threads do not survive fork, so a forked child runs the loops
+#: on its own thread.
 _FORKED = [False]
 
 
@@ -271,13 +271,13 @@ if hasattr(os, "register_at_fork"):
 
 def threads(work: int, most: int | None = None) -> int:
     """How many threads a call of `work` terms times rows runs on (`THREADS`, checked here; at most `most`, such as
-    its number of blocks): one where the library has no OpenMP or in a forked child."""
+    its number of blocks): one in a forked child."""
     limit = THREADS
     if limit is None:
         limit = _cores()
     elif isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"kernels.clib.THREADS: expected None or an int >= 1, got {limit!r:.60}")
-    if _FORKED[0] or not _threaded():
+    if _FORKED[0]:
         return 1
     return max(1, min(limit, work // WORK_PER_THREAD, limit if most is None else most))
 
@@ -309,11 +309,6 @@ def _function(name: str, dtype: np.dtype[Any]) -> Any:
     return getattr(_library(), f"{name}_{dtype.name}")
 
 
-@functools.lru_cache(maxsize=1)
-def _threaded() -> bool:
-    return bool(_library().threaded())
-
-
 def _buffer(numbers: int, dtype: np.dtype[Any]) -> np.ndarray:
     """A working buffer of `numbers` numbers (not initialised: the loops write before they read) that starts on a
     multiple of `ALIGNMENT` bytes (the loops' vectors then never straddle two cache lines)."""
@@ -328,10 +323,12 @@ def _strided(a: np.ndarray) -> np.ndarray:
     return a if all(stride % a.itemsize == 0 for stride in a.strides) else np.ascontiguousarray(a)
 
 
-def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
+def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int, int, int],
+                   openmp: bool = False) -> np.ndarray:
     """z[r] = sum over the terms of c x[r, i] y[r, j], for (rows, d1) and (rows, d2) arrays of one float dtype of
     `BLOCK` (each may be any strided view, a row stride of 0 included): a new (rows, d3) array.  Large calls run
-    their blocks of rows on `threads` threads."""
+    their blocks of rows on `threads` threads: the library's own, or with `openmp` an OpenMP team (the pool torch
+    runs its operations on; calls from torch take it)."""
     _check(terms, x, y, shape)
     dtype, rows, (d1, d2, d3) = x.dtype, x.shape[0], shape
     size, block = dtype.itemsize, BLOCK[dtype]
@@ -340,7 +337,7 @@ def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int,
     count = threads(len(terms.i) * rows, most=-(-rows // block))
     work = _buffer(count * (d1 + d2 + d3) * block, dtype)
     _function("product", dtype)(
-        count, rows, d1, d2, d3, x.ctypes.data, x.strides[0] // size, x.strides[1] // size, y.ctypes.data,
+        count, bool(openmp), rows, d1, d2, d3, x.ctypes.data, x.strides[0] // size, x.strides[1] // size, y.ctypes.data,
         y.strides[0] // size, y.strides[1] // size, z.ctypes.data, *terms.addresses(dtype), work.ctypes.data)
     return z
 
@@ -383,7 +380,7 @@ class _ScanCall:
     """What both scan loops are given: the checked paths (any strides), the degree, the lift's order (at most the
     degree), where each level starts, and how many words (`LANES` numbers each) a state holds."""
 
-    def __init__(self, x: np.ndarray, degree: int, order: int, sequences: bool) -> None:
+    def __init__(self, x: np.ndarray, degree: int, order: int, sequences: bool, openmp: bool) -> None:
         _check_scan(x, degree, order)
         if not isinstance(sequences, (bool, np.bool_)):
             raise TypeError(f"sequences: expected True or False, got {sequences!r:.60}")
@@ -392,18 +389,19 @@ class _ScanCall:
         self.degree, self.order = degree, min(order, degree)
         self.start = level_starts(self.d, degree)
         self.words, self.lanes = int(self.start[-1]), LANES[self.dtype]
+        self.openmp = bool(openmp)
 
     def arguments(self, count: int) -> tuple[int, ...]:
-        """The loops' leading arguments for `count` threads: counts, level starts, paths and their strides."""
-        return (count, self.rows, self.length, self.d, self.degree, self.order, self.start.ctypes.data,
+        """The loops' leading arguments for `count` threads: threads, counts, level starts, paths and strides."""
+        return (count, self.openmp, self.rows, self.length, self.d, self.degree, self.order, self.start.ctypes.data,
                 self.x.ctypes.data, *(stride // self.dtype.itemsize for stride in self.x.strides))
 
 
-def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False) -> np.ndarray:
+def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False, openmp: bool = False) -> np.ndarray:
     """Levels 1..degree of prod_t sum_{k <= order} x_t^k / k! in the truncated tensor algebra, for paths x (rows,
     length, d) of float32 or float64 (any strides): (rows, D), the levels concatenated row-major
     (D = d + ... + d^degree), or (rows, length, D), every prefix, with `sequences`.  Paths run in blocks of `LANES`
-    on `threads` threads.
+    on `threads` threads (`openmp` as in `sparse_product`).
 
     >>> import numpy as np
     >>> if unavailable() is None:                  # exp(1) exp(2) = exp(3) in T(R): 3, 9 / 2
@@ -412,7 +410,7 @@ def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False)
     ...     print([[3.0, 4.5]])
     [[3.  4.5]]
     """
-    scan = _ScanCall(x, degree, order, sequences)
+    scan = _ScanCall(x, degree, order, sequences, openmp)
     out = np.empty((scan.rows, scan.length, scan.words) if sequences else (scan.rows, scan.words), scan.dtype)
     count = threads(scan.rows * scan.length * scan.words, most=-(-scan.rows // scan.lanes))
     each = (2 * scan.words + (scan.order + 1) * scan.d + 1) * scan.lanes
@@ -440,13 +438,13 @@ def tensor_scan_segment(length: int) -> int:
     return max(1, math.isqrt(max(length - 1, 0)) + 1)
 
 
-def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int,
-                    sequences: bool = False) -> np.ndarray:
+def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int, sequences: bool = False,
+                    openmp: bool = False) -> np.ndarray:
     """The gradient with respect to x of <gradient, tensor_scan(x, degree, order, sequences)>: (rows, length, d).
     The states are recomputed from every `tensor_scan_segment`-th one, so memory grows as sqrt(length): each thread
     holds `tensor_scan_vjp_bytes`, and no more threads run than `kernels.MEMORY_LIMIT` holds (MemoryLimitError,
-    before any work, when it does not hold one)."""
-    scan = _ScanCall(x, degree, order, sequences)
+    before any work, when it does not hold one); `openmp` as in `sparse_product`."""
+    scan = _ScanCall(x, degree, order, sequences, openmp)
     rows, length, d, dtype = scan.rows, scan.length, scan.d, scan.dtype
     expected = (rows, length, scan.words) if sequences else (rows, scan.words)
     if not isinstance(gradient, np.ndarray) or gradient.dtype != dtype:

@@ -7,7 +7,9 @@
 
 Both are written with GCC/clang vector extensions (`VECTOR_BYTES`), so each operation is a vector operation across
 rows or paths, whatever the algebra's dimensions.  Their working buffers must start on a multiple of `ALIGNMENT`
-bytes (`kernels.clib` allocates them so): a vector that straddles two cache lines is loaded twice.
+bytes (`kernels.clib` allocates them so): a vector that straddles two cache lines is loaded twice.  Each runs its
+blocks on a number of threads it is given: a pool of threads the library starts, which never waits for a thread
+that starts late, or an OpenMP team (the pool torch's operations use) for calls from torch.
 """
 from __future__ import annotations
 
@@ -36,33 +38,100 @@ LANES: Mapping[np.dtype[Any], int] = MappingProxyType({np.dtype(np.float64): 8, 
 _PRODUCT = r"""
 #include <stdint.h>
 #include <string.h>
-
-/* Threads: each public loop runs its rows or paths on a team of `threads` OpenMP threads (one, in the caller's
-   thread, when threads < 2 or the library is built without OpenMP), each given whole blocks and its own part of
-   `work`.  The team is OpenMP's own pool, shared with torch's operations when torch is loaded first. */
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
-#define TEAM omp_get_num_threads()
-#define MEMBER omp_get_thread_num()
-#else
-#define TEAM 1
-#define MEMBER 0
 #endif
 
-/* 1 when the loops can run on more than one thread (built with OpenMP). */
-int64_t threaded(void) {
-#ifdef _OPENMP
-    return 1;
-#else
-    return 0;
-#endif
+/* Threads: a pool of worker threads, started on first use, that join the caller in running one job at a time.
+   A job is `chunks` calls run(args, chunk, member), claimed one by one under the pool's lock; member numbers the
+   participant (0 for the caller, below `threads`), so that each has its own part of the working memory.  The caller
+   claims chunks too, and waits only for chunks a worker has claimed: a worker that starts late, because another
+   runtime's threads spin on the other cores (OpenBLAS's keep spinning long after a matrix product), finds nothing
+   left and the caller has done the work, instead of waiting for it (an OpenMP team waited milliseconds there).
+   A second caller while a job runs, or threads < 2, runs its chunks alone.  A worker that finishes waits for the
+   next job by yielding its core for up to SPIN_NANOSECONDS before it sleeps: waking a sleeping thread took longer
+   than a CG(4) product of 1,000 rows.
+   With openmp (and a library built with OpenMP), the job runs on an OpenMP team instead: the pool torch's own
+   operations use, whose threads are then awake, where this pool's workers would share their cores with them. */
+#define SPIN_NANOSECONDS 200000
+typedef void (*chunk_run)(const void *args, int64_t chunk, int64_t member);
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER, caller_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_wake = PTHREAD_COND_INITIALIZER, pool_done = PTHREAD_COND_INITIALIZER;
+static int64_t workers, sleepers, generation, job_chunks, job_next, job_done, job_members, job_threads;
+static chunk_run job_run;
+static const void *job_args;
+
+/* Claim and run the job's chunks until none is left (called and returning with pool_lock held). */
+static void claim_chunks(int64_t member) {
+    while (job_next < job_chunks) {
+        const int64_t chunk = job_next++;
+        const chunk_run run = job_run;
+        const void *args = job_args;
+        pthread_mutex_unlock(&pool_lock);
+        run(args, chunk, member);
+        pthread_mutex_lock(&pool_lock);
+        if (++job_done == job_chunks) pthread_cond_signal(&pool_done);
+    }
 }
 
-/* This team member's share of n items in whole blocks of `block`: items first .. stop. */
-static void share(int64_t n, int64_t block, int64_t *first, int64_t *stop) {
-    const int64_t blocks = (n + block - 1) / block, each = (blocks + TEAM - 1) / TEAM;
-    *first = MEMBER * each * block < n ? MEMBER * each * block : n;
-    *stop = *first + each * block < n ? *first + each * block : n;
+static int64_t nanoseconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+static void *worker(void *unused) {
+    int64_t seen = 0;
+    (void)unused;
+    for (;;) {
+        const int64_t until = nanoseconds() + SPIN_NANOSECONDS;
+        while (__atomic_load_n(&generation, __ATOMIC_ACQUIRE) == seen && nanoseconds() < until) sched_yield();
+        pthread_mutex_lock(&pool_lock);
+        for (sleepers++; generation == seen; ) pthread_cond_wait(&pool_wake, &pool_lock);
+        sleepers--;
+        seen = generation;
+        if (job_next < job_chunks && job_members < job_threads) claim_chunks(job_members++);
+        pthread_mutex_unlock(&pool_lock);
+    }
+    return NULL;
+}
+
+static void parallel(chunk_run run, const void *args, int64_t chunks, int64_t threads, int64_t openmp) {
+#ifdef _OPENMP
+    if (openmp && threads > 1 && chunks > 1) {
+        #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+        for (int64_t chunk = 0; chunk < chunks; chunk++) run(args, chunk, omp_get_thread_num());
+        return;
+    }
+#else
+    (void)openmp;
+#endif
+    if (threads < 2 || chunks < 2 || pthread_mutex_trylock(&caller_lock) != 0) {
+        for (int64_t chunk = 0; chunk < chunks; chunk++) run(args, chunk, 0);
+        return;
+    }
+    pthread_mutex_lock(&pool_lock);
+    for (pthread_t thread; workers < threads - 1 && pthread_create(&thread, NULL, worker, NULL) == 0; workers++)
+        pthread_detach(thread);
+    job_run = run, job_args = args, job_chunks = chunks, job_next = job_done = 0, job_members = 1;
+    job_threads = threads;
+    __atomic_store_n(&generation, generation + 1, __ATOMIC_RELEASE);
+    if (sleepers) pthread_cond_broadcast(&pool_wake);
+    claim_chunks(0);
+    while (job_done < job_chunks) pthread_cond_wait(&pool_done, &pool_lock);
+    pthread_mutex_unlock(&pool_lock);
+    pthread_mutex_unlock(&caller_lock);
+}
+
+/* Chunks of whole blocks for `threads` threads: about four each, for balance, and no more than the blocks. */
+static int64_t chunk_blocks(int64_t items, int64_t block, int64_t threads, int64_t *chunks) {
+    const int64_t blocks = (items + block - 1) / block, wanted = threads < 2 ? 1 : 4 * threads;
+    const int64_t each = blocks < wanted ? 1 : (blocks + wanted - 1) / wanted;
+    *chunks = (blocks + each - 1) / each;
+    return each * block;
 }
 
 /* Vectors (GCC and clang extensions) of PRODUCT_BYTES bytes for the product (vec_) and SCAN_BYTES for the scan
@@ -164,16 +233,26 @@ static void NAME##_rows(int64_t rows, int64_t d1, int64_t d2, int64_t d3,       
     }                                                                                                                  \
 }                                                                                                                      \
 /* The same on `threads` threads, work holding (d1 + d2 + d3) B numbers for each. */                                   \
-void NAME(int64_t threads, int64_t rows, int64_t d1, int64_t d2, int64_t d3,                                           \
+typedef struct {                                                                                                       \
+    int64_t rows, d1, d2, d3, xr, xa, yr, ya, each;                                                                    \
+    const T *x, *y, *cc;                                                                                               \
+    T *z, *work;                                                                                                       \
+    const int64_t *starts, *gi, *gt, *jj;                                                                              \
+} NAME##_job;                                                                                                          \
+static void NAME##_chunk(const void *args, int64_t chunk, int64_t member) {                                            \
+    const NAME##_job *j = args;                                                                                        \
+    const int64_t first = chunk * j->each, stop = first + j->each < j->rows ? first + j->each : j->rows;               \
+    NAME##_rows(stop - first, j->d1, j->d2, j->d3, j->x + first * j->xr, j->xr, j->xa, j->y + first * j->yr, j->yr,    \
+                j->ya, j->z + first * j->d3, j->starts, j->gi, j->gt, j->jj, j->cc,                                    \
+                j->work + member * (j->d1 + j->d2 + j->d3) * B);                                                       \
+}                                                                                                                      \
+void NAME(int64_t threads, int64_t openmp, int64_t rows, int64_t d1, int64_t d2, int64_t d3,                           \
           const T *x, int64_t xr, int64_t xa, const T *y, int64_t yr, int64_t ya, T *z,                                \
           const int64_t *starts, const int64_t *gi, const int64_t *gt, const int64_t *jj, const T *cc, T *work) {      \
-    _Pragma("omp parallel num_threads(threads) if(threads > 1)")                                                       \
-    {                                                                                                                  \
-        int64_t first, stop;                                                                                           \
-        share(rows, B, &first, &stop);                                                                                 \
-        NAME##_rows(stop - first, d1, d2, d3, x + first * xr, xr, xa, y + first * yr, yr, ya, z + first * d3,          \
-                    starts, gi, gt, jj, cc, work + MEMBER * (d1 + d2 + d3) * B);                                       \
-    }                                                                                                                  \
+    int64_t chunks;                                                                                                    \
+    const int64_t each = chunk_blocks(rows, B, threads, &chunks);                                                      \
+    const NAME##_job job = {rows, d1, d2, d3, xr, xa, yr, ya, each, x, y, cc, z, work, starts, gi, gt, jj};            \
+    parallel(NAME##_chunk, &job, chunks, threads, openmp);                                                             \
 }
 
 """
@@ -262,16 +341,26 @@ static void scan_rows_SFX(int64_t rows, int64_t length, int64_t d, int64_t M, in
 }
 
 /* The same on `threads` threads, work holding `each` numbers for each. */
-void scan_SFX(int64_t threads, int64_t rows, int64_t length, int64_t d, int64_t M, int64_t p, const int64_t *start,
-              const REAL *x, int64_t xr, int64_t xt, int64_t xa, REAL *out, int64_t sequences, REAL *work,
-              int64_t each) {
-    #pragma omp parallel num_threads(threads) if(threads > 1)
-    {
-        int64_t first, stop;
-        share(rows, LANES, &first, &stop);
-        scan_rows_SFX(stop - first, length, d, M, p, start, x + first * xr, xr, xt, xa,
-                      out + first * (sequences ? length : 1) * start[M + 1], sequences, work + MEMBER * each);
-    }
+typedef struct {
+    int64_t rows, length, d, M, p, xr, xt, xa, sequences, each, paths;
+    const int64_t *start;
+    const REAL *x;
+    REAL *out, *work;
+} scan_job_SFX;
+static void scan_chunk_SFX(const void *args, int64_t chunk, int64_t member) {
+    const scan_job_SFX *j = args;
+    const int64_t first = chunk * j->paths, stop = first + j->paths < j->rows ? first + j->paths : j->rows;
+    scan_rows_SFX(stop - first, j->length, j->d, j->M, j->p, j->start, j->x + first * j->xr, j->xr, j->xt, j->xa,
+                  j->out + first * (j->sequences ? j->length : 1) * j->start[j->M + 1], j->sequences,
+                  j->work + member * j->each);
+}
+void scan_SFX(int64_t threads, int64_t openmp, int64_t rows, int64_t length, int64_t d, int64_t M, int64_t p,
+              const int64_t *start, const REAL *x, int64_t xr, int64_t xt, int64_t xa, REAL *out, int64_t sequences,
+              REAL *work, int64_t each) {
+    int64_t chunks;
+    const int64_t paths = chunk_blocks(rows, LANES, threads, &chunks);
+    const scan_job_SFX job = {rows, length, d, M, p, xr, xt, xa, sequences, each, paths, start, x, out, work};
+    parallel(scan_chunk_SFX, &job, chunks, threads, openmp);
 }
 
 /* du[i] = sum_a g[i d + a] z[a] and dz[a] += c sum_i g[i d + a] u[i], for i < n: the reverse of one Horner step
@@ -363,17 +452,27 @@ static void scan_backward_rows_SFX(int64_t rows, int64_t length, int64_t d, int6
 }
 
 /* The same on `threads` threads, work holding `each` numbers for each. */
-void scan_backward_SFX(int64_t threads, int64_t rows, int64_t length, int64_t d, int64_t M, int64_t p,
-                       const int64_t *start, const REAL *x, int64_t xr, int64_t xt, int64_t xa, const REAL *g,
-                       int64_t sequences, REAL *dx, int64_t K, REAL *work, int64_t each) {
-    #pragma omp parallel num_threads(threads) if(threads > 1)
-    {
-        int64_t first, stop;
-        share(rows, LANES, &first, &stop);
-        scan_backward_rows_SFX(stop - first, length, d, M, p, start, x + first * xr, xr, xt, xa,
-                               g + first * (sequences ? length : 1) * start[M + 1], sequences,
-                               dx + first * length * d, K, work + MEMBER * each);
-    }
+typedef struct {
+    int64_t rows, length, d, M, p, xr, xt, xa, sequences, K, each, paths;
+    const int64_t *start;
+    const REAL *x, *g;
+    REAL *dx, *work;
+} scan_backward_job_SFX;
+static void scan_backward_chunk_SFX(const void *args, int64_t chunk, int64_t member) {
+    const scan_backward_job_SFX *j = args;
+    const int64_t first = chunk * j->paths, stop = first + j->paths < j->rows ? first + j->paths : j->rows;
+    scan_backward_rows_SFX(stop - first, j->length, j->d, j->M, j->p, j->start, j->x + first * j->xr, j->xr, j->xt,
+                           j->xa, j->g + first * (j->sequences ? j->length : 1) * j->start[j->M + 1], j->sequences,
+                           j->dx + first * j->length * j->d, j->K, j->work + member * j->each);
+}
+void scan_backward_SFX(int64_t threads, int64_t openmp, int64_t rows, int64_t length, int64_t d, int64_t M,
+                       int64_t p, const int64_t *start, const REAL *x, int64_t xr, int64_t xt, int64_t xa,
+                       const REAL *g, int64_t sequences, REAL *dx, int64_t K, REAL *work, int64_t each) {
+    int64_t chunks;
+    const int64_t paths = chunk_blocks(rows, LANES, threads, &chunks);
+    const scan_backward_job_SFX job = {rows, length, d, M, p, xr, xt, xa, sequences, K, each, paths, start, x, g, dx,
+                                       work};
+    parallel(scan_backward_chunk_SFX, &job, chunks, threads, openmp);
 }
 """
 

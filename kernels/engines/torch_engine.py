@@ -91,7 +91,8 @@ def _loop_function() -> Any:
     class Loop(torch.autograd.Function):
         @staticmethod
         def forward(x: Any, y: Any, level: Any) -> Any:
-            return torch.from_numpy(level.loop(x.detach().resolve_neg().numpy(), y.detach().resolve_neg().numpy()))
+            return torch.from_numpy(level.loop(x.detach().resolve_neg().numpy(), y.detach().resolve_neg().numpy(),
+                                               openmp=True))
 
         @staticmethod
         def setup_context(ctx: Any, inputs: Any, output: Any) -> None:      # the form torch.func transforms need
@@ -134,7 +135,8 @@ def _scan_function() -> Any:
     class Scan(torch.autograd.Function):
         @staticmethod
         def forward(x: Any, degree: int, order: int, sequences: bool, reference: Any) -> Any:
-            return torch.from_numpy(clib.tensor_scan(x.detach().resolve_neg().numpy(), degree, order, sequences))
+            return torch.from_numpy(clib.tensor_scan(x.detach().resolve_neg().numpy(), degree, order, sequences,
+                                                     openmp=True))
 
         @staticmethod
         def setup_context(ctx: Any, inputs: Any, output: Any) -> None:      # the form torch.func transforms need
@@ -150,9 +152,10 @@ def _scan_function() -> Any:
             if torch.is_grad_enabled():   # create_graph or a torch.func transform: a VJP they can differentiate or map
                 dx, = torch.func.vjp(ctx.reference, x)[1](gradient)
             else:
+                degree, order, sequences = ctx.options
                 dx = torch.from_numpy(clib.tensor_scan_vjp(x.detach().resolve_neg().numpy(),
                                                            gradient.detach().resolve_neg().contiguous().numpy(),
-                                                           *ctx.options))
+                                                           degree, order, sequences, openmp=True))
             return dx, None, None, None, None
 
         @staticmethod

@@ -113,15 +113,15 @@ class Compiled(Level):
             self._transposed[argument] = Compiled(self.factor.permuted(VJP_ROLES[argument]), -1, self.inner)
         return self._transposed[argument]
 
-    def loop(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def loop(self, x: np.ndarray, y: np.ndarray, openmp: bool = False) -> np.ndarray:
         """The product of real numpy arrays (..., d1) and (..., d2) with one batch shape and this level's axis
-        last."""
+        last (`openmp`: see `kernels.clib.sparse_product`)."""
         d1, d2, d3 = self.factor.shape
         dtype = np.result_type(x, y)
         if dtype not in clib.BLOCK:
             dtype = np.dtype(np.float64)
         x, y = x.astype(dtype, copy=False), y.astype(dtype, copy=False)
-        z = clib.sparse_product(self.terms, x.reshape(-1, d1), y.reshape(-1, d2), (d1, d2, d3))
+        z = clib.sparse_product(self.terms, x.reshape(-1, d1), y.reshape(-1, d2), (d1, d2, d3), openmp)
         return z.reshape(x.shape[:-1] + (d3,))
 
     def __call__(self, x: Any, y: Any) -> Any:

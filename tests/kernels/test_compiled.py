@@ -270,13 +270,14 @@ def test_the_loop_reads_nothing_of_its_working_buffer_before_writing_it():
         for filler in (np.nan, np.inf, 1e-310):                            # what an old buffer may hold
             z, work = np.empty((70, A.dim), dtype), np.full(3 * A.dim * clib.BLOCK[dtype], filler, dtype)
             getattr(clib._library(), f"product_{dtype.name}")(
-                1, 70, A.dim, A.dim, A.dim, x.ctypes.data, A.dim, 1, y.ctypes.data, A.dim, 1, z.ctypes.data,
+                1, 0, 70, A.dim, A.dim, A.dim, x.ctypes.data, A.dim, 1, y.ctypes.data, A.dim, 1, z.ctypes.data,
                 *terms.addresses(dtype), work.ctypes.data)
             assert np.array_equal(z, expected)
             assert not np.isnan(work[:2 * A.dim * clib.BLOCK[dtype]]).any()    # the partial block's lanes zeroed
 
 
-def test_a_compiler_without_openmp_builds_loops_that_run_on_one_thread(monkeypatch, tmp_path):
+def test_a_compiler_without_openmp_builds_loops_whose_openmp_calls_run_on_the_librarys_threads(monkeypatch,
+                                                                                               tmp_path):
     import shutil
     gcc = shutil.which("gcc") or shutil.which("cc")
     if gcc is None:
@@ -287,17 +288,35 @@ def test_a_compiler_without_openmp_builds_loops_that_run_on_one_thread(monkeypat
     monkeypatch.setenv("CC", str(wrapper))
     monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", str(tmp_path / "cache"))
     library, why = clib._load.__wrapped__()
-    assert why is None and library.threaded() == 0
+    with open(library._name, "rb") as built:
+        assert why is None and b"libgomp" not in built.read()
     A = clebsch_gordan(2)
     factor = Factor.from_algebra(A)
     terms = clib.Terms.from_table(factor.indices, factor.values, A.dim)
     x, y = operands(A, batch=(70,), seed=11)
     z, work = np.empty((70, A.dim)), np.zeros(2 * 3 * A.dim * clib.BLOCK[x.dtype])
-    library.product_float64(2, 70, A.dim, A.dim, A.dim, x.ctypes.data, A.dim, 1, y.ctypes.data, A.dim, 1,
-                            z.ctypes.data, *terms.addresses(x.dtype), work.ctypes.data)    # asks for two threads
-    assert relative_error(z, reference(A, x, y)) <= 1e-12
-    if "gcc" in os.path.basename(os.path.realpath(gcc)):
-        assert clib._threaded()                       # the default build, with gcc, has OpenMP
+    for openmp in (0, 1):                                                   # two threads: the pool either way
+        library.product_float64(2, openmp, 70, A.dim, A.dim, A.dim, x.ctypes.data, A.dim, 1, y.ctypes.data, A.dim,
+                                1, z.ctypes.data, *terms.addresses(x.dtype), work.ctypes.data)
+        assert relative_error(z, reference(A, x, y)) <= 1e-12
+    if "gcc" in os.path.basename(os.path.realpath(gcc)):                    # the default build, with gcc: OpenMP
+        with open(clib._library()._name, "rb") as built:
+            assert b"libgomp" in built.read()
+
+
+@pytest.mark.parametrize("openmp", [False, True])
+def test_callers_on_many_python_threads_share_the_pool_and_get_their_own_numbers(monkeypatch, openmp):
+    import concurrent.futures
+    A = clebsch_gordan(4)
+    factor = Factor.from_algebra(A)
+    terms = clib.Terms.from_table(factor.indices, factor.values, A.dim)
+    monkeypatch.setattr(clib, "THREADS", 2)
+    cases = [operands(A, batch=(rows,), seed=rows) for rows in (1, 63, 64, 65, 200, 1000, 4097, 3)]
+    expected = [reference(A, x, y) for x, y in cases]
+    with concurrent.futures.ThreadPoolExecutor(4) as callers:              # jobs overlap: later callers run alone
+        for _ in range(3):
+            found = list(callers.map(lambda case: clib.sparse_product(terms, *case, factor.shape, openmp), cases))
+            assert all(np.allclose(z, e, atol=1e-11) for z, e in zip(found, expected))
 
 
 def test_inside_an_fft_level_the_loop_multiplies_complex_spectra_on_numpy_and_torch():
