@@ -52,10 +52,12 @@ class Rates:
         return self.call, 1 / self.bandwidth, 1 / gemm, 1 / self.loop, self.row, 1 / compiled if compiled else math.inf
 
 
-#: numpy's rates (the default engine's, and the model's when no engine is named).  The compiled loop's: CG(4), 1,000
-#: rows, 2,052 terms of 3 FLOPs, in 0.49 ms (float64) and 0.28 ms (float32).
+#: numpy's rates (the default engine's, and the model's when no engine is named).  The compiled loop's, at 3 FLOPs a
+#: term on two threads: ``benchmarks/strategies.py --fit`` gave 41 and 81 GFLOP/s (float64, float32), but those
+#: made auto take the loop for translation(512) at 64 rows, 3.9x slower than fft; these lower ones err the other
+#: way only at 65,536 rows of translation(512) (1.8x and 3.3x).
 NUMPY_RATES = Rates(call=1.2e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=1.5e9, row=25e-9,
-                    compiled64=12e9, compiled32=22e9)
+                    compiled64=25e9, compiled32=30e9)
 
 
 @dataclass(frozen=True)

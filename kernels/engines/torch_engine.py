@@ -184,8 +184,8 @@ class TorchEngine(Engine):
     native_pairs = True
     #: Fitted on this project's 2-core machine (``benchmarks/strategies.py --engine torch --fit``): calls cost about
     #: 4x numpy's, while elementwise work and small batched products run on both cores.
-    rates = Rates(call=5e-6, bandwidth=17e9, gemm64=18e9, gemm32=75e9, loop=15e9, row=30e-9, compiled64=12e9,
-                  compiled32=22e9)
+    rates = Rates(call=5e-6, bandwidth=17e9, gemm64=18e9, gemm32=75e9, loop=15e9, row=30e-9, compiled64=25e9,
+                  compiled32=30e9)
     #: Measured (forward and backward, float32, 2 cores): the loop is 3-8x slower at 16-256 elements per step, and
     #: faster from about 4,096 (13.5 against 17.1 ms at 196 steps; 103 against 410 ms at 65,536 elements).
     loop_scan_width = 4096

@@ -43,9 +43,13 @@ NAME = "compiled"
 ROLE = "level"
 NESTING = 4                     # innermost: it needs the elementwise leaf inside it
 
-#: The loop's fixed cost in calls: the ctypes call and the addresses, shapes and strides it is given (measured
-#: about 30 microseconds on this project's machine).
-CALLS = 25
+#: The loop's fixed cost in calls: the ctypes call and the addresses, shapes and strides it is given (a product of
+#: 64 rows of a 4-dimensional algebra took about 20 microseconds more than its FLOPs on this project's machine).
+CALLS = 15
+#: Bytes of a block's x and y components (both read at random, term by term) that fit the L1 cache; beyond them
+#: each term waits on the next cache level, and the loop is priced that many times slower (translation(256) took
+#: 1.4-2.7x fft's time, where a flat rate priced it faster).
+L1_BYTES = 32 * 2**10
 
 
 def unsupported(factor: Factor) -> str | None:
@@ -60,16 +64,18 @@ def _elementwise(inner: Cost) -> bool:
 
 
 def cost(factor: Factor, inner: Cost) -> Cost:
-    """Three FLOPs per term and inner element in the compiled loop, the operands read and the output written once;
-    as temporaries, the copies of operands whose axis must move.  Infinite around anything but the elementwise
+    """Three FLOPs per term and inner element in the compiled loop (more where a block's components spill the L1
+    cache, `L1_BYTES`), the operands read and the output written once; as temporaries, the copies of operands whose
+    axis must move.  Infinite around anything but the elementwise
     leaf, which the loop cannot call."""
     if not _elementwise(inner):
         return around(factor, inner, flops=np.inf, moved=0, temporary=0, calls=0, compiled=np.inf)
     d1, d2, d3 = factor.shape
     size = inner.z
     terms = 3 * factor.nnz * size
+    block_bytes = (d1 + d2) * max(rows * dtype.itemsize for dtype, rows in clib.BLOCK.items())
     return around(factor, inner, flops=terms, moved=(d1 + d2 + d3) * size, temporary=(d1 + d2) * size,
-                  calls=CALLS, compiled=terms)
+                  calls=CALLS, compiled=terms * max(1.0, block_bytes / L1_BYTES))
 
 
 def complex_product(product: Callable[[Any, Any], Any], x: Any, y: Any, engine: Engine) -> Any:
