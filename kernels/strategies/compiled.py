@@ -46,10 +46,12 @@ NESTING = 4                     # innermost: it needs the elementwise leaf insid
 #: The loop's fixed cost in calls: the ctypes call and the addresses, shapes and strides it is given (a product of
 #: 64 rows of a 4-dimensional algebra took about 20 microseconds more than its FLOPs on this project's machine).
 CALLS = 15
-#: Bytes of a block's x and y components (both read at random, term by term) that fit the L1 cache; beyond them
-#: each term waits on the next cache level, and the loop is priced that many times slower (translation(256) took
-#: 1.4-2.7x fft's time, where a flat rate priced it faster).
+#: Bytes of a block's x and y components (read term by term) that fit the L1 cache, and how many times slower a
+#: term is where they do not: its operands then come from the next cache level (translation(256), translation(512)
+#: and T(R^4) to degree 5 ran 1.8-2.2x slower per term than CG(4); a flat rate priced translation(256) faster than
+#: fft, which took 0.4-0.7x its time).
 L1_BYTES = 32 * 2**10
+SPILLED = 2.0
 
 
 def unsupported(factor: Factor) -> str | None:
@@ -64,8 +66,8 @@ def _elementwise(inner: Cost) -> bool:
 
 
 def cost(factor: Factor, inner: Cost) -> Cost:
-    """Three FLOPs per term and inner element in the compiled loop (more where a block's components spill the L1
-    cache, `L1_BYTES`), the operands read and the output written once; as temporaries, the copies of operands whose
+    """Three FLOPs per term and inner element in the compiled loop (`SPILLED` times more where a block's components
+    spill the L1 cache, `L1_BYTES`), the operands read and the output written once; as temporaries, the copies of operands whose
     axis must move.  Infinite around anything but the elementwise
     leaf, which the loop cannot call."""
     if not _elementwise(inner):
@@ -75,7 +77,7 @@ def cost(factor: Factor, inner: Cost) -> Cost:
     terms = 3 * factor.nnz * size
     block_bytes = (d1 + d2) * max(rows * dtype.itemsize for dtype, rows in clib.BLOCK.items())
     return around(factor, inner, flops=terms, moved=(d1 + d2 + d3) * size, temporary=(d1 + d2) * size,
-                  calls=CALLS, compiled=terms * max(1.0, block_bytes / L1_BYTES))
+                  calls=CALLS, compiled=terms * (SPILLED if block_bytes > L1_BYTES else 1.0))
 
 
 def complex_product(product: Callable[[Any, Any], Any], x: Any, y: Any, engine: Engine) -> Any:
