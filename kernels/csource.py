@@ -101,8 +101,9 @@ static void *worker(void *unused) {
 
 static void parallel(chunk_run run, const void *args, int64_t chunks, int64_t threads, int64_t openmp) {
 #ifdef _OPENMP
-    if (openmp && threads > 1 && chunks > 1) {
-        #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    if (openmp && threads > 1 && chunks > 1) {      /* no more than the caller's OpenMP threads (torch's setting) */
+        const int team = threads < omp_get_max_threads() ? (int)threads : omp_get_max_threads();
+        #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
         for (int64_t chunk = 0; chunk < chunks; chunk++) run(args, chunk, omp_get_thread_num());
         return;
     }

@@ -98,7 +98,6 @@ def _loop_function() -> Any:
         def setup_context(ctx: Any, inputs: Any, output: Any) -> None:      # the form torch.func transforms need
             x, y, level = inputs
             ctx.save_for_backward(x, y)
-            ctx.save_for_forward(x, y)
             ctx.level = level
 
         @staticmethod
@@ -107,13 +106,6 @@ def _loop_function() -> Any:
             dx = Loop.apply(y, gradient, ctx.level.transposed(0)) if ctx.needs_input_grad[0] else None
             dy = Loop.apply(x, gradient, ctx.level.transposed(1)) if ctx.needs_input_grad[1] else None
             return dx, dy, None
-
-        @staticmethod
-        def jvp(ctx: Any, tx: Any, ty: Any, _: Any) -> Any:
-            """The product is bilinear: its derivative along (tx, ty) is tx y + x ty."""
-            x, y = ctx.saved_tensors
-            parts = [Loop.apply(a, b, ctx.level) for a, b in ((tx, y), (x, ty)) if a is not None and b is not None]
-            return parts[0] + parts[1] if len(parts) == 2 else parts[0]
 
         @staticmethod
         def vmap(info: Any, in_dims: Any, x: Any, y: Any, level: Any) -> Any:

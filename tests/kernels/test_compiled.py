@@ -389,24 +389,26 @@ def test_torch_dtypes_the_loop_cannot_take_and_functorch_transforms():
     assert "compiled" not in off_cpu
 
 
-def test_every_torch_transform_of_the_loop_equals_the_dense_product():
+def test_torch_transforms_of_the_loop_equal_the_dense_product_and_forward_mode_is_refused():
     torch = pytest.importorskip("torch")
     import torch.autograd.forward_ad as forward_ad
     A = clebsch_gordan(2)
     loop, dense = kernels.product(A, strategy="compiled"), kernels.product(A, strategy="dense")
     g = torch.Generator().manual_seed(12)
-    x, y, tx, ty = (torch.randn(5, A.dim, dtype=torch.float64, generator=g) for _ in range(4))
-    with forward_ad.dual_level():                                         # forward mode: the loop's jvp
-        out, expected = (k(forward_ad.make_dual(x, tx), forward_ad.make_dual(y, ty)) for k in (loop, dense))
-        assert torch.allclose(forward_ad.unpack_dual(out).tangent, forward_ad.unpack_dual(expected).tangent)
-        assert torch.allclose(forward_ad.unpack_dual(loop(forward_ad.make_dual(x, tx), y)).tangent, dense(tx, y))
+    x, y, tx = (torch.randn(5, A.dim, dtype=torch.float64, generator=g) for _ in range(3))
     assert torch.allclose(torch.func.vmap(loop, in_dims=(1, None))(x.T, y[0]), dense(x, y[0].expand(5, A.dim)))
     assert torch.allclose(torch.func.vmap(loop)(x, y), dense(x, y))          # the loop's vmap rule
-    for transform in (torch.func.jacfwd, torch.func.jacrev, torch.func.hessian):
-        assert torch.allclose(transform(lambda a: loop(a, a).sum(0))(x[0]), transform(lambda a: dense(a, a).sum(0))(x[0]))
+    assert torch.allclose(torch.func.jacrev(lambda a: loop(a, a).sum(0))(x[0]),
+                          torch.func.jacrev(lambda a: dense(a, a).sum(0))(x[0]))
     a = x.clone().requires_grad_()
-    assert torch.autograd.gradcheck(lambda v: loop(v, y), (a,), check_forward_ad=True)
+    assert torch.autograd.gradcheck(lambda v: loop(v, y), (a,))
     assert torch.autograd.gradgradcheck(lambda v: loop(v, v), (a,))
+    # Forward mode raises rather than answer: torch runs a custom jvp rule with outer forward levels off, so nested
+    # forward mode (jvp of jvp) would silently drop their tangents.
+    with forward_ad.dual_level(), pytest.raises(NotImplementedError, match="jvp"):
+        loop(forward_ad.make_dual(x, tx), y)
+    with pytest.raises(NotImplementedError, match="jvp"):
+        torch.func.jvp(lambda v: loop(v, y), (x,), (tx,))
     with torch.no_grad():                                                 # untracked: the loop without autograd
         z = loop(a, y)
     assert not z.requires_grad and torch.equal(z, loop(x, y)) and torch.allclose(z, dense(x, y))
