@@ -62,17 +62,23 @@ def _linear_form(equation: str, ranks: tuple[int, ...]
             len(kept_a), len(kept_w), tuple(order.index(c) for c in out))
 
 
+def _transformed() -> bool:
+    """True when a torch.func transform is active or a forward-mode dual level is open.  Both are torch's private
+    state; where a torch release does not have it, True (the cautious answer)."""
+    import torch
+    transforms = getattr(torch._C, "_are_functorch_transforms_active", None)
+    level = getattr(torch.autograd.forward_ad, "_current_level", None)
+    return transforms is None or transforms() or not isinstance(level, int) or level >= 0
+
+
 def _untracked(*tensors: Any) -> bool:
-    """True when nothing can be tracking these tensors: grad mode off or none requires grad, no torch.func transform
-    active and no forward-mode dual level open.  The compiled loops then run without an autograd function, whose
-    machinery cost 0.3-0.5x the loop's own time at 1,000 rows (CG(4), float32).  The last two facts are torch's
-    private state; where a torch release does not have it, this is False and the autograd function serves."""
+    """True when nothing can be tracking these tensors: grad mode off or none requires grad, and not `_transformed`.
+    The compiled loops then run without an autograd function, whose machinery cost 0.3-0.5x the loop's own time at
+    1,000 rows (CG(4), float32)."""
     import torch
     if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
         return False
-    transforms = getattr(torch._C, "_are_functorch_transforms_active", None)
-    level = getattr(torch.autograd.forward_ad, "_current_level", None)
-    return transforms is not None and not transforms() and isinstance(level, int) and level < 0
+    return not _transformed()
 
 
 def _signed(function: Any) -> Any:
@@ -136,12 +142,11 @@ def _scan_function() -> Any:
             ctx.options = degree, order, sequences
             ctx.reference = functools.partial(reference, degree=degree, order=order, return_sequences=sequences)
             ctx.save_for_backward(x)
-            ctx.save_for_forward(x)
 
         @staticmethod
         def backward(ctx: Any, gradient: Any) -> Any:
             x, = ctx.saved_tensors
-            if torch.is_grad_enabled():   # create_graph or a torch.func transform: a VJP they can differentiate or map
+            if torch.is_grad_enabled():   # create_graph: a VJP it can differentiate
                 dx, = torch.func.vjp(ctx.reference, x)[1](gradient)
             else:
                 degree, order, sequences = ctx.options
@@ -149,22 +154,6 @@ def _scan_function() -> Any:
                                                            gradient.detach().resolve_neg().contiguous().numpy(),
                                                            degree, order, sequences, openmp=True))
             return dx, None, None, None, None
-
-        @staticmethod
-        def jvp(ctx: Any, tangent: Any, *_: Any) -> Any:
-            x, = ctx.saved_tensors
-            # J t as the VJP of the (linear) VJP: torch.func.jvp would nest forward levels inside forward_ad
-            out, pull = torch.func.vjp(ctx.reference, x)
-            return torch.func.vjp(lambda u: pull(u)[0], torch.zeros_like(out))[1](tangent)[0]
-
-        @staticmethod
-        def vmap(info: Any, in_dims: Any, x: Any, degree: int, order: int, sequences: bool, reference: Any) -> Any:
-            """torch.func.vmap: the mapped axis joins the paths."""
-            if in_dims[0] is None:
-                return Scan.apply(x, degree, order, sequences, reference), None
-            x = x.movedim(in_dims[0], 0)
-            out = Scan.apply(x.reshape((-1,) + tuple(x.shape[2:])), degree, order, sequences, reference)
-            return out.reshape(tuple(x.shape[:2]) + tuple(out.shape[1:])), 0
 
     return Scan
 
@@ -213,7 +202,11 @@ class TorchEngine(Engine):
 
     def compiled_scan(self, x: Any, degree: int, order: int, sequences: bool, reference: Any) -> Any:
         """`kernels.clib.tensor_scan` on CPU tensors: one autograd function whose VJP is the C gradient loop (its
-        forward called directly when `_untracked`)."""
+        forward called directly when `_untracked`).  Under torch.func transforms and forward mode, the level-wise
+        `reference` instead, which they see through at any depth: torch runs a custom function's jvp rule with
+        the outer forward levels off, so a jvp of a jvp through one gave 0."""
+        if _transformed():
+            return reference(x, degree=degree, order=order, return_sequences=sequences)
         if _untracked(x):
             return _scan_function().forward(x, degree, order, sequences, reference)
         return _scan_function().apply(x, degree, order, sequences, reference)

@@ -152,6 +152,14 @@ def test_torch_forward_mode_equals_the_level_wise_scans():
     assert torch.allclose(tangents[0], tangents[1], rtol=1e-12, atol=1e-12)
     assert torch.autograd.gradcheck(lambda a: signature(a, 3, method="compiled"), (x.clone().requires_grad_(),),
                                     check_forward_ad=True)
+    g = torch.Generator().manual_seed(12)
+    y, tx, ty = (torch.randn(16, 5, 2, dtype=torch.float64, generator=g) for _ in range(3))
+
+    def nested(method):                      # a jvp of a jvp: a custom jvp rule would lose the outer tangent
+        inner = lambda a: torch.func.jvp(lambda b: signature(b, 3, method=method), (a,), (tx,))[1]  # noqa: E731
+        return torch.func.jvp(inner, (y,), (ty,))[1]
+    expected = nested("levelwise")
+    assert expected.abs().max() > 1 and torch.allclose(nested("compiled"), expected, rtol=1e-12, atol=1e-12)
 
 
 def test_auto_takes_the_loop_for_a_block_of_paths_and_the_level_wise_scan_for_fewer():
