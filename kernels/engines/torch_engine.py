@@ -71,14 +71,17 @@ def _transformed() -> bool:
     return transforms is None or transforms() or not isinstance(level, int) or level >= 0
 
 
-def _untracked(*tensors: Any) -> bool:
-    """True when nothing can be tracking these tensors: grad mode off or none requires grad, and not `_transformed`.
-    The compiled loops then run without an autograd function, whose machinery cost 0.3-0.5x the loop's own time at
-    1,000 rows (CG(4), float32)."""
+def _needs_grad(*tensors: Any) -> bool:
+    """True when grad mode is on and one of the tensors requires grad."""
     import torch
-    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-        return False
-    return not _transformed()
+    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+
+
+def _untracked(*tensors: Any) -> bool:
+    """True when nothing can be tracking these tensors: not `_needs_grad` and not `_transformed`.  The compiled loops
+    then run without an autograd function, whose machinery cost 0.3-0.5x the loop's own time at 1,000 rows (CG(4),
+    float32)."""
+    return not _needs_grad(*tensors) and not _transformed()
 
 
 def _signed(function: Any) -> Any:
@@ -137,7 +140,7 @@ def _scan_function() -> Any:
                                                      openmp=True))
 
         @staticmethod
-        def setup_context(ctx: Any, inputs: Any, output: Any) -> None:      # the form torch.func transforms need
+        def setup_context(ctx: Any, inputs: Any, output: Any) -> None:
             x, degree, order, sequences, reference = inputs
             ctx.options = degree, order, sequences
             ctx.reference = functools.partial(reference, degree=degree, order=order, return_sequences=sequences)
@@ -207,7 +210,7 @@ class TorchEngine(Engine):
         the outer forward levels off, so a jvp of a jvp through one gave 0."""
         if _transformed():
             return reference(x, degree=degree, order=order, return_sequences=sequences)
-        if _untracked(x):
+        if not _needs_grad(x):                          # `_untracked`, its `_transformed` part known False here
             return _scan_function().forward(x, degree, order, sequences, reference)
         return _scan_function().apply(x, degree, order, sequences, reference)
 

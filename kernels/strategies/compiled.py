@@ -67,9 +67,9 @@ def _elementwise(inner: Cost) -> bool:
 
 def cost(factor: Factor, inner: Cost) -> Cost:
     """Three FLOPs per term and inner element in the compiled loop (`SPILLED` times more where a block's components
-    spill the L1 cache, `L1_BYTES`), the operands read and the output written once; as temporaries, the copies of operands whose
-    axis must move.  Infinite around anything but the elementwise
-    leaf, which the loop cannot call."""
+    spill the L1 cache, `L1_BYTES`), the operands read and the output written once; as temporaries, the copies of
+    operands whose axis must move.  Infinite around anything but the elementwise leaf, which the loop cannot
+    call."""
     if not _elementwise(inner):
         return around(factor, inner, flops=np.inf, moved=0, temporary=0, calls=0, compiled=np.inf)
     d1, d2, d3 = factor.shape
