@@ -150,7 +150,7 @@ def _declare(library: ctypes.CDLL) -> None:
                                                                                           number, address, number]}
         for name, arguments in signatures.items():
             function = getattr(library, f"{name}_{dtype.name}")
-            function.restype, function.argtypes = None, arguments
+            function.restype, function.argtypes = ctypes.c_int if name == "product" else None, arguments
 
 
 @functools.lru_cache(maxsize=1)
@@ -330,16 +330,25 @@ def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int,
     their blocks of rows on `threads` threads: the library's own, or with `openmp` an OpenMP team (the pool torch
     runs its operations on; calls from torch take it)."""
     _check(terms, x, y, shape)
-    dtype, rows, (d1, d2, d3) = x.dtype, x.shape[0], shape
-    size, block = dtype.itemsize, BLOCK[dtype]
     x, y = _strided(x), _strided(y)
-    z = np.empty((rows, d3), dtype)
-    count = threads(len(terms.i) * rows, most=-(-rows // block))
-    work = _buffer(count * (d1 + d2 + d3) * block, dtype)
-    _function("product", dtype)(
-        count, bool(openmp), rows, d1, d2, d3, x.ctypes.data, x.strides[0] // size, x.strides[1] // size, y.ctypes.data,
-        y.strides[0] // size, y.strides[1] // size, z.ctypes.data, *terms.addresses(dtype), work.ctypes.data)
+    size = x.itemsize
+    z = np.empty((x.shape[0], shape[2]), x.dtype)
+    sparse_product_at(terms, x.dtype, x.shape[0], shape, (x.ctypes.data, x.strides[0] // size, x.strides[1] // size),
+                      (y.ctypes.data, y.strides[0] // size, y.strides[1] // size), z.ctypes.data, openmp)
     return z
+
+
+def sparse_product_at(terms: Terms, dtype: np.dtype[Any], rows: int, shape: tuple[int, int, int],
+                      x: tuple[int, int, int], y: tuple[int, int, int], z: int, openmp: bool = False) -> None:
+    """`sparse_product` on memory given by address, unchecked: x and y are (address, row stride, component stride),
+    the strides counted in numbers of `dtype` (non-negative), and z is the address of rows x d3 numbers, written
+    row by row.  For engines whose arrays hold what their shapes and strides say, such as torch CPU tensors; the
+    caller vouches for the addresses, as for `shape` holding the terms (`Terms.reach`).  The working memory is the
+    library's own (MemoryError when it cannot have it)."""
+    count = threads(len(terms.i) * rows, most=-(-rows // BLOCK[dtype]))
+    if _function("product", dtype)(count, openmp, rows, *shape, *x, *y, z, *terms.addresses(dtype), None):
+        raise MemoryError(f"the compiled loop could not allocate {count} working blocks of {sum(shape)} x "
+                          f"{BLOCK[dtype]} {dtype.name} numbers")
 
 
 def state_words(d: int, degree: int) -> int:

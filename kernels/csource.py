@@ -37,6 +37,7 @@ LANES: Mapping[np.dtype[Any], int] = MappingProxyType({np.dtype(np.float64): 8, 
 
 _PRODUCT = r"""
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
 #include <sched.h>
@@ -233,7 +234,8 @@ static void NAME##_rows(int64_t rows, int64_t d1, int64_t d2, int64_t d3,       
         transpose_##T(z + r0 * d3, d3, zt, B, d3, n);                                                                  \
     }                                                                                                                  \
 }                                                                                                                      \
-/* The same on `threads` threads, work holding (d1 + d2 + d3) B numbers for each. */                                   \
+/* The same on `threads` threads, work holding (d1 + d2 + d3) B numbers for each, or NULL: then allocated here (one \
+   allocation, freed on return; nothing to zero, as above).  Returns 0, or 1 when that allocation fails. */           \
 typedef struct {                                                                                                       \
     int64_t rows, d1, d2, d3, xr, xa, yr, ya, each;                                                                    \
     const T *x, *y, *cc;                                                                                               \
@@ -247,13 +249,19 @@ static void NAME##_chunk(const void *args, int64_t chunk, int64_t member) {     
                 j->ya, j->z + first * j->d3, j->starts, j->gi, j->gt, j->jj, j->cc,                                    \
                 j->work + member * (j->d1 + j->d2 + j->d3) * B);                                                       \
 }                                                                                                                      \
-void NAME(int64_t threads, int64_t openmp, int64_t rows, int64_t d1, int64_t d2, int64_t d3,                           \
-          const T *x, int64_t xr, int64_t xa, const T *y, int64_t yr, int64_t ya, T *z,                                \
-          const int64_t *starts, const int64_t *gi, const int64_t *gt, const int64_t *jj, const T *cc, T *work) {      \
+int NAME(int64_t threads, int64_t openmp, int64_t rows, int64_t d1, int64_t d2, int64_t d3,                            \
+         const T *x, int64_t xr, int64_t xa, const T *y, int64_t yr, int64_t ya, T *z,                                 \
+         const int64_t *starts, const int64_t *gi, const int64_t *gt, const int64_t *jj, const T *cc, T *work) {       \
     int64_t chunks;                                                                                                    \
     const int64_t each = chunk_blocks(rows, B, threads, &chunks);                                                      \
-    const NAME##_job job = {rows, d1, d2, d3, xr, xa, yr, ya, each, x, y, cc, z, work, starts, gi, gt, jj};            \
+    const size_t bytes = (size_t)(threads * (d1 + d2 + d3) * B) * sizeof(T) / ALIGNMENT * ALIGNMENT + ALIGNMENT;       \
+    T *own = work ? NULL : aligned_alloc(ALIGNMENT, bytes);                                                            \
+    if (!work && !own) return 1;                                                                                       \
+    const NAME##_job job = {rows, d1, d2, d3, xr, xa, yr, ya, each, x, y, cc, z, work ? work : own, starts, gi, gt,    \
+                            jj};                                                                                       \
     parallel(NAME##_chunk, &job, chunks, threads, openmp);                                                             \
+    free(own);                                                                                                         \
+    return 0;                                                                                                          \
 }
 
 """
@@ -486,7 +494,8 @@ def _scan(dtype: np.dtype[Any], ctype: str) -> str:
     return text
 
 
-SOURCE = "".join(f"#define {loop.upper()}_BYTES {size}\n" for loop, size in VECTOR_BYTES.items()) + _PRODUCT + \
+SOURCE = f"#define ALIGNMENT {ALIGNMENT}\n" + \
+    "".join(f"#define {loop.upper()}_BYTES {size}\n" for loop, size in VECTOR_BYTES.items()) + _PRODUCT + \
     "".join(f"TRANSPOSE({ctype})\nPRODUCT(product_{dtype.name}, {ctype}, {BLOCK[dtype]})\n"
             for dtype, ctype in _TYPES) +                                                                              \
     "".join(_scan(dtype, ctype) for dtype, ctype in _TYPES)

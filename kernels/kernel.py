@@ -30,6 +30,7 @@ arrays and torch CPU tensors: on JAX arrays and other devices gather or codegen 
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import replace
 from collections.abc import Callable, Iterable, Sequence
@@ -90,7 +91,7 @@ class Kernel:
         self._choices: dict[tuple[int, int, Rates], tuple[str, ...]] = {}
         self._differentiable: Callable[..., Any] | None = None
         self._transposed: dict[int, Kernel] = {}
-        self._engine_calls: dict[tuple[Any, ...], tuple[Engine, tuple[str, ...], int, tuple[int, ...]]] = {}
+        self._engine_calls: dict[tuple[Any, ...], tuple[tuple[str, ...], Callable[[Any, Any], Any]]] = {}
         self._direct: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...] | None] = {}
 
     def _program(self, names: tuple[str, ...]) -> Program:
@@ -127,7 +128,7 @@ class Kernel:
                 if len(self._engine_calls) >= CALLS_KEPT:
                     self._engine_calls.pop(next(iter(self._engine_calls)))
                 self._engine_calls[key] = call
-            return self._run_on_engine(*call, x, y)
+            return call[1](x, y)
         x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
         batch = checks.batch_shape(x, y, len(self.factors), self.layout)
         engine = engine_of({"x": x, "y": y})
@@ -145,12 +146,17 @@ class Kernel:
             self._differentiable = autodiff.differentiable(self)
         return self._relayout(NUMPY, self._differentiable(*self._relayout(NUMPY, (x, y), True)))
 
-    def _engine_call(self, x: Any, y: Any) -> tuple[Engine, tuple[str, ...], int, tuple[int, ...]]:
-        """`_engine_plan` for operands x, y of one engine's library, checked."""
+    def _engine_call(self, x: Any, y: Any) -> tuple[tuple[str, ...], Callable[[Any, Any], Any]]:
+        """For operands like x, y of one engine's library (checked): the strategies `_engine_plan` chooses, and the
+        cheapest function of (x, y) that runs them: the program itself where nothing is done around it (batch-first
+        layout, the batch whole, no check of the result), else `_run_on_engine`."""
         x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
         batch = checks.batch_shape(x, y, len(self.factors), self.layout)
-        engine = engine_of({"x": x, "y": y})
-        return self._engine_plan(engine, batch, x)
+        engine, names, rows, batch = self._engine_plan(engine_of({"x": x, "y": y}), batch, x)
+        if self.layout == checks.LAYOUTS[0] and (not batch or rows >= batch[0]) and \
+                self._term_by_term(names, MEETS_ZEROS) is None:
+            return names, self._program(names)
+        return names, functools.partial(self._run_on_engine, engine, names, rows, batch)
 
     def _engine_plan(self, engine: Engine, batch: tuple[int, ...], x: Any
                      ) -> tuple[Engine, tuple[str, ...], int, tuple[int, ...]]:

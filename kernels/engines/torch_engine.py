@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import operator
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -62,19 +63,29 @@ def _linear_form(equation: str, ranks: tuple[int, ...]
             len(kept_a), len(kept_w), tuple(order.index(c) for c in out))
 
 
+@functools.cache
+def _state() -> tuple[Any, Any, Any]:
+    """(torch.is_grad_enabled, torch's test for active torch.func transforms or None, torch.autograd.forward_ad),
+    looked up once: every compiled call asks them, and the lookups cost as much as the questions."""
+    import torch
+    return (torch.is_grad_enabled, getattr(torch._C, "_are_functorch_transforms_active", None),
+            torch.autograd.forward_ad)
+
+
 def _transformed() -> bool:
     """True when a torch.func transform is active or a forward-mode dual level is open.  Both are torch's private
     state; where a torch release does not have it, True (the cautious answer)."""
-    import torch
-    transforms = getattr(torch._C, "_are_functorch_transforms_active", None)
-    level = getattr(torch.autograd.forward_ad, "_current_level", None)
+    _, transforms, forward_ad = _state()
+    level = getattr(forward_ad, "_current_level", None)
     return transforms is None or transforms() or not isinstance(level, int) or level >= 0
+
+
+_REQUIRES_GRAD = operator.attrgetter("requires_grad")
 
 
 def _needs_grad(*tensors: Any) -> bool:
     """True when grad mode is on and one of the tensors requires grad."""
-    import torch
-    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+    return _state()[0]() and any(map(_REQUIRES_GRAD, tensors))
 
 
 def _untracked(*tensors: Any) -> bool:
@@ -82,6 +93,35 @@ def _untracked(*tensors: Any) -> bool:
     then run without an autograd function, whose machinery cost 0.3-0.5x the loop's own time at 1,000 rows (CG(4),
     float32)."""
     return not _needs_grad(*tensors) and not _transformed()
+
+
+def _rows(a: Any, columns: int) -> tuple[Any, tuple[int, int, int]]:
+    """a as (rows, columns) and where the loop reads it: (address, row stride, column stride).  A tensor without
+    memory of its own (a zero tensor of forward mode; sparse, meta or fake tensors raise here) is refused."""
+    a = a.reshape(-1, columns).resolve_neg()
+    address = a.data_ptr()
+    if not address and a.numel():
+        raise TypeError(f"the compiled loop reads tensors' memory, got a {a.dtype} tensor of shape {tuple(a.shape)} "
+                        f"without any (a zero tensor); use strategy 'gather' or 'codegen' for it")
+    return a, (address, *a.stride())
+
+
+def _loop(level: Any, x: Any, y: Any) -> Any:
+    """The level's C loop (`kernels.clib.sparse_product_at`) on real CPU tensors with one batch shape and its axis
+    last (x float32 or float64, `TorchEngine.runs_compiled`; operands of two dtypes are promoted), reading their
+    memory in place; the result is a new tensor."""
+    d1, d2, d3 = level.factor.shape
+    batch = x.shape[:-1]
+    if x.dtype != y.dtype:
+        import torch
+        dtype = torch.promote_types(x.dtype, y.dtype)
+        dtype = dtype if dtype in (torch.float32, torch.float64) else torch.float64
+        x, y = x.to(dtype), y.to(dtype)
+    (x, xs), (y, ys) = _rows(x, d1), _rows(y, d2)
+    z = x.new_empty((x.shape[0], d3))
+    clib.sparse_product_at(level.terms, TORCH.dtype(x), x.shape[0], level.factor.shape, xs, ys, z.data_ptr(),
+                           openmp=True)
+    return z.reshape(*batch, d3)
 
 
 def _signed(function: Any) -> Any:
@@ -100,8 +140,7 @@ def _loop_function() -> Any:
     class Loop(torch.autograd.Function):
         @staticmethod
         def forward(x: Any, y: Any, level: Any) -> Any:
-            return torch.from_numpy(level.loop(x.detach().resolve_neg().numpy(), y.detach().resolve_neg().numpy(),
-                                               openmp=True))
+            return _loop(level, x, y)
 
         @staticmethod
         def setup_context(ctx: Any, inputs: Any, output: Any) -> None:      # the form torch.func transforms need
@@ -111,9 +150,9 @@ def _loop_function() -> Any:
 
         @staticmethod
         def backward(ctx: Any, gradient: Any) -> Any:
-            x, y = ctx.saved_tensors
-            dx = Loop.apply(y, gradient, ctx.level.transposed(0)) if ctx.needs_input_grad[0] else None
-            dy = Loop.apply(x, gradient, ctx.level.transposed(1)) if ctx.needs_input_grad[1] else None
+            x, y = ctx.saved_tensors                   # the transposed levels' loops, tracked only for create_graph
+            dx = TORCH.compiled_loop(ctx.level.transposed(0), y, gradient) if ctx.needs_input_grad[0] else None
+            dy = TORCH.compiled_loop(ctx.level.transposed(1), x, gradient) if ctx.needs_input_grad[1] else None
             return dx, dy, None
 
         @staticmethod
@@ -197,10 +236,10 @@ class TorchEngine(Engine):
         return bool(a.device.type == "cpu" and a.dtype in (self.xp.float32, self.xp.float64))
 
     def compiled_loop(self, level: Any, x: Any, y: Any) -> Any:
-        """The level's C loop (`level.loop`) on real CPU tensors with one batch shape and its axis last: one
-        autograd function whose VJPs are the transposed levels' loops (called directly when `_untracked`)."""
+        """The level's C loop (`_loop`) on real CPU tensors with one batch shape and its axis last: one autograd
+        function whose VJPs are the transposed levels' loops (the loop called directly when `_untracked`)."""
         if _untracked(x, y):
-            return _loop_function().forward(x, y, level)
+            return _loop(level, x, y)
         return _loop_function().apply(x, y, level)
 
     def compiled_scan(self, x: Any, degree: int, order: int, sequences: bool, reference: Any) -> Any:
