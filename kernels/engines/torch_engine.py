@@ -98,7 +98,7 @@ def _untracked(*tensors: Any) -> bool:
 def _rows(a: Any, columns: int) -> tuple[Any, tuple[int, int, int]]:
     """a as (rows, columns) and where the loop reads it: (address, row stride, column stride).  A tensor without
     memory of its own (a zero tensor of forward mode; sparse, meta or fake tensors raise here) is refused."""
-    a = a.reshape(-1, columns).resolve_neg()
+    a = (a if a.dim() == 2 else a.reshape(-1, columns)).resolve_neg()
     address = a.data_ptr()
     if not address and a.numel():
         raise TypeError(f"the compiled loop reads tensors' memory, got a {a.dtype} tensor of shape {tuple(a.shape)} "
@@ -121,7 +121,7 @@ def _loop(level: Any, x: Any, y: Any) -> Any:
     z = x.new_empty((x.shape[0], d3))
     clib.sparse_product_at(level.terms, TORCH.dtype(x), x.shape[0], level.factor.shape, xs, ys, z.data_ptr(),
                            openmp=True)
-    return z.reshape(*batch, d3)
+    return z if len(batch) == 1 else z.reshape(*batch, d3)
 
 
 def _signed(function: Any) -> Any:

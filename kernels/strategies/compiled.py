@@ -155,6 +155,6 @@ class Compiled(Level):
         return z if self.axis == -1 else engine.moveaxis(z, -1, self.axis)
 
     def describe(self) -> list[str]:
-        block = ", ".join(f"{rows} {dtype.name} rows" for dtype, rows in clib.BLOCK.items())
+        block = ", ".join(f"{clib.block_rows(dtype, self.factor.shape)} {dtype.name} rows" for dtype in clib.BLOCK)
         return [f"compiled on axis {self.axis}: one C loop over the {self.factor.nnz:,} nonzero terms in blocks of "
                 f"{block} (kernels.clib); no multiplications by zero"]

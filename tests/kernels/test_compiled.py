@@ -40,18 +40,23 @@ def laid_out(a: np.ndarray, layout: str) -> np.ndarray:
     return a
 
 
-# Sizes across the loop's tiles of 8 x 8 numbers and its blocks of 32 or 64 rows, with and without remainders.
+# Sizes across the loop's tiles of 8 x 8 numbers and its blocks of 32 to 128 rows (narrow and wide), with and without
+# remainders.
 @settings(max_examples=40, deadline=None)
-@given(st.integers(1, 19), st.integers(1, 19), st.integers(1, 19), st.integers(0, 140), st.integers(0, 2**16),
+@given(st.integers(1, 19), st.integers(1, 19), st.integers(1, 19), st.integers(0, 270), st.integers(0, 2**16),
        st.sampled_from([np.float64, np.float32]),
-       st.sampled_from(["row-major", "component-major", "padded rows", "reversed"]))
-def test_the_loop_equals_brute_force_for_random_sparse_maps_and_any_row_count(d1, d2, d3, rows, seed, dtype, layout):
+       st.sampled_from(["row-major", "component-major", "padded rows", "reversed"]), st.booleans())
+def test_the_loop_equals_brute_force_for_random_sparse_maps_and_any_row_count(d1, d2, d3, rows, seed, dtype, layout,
+                                                                              wide):
     rng = np.random.default_rng(seed)
     lam = rng.standard_normal((d1, d2, d3)) * (rng.random((d1, d2, d3)) < 0.3)
     x, y = rng.standard_normal((rows, d1)), rng.standard_normal((rows, d2))
     terms = clib.Terms.from_table(np.argwhere(lam), lam[lam != 0], d3)
-    z = clib.sparse_product(terms, laid_out(x.astype(dtype), layout), laid_out(y.astype(dtype), "padded rows"),
-                            (d1, d2, d3))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(clib, "WIDE_BYTES", clib.WIDE_BYTES if wide else 0)
+        assert clib.block_rows(np.dtype(dtype), lam.shape) == (clib.WIDE_BLOCK if wide else clib.BLOCK)[np.dtype(dtype)]
+        z = clib.sparse_product(terms, laid_out(x.astype(dtype), layout), laid_out(y.astype(dtype), "padded rows"),
+                                (d1, d2, d3))
     assert z.dtype == dtype and z.shape == (rows, d3)
     assert np.allclose(z, brute_force(lam, x, y), atol=1e-4 if dtype == np.float32 else 1e-12)
 
@@ -122,7 +127,7 @@ def test_auto_takes_the_loop_for_sparse_products_and_keeps_the_structured_strate
 def test_explain_names_the_loop_and_its_terms():
     text = kernels.product(tensor_product(diagonal(2), clebsch_gordan(2)), strategy=("identify", "compiled")).explain()
     assert "factor 1: clebsch_gordan(2), 9 x 9 -> 9, 137 nonzeros" in text
-    assert "compiled on axis -1: one C loop over the 137 nonzero terms in blocks of 32 float64 rows" in text
+    assert "compiled on axis -1: one C loop over the 137 nonzero terms in blocks of 64 float64 rows" in text
 
 
 def test_the_loop_is_never_chosen_around_what_it_cannot_call():
@@ -264,16 +269,16 @@ def test_the_loop_reads_nothing_of_its_working_buffer_before_writing_it():
     A = clebsch_gordan(2)
     factor = Factor.from_algebra(A)
     terms = clib.Terms.from_table(factor.indices, factor.values, A.dim)
-    for dtype in clib.BLOCK:
+    for dtype, block in ((dtype, table[dtype]) for dtype in clib.BLOCK for table in (clib.BLOCK, clib.WIDE_BLOCK)):
         x, y = (a.astype(dtype) for a in operands(A, batch=(70,), seed=13))      # a last, partial block
         expected = clib.sparse_product(terms, x, y, factor.shape)
         for filler in (np.nan, np.inf, 1e-310):                            # what an old buffer may hold
-            z, work = np.empty((70, A.dim), dtype), np.full(3 * A.dim * clib.BLOCK[dtype], filler, dtype)
-            getattr(clib._library(), f"product_{dtype.name}")(
+            z, work = np.empty((70, A.dim), dtype), np.full(3 * A.dim * block, filler, dtype)
+            getattr(clib._library(), f"product_{dtype.name}_{block}")(
                 1, 0, 70, A.dim, A.dim, A.dim, x.ctypes.data, A.dim, 1, y.ctypes.data, A.dim, 1, z.ctypes.data,
-                *terms.addresses(dtype), work.ctypes.data)
+                *terms.addresses(dtype, block), work.ctypes.data)
             assert np.array_equal(z, expected)
-            assert not np.isnan(work[:2 * A.dim * clib.BLOCK[dtype]]).any()    # the partial block's lanes zeroed
+            assert not np.isnan(work[:2 * A.dim * block]).any()                # the partial block's lanes zeroed
 
 
 def test_a_compiler_without_openmp_builds_loops_whose_openmp_calls_run_on_the_librarys_threads(monkeypatch,
@@ -294,10 +299,12 @@ def test_a_compiler_without_openmp_builds_loops_whose_openmp_calls_run_on_the_li
     factor = Factor.from_algebra(A)
     terms = clib.Terms.from_table(factor.indices, factor.values, A.dim)
     x, y = operands(A, batch=(70,), seed=11)
-    z, work = np.empty((70, A.dim)), np.zeros(2 * 3 * A.dim * clib.BLOCK[x.dtype])
+    block = clib.BLOCK[x.dtype]
+    z, work = np.empty((70, A.dim)), np.zeros(2 * 3 * A.dim * block)
     for openmp in (0, 1):                                                   # two threads: the pool either way
-        library.product_float64(2, openmp, 70, A.dim, A.dim, A.dim, x.ctypes.data, A.dim, 1, y.ctypes.data, A.dim,
-                                1, z.ctypes.data, *terms.addresses(x.dtype), work.ctypes.data)
+        getattr(library, f"product_float64_{block}")(2, openmp, 70, A.dim, A.dim, A.dim, x.ctypes.data, A.dim, 1,
+                                                     y.ctypes.data, A.dim, 1, z.ctypes.data,
+                                                     *terms.addresses(x.dtype, block), work.ctypes.data)
         assert relative_error(z, reference(A, x, y)) <= 1e-12
     if "gcc" in os.path.basename(os.path.realpath(gcc)):                    # the default build, with gcc: OpenMP
         with open(clib._library()._name, "rb") as built:
