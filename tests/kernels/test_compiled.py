@@ -450,21 +450,24 @@ def test_torch_transforms_of_the_loop_equal_the_dense_product_and_forward_mode_i
 def test_the_loop_skips_its_autograd_function_only_where_nothing_tracks_the_tensors(monkeypatch):
     torch = pytest.importorskip("torch")
     import torch.autograd.forward_ad as forward_ad
-    from product_interactions.kernels.engines.torch_engine import _state, _untracked
+    from product_interactions.kernels.engines.torch_engine import _needs_grad, _state, _transformed
     x, w = torch.ones(3), torch.ones(3, requires_grad=True)
-    assert _untracked(x) and not _untracked(x, w)
+    assert not _needs_grad(x) and _needs_grad(x, w) and not _transformed()
     with torch.no_grad():
-        assert _untracked(x, w)
+        assert not _needs_grad(x, w)
     with forward_ad.dual_level():
-        assert not _untracked(x)
+        assert _transformed()
     seen = []
-    torch.func.vmap(lambda a: seen.append(_untracked(a)) or a)(torch.ones(2, 3))
-    torch.func.grad(lambda a: seen.append(_untracked(a.detach())) or a.sum())(torch.ones(3))
-    assert seen == [False, False]
+    torch.func.vmap(lambda a: seen.append(_transformed()) or a)(torch.ones(2, 3))
+    torch.func.grad(lambda a: seen.append(_transformed()) or a.sum())(torch.ones(3))
+    assert seen == [True, True]
+    loop = kernels.product(clebsch_gordan(1), strategy="compiled")
+    assert loop(x[:1].expand(2, 4), x[:1].expand(2, 4)).grad_fn is None
+    assert type(loop(w[:1].expand(2, 4), x[:1].expand(2, 4)).grad_fn).__name__ == "TrackedLoopBackward"
     monkeypatch.delattr(torch._C, "_are_functorch_transforms_active")    # a torch without that private state
     _state.cache_clear()                                                  # (looked up once per process)
     try:
-        assert not _untracked(x)
+        assert _transformed()
     finally:
         _state.cache_clear()
 
