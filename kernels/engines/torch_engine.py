@@ -253,20 +253,23 @@ class TorchEngine(Engine):
 
     def compiled_loop(self, level: Any, x: Any, y: Any) -> Any:
         """The level's C loop (`_loop`) on real CPU tensors with one batch shape and its axis last: one autograd
-        function whose VJPs are the transposed levels' loops (`_loop_function` under torch.func transforms and
-        forward mode, `_tracked_loop_function` where only autograd tracks the tensors), or the loop alone where
-        nothing does."""
+        function whose VJPs are the transposed levels' loops where autograd tracks the tensors
+        (`_tracked_loop_function`), the loop alone where nothing does.  Under torch.func transforms and forward
+        mode, the level's `substitute` (gather or codegen, torch operations they see through at any depth: torch
+        runs a custom function's jvp rule with the outer forward levels off), or where it has none,
+        `_loop_function`, which vmap and reverse mode transform and forward mode refuses."""
         if _transformed():
-            return _loop_function().apply(x, y, level)
+            substitute = level.substitute
+            return _loop_function().apply(x, y, level) if substitute is None else substitute(x, y)
         if _needs_grad(x, y):
             return _tracked_loop_function().apply(x, y, level)
         return _loop(level, x, y)
 
     def compiled_scan(self, x: Any, degree: int, order: int, sequences: bool, reference: Any) -> Any:
         """`kernels.clib.tensor_scan` on CPU tensors: one autograd function whose VJP is the C gradient loop (its
-        forward called directly where nothing tracks the tensors).  Under torch.func transforms and forward mode, the level-wise
-        `reference` instead, which they see through at any depth: torch runs a custom function's jvp rule with
-        the outer forward levels off, so a jvp of a jvp through one gave 0."""
+        forward called directly where nothing tracks the tensors).  Under torch.func transforms and forward mode,
+        the level-wise `reference` instead, which they see through at any depth: torch runs a custom function's jvp
+        rule with the outer forward levels off, so a jvp of a jvp through one gave 0."""
         if _transformed():
             return reference(x, degree=degree, order=order, return_sequences=sequences)
         if not _needs_grad(x):
@@ -295,6 +298,12 @@ class TorchEngine(Engine):
         if value.dtype.kind == "c":
             return torch.as_tensor(value, device=device)
         return torch.as_tensor(value, device=device)
+
+    def constant(self, value: Any, like: Any) -> Any:
+        """`Engine.constant`, kept only when made outside torch.func transforms and forward mode: a tensor made
+        under one is wrapped at its level, and kept, it escaped into the next transform (a hessian after a jvp
+        failed an internal assertion of torch's)."""
+        return self.convert(value, like) if _transformed() else super().constant(value, like)
 
     def _placement(self, like: Any) -> Any:
         return like.dtype, like.device

@@ -121,6 +121,15 @@ class Compiled(Level):
             self._transposed[argument] = Compiled(self.factor.permuted(VJP_ROLES[argument]), -1, self.inner)
         return self._transposed[argument]
 
+    @functools.cached_property
+    def substitute(self) -> Program | None:
+        """This level (its axis last) as its engine's own operations, for arrays whose differentiation cannot go
+        through the loop (torch.func transforms and forward mode): the gather or codegen level where one represents
+        the factor, else None."""
+        from . import STRATEGIES
+        return next((STRATEGIES[name].lower(self.factor, -1, self.inner) for name in ("gather", "codegen")
+                     if STRATEGIES[name].unsupported(self.factor) is None), None)
+
     def loop(self, x: np.ndarray, y: np.ndarray, openmp: bool = False) -> np.ndarray:
         """The product of real numpy arrays (..., d1) and (..., d2) with one batch shape and this level's axis
         last (`openmp`: see `kernels.clib.sparse_product`)."""

@@ -419,26 +419,39 @@ def test_on_torch_the_loop_reads_views_in_place_and_promotes_operands_of_two_dty
         loop(zero, y)
 
 
-def test_torch_transforms_of_the_loop_equal_the_dense_product_and_forward_mode_is_refused():
+def test_torch_transforms_and_forward_mode_through_the_loop_equal_those_through_dense(monkeypatch):
     torch = pytest.importorskip("torch")
     import torch.autograd.forward_ad as forward_ad
+    from product_interactions.kernels.strategies import codegen
     A = clebsch_gordan(2)
     loop, dense = kernels.product(A, strategy="compiled"), kernels.product(A, strategy="dense")
     g = torch.Generator().manual_seed(12)
-    x, y, tx = (torch.randn(5, A.dim, dtype=torch.float64, generator=g) for _ in range(3))
-    assert torch.allclose(torch.func.vmap(loop, in_dims=(1, None))(x.T, y[0]), dense(x, y[0].expand(5, A.dim)))
-    assert torch.allclose(torch.func.vmap(loop)(x, y), dense(x, y))          # the loop's vmap rule
-    assert torch.allclose(torch.func.jacrev(lambda a: loop(a, a).sum(0))(x[0]),
-                          torch.func.jacrev(lambda a: dense(a, a).sum(0))(x[0]))
+    x, y, tx, ty = (torch.randn(5, A.dim, dtype=torch.float64, generator=g) for _ in range(4))
+
+    def nested_jvp(kernel):                      # a jvp of a jvp: torch runs custom jvp rules with outer levels off
+        inner = lambda a: torch.func.jvp(lambda v: kernel(v, v * v), (a,), (tx,))[1]     # noqa: E731
+        return torch.func.jvp(inner, (x,), (ty,))[1]
+    assert torch.allclose(nested_jvp(loop), nested_jvp(dense))
+    assert torch.allclose(torch.func.hessian(lambda a: loop(a, a).sum())(x[0]),   # no constant kept from the jvps
+                          torch.func.hessian(lambda a: dense(a, a).sum())(x[0]))
+    with forward_ad.dual_level():
+        tangent = forward_ad.unpack_dual(loop(forward_ad.make_dual(x, tx), y)).tangent
+    assert torch.allclose(tangent, dense(tx, y))
+    for kernel in (loop, kernels.product(A, strategy="compiled")):    # with a substitute, then the loop's own rules
+        assert torch.allclose(torch.func.vmap(kernel, in_dims=(1, None))(x.T, y[0]), dense(x, y[0].expand(5, A.dim)))
+        assert torch.allclose(torch.func.vmap(kernel)(x, y), dense(x, y))
+        assert torch.allclose(torch.func.jacrev(lambda a: kernel(a, a).sum(0))(x[0]),
+                              torch.func.jacrev(lambda a: dense(a, a).sum(0))(x[0]))
+        monkeypatch.setattr(codegen, "MAX_TERMS", 0)          # the next kernel's level has no substitute
+    # Without a substitute, forward mode raises rather than answer (a custom jvp rule would drop outer tangents).
+    bare = kernels.product(A, strategy="compiled")
+    with forward_ad.dual_level(), pytest.raises(NotImplementedError, match="jvp"):
+        bare(forward_ad.make_dual(x, tx), y)
+    with pytest.raises(NotImplementedError, match="jvp"):
+        torch.func.jvp(lambda v: bare(v, y), (x,), (tx,))
     a = x.clone().requires_grad_()
     assert torch.autograd.gradcheck(lambda v: loop(v, y), (a,))
     assert torch.autograd.gradgradcheck(lambda v: loop(v, v), (a,))
-    # Forward mode raises rather than answer: torch runs a custom jvp rule with outer forward levels off, so nested
-    # forward mode (jvp of jvp) would silently drop their tangents.
-    with forward_ad.dual_level(), pytest.raises(NotImplementedError, match="jvp"):
-        loop(forward_ad.make_dual(x, tx), y)
-    with pytest.raises(NotImplementedError, match="jvp"):
-        torch.func.jvp(lambda v: loop(v, y), (x,), (tx,))
     with torch.no_grad():                                                 # untracked: the loop without autograd
         z = loop(a, y)
     assert not z.requires_grad and torch.equal(z, loop(x, y)) and torch.allclose(z, dense(x, y))
