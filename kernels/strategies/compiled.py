@@ -130,6 +130,11 @@ class Compiled(Level):
         return next((STRATEGIES[name].lower(self.factor, -1, self.inner) for name in ("gather", "codegen")
                      if STRATEGIES[name].unsupported(self.factor) is None), None)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The state copies and pickles take: all but the `substitute` (made again on use; generated code does not
+        pickle)."""
+        return {key: value for key, value in self.__dict__.items() if key != "substitute"}
+
     def loop(self, x: np.ndarray, y: np.ndarray, openmp: bool = False) -> np.ndarray:
         """The product of real numpy arrays (..., d1) and (..., d2) with one batch shape and this level's axis
         last (`openmp`: see `kernels.clib.sparse_product`)."""
