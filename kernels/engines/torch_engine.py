@@ -255,7 +255,7 @@ class TorchEngine(Engine):
         """The level's C loop (`_loop`) on real CPU tensors with one batch shape and its axis last: one autograd
         function whose VJPs are the transposed levels' loops where autograd tracks the tensors
         (`_tracked_loop_function`), the loop alone where nothing does.  Under torch.func transforms and forward
-        mode, the level's `substitute` (gather or codegen, torch operations they see through at any depth: torch
+        mode, the level's `substitute` (codegen: torch operations they see through at any depth; torch
         runs a custom function's jvp rule with the outer forward levels off), or where it has none,
         `_loop_function`, which vmap and reverse mode transform and forward mode refuses."""
         if _transformed():

@@ -32,6 +32,7 @@ from ..axes import broadcast_batch, engine_of
 from ..cost import Cost
 from ..engines import NUMPY
 from ..factor import TABLE_LIMIT
+from . import codegen
 from .identify import Elementwise
 from .level import Level, Program, around
 
@@ -124,11 +125,9 @@ class Compiled(Level):
     @functools.cached_property
     def substitute(self) -> Program | None:
         """This level (its axis last) as its engine's own operations, for arrays whose differentiation cannot go
-        through the loop (torch.func transforms and forward mode): the gather or codegen level where one represents
-        the factor, else None."""
-        from . import STRATEGIES
-        return next((STRATEGIES[name].lower(self.factor, -1, self.inner) for name in ("gather", "codegen")
-                     if STRATEGIES[name].unsupported(self.factor) is None), None)
+        through the loop (torch.func transforms and forward mode): the codegen level where it represents the factor
+        (gather's in-place writes fail under torch.func.vmap), else None."""
+        return codegen.lower(self.factor, -1, self.inner) if codegen.unsupported(self.factor) is None else None
 
     def __getstate__(self) -> dict[str, Any]:
         """The state copies and pickles take: all but the `substitute` (made again on use; generated code does not

@@ -439,6 +439,10 @@ def test_torch_transforms_and_forward_mode_through_the_loop_equal_those_through_
     assert torch.allclose(tangent, dense(tx, y))
     import pickle
     assert torch.equal(pickle.loads(pickle.dumps(loop))(x, y), loop(x, y))   # its substitute is made again on use
+    H = quaternions()                                   # an algebra gather could represent (it fails under vmap)
+    a, b = x[:, :4].contiguous(), y[:, :4].contiguous()
+    assert torch.allclose(torch.func.vmap(kernels.product(H, strategy="compiled"))(a, b),
+                          kernels.product(H, strategy="dense")(a, b))
     for kernel in (loop, kernels.product(A, strategy="compiled")):    # with a substitute, then the loop's own rules
         assert torch.allclose(torch.func.vmap(kernel, in_dims=(1, None))(x.T, y[0]), dense(x, y[0].expand(5, A.dim)))
         assert torch.allclose(torch.func.vmap(kernel)(x, y), dense(x, y))
