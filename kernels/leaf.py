@@ -4,8 +4,10 @@ Each leaf strategy gives its factor's axis a term (`kernels.strategies`): labels
 has constants, their labels.  All terms form one opt_einsum contraction with the constants as constants, built
 once per pair of input shapes (path included) and cached; constants come first in the equation so that
 intermediates keep the batch axes first, and with one dense factor x meets its lam in one matrix product, then
-y (on torch and JAX, where small batched products cost more, the outer product of x and y meets lam in one
-matrix product instead, unless the factor's size favours the batched form: `BATCHED_ENTRIES`).  Factors are
+y (numpy arrays, and torch tensors that nothing records, in blocks sized for the cache, written in place:
+`dense_blocks`; on torch with autograd and on JAX, where small batched products cost more, the outer product of
+x and y meets lam in one matrix product instead, unless the factor's size favours the batched form:
+`BATCHED_ENTRIES`).  Factors are
 contracted one at a time, never through a Kronecker product.  When every term is a bare shared label the leaf is
 ``x * y``.
 
@@ -21,7 +23,7 @@ array([0., 0., 0., 1.])
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,15 +49,22 @@ EXPRESSIONS_KEPT = 64
 #: rows, 0.8-0.9 for random dense d = 49 and 64 in chunks (2,401 and 4,096); 1.3-2.1 for 256 entries (PGA,
 #: random d = 16, at 10,000 rows), in both dtypes.
 BATCHED_ENTRIES = 513
-#: On numpy, a lone dense factor runs in chunks of rows whose x @ lam block takes about this many bytes: the L2
-#: cache of this project's machine (d = 64, batch 4096, one BLAS thread: 63% of the GEMM peak in float64 and 71%
-#: in float32, against 50% and 43% at 16 MiB).
-ROWS_BYTES = 2 * 2**20
+#: On numpy, a lone dense factor runs in blocks (`dense_blocks`): rows of x times a block of lam's columns (whole
+#: (d2) slices, about `COLUMNS_BYTES` of lam) into a buffer of about `ROWS_BYTES`, the L2 cache of this project's
+#: machine keeping both.  d = 64, batch 4096, one BLAS thread: 65-70% of the GEMM peak in float64 and 69-72% in
+#: float32, against 56-60% and 55-57% with lam whole in 2 MiB chunks of rows (measured 2026-12-04).
+ROWS_BYTES = 2**20
+COLUMNS_BYTES = 256 * 2**10
 #: The same for a lone dense factor on torch and JAX (`Leaf._engine_dense`), for the block of either form: d = 64,
 #: 4,096 rows, torch on 2 threads, blocks of 8 MiB took 0.75-0.85x the time of 2 MiB and 0.36-0.38x that of 32 MiB
 #: or more (the block then leaves the cache) in both dtypes; at 1,000 rows of d = 25 to 49, 8 MiB was within 15 %
 #: of one piece.
 ENGINE_ROWS_BYTES = 8 * 2**20
+#: Where the engine may write into buffers (torch with nothing recording, `Engine.in_place`), `dense_blocks` with
+#: lam whole and blocks of rows of this size: d = 64, batch 4096, torch on 2 threads: 74-79% of torch's GEMM peak in
+#: float64 and 66-76% in float32 (8 MiB: 68-69% and 66-73%; 64 MiB: 50-60% and 62-77%), against 53-58% and
+#: 63-67% for the allocating form, whose every fresh block of the x @ lam product costs page faults.
+IN_PLACE_ROWS_BYTES = 16 * 2**20
 #: At most this many chunks of rows per call on torch and JAX (each is a step of the Python loop, or of JAX's trace).
 ENGINE_CHUNKS = 64
 
@@ -86,7 +95,8 @@ class Contraction:
     """The leaf contraction; see the module docstring."""
 
     #: Few large chunks: every matrix product synchronises the BLAS threads, which costs most on a loaded machine.
-    chunk_bytes = 16 * 2**20
+    #: A lone dense factor takes the batch whole: `dense_blocks` sizes its own blocks for the cache.
+    chunk_bytes: int | None = 16 * 2**20
 
     def __init__(self, parts: Sequence[tuple[Factor, str]], terms: Sequence[tuple[str, str, str, str | None]],
                  dtype: DTypeLike) -> None:
@@ -100,6 +110,8 @@ class Contraction:
                         for factor, _, labels in constant]
         self._path = self._single_dense_path([labels for _, _, labels in constant])
         self._dense_alone = len(parts) == 1 and len(constant) == 1 and len(constant[0][2]) == 3
+        if self._dense_alone:
+            self.chunk_bytes = None
         self._constants: list[np.ndarray] | None = None
         self._dense_forms: tuple[np.ndarray, np.ndarray] | None = None
         self._expressions: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[Any, Any]] = {}
@@ -169,14 +181,23 @@ class Contraction:
         return engine.contract(self.equation, *(engine.constant(c, like) for c in self.constants()), x, y)
 
     def _engine_dense(self, engine: Any, x: Any, y: Any, like: Any) -> Any:
-        """A lone dense factor on torch or JAX, in chunks of rows whose intermediate takes about `ENGINE_ROWS_BYTES`
-        (they keep it in cache): x @ lam then a batched product with y for matrices of `BATCHED_ENTRIES` or more,
-        else (x outer y) @ lam, one matrix product."""
+        """A lone dense factor on torch or JAX (operands of two dtypes promoted): `dense_blocks` where the engine may
+        write in place, else in chunks of rows whose intermediate takes about `ENGINE_ROWS_BYTES` (they keep it in
+        cache): x @ lam then a batched product with y for matrices of `BATCHED_ENTRIES` or more, else
+        (x outer y) @ lam, one matrix product."""
         d1, d2, d3 = self._shapes[0]
         outer, by_x = self.dense_forms()
         x, y, batch = broadcast_batch(x, y, engine)
+        if x.dtype != y.dtype:                       # torch's matrix products do not promote
+            x, y = engine.promoted(x, y)
+            like = x
         rows = math.prod(batch)
         x, y = engine.reshape(x, (rows, d1)), engine.reshape(y, (rows, d2))
+        if engine.in_place(x, y):
+            z = engine.empty((rows, 1, d3), like)
+            dense_blocks(engine.matmul, lambda size: engine.empty((size,), like), x, engine.reshape(y, (rows, 1, d2)),
+                         engine.constant(by_x, like), z, IN_PLACE_ROWS_BYTES, None)
+            return engine.reshape(z, batch + (d3,))
         if d2 * d3 >= BATCHED_ENTRIES:
             lam, width = engine.constant(by_x, like), d2 * d3
 
@@ -195,24 +216,16 @@ class Contraction:
         return engine.reshape(z, batch + (d3,))
 
     def _lone_dense(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """A lone dense factor on numpy arrays: per chunk of `ROWS_BYTES`, x @ lam into a reused buffer (one matrix
-        product), then each row's (d2, d3) block of it times that row of y (one batched matrix product)."""
+        """A lone dense factor on numpy arrays, by `dense_blocks` (promoted to one dtype)."""
         d1, d2, d3 = self._shapes[0]
         _, by_x = self.dense_forms()
         x, y, batch = broadcast_batch(x, y)
         rows = math.prod(batch)
         dtype = np.result_type(x, y, by_x)
-        by_x = by_x.astype(dtype, copy=False)
-        x = x.reshape(rows, d1).astype(dtype, copy=False)
-        y = y.reshape(rows, 1, d2).astype(dtype, copy=False)
         z = np.empty((rows, 1, d3), dtype)
-        step = max(1, min(rows, ROWS_BYTES // (d2 * d3 * dtype.itemsize)))
-        into = np.empty((step, d2 * d3), dtype)
-        for start in range(0, rows, step):
-            stop = min(rows, start + step)
-            part = into[:stop - start]
-            np.matmul(x[start:stop], by_x, out=part)
-            np.matmul(y[start:stop], part.reshape(-1, d2, d3), out=z[start:stop])
+        dense_blocks(np.matmul, lambda size: np.empty(size, dtype), x.reshape(rows, d1).astype(dtype, copy=False),
+                     y.reshape(rows, 1, d2).astype(dtype, copy=False), by_x.astype(dtype, copy=False), z,
+                     ROWS_BYTES, COLUMNS_BYTES)
         return z.reshape(batch + (d3,))
 
     def dense_forms(self) -> tuple[np.ndarray, np.ndarray]:
@@ -227,9 +240,42 @@ class Contraction:
     def describe(self) -> list[str]:
         lines = [f"leaf: opt_einsum contract_expression {self.equation!r}, structure constants as constants"]
         if self._dense_alone:
-            lines.append("  numpy arrays: x @ lam by one matrix product per chunk of rows, then a batched product "
-                         "with y")
+            lines.append("  numpy arrays (torch tensors nothing records): per block of rows and of lam's columns, "
+                         "x @ lam's block by one matrix product, then a batched product with y")
         for (x_shape, y_shape), (_, info) in self._expressions.items():
             steps = "; ".join(step[2] for step in info.contraction_list)
             lines.append(f"  x {x_shape}, y {y_shape}: {steps}")
         return lines
+
+
+def dense_blocks(matmul: Callable[..., Any], empty: Callable[[int], Any], x: Any, y: Any, by_x: Any, z: Any,
+                 rows_bytes: int, columns_bytes: int | None) -> None:
+    """z (rows, 1, d3) = the product of x (rows, d1) and y (rows, 1, d2) through lam as by_x (d1, d2 d3), written in
+    place: per block of rows and of (d2) slices of lam's columns, x @ lam's block (one matrix product into a buffer
+    of about `rows_bytes`, lam's block about `columns_bytes`, or whole for None), then each row's (slices, d3) part
+    of it times that row's y entries (one batched product), the blocks' products summed into z.  `matmul` takes
+    ``out=`` (numpy's, torch's); `empty` makes a flat buffer of the operands' dtype.
+
+    >>> lam = np.arange(8.0).reshape(2, 2, 2)
+    >>> z = np.empty((1, 1, 2))
+    >>> dense_blocks(np.matmul, np.empty, np.ones((1, 2)), np.ones((1, 1, 2)), lam.reshape(2, 4), z, 16, 16)
+    >>> z, np.einsum("bi,bj,ijk->bk", np.ones((1, 2)), np.ones((1, 2)), lam)
+    (array([[[12., 16.]]]), array([[12., 16.]]))
+    """
+    rows, (d1, columns), d3 = x.shape[0], by_x.shape, z.shape[-1]
+    d2, itemsize = columns // d3, by_x.dtype.itemsize
+    width = d2 if columns_bytes is None else max(1, min(d2, columns_bytes // (d1 * d3 * itemsize)))
+    step = max(1, min(rows, rows_bytes // (width * d3 * itemsize)))
+    work = empty(step * (width + 1) * d3)            # the block of x @ lam, then one block of partial sums
+    partial = work[step * width * d3:]
+    for start in range(0, rows, step):
+        stop = min(rows, start + step)
+        count = stop - start
+        for first in range(0, d2, width):
+            last = min(d2, first + width)
+            block = work[:count * (last - first) * d3].reshape(count, (last - first) * d3)
+            matmul(x[start:stop], by_x[:, first * d3:last * d3], out=block)
+            into = z[start:stop] if first == 0 else partial[:count * d3].reshape(count, 1, d3)
+            matmul(y[start:stop, :, first:last], block.reshape(count, last - first, d3), out=into)
+            if first:
+                z[start:stop] += into

@@ -108,6 +108,21 @@ class Engine:
     def zeros(self, shape: Sequence[int], like: Any) -> Any:
         return self.convert(np.zeros(shape, self.dtype(like)), like)
 
+    def empty(self, shape: Sequence[int], like: Any) -> Any:
+        """An array of `shape` in `like`'s dtype and place whose values are to be written (zeros where the library
+        has no cheaper form)."""
+        return self.zeros(shape, like)
+
+    def in_place(self, *arrays: Any) -> bool:
+        """True when results for these operands may be written into buffers (``out=``): nothing traces or records
+        them.  False here: JAX's arrays are immutable."""
+        return False
+
+    def promoted(self, x: Any, y: Any) -> tuple[Any, Any]:
+        """x and y in their common dtype, by the library's promotion rules."""
+        dtype = self.xp.result_type(x, y)  # type: ignore[attr-defined]  # a concrete engine's namespace
+        return x.astype(dtype), y.astype(dtype)
+
     def floats(self, mask: Any, like: Any) -> Any:
         """A bool array of this library as 0.0 / 1.0 in `like`'s floating dtype."""
         raise NotImplementedError

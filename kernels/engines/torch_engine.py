@@ -222,8 +222,11 @@ class TorchEngine(Engine):
     name = "torch"
     native_pairs = True
     #: Fitted on this project's 2-core machine (``benchmarks/strategies.py --engine torch --fit``): calls cost about
-    #: 4x numpy's, while elementwise work and small batched products run on both cores.
-    rates = Rates(call=5e-6, bandwidth=17e9, gemm64=18e9, gemm32=75e9, loop=15e9, row=30e-9, compiled64=25e9,
+    #: 4x numpy's, while elementwise work and small batched products run on both cores.  gemm64 raised from the
+    #: fit's 18e9 once dense wrote its blocks in place: random dense d = 64 at 64 to 4,096 rows then took 0.74-0.89x
+    #: the compiled loop's time (0.72-1.04x forward and backward), d = 32 still 1.04-1.33x, and 22e9 gives dense
+    #: the first and the loop the second, no built-in algebra's choice changing.
+    rates = Rates(call=5e-6, bandwidth=17e9, gemm64=22e9, gemm32=75e9, loop=15e9, row=30e-9, compiled64=25e9,
                   compiled32=30e9)
     #: Measured (forward and backward, float32, 2 cores): the loop is 3-8x slower at 16-256 elements per step, and
     #: faster from about 4,096 (13.5 against 17.1 ms at 196 steps; 103 against 410 ms at 65,536 elements).
@@ -310,6 +313,17 @@ class TorchEngine(Engine):
 
     def zeros(self, shape: Sequence[int], like: Any) -> Any:
         return self.xp.zeros(tuple(shape), dtype=like.dtype, device=like.device)
+
+    def empty(self, shape: Sequence[int], like: Any) -> Any:
+        return self.xp.empty(tuple(shape), dtype=like.dtype, device=like.device)
+
+    def in_place(self, *arrays: Any) -> bool:
+        """True outside torch.func transforms and forward mode when autograd records none of the tensors."""
+        return not _transformed() and not _needs_grad(*arrays)
+
+    def promoted(self, x: Any, y: Any) -> tuple[Any, Any]:
+        dtype = self.xp.result_type(x, y)
+        return x.to(dtype), y.to(dtype)
 
     def floats(self, mask: Any, like: Any) -> Any:
         return mask.to(like.dtype if like is not None else self.xp.float64)

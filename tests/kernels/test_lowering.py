@@ -72,7 +72,7 @@ def test_explain_shows_strategies_einsum_strings_source_flops_and_bytes():
     assert "FLOPs" in text and "bytes moved" in text
     dense = kernels.product(quaternions(), strategy="dense")
     dense(*operands(quaternions(), batch=(5,)))
-    assert "'abc,...a,...b->...c'" in dense.explain() and "x @ lam by one matrix product" in dense.explain()
+    assert "'abc,...a,...b->...c'" in dense.explain() and "x @ lam's block by one matrix product" in dense.explain()
     two_dense = kernels.product(tensor_product(quaternions(), quaternions()), strategy=("dense", "dense"))
     two_dense(*operands(two_dense.algebra, batch=(5,)))
     assert "x (5, 4, 4), y (5, 4, 4)" in two_dense.explain()

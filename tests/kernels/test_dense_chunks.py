@@ -1,6 +1,7 @@
-"""A lone dense factor on torch and JAX runs in chunks of rows (kernels.leaf.Leaf._engine_dense), in the outer form
-(d = 8) or the batched form (d = 24, 576 entries per row's matrix): forced into many small chunks, with broadcast
-batch axes, it must equal the einsum over the structure constants, gradients too."""
+"""A lone dense factor runs in blocks of rows and of lam's columns on numpy and on torch with nothing recording
+(kernels.leaf.dense_blocks), and in chunks of rows on torch with autograd and on JAX (kernels.leaf.Leaf._engine_dense),
+in the outer form (d = 8) or the batched form (d = 24, 576 entries per row's matrix): forced into many small, ragged
+blocks, with broadcast batch axes, it must equal the einsum over the structure constants, gradients too."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,6 +16,9 @@ from product_interactions.kernels import leaf
 def d(request, monkeypatch):
     assert (request.param ** 2 >= leaf.BATCHED_ENTRIES) == (request.param == 24)
     monkeypatch.setattr(leaf, "ENGINE_ROWS_BYTES", request.param ** 2 * 8 * 3)       # 3 rows of float64 per chunk
+    for name in ("ROWS_BYTES", "IN_PLACE_ROWS_BYTES"):                 # 3 rows of 5 slices' columns
+        monkeypatch.setattr(leaf, name, request.param * 5 * 8 * 3)
+    monkeypatch.setattr(leaf, "COLUMNS_BYTES", request.param ** 2 * 8 * 5)      # lam's columns in blocks of 5 slices
     return request.param
 
 
@@ -35,6 +39,31 @@ def test_torch_chunks_equal_the_einsum_with_their_gradients(d):
     (z * torch.tensor(weights)).sum().backward()
     np.testing.assert_allclose(tx.grad.numpy(), np.einsum("brk,rj,ijk->bri", weights, y, lam), rtol=1e-10)
     np.testing.assert_allclose(ty.grad.numpy(), np.einsum("brk,bri,ijk->rj", weights, x, lam), rtol=1e-10)
+
+
+def test_numpy_blocks_equal_the_einsum(d):
+    lam, kernel, x, y = _case(d)
+    np.testing.assert_allclose(kernel(x, y), np.einsum("bri,rj,ijk->brk", x, y, lam), rtol=1e-12, atol=1e-12)
+    z = kernel(x.astype(np.float32), y)                                      # promoted to float64
+    assert z.dtype == np.float64
+    np.testing.assert_allclose(z, np.einsum("bri,rj,ijk->brk", x.astype(np.float32), y, lam), rtol=1e-12)
+
+
+def test_torch_blocks_in_place_equal_the_einsum_in_either_dtype(d, monkeypatch):
+    torch = pytest.importorskip("torch")
+    lam, kernel, x, y = _case(d)
+    expected = np.einsum("bri,rj,ijk->brk", x, y, lam)
+    blocks, dense_blocks = [], leaf.dense_blocks
+    monkeypatch.setattr(leaf, "dense_blocks", lambda *arguments: blocks.append(dense_blocks(*arguments)))
+    with torch.no_grad():                            # nothing records: the blocks are written in place
+        np.testing.assert_allclose(kernel(torch.tensor(x, requires_grad=True), torch.tensor(y)).numpy(), expected,
+                                   rtol=1e-12, atol=1e-12)
+    assert len(blocks) == 1
+    z = kernel(torch.tensor(x, dtype=torch.float32), torch.tensor(y))        # mixed dtypes: promoted
+    assert z.dtype == torch.float64
+    np.testing.assert_allclose(z.numpy(), np.einsum("bri,rj,ijk->brk", x.astype(np.float32), y, lam), rtol=1e-12)
+    z = kernel(torch.tensor(x, dtype=torch.float32), torch.tensor(y, dtype=torch.float32))
+    np.testing.assert_allclose(z.numpy(), expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
 
 
 def test_jax_chunks_equal_the_einsum_under_jit(d):
