@@ -69,7 +69,6 @@ class Fourier(Level):
     """The FFT level (see `Level`); `inner` multiplies spectra."""
 
     strategy = NAME
-    chunk_bytes = None          # no gain from chunks
 
     def __init__(self, factor: Factor, axis: int, inner: Program) -> None:
         super().__init__(factor, axis, inner, cost(factor, inner.cost))
