@@ -49,22 +49,22 @@ EXPRESSIONS_KEPT = 64
 #: rows, 0.8-0.9 for random dense d = 49 and 64 in chunks (2,401 and 4,096); 1.3-2.1 for 256 entries (PGA,
 #: random d = 16, at 10,000 rows), in both dtypes.
 BATCHED_ENTRIES = 513
-#: On numpy, a lone dense factor runs in blocks (`dense_blocks`): rows of x times a block of lam's columns (whole
-#: (d2) slices, about `COLUMNS_BYTES` of lam) into a buffer of about `ROWS_BYTES`, the L2 cache of this project's
-#: machine keeping both.  d = 64, batch 4096, one BLAS thread: 65-70% of the GEMM peak in float64 and 69-72% in
-#: float32, against 56-60% and 55-57% with lam whole in 2 MiB chunks of rows (measured 2026-12-04).
-ROWS_BYTES = 2**20
-COLUMNS_BYTES = 256 * 2**10
-#: The same for a lone dense factor on torch and JAX (`Leaf._engine_dense`), for the block of either form: d = 64,
+#: A lone dense factor on numpy arrays, and on torch tensors that nothing records (`Engine.in_place`), runs in
+#: blocks (`dense_blocks`): rows of x times a block of lam's columns (whole (d2) slices) into a buffer.  Their sizes
+#: in bytes (the x @ lam block, lam's block or None for whole) where the matrix products run on one thread: both
+#: in the L2 cache of this project's machine; d = 64, batch 4096, numpy: 69-71% of the GEMM peak in float64 and
+#: 69-72% in float32, against 59-62% and 64-67% for 2 MiB with lam whole (measured 2026-12-04).
+ONE_THREAD_BLOCKS: tuple[int, int | None] = (2**20, 256 * 2**10)
+#: The same where they run on several threads (each takes a part of every product): numpy on 2 threads 57-61% and
+#: 49-55% (42-44% with `ONE_THREAD_BLOCKS`); torch on 2 threads 74-79% and 66-76% of its GEMM peak, against
+#: 53-58% and 63-67% for the allocating form (every fresh block of the x @ lam product costs page faults).
+THREADED_BLOCKS: tuple[int, int | None] = (16 * 2**20, None)
+#: Where they cannot be written in place (torch with autograd, JAX), a lone dense factor runs in chunks of rows
+#: whose block of either form (`Contraction._engine_dense`) takes about this many bytes: d = 64,
 #: 4,096 rows, torch on 2 threads, blocks of 8 MiB took 0.75-0.85x the time of 2 MiB and 0.36-0.38x that of 32 MiB
 #: or more (the block then leaves the cache) in both dtypes; at 1,000 rows of d = 25 to 49, 8 MiB was within 15 %
 #: of one piece.
 ENGINE_ROWS_BYTES = 8 * 2**20
-#: Where the engine may write into buffers (torch with nothing recording, `Engine.in_place`), `dense_blocks` with
-#: lam whole and blocks of rows of this size: d = 64, batch 4096, torch on 2 threads: 74-79% of torch's GEMM peak in
-#: float64 and 66-76% in float32 (8 MiB: 68-69% and 66-73%; 64 MiB: 50-60% and 62-77%), against 53-58% and
-#: 63-67% for the allocating form, whose every fresh block of the x @ lam product costs page faults.
-IN_PLACE_ROWS_BYTES = 16 * 2**20
 #: At most this many chunks of rows per call on torch and JAX (each is a step of the Python loop, or of JAX's trace).
 ENGINE_CHUNKS = 64
 
@@ -196,7 +196,8 @@ class Contraction:
         if engine.in_place(x, y):
             z = engine.empty((rows, 1, d3), like)
             dense_blocks(engine.matmul, lambda size: engine.empty((size,), like), x, engine.reshape(y, (rows, 1, d2)),
-                         engine.constant(by_x, like), z, IN_PLACE_ROWS_BYTES, None)
+                         engine.constant(by_x, like), z,
+                         *(ONE_THREAD_BLOCKS if engine.threads() == 1 else THREADED_BLOCKS))
             return engine.reshape(z, batch + (d3,))
         if d2 * d3 >= BATCHED_ENTRIES:
             lam, width = engine.constant(by_x, like), d2 * d3
@@ -225,7 +226,7 @@ class Contraction:
         z = np.empty((rows, 1, d3), dtype)
         dense_blocks(np.matmul, lambda size: np.empty(size, dtype), x.reshape(rows, d1).astype(dtype, copy=False),
                      y.reshape(rows, 1, d2).astype(dtype, copy=False), by_x.astype(dtype, copy=False), z,
-                     ROWS_BYTES, COLUMNS_BYTES)
+                     *(ONE_THREAD_BLOCKS if NUMPY.threads() == 1 else THREADED_BLOCKS))
         return z.reshape(batch + (d3,))
 
     def dense_forms(self) -> tuple[np.ndarray, np.ndarray]:

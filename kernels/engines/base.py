@@ -118,6 +118,10 @@ class Engine:
         them.  False here: JAX's arrays are immutable."""
         return False
 
+    def threads(self) -> int:
+        """The threads this library's matrix products run on (1 where it does not say)."""
+        return 1
+
     def promoted(self, x: Any, y: Any) -> tuple[Any, Any]:
         """x and y in their common dtype, by the library's promotion rules."""
         dtype = self.xp.result_type(x, y)  # type: ignore[attr-defined]  # a concrete engine's namespace

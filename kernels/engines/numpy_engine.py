@@ -10,6 +10,8 @@ array([[1., 0., 2.]])
 """
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +22,17 @@ from autograd.tracer import getval
 from .base import Engine
 
 
+@functools.cache
+def _blas_threads() -> int:
+    """The threads numpy's BLAS runs on, as its environment variables set them when it starts (a later change, by
+    threadpoolctl say, is not seen), else every core this process may use."""
+    for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = os.environ.get(name, "").strip()
+        if value.isdigit() and int(value) >= 1:
+            return int(value)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 class NumpyEngine(Engine):
     """See the module docstring."""
 
@@ -28,6 +41,9 @@ class NumpyEngine(Engine):
     #: Measured with float64 on 2 cores: below this a step costs more in call overhead than in arithmetic; from
     #: about 128 elements the sequential scan is as fast or faster at any length.
     loop_scan_width = 128
+
+    def threads(self) -> int:
+        return _blas_threads()
 
     def owns(self, a: Any) -> bool:
         raw = getval(a)

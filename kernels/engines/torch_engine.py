@@ -321,6 +321,9 @@ class TorchEngine(Engine):
         """True outside torch.func transforms and forward mode when autograd records none of the tensors."""
         return not _transformed() and not _needs_grad(*arrays)
 
+    def threads(self) -> int:
+        return int(self.xp.get_num_threads())
+
     def promoted(self, x: Any, y: Any) -> tuple[Any, Any]:
         dtype = self.xp.result_type(x, y)
         return x.to(dtype), y.to(dtype)

@@ -1,8 +1,10 @@
 """A lone dense factor runs in blocks of rows and of lam's columns on numpy and on torch with nothing recording
-(kernels.leaf.dense_blocks), and in chunks of rows on torch with autograd and on JAX (kernels.leaf.Leaf._engine_dense),
+(kernels.leaf.dense_blocks), and in chunks of rows on torch with autograd and on JAX (Contraction._engine_dense),
 in the outer form (d = 8) or the batched form (d = 24, 576 entries per row's matrix): forced into many small, ragged
 blocks, with broadcast batch axes, it must equal the einsum over the structure constants, gradients too."""
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -16,9 +18,9 @@ from product_interactions.kernels import leaf
 def d(request, monkeypatch):
     assert (request.param ** 2 >= leaf.BATCHED_ENTRIES) == (request.param == 24)
     monkeypatch.setattr(leaf, "ENGINE_ROWS_BYTES", request.param ** 2 * 8 * 3)       # 3 rows of float64 per chunk
-    for name in ("ROWS_BYTES", "IN_PLACE_ROWS_BYTES"):                 # 3 rows of 5 slices' columns
-        monkeypatch.setattr(leaf, name, request.param * 5 * 8 * 3)
-    monkeypatch.setattr(leaf, "COLUMNS_BYTES", request.param ** 2 * 8 * 5)      # lam's columns in blocks of 5 slices
+    blocks = (request.param * 5 * 8 * 3, request.param ** 2 * 8 * 5)      # 3 rows of lam's columns for 5 slices
+    for name in ("ONE_THREAD_BLOCKS", "THREADED_BLOCKS"):
+        monkeypatch.setattr(leaf, name, blocks)
     return request.param
 
 
@@ -81,3 +83,27 @@ def test_empty_batches_give_empty_results_in_both_forms(d, engine):
         x, y = (np.ones(batch + (d,)) for batch in (x_batch, y_batch))
         convert = module.tensor if engine == "torch" else module.numpy.asarray
         assert tuple(kernel(convert(x), convert(y)).shape) == expected + (d,)
+
+
+@pytest.mark.parametrize("variable, value, expected", [("OPENBLAS_NUM_THREADS", "1", 1), ("OMP_NUM_THREADS", "3", 3),
+                                                       ("OPENBLAS_NUM_THREADS", "two", None)])
+def test_numpy_blocks_follow_the_blas_threads(d, monkeypatch, variable, value, expected):
+    from product_interactions.kernels.engines import NUMPY, numpy_engine
+    for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(variable, value)
+    numpy_engine._blas_threads.cache_clear()
+    try:
+        threads = NUMPY.threads()
+    finally:
+        numpy_engine._blas_threads.cache_clear()
+    assert threads == (expected or len(os.sched_getaffinity(0)))
+    monkeypatch.setattr(leaf, "ONE_THREAD_BLOCKS", (1, 2))
+    monkeypatch.setattr(leaf, "THREADED_BLOCKS", (3, None))
+    monkeypatch.setattr(NUMPY, "threads", lambda: threads)
+    sizes, dense_blocks = [], leaf.dense_blocks
+    monkeypatch.setattr(leaf, "dense_blocks",
+                        lambda *arguments: sizes.append(arguments[-2:]) or dense_blocks(*arguments))
+    lam, kernel, x, y = _case(d)
+    np.testing.assert_allclose(kernel(x, y), np.einsum("bri,rj,ijk->brk", x, y, lam), rtol=1e-12, atol=1e-12)
+    assert sizes == [(1, 2) if threads == 1 else (3, None)]
