@@ -9,7 +9,7 @@ import functools
 import inspect
 import math
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -379,8 +379,21 @@ class TorchEngine(Engine):
         return self.xp.fft.ifft(a, dim=axis)
 
     def add_at(self, z: Any, rows: int | slice | np.ndarray, w: Any, scale: float = 1.0) -> Any:
-        z[rows] += w if scale == 1 else scale * w       # a fresh tensor of the level's: in place is safe for autograd
-        return z
+        """In place (z is the level's own fresh tensor: safe for autograd), except under torch.func transforms and
+        forward mode, whose batched or dual w cannot be written into z: there one ``index_add``."""
+        if not _transformed():
+            z[rows] += w if scale == 1 else scale * w
+            return z
+        index = np.arange(z.shape[0])[rows] if isinstance(rows, slice) else np.atleast_1d(rows)
+        w = w if isinstance(rows, slice) or np.ndim(rows) else w[None]
+        return z.index_add(0, self.xp.as_tensor(index, device=z.device), w, alpha=scale)
+
+    def branch(self, condition: Any, then: Callable[[], Any], otherwise: Callable[[], Any]) -> Any:
+        """Under torch.func transforms and forward mode, where the condition may differ from one mapped slice to the
+        next, both results and ``torch.where`` (the one control flow vmap takes)."""
+        if not _transformed():
+            return then() if bool(condition) else otherwise()
+        return self.xp.where(condition, then(), otherwise())
 
     def softmax(self, a: Any, axis: int = -1, mask: Any = None, out: Any = None) -> Any:
         """torch's fused softmax, masked entries set to -inf first; rows the mask empties come out 0."""

@@ -125,8 +125,8 @@ class Compiled(Level):
     @functools.cached_property
     def substitute(self) -> Program | None:
         """This level (its axis last) as its engine's own operations, for arrays whose differentiation cannot go
-        through the loop (torch.func transforms and forward mode): the codegen level where it represents the factor
-        (gather's in-place writes fail under torch.func.vmap), else None."""
+        through the loop (torch.func transforms and forward mode): the codegen level where it represents the factor,
+        else None."""
         return codegen.lower(self.factor, -1, self.inner) if codegen.unsupported(self.factor) is None else None
 
     def __getstate__(self) -> dict[str, Any]:

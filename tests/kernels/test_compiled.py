@@ -439,7 +439,7 @@ def test_torch_transforms_and_forward_mode_through_the_loop_equal_those_through_
     assert torch.allclose(tangent, dense(tx, y))
     import pickle
     assert torch.equal(pickle.loads(pickle.dumps(loop))(x, y), loop(x, y))   # its substitute is made again on use
-    H = quaternions()                                   # an algebra gather could represent (it fails under vmap)
+    H = quaternions()
     a, b = x[:, :4].contiguous(), y[:, :4].contiguous()
     assert torch.allclose(torch.func.vmap(kernels.product(H, strategy="compiled"))(a, b),
                           kernels.product(H, strategy="dense")(a, b))
