@@ -115,7 +115,7 @@ class Engine:
 
     def in_place(self, *arrays: Any) -> bool:
         """True when results for these operands may be written into buffers (``out=``): nothing traces or records
-        them.  False here: JAX's arrays are immutable."""
+        them (False where an engine does not say so: JAX's arrays are immutable)."""
         return False
 
     def threads(self) -> int:
