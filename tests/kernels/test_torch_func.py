@@ -1,6 +1,6 @@
 """Every strategy's product under torch.func transforms and forward mode equals the plain call: vmap (a slice's
-non-finite values take the term-by-term result for that slice alone), jacrev against the structure constants, and
-jvp against the product's own linearisation x' y + x y'."""
+non-finite values take the term-by-term result for that slice alone), jacrev and grad against the structure
+constants, and jvp against the product's own linearisation x' y + x y'."""
 from __future__ import annotations
 
 import numpy as np
@@ -41,6 +41,7 @@ def test_jacrev_and_jvp_equal_the_structure_constants(algebra, strategy):
     lam = torch.tensor(np.asarray(algebra.structure_constants(), dtype=float))
     x, y = (a[0, 0] for a in _operands(algebra.shape[0]))
     assert torch.allclose(torch.func.jacrev(kernel)(x, y), torch.einsum("j,ijk->ki", y, lam))
+    assert torch.allclose(torch.func.grad(lambda b: kernel(x, b).sum())(y), torch.einsum("i,ijk->j", x, lam))
     tx, ty = (a[1, 1] for a in _operands(algebra.shape[0], seed=2))
     _, tangent = torch.func.jvp(kernel, (x, y), (tx, ty))
     assert torch.allclose(tangent, kernel(tx, y) + kernel(x, ty))
