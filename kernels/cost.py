@@ -4,13 +4,15 @@ Strategies declare their cost from the cost of the level they call (``inner``): 
 words moved, words of temporaries and of constants (per batch row, in array elements), plus the number of
 array-library calls one evaluation makes, which a small batch pays for more than its arithmetic.  The model
 
-    seconds = calls * chunks * rates.call
+    seconds = (calls * rates.call + compiled_calls * rates.compiled_call) * chunks
               + rows * (moved * itemsize / rates.bandwidth + gemm / rates.gemm + loop / rates.loop
                         + row_calls * rates.row + compiled / rates.compiled)
 
 prices the calls, the memory traffic (elementwise arithmetic is bandwidth-bound), the FLOPs done inside large
 matrix products (``gemm``), inside per-row loops (``loop``: FFTs, batched small matrix products) and inside the
-compiled loop of `kernels.clib` (``compiled``), and the overhead the per-row loops pay per row (``row_calls``).
+compiled loop of `kernels.clib` (``compiled``), the overhead the per-row loops pay per row (``row_calls``), and
+the compiled loop's own fixed cost per entry (``compiled_calls``: a C call, which costs the same whatever the
+library's calls cost).
 A library that cannot run compiled loops has a ``compiled`` rate of 0: their time is infinite there.  The
 `Rates` are the array library's: each engine carries its own, measured on this project's 2-core machine
 (``benchmarks/strategies.py --engine NAME`` prints auto's choice beside every forced strategy, timed in one run).
@@ -35,7 +37,8 @@ class Rates:
     written); ``gemm64``/``gemm32`` FLOPs per second of matrix products with an inner dimension of 4 to 64 in
     float64/float32; ``loop`` FLOPs per second of per-row loops (short FFTs, batched products of small matrices);
     ``row`` seconds of overhead per row and per row loop; ``compiled64``/``compiled32`` FLOPs per second of the
-    compiled loop (`kernels.clib`), 0 where the library's arrays cannot enter it."""
+    compiled loop (`kernels.clib`), 0 where the library's arrays cannot enter it; ``compiled_call`` seconds of the
+    loop's fixed cost per entry (the call, and the addresses, shapes and strides it is given)."""
     call: float
     bandwidth: float
     gemm64: float
@@ -44,20 +47,23 @@ class Rates:
     row: float
     compiled64: float = 0.0
     compiled32: float = 0.0
+    compiled_call: float = 0.0
 
-    def coefficients(self, itemsize: int) -> tuple[float, float, float, float, float, float]:
+    def coefficients(self, itemsize: int) -> tuple[float, float, float, float, float, float, float]:
         """What the model multiplies `Cost.terms` by: seconds per call, per byte moved, per GEMM FLOP, per loop
-        FLOP, per row loop and per compiled FLOP, for `itemsize`-byte numbers."""
+        FLOP, per row loop, per compiled FLOP and per entry into the compiled loop, for `itemsize`-byte numbers."""
         gemm, compiled = (self.gemm32, self.compiled32) if itemsize == 4 else (self.gemm64, self.compiled64)
-        return self.call, 1 / self.bandwidth, 1 / gemm, 1 / self.loop, self.row, 1 / compiled if compiled else math.inf
+        return (self.call, 1 / self.bandwidth, 1 / gemm, 1 / self.loop, self.row,
+                1 / compiled if compiled else math.inf, self.compiled_call)
 
 
 #: numpy's rates (the default engine's, and the model's when no engine is named).  The compiled loop's, at 3 FLOPs a
 #: term on two threads: ``benchmarks/strategies.py --fit`` gave 41 and 81 GFLOP/s (float64, float32), but those
 #: made auto take the loop for translation(512) at 64 rows, 3.9x slower than fft; these lower ones err the other
-#: way only at 65,536 rows of translation(512) (1.8x and 3.3x).
+#: way only at 65,536 rows of translation(512) (1.8x and 3.3x).  The loop's fixed cost: a product of 64 rows of a
+#: 4-dimensional algebra took about 20 microseconds more than its FLOPs (ctypes and the arguments prepared for it).
 NUMPY_RATES = Rates(call=1.2e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=1.5e9, row=25e-9,
-                    compiled64=25e9, compiled32=30e9)
+                    compiled64=25e9, compiled32=30e9, compiled_call=18e-6)
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,7 @@ class Cost:
     alive at once; ``fixed`` words held whatever the batch (structure-constant arrays); ``calls`` array-library
     calls per evaluation (per chunk); ``gemm`` and ``loop`` the parts of ``flops`` done by large matrix products
     and by per-row loops, ``row_calls`` those loops per row, ``compiled`` the part done by the compiled loop (see
-    the module docstring)."""
+    the module docstring), ``compiled_calls`` entries into the compiled loop per evaluation (per chunk)."""
     x: int
     y: int
     z: int
@@ -79,6 +85,7 @@ class Cost:
     loop: float = 0
     row_calls: float = 0
     compiled: float = 0
+    compiled_calls: float = 0
 
     @classmethod
     def elementwise(cls, size: int) -> Cost:
@@ -97,12 +104,13 @@ class Cost:
                    if t)
 
     def terms(self, rows: int, itemsize: int, chunk_bytes: float | None = None
-              ) -> tuple[float, float, float, float, float, float]:
-        """Calls, bytes moved, GEMM FLOPs, loop FLOPs, row loops and compiled FLOPs of `rows` rows cut in chunks of
-        `chunk_bytes` (the model's seconds are their dot product with `Rates.coefficients`)."""
+              ) -> tuple[float, float, float, float, float, float, float]:
+        """Calls, bytes moved, GEMM FLOPs, loop FLOPs, row loops, compiled FLOPs and entries into the compiled loop
+        of `rows` rows cut in chunks of `chunk_bytes` (the model's seconds are their dot product with
+        `Rates.coefficients`)."""
         chunks = 1 if not chunk_bytes else max(1, math.ceil(rows * self.working() * itemsize / chunk_bytes))
         return (self.calls * chunks, rows * self.moved * itemsize, rows * self.gemm, rows * self.loop,
-                rows * self.row_calls, rows * self.compiled)
+                rows * self.row_calls, rows * self.compiled, self.compiled_calls * chunks)
 
     def plus(self, **extra: float) -> Cost:
         """This cost with `extra` added to the named fields."""

@@ -225,9 +225,11 @@ class TorchEngine(Engine):
     #: 4x numpy's, while elementwise work and small batched products run on both cores.  gemm64 raised from the
     #: fit's 18e9 once dense wrote its blocks in place: random dense d = 64 at 64 to 4,096 rows then took 0.74-0.89x
     #: the compiled loop's time (0.72-1.04x forward and backward), d = 32 still 1.04-1.33x, and 22e9 gives dense
-    #: the first and the loop the second, no built-in algebra's choice changing.
+    #: the first and the loop the second, no built-in algebra's choice changing.  The compiled loop's entry costs
+    #: about as on numpy (translation(8) and complex numbers at 64 rows: 20-26 microseconds in all); priced as 15
+    #: torch calls, it had lost to fft and codegen at 64 to 1,024 rows, which took 1.7-2.3x its time.
     rates = Rates(call=5e-6, bandwidth=17e9, gemm64=22e9, gemm32=75e9, loop=15e9, row=30e-9, compiled64=25e9,
-                  compiled32=30e9)
+                  compiled32=30e9, compiled_call=20e-6)
     #: Measured (forward and backward, float32, 2 cores): the loop is 3-8x slower at 16-256 elements per step, and
     #: faster from about 4,096 (13.5 against 17.1 ms at 196 steps; 103 against 410 ms at 65,536 elements).
     loop_scan_width = 4096

@@ -44,9 +44,6 @@ NAME = "compiled"
 ROLE = "level"
 NESTING = 4                     # innermost: it needs the elementwise leaf inside it
 
-#: The loop's fixed cost in calls: the ctypes call and the addresses, shapes and strides it is given (a product of
-#: 64 rows of a 4-dimensional algebra took about 20 microseconds more than its FLOPs on this project's machine).
-CALLS = 15
 #: Bytes of a block's x and y components (read term by term) that fit the L1 cache, and how many times slower a
 #: term is where they do not: its operands then come from the next cache level (translation(256), translation(512)
 #: and T(R^4) to degree 5 ran 1.8-2.2x slower per term than CG(4); a flat rate priced translation(256) faster than
@@ -68,17 +65,17 @@ def _elementwise(inner: Cost) -> bool:
 
 def cost(factor: Factor, inner: Cost) -> Cost:
     """Three FLOPs per term and inner element in the compiled loop (`SPILLED` times more where a block's components
-    spill the L1 cache, `L1_BYTES`), the operands read and the output written once; as temporaries, the copies of
-    operands whose axis must move.  Infinite around anything but the elementwise leaf, which the loop cannot
-    call."""
+    spill the L1 cache, `L1_BYTES`), the operands read and the output written once, one entry into the loop
+    (`kernels.cost.Rates.compiled_call`); as temporaries, the copies of operands whose axis must move.  Infinite
+    around anything but the elementwise leaf, which the loop cannot call."""
     if not _elementwise(inner):
         return around(factor, inner, flops=np.inf, moved=0, temporary=0, calls=0, compiled=np.inf)
     d1, d2, d3 = factor.shape
     size = inner.z
     terms = 3 * factor.nnz * size
     block_bytes = (d1 + d2) * max(rows * dtype.itemsize for dtype, rows in clib.BLOCK.items())
-    return around(factor, inner, flops=terms, moved=(d1 + d2 + d3) * size, temporary=(d1 + d2) * size,
-                  calls=CALLS, compiled=terms * (SPILLED if block_bytes > L1_BYTES else 1.0))
+    return around(factor, inner, flops=terms, moved=(d1 + d2 + d3) * size, temporary=(d1 + d2) * size, calls=0,
+                  compiled=terms * (SPILLED if block_bytes > L1_BYTES else 1.0), compiled_calls=1)
 
 
 def complex_product(product: Callable[[Any, Any], Any], x: Any, y: Any, engine: Engine) -> Any:

@@ -47,10 +47,10 @@ def cost(factor: Factor, inner: Cost) -> Cost:
     """(k + 1) d^k inner products and additions for each level k, two calls per outer product."""
     width, degree = factor.graded()  # type: ignore[misc]  # graded applies: a truncated tensor algebra
     terms = [(k + 1) * width**k for k in range(degree + 1)]
-    c, pairs = inner, sum(terms)
+    c, pairs, outer_products = inner, sum(terms), sum(k + 1 for k in range(degree + 1))
     return around(factor, c, flops=pairs * (c.flops + c.z), moved=pairs * (c.moved + 3 * c.z),
-                  temporary=width**degree * (c.z + c.temporary), calls=sum(2 * (k + 1) for k in range(degree + 1))
-                  * c.calls + 2, gemm=pairs * c.gemm, compiled=pairs * c.compiled)
+                  temporary=width**degree * (c.z + c.temporary), calls=2 * outer_products * c.calls + 2,
+                  gemm=pairs * c.gemm, compiled=pairs * c.compiled, compiled_calls=outer_products * c.compiled_calls)
 
 
 def lower(factor: Factor, axis: int, inner: Program) -> Graded:

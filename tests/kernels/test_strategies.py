@@ -84,18 +84,22 @@ def test_auto_prices_by_the_engine_s_rates_and_the_input_s_itemsize(engine_name,
 
 def test_the_time_model_is_its_terms_priced_by_the_rates():
     from product_interactions.kernels.cost import NUMPY_RATES, Cost, Rates
-    cost = Cost(4, 4, 4, flops=100, moved=30, temporary=8, calls=5, gemm=60, loop=40, row_calls=2, compiled=9)
-    calls, moved, gemm, loop, row_loops, compiled = cost.terms(rows=1000, itemsize=4)
-    assert (calls, moved, gemm, loop, row_loops, compiled) == (5, 1000 * 30 * 4, 60_000, 40_000, 2000, 9000)
+    cost = Cost(4, 4, 4, flops=100, moved=30, temporary=8, calls=5, gemm=60, loop=40, row_calls=2, compiled=9,
+                compiled_calls=3)
+    calls, moved, gemm, loop, row_loops, compiled, entries = cost.terms(rows=1000, itemsize=4)
+    assert (calls, moved, gemm, loop, row_loops, compiled, entries) == (5, 1000 * 30 * 4, 60_000, 40_000, 2000, 9000,
+                                                                        3)
     expected = (5 * NUMPY_RATES.call + moved / NUMPY_RATES.bandwidth + gemm / NUMPY_RATES.gemm32
-                + loop / NUMPY_RATES.loop + row_loops * NUMPY_RATES.row + compiled / NUMPY_RATES.compiled32)
+                + loop / NUMPY_RATES.loop + row_loops * NUMPY_RATES.row + compiled / NUMPY_RATES.compiled32
+                + 3 * NUMPY_RATES.compiled_call)
     assert cost.seconds(1000, 4) == pytest.approx(expected, rel=1e-12)
-    slow_calls = Rates(call=1.0, bandwidth=1e30, gemm64=1e30, gemm32=1e30, loop=1e30, row=0.0, compiled64=1e30)
-    assert cost.seconds(1000, 8, rates=slow_calls) == pytest.approx(5.0)
-    assert cost.seconds(1000, 8, chunk_bytes=20 * 1000 * 8 / 4, rates=slow_calls) == pytest.approx(20.0)  # 4 chunks
+    slow_calls = Rates(call=1.0, bandwidth=1e30, gemm64=1e30, gemm32=1e30, loop=1e30, row=0.0, compiled64=1e30,
+                       compiled_call=2.0)
+    assert cost.seconds(1000, 8, rates=slow_calls) == pytest.approx(5.0 + 3 * 2.0)
+    assert cost.seconds(1000, 8, chunk_bytes=20 * 1000 * 8 / 4, rates=slow_calls) == pytest.approx(44.0)  # 4 chunks
     no_compiled_loops = Rates(call=1.0, bandwidth=1e30, gemm64=1e30, gemm32=1e30, loop=1e30, row=0.0)
     assert cost.seconds(1000, 8, rates=no_compiled_loops) == float("inf")       # priced out where it cannot run
-    assert replace(cost, compiled=0).seconds(1000, 8, rates=no_compiled_loops) == pytest.approx(5.0)
+    assert replace(cost, compiled=0, compiled_calls=0).seconds(1000, 8, rates=no_compiled_loops) == pytest.approx(5.0)
 
 
 def test_fft_handles_complex_spectra_inside_a_two_dimensional_lattice():
