@@ -9,7 +9,8 @@ from kernel_cases import (STRATEGY_NAMES, builtin_algebras, operands, reference,
                           term_by_term, with_non_finite)
 
 from product_interactions import kernels
-from product_interactions.algebra import clifford, diagonal, tensor_product, translation
+from product_interactions.algebra import clifford, diagonal, quaternions, tensor_algebra, tensor_product, translation
+from product_interactions.kernels import clib, select
 
 ALGEBRAS = builtin_algebras()
 TOLERANCE = {np.float64: 1e-12, np.float32: 1e-5}
@@ -55,7 +56,6 @@ def test_values_that_are_not_finite_follow_one_rule_on_every_strategy(name):
 
 @pytest.mark.parametrize("rows", [1, 8, 64, 4096, 10**5])
 def test_auto_takes_the_cheapest_strategy_by_the_cost_model(rows):
-    from product_interactions.kernels import select
     for A in ALGEBRAS.values():
         if len(A.shape) > 1:
             continue
@@ -69,7 +69,6 @@ def test_auto_takes_the_cheapest_strategy_by_the_cost_model(rows):
 @pytest.mark.parametrize("engine_name", ["numpy", "torch", "jax"])
 @pytest.mark.parametrize("itemsize", [8, 4])
 def test_auto_prices_by_the_engine_s_rates_and_the_input_s_itemsize(engine_name, itemsize):
-    from product_interactions.kernels import select
     from product_interactions.kernels.engines import ENGINES
     rates = ENGINES[engine_name].rates
     for A in ALGEBRAS.values():
@@ -100,6 +99,22 @@ def test_the_time_model_is_its_terms_priced_by_the_rates():
     no_compiled_loops = Rates(call=1.0, bandwidth=1e30, gemm64=1e30, gemm32=1e30, loop=1e30, row=0.0)
     assert cost.seconds(1000, 8, rates=no_compiled_loops) == float("inf")       # priced out where it cannot run
     assert replace(cost, compiled=0, compiled_calls=0).seconds(1000, 8, rates=no_compiled_loops) == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize("outer, names", [(translation(8), ("fft", "compiled")),
+                                          (translation(8, cyclic=False), ("gather", "compiled")),
+                                          (translation(8), ("codegen", "compiled")),
+                                          (tensor_algebra(2, 3), ("graded", "compiled"))])
+def test_the_model_counts_the_entries_into_the_compiled_loop(monkeypatch, outer, names):
+    from product_interactions.kernels.strategies.compiled import Compiled
+    if clib.unavailable():
+        pytest.skip(clib.unavailable())
+    entries, loop = [], Compiled.loop
+    monkeypatch.setattr(Compiled, "loop", lambda self, *arguments, **options: entries.append(1) or loop(
+        self, *arguments, **options))
+    kernel = kernels.product(tensor_product(outer, quaternions()), strategy=names)
+    kernel(*np.random.default_rng(0).standard_normal((2, 10, outer.shape[0], 4)))
+    assert len(entries) == select.priced(kernel.factors, names)[0].compiled_calls > 1
 
 
 def test_fft_handles_complex_spectra_inside_a_two_dimensional_lattice():
