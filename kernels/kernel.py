@@ -40,7 +40,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 from . import autodiff, checks, memory, select
 from .axes import even_rows
-from .engines import NUMPY, engine_of, owner
+from .engines import NUMPY, engine_of, outside_torch_compile, owner
 from .lowering import levels, lower
 from .cost import Rates
 from .strategies import STRATEGIES
@@ -117,6 +117,7 @@ class Kernel:
         return min((level.chunk_bytes for level in levels(program) if level.chunk_bytes), default=None)
 
     # ------------------------------------------------------------------ calling
+    @outside_torch_compile
     def __call__(self, x: Any, y: Any) -> Any:
         """z = x * y; see the module docstring for shapes, layouts and array types."""
         engine = owner(x)

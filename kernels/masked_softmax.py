@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .checks import check_arrays
+from .engines import owner
 
 if TYPE_CHECKING:
     from .engines import Engine
@@ -31,10 +32,10 @@ CHUNK_BYTES = 1 << 20
 def softmax(x: Any, axis: int = -1, mask: Any = None, out: np.ndarray | None = None,
             engine: Engine | None = None) -> Any:
     """exp(x) / sum exp(x) along `axis`, over the entries where `mask` (a bool array of the engine, broadcasting
-    to x) is True; `out` (x itself, say) receives the result when nothing is traced (numpy)."""
+    to x) is True; `out` (x itself, say) receives the result when nothing is traced (numpy); `engine`, that of x's
+    library unless given."""
     if engine is None:
-        from .engines import NUMPY
-        engine = NUMPY
+        engine = owner(x)
     _check(engine, x, axis, mask)
     if isinstance(x, np.ndarray) and axis in (-1, x.ndim - 1) and x.ndim >= 1:
         return _in_cache(x, mask, out)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Collection, Iterable, Sequence
 
 import numpy as np
 
-from .engines import NUMPY, engine_of
+from .engines import NUMPY, engine_of, outside_torch_compile
 from .masks import Mask
 
 if TYPE_CHECKING:
@@ -596,6 +596,7 @@ class Plan:
             return False
         return True
 
+    @outside_torch_compile
     def __call__(self, inputs: Any, parameters: Any = None) -> Any:
         """The plan on `inputs` (an array for a single signal, or a dict name -> array) and `parameters` (a dict
         name -> array).  Arrays may be numpy (autograd's traced ones too), torch or JAX arrays; the rule for

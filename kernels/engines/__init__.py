@@ -19,12 +19,12 @@ import numpy as np
 from .base import Engine
 from .jax_engine import JAX
 from .numpy_engine import NUMPY
-from .torch_engine import TORCH
+from .torch_engine import TORCH, outside_torch_compile
 
 #: Every engine, by name.
 ENGINES = {engine.name: engine for engine in (NUMPY, TORCH, JAX)}
 
-__all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "TORCH", "adopt", "engine_of", "owner"]
+__all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "TORCH", "adopt", "engine_of", "outside_torch_compile", "owner"]
 
 
 #: Array types whose engine `owner` remembers (types, not arrays: a handful in any program).

@@ -9,6 +9,7 @@ import functools
 import inspect
 import math
 import operator
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -70,6 +71,20 @@ def _state() -> tuple[Any, Any, Any]:
     import torch
     return (torch.is_grad_enabled, getattr(torch._C, "_are_functorch_transforms_active", None),
             torch.autograd.forward_ad)
+
+
+def outside_torch_compile(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function`, run as it is where torch.compile traces it (at a graph break; ``torch.compiler.disable``): the
+    library's checks, caches, ctypes calls and in-place buffers are not code its tracer follows, and torch's
+    autograd sees through the call all the same.  Elsewhere one question costs the call (torch is not imported to
+    ask it)."""
+    @functools.wraps(function)
+    def entry(*arguments: Any, **options: Any) -> Any:
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.compiler.is_compiling():
+            return torch.compiler.disable(function)(*arguments, **options)
+        return function(*arguments, **options)
+    return entry
 
 
 def _transformed() -> bool:
