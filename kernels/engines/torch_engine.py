@@ -81,7 +81,7 @@ def outside_torch_compile(function: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(function)
     def entry(*arguments: Any, **options: Any) -> Any:
         torch = sys.modules.get("torch")
-        if torch is not None and torch.compiler.is_compiling():
+        if torch is not None and getattr(torch.compiler, "is_compiling", bool)():      # torch >= 2.3 can say
             return torch.compiler.disable(function)(*arguments, **options)
         return function(*arguments, **options)
     return entry
