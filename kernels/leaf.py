@@ -7,9 +7,8 @@ intermediates keep the batch axes first, and with one dense factor x meets its l
 y (numpy arrays, and torch tensors that nothing records, in blocks sized for the cache, written in place:
 `dense_blocks`; on torch with autograd and on JAX, where small batched products cost more, the outer product of
 x and y meets lam in one matrix product instead, unless the factor's size favours the batched form:
-`BATCHED_ENTRIES`).  Factors are
-contracted one at a time, never through a Kronecker product.  When every term is a bare shared label the leaf is
-``x * y``.
+`BATCHED_ENTRIES`).  Factors are contracted one at a time, never through a Kronecker product.  When every term is
+a bare shared label the leaf is ``x * y``.
 
 >>> import numpy as np
 >>> from product_interactions.algebra import quaternions
