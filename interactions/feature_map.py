@@ -39,7 +39,7 @@ import sympy
 from ..algebra import TensorAlgebra, position, tensor_algebra, tensor_product
 from ..algebra.algebra import check_count, check_flag
 from ..kernels import memory
-from ..kernels.engines import NUMPY, engine_of
+from ..kernels.engines import NUMPY, engine_of, outside_torch_compile
 from ..kernels.seq2tens import METHODS, choose_method, runs_compiled, scan
 
 from .expression import Expr, Scale, Signal
@@ -146,6 +146,7 @@ def check_levels_fit(shape: tuple[int, ...], degree: int, return_sequences: bool
             f"{memory.format_bytes(memory.limit())}; lower {argument}, or project the levels (ls2t, low_rank)")
 
 
+@outside_torch_compile
 def seq2tens(x: Any, degree: int, lift: str = "linear", embedding_order: int | None = None,
              return_sequences: bool = False, mask: Any = None, method: str = "auto") -> tuple[Any, ...]:
     """The levels (Phi_0, Phi_1, ..., Phi_degree) of each sequence of x (batch, length, d): Phi_0 of shape
@@ -181,6 +182,7 @@ def flatten(levels: Sequence[Any]) -> Any:
     return engine.concatenate([engine.reshape(level, lead + (-1,)) for level in levels[1:]], axis=-1)
 
 
+@outside_torch_compile
 def signature(x: Any, depth: int, mask: Any = None, return_sequences: bool = False, method: str = "auto") -> Any:
     """The truncated signature of the paths x (batch, length, d) in the layout of `flatten`: the exp lift of the
     increments, levels 1..depth.  With `return_sequences` the signature of every prefix x_0 .. x_t."""

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import DTypeLike
 
+from ..kernels.engines import outside_torch_compile
+
 
 def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:
     """A `torch.nn.Module` for `model` (anything with ``parameters``, ``init(seed, dtype)`` and
@@ -38,6 +40,7 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
             for name, value in model.init(seed, dtype).items():
                 self.register_parameter(name, torch.nn.Parameter(torch.as_tensor(value)))
 
+        @outside_torch_compile
         def forward(self, *inputs: Any, **options: Any) -> Any:
             return self.model.apply(dict(self._parameters), *inputs, **options)
 

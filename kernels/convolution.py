@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import memory
-from .engines import adopt
+from .engines import adopt, outside_torch_compile
 
 if TYPE_CHECKING:
     from .engines import Engine
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 SPECTRA = 4
 
 
+@outside_torch_compile
 def causal_convolution(x: Any, kernel: Any) -> Any:
     """The causal convolution of x (..., L) with kernel (..., L) (broadcasting), see the module docstring."""
     engine, arrays = adopt({"x": x, "kernel": kernel})

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .checks import check_arrays
-from .engines import owner
+from .engines import outside_torch_compile, owner
 
 if TYPE_CHECKING:
     from .engines import Engine
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 CHUNK_BYTES = 1 << 20
 
 
+@outside_torch_compile
 def softmax(x: Any, axis: int = -1, mask: Any = None, out: np.ndarray | None = None,
             engine: Engine | None = None) -> Any:
     """exp(x) / sum exp(x) along `axis`, over the entries where `mask` (a bool array of the engine, broadcasting

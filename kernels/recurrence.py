@@ -30,7 +30,7 @@ from autograd.extend import defvjp_argnums, primitive
 from autograd.numpy.numpy_vjps import match_complex
 
 from .checks import check_arrays
-from .engines import NUMPY, engine_of
+from .engines import NUMPY, engine_of, outside_torch_compile
 
 if TYPE_CHECKING:
     from .engines.base import Engine
@@ -149,6 +149,7 @@ def _linear_scan_vjp(argnums: tuple[int, ...], states: np.ndarray, args: tuple[A
 defvjp_argnums(_linear_scan, _linear_scan_vjp)
 
 
+@outside_torch_compile
 def linear_scan(a: Any, b: Any, initial: Any = None, method: str = "auto") -> Any:
     """All states h_0..h_{T-1} of h_t = a_t h_{t-1} + b_t, h_{-1} = `initial` (default 0).
 

@@ -19,7 +19,7 @@ import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
 from .checks import check_arrays
-from .engines import NUMPY, engine_of
+from .engines import NUMPY, engine_of, outside_torch_compile
 from .recurrence import METHODS, choose, on_engine, reverse, scan
 from .pointwise import silu
 
@@ -160,6 +160,7 @@ def time_major(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any, z: Any, metho
     return y if z is None else y * silu(z, engine)
 
 
+@outside_torch_compile
 def selective_scan(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any = None, z: Any = None,
                    method: str = "auto") -> Any:
     """The selective scan: h_t = exp(delta_t A) h_{t-1} + delta_t B_t u_t, y_t = C_t h_t (+ D u_t) (* silu(z_t)).

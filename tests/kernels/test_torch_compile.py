@@ -1,7 +1,7 @@
-"""Under torch.compile the compiled function gives the eager values and gradients: for products of three kinds of
-strategy and a model's module (kernels and plans run as they are at a graph break,
-`kernels.engines.outside_torch_compile`), and for the functional entry points (scans, signature, seq2tens, masked
-softmax, causal convolution), which torch's tracer follows."""
+"""Under torch.compile, kernels, plans and the functional entry points (scans, signature, seq2tens, masked softmax,
+causal convolution) run as they are at a graph break (`kernels.engines.outside_torch_compile`): the compiled
+function gives the eager values and gradients, for products of three kinds of strategy, a model's module and each
+entry point."""
 from __future__ import annotations
 
 import pytest
