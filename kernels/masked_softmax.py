@@ -15,15 +15,12 @@ array([[1. , 0. ],
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .checks import check_arrays
-from .engines import outside_torch_compile, owner
-
-if TYPE_CHECKING:
-    from .engines import Engine
+from .engines import Engine, outside_torch_compile, owner
 
 #: Bytes of scores one chunk of the in-cache path works on.
 CHUNK_BYTES = 1 << 20
