@@ -4,7 +4,7 @@ A `StructuredAlgebra` answers its dimension, its number of nonzero structure con
 of a label and the product of two basis elements by index arithmetic, in time independent of its size.  The
 table of structure constants (``entries()``, ``structure_constants()`` and the queries that need it) is built on
 first use, after checking that it stays within ``MAX_ENTRIES``; so is the tuple of all labels (``basis``).  The
-kernels read the rule itself (see `kernels.factor`), so lowering a product never materialises a table either.
+kernels read the rule itself (see `kernels.products.factor`), so lowering a product never materialises a table either.
 
 >>> from product_interactions.algebra import position
 >>> B = position(10**9)                       # instant: nothing is stored

@@ -26,7 +26,7 @@ from benchmarks.timing import (TABLE_HEADER, loop_threads_like_blas, median_time
                                parse_arguments, ratio_row)
 from product_interactions.interactions.architectures.seq2tens import ls2t  # noqa: E402
 from product_interactions.interactions.feature_map import signature  # noqa: E402
-from product_interactions.kernels import clib  # noqa: E402
+from product_interactions.kernels.native import clib  # noqa: E402
 
 
 def numpy_signature(x, depth):

@@ -5,7 +5,7 @@
 
 For each algebra and batch: the median time of each strategy that applies (forced; those the model puts 30 times
 beyond the best are skipped), the model's estimate, auto's choice and auto's time over the best forced time
-(target: at most 1.1), on the chosen engine's arrays and by its rates (`kernels.cost.Rates`).  The first line
+(target: at most 1.1), on the chosen engine's arrays and by its rates (`kernels.products.cost.Rates`).  The first line
 records the machine's load.  Each kernel is checked against the dense reference before it is timed.  ``--fit``
 then prints the `Rates` that fit every timing best (non-negative least squares on relative error): how an
 engine's rates are calibrated.
@@ -27,8 +27,8 @@ from product_interactions import kernels  # noqa: E402
 from product_interactions.algebra import (clebsch_gordan, clifford, complex_numbers, diagonal, gaunt,  # noqa: E402
                                           matrix_algebra, position, quaternions, tensor_algebra, tensor_product,
                                           translation)
-from product_interactions.kernels import select  # noqa: E402
-from product_interactions.kernels.engines import ENGINES, NUMPY  # noqa: E402
+from product_interactions.kernels.products import select  # noqa: E402
+from product_interactions.kernels.arrays.registry import ENGINES, NUMPY  # noqa: E402
 
 TARGET = 1.1
 

@@ -19,22 +19,22 @@ def parse_arguments(description: str, argv=None) -> argparse.Namespace:
 
 
 def memory_option(parser: argparse.ArgumentParser, argv=None) -> argparse.Namespace:
-    """Parse with ``--retain-memory`` added: `kernels.allocator.retain_freed_memory` before timing, for both sides
+    """Parse with ``--retain-memory`` added: `kernels.native.allocator.retain_freed_memory` before timing, for both sides
     (a note says whether glibc took it)."""
     parser.add_argument("--retain-memory", action="store_true",
-                        help="keep freed memory for reuse (glibc), as kernels.allocator.retain_freed_memory()")
+                        help="keep freed memory for reuse (glibc), as kernels.native.allocator.retain_freed_memory()")
     args = parser.parse_args(argv)
     if args.retain_memory:
-        from product_interactions.kernels.allocator import retain_freed_memory
+        from product_interactions.kernels.native.allocator import retain_freed_memory
         print(f"retain_freed_memory(): {'applied' if retain_freed_memory() else 'not glibc, nothing changed'}")
     return args
 
 
 def loop_threads_like_blas() -> int:
-    """Give the compiled loop (`kernels.clib.THREADS`) as many threads as ``OPENBLAS_NUM_THREADS`` gives the
+    """Give the compiled loop (`kernels.native.clib.THREADS`) as many threads as ``OPENBLAS_NUM_THREADS`` gives the
     references (benchmarks that pin BLAS threads compare like with like); returns that number."""
     import os
-    from product_interactions.kernels import clib
+    from product_interactions.kernels.native import clib
     clib.THREADS = max(1, int(os.environ.get("OPENBLAS_NUM_THREADS", "1")))
     return clib.THREADS
 

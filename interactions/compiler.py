@@ -1,6 +1,6 @@
-"""`compile(expr)`: an expression lowered into a `kernels.plan.Plan`, node by node, once.
+"""`compile(expr)`: an expression lowered into a `kernels.plans.plan.Plan`, node by node, once.
 
-Each node lowers itself (its ``_lower``) through the public builder API of `kernels` (`kernels.builder`), so the
+Each node lowers itself (its ``_lower``) through the public builder API of `kernels` (`kernels.plans.builder`), so the
 plan is built when the expression is compiled, never per call; `Plan.explain()` prints it.  Inputs: a signal's
 array has batch axes, then one axis per factor it varies along (``signal.shape``); a parameter's array has
 exactly its ``shape``.  The output has batch axes, then ``expr.shape``.
@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..kernels.builder import PlanBuilder, Value
-from ..kernels.plan import Plan
+from ..kernels.plans.builder import PlanBuilder, Value
+from ..kernels.plans.plan import Plan
 from .expression import Expr, Parameter, Signal, check_expression
 from .scan import Placeholder
 
@@ -40,7 +40,7 @@ class Lowering:
         return Lowering(builder, self._root, bindings)
 
     def value(self, node: Expr) -> Any:
-        """The node's lowered value (a `kernels.builder.Value`, or a register for a matrix parameter)."""
+        """The node's lowered value (a `kernels.plans.builder.Value`, or a register for a matrix parameter)."""
         if id(node) not in self._values:
             if isinstance(node, Placeholder):
                 raise ValueError(f"{node.name}: a placeholder used outside the node that binds it")
@@ -75,7 +75,7 @@ def _check_names(expr: Expr) -> None:
 
 
 def compile(expr: Expr, strategy: str = "auto") -> Plan:
-    """Compile an expression to a `kernels.plan.Plan` (see the module docstring); `strategy` forces one lowering
+    """Compile an expression to a `kernels.plans.plan.Plan` (see the module docstring); `strategy` forces one lowering
     strategy on every product factor it applies to ("auto": the cheapest by the cost model)."""
     check_expression(expr, "expr")
     _check_names(expr)

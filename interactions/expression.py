@@ -8,7 +8,7 @@ carry no axis for them.  Every node knows three semantics, kept side by side in 
 * ``_symbolic``: exact sympy elements (`interactions.formulas`),
 * ``_degrees``: the degrees in given signals, behind the self-interaction order (`interactions.orders`);
   products and most nodes add their children's, so only leaves, sums, one-argument nodes and scans define it,
-* ``_lower``: the numeric lowering into a plan, through `kernels.builder` (`interactions.compiler`).
+* ``_lower``: the numeric lowering into a plan, through `kernels.plans.builder` (`interactions.compiler`).
 
 >>> from product_interactions.algebra import position, diagonal, tensor_product
 >>> A = tensor_product(position(3), diagonal(2))
@@ -31,8 +31,8 @@ from ..algebra.exact import ExactLike, to_exact
 from .degrees import Degrees, Profile, pareto, plus, zero
 
 if TYPE_CHECKING:
-    from ..kernels.builder import Value
-    from ..kernels.plan import Plan
+    from ..kernels.plans.builder import Value
+    from ..kernels.plans.plan import Plan
     from .compiler import Lowering
     from .formulas import SymbolicContext
 
@@ -130,7 +130,7 @@ class Expr:
         return Add(self, Scale(check_expression(other, "X"), -1))
 
     def compile(self, strategy: str = "auto") -> Plan:
-        """This expression as a numeric `kernels.plan.Plan`, built once (see `interactions.compiler`)."""
+        """This expression as a numeric `kernels.plans.plan.Plan`, built once (see `interactions.compiler`)."""
         from .compiler import compile as compile_expression
         return compile_expression(self, strategy)
 

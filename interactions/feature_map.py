@@ -6,10 +6,10 @@ i_1 < ... < i_m of x_{i_1} (x) ... (x) x_{i_m}.  ``lift="exp"`` lifts to exp(x) 
 increments that is the path signature (`signature`); ``embedding_order=p`` lifts to sum_{k<=p} x^{(x)k}/k!.
 
 The map is a Scan of the T(V) product: `seq2tens_expression` builds it from the nodes of `interactions`
-(for `order` and `formula` on small cases); `seq2tens` computes it with the kernels of `kernels.seq2tens`
+(for `order` and `formula` on small cases); `seq2tens` computes it with the kernels of `kernels.scans.seq2tens`
 ("levelwise": one cumulative sum over time per level; "sequential": a loop over time; "parallel": an associative
 prefix scan; "compiled": a C loop across paths, for numpy arrays and torch CPU tensors where a C compiler works;
-"auto": `kernels.seq2tens.choose_method`).  All give the same numbers and let autograd through.
+"auto": `kernels.scans.seq2tens.choose_method`).  All give the same numbers and let autograd through.
 
 Sequences are arrays (batch, length, d).  ``mask`` (batch, length) marks the points kept with 1 and the padding
 with 0 (each row ones, then zeros); padding contributes the unit, so it changes no result.  Bad input raises
@@ -38,9 +38,9 @@ import sympy
 
 from ..algebra import TensorAlgebra, position, tensor_algebra, tensor_product
 from ..algebra.algebra import check_count, check_flag
-from ..kernels import memory
-from ..kernels.engines import NUMPY, engine_of, outside_torch_compile
-from ..kernels.seq2tens import METHODS, choose_method, runs_compiled, scan
+from ..kernels.native import memory
+from ..kernels.arrays.registry import NUMPY, engine_of, outside_torch_compile
+from ..kernels.scans.seq2tens import METHODS, choose_method, runs_compiled, scan
 
 from .expression import Expr, Scale, Signal
 from .scan import Scan
@@ -131,7 +131,7 @@ def check_levels_fit(shape: tuple[int, ...], degree: int, return_sequences: bool
     >>> check_levels_fit((1, 5, 3), 40, False, 8, "depth")      # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    product_interactions.kernels.memory.MemoryLimitError: depth: levels 1..40 of d = 3 hold 18,236,...; lower depth, ...
+    product_interactions.kernels.native.memory.MemoryLimitError: depth: levels 1..40 of d = 3 hold 18,236,...; lower depth, ...
     """
     batch, length, d = shape
     if degree * math.log2(max(d, 2)) > 128:                   # far past any limit: say so without the huge sum

@@ -2,8 +2,8 @@
 
 F acts on the structurally nonzero components (a projection's dropped components stay zero).  ``softmax``
 normalises over one factor (the keys), optionally within a mask over (query, key) pairs: the masked softmax of
-causal attention, whose masked entries are left out (`kernels.masked_softmax`).  The numeric maps are those of
-`kernels.pointwise`; this module keeps their symbolic meaning.
+causal attention, whose masked entries are left out (`kernels.arrays.masked_softmax`).  The numeric maps are those of
+`kernels.arrays.pointwise`; this module keeps their symbolic meaning.
 
 >>> from product_interactions.algebra import position
 >>> from product_interactions.interactions import Signal
@@ -20,14 +20,14 @@ import sympy
 
 from ..algebra import Element, tensor_product
 from ..algebra.algebra import check_choice
-from ..kernels.masks import Mask
-from ..kernels.pointwise import FUNCTIONS as NUMERIC
-from ..kernels.plan import Register
+from ..kernels.plans.masks import Mask
+from ..kernels.arrays.pointwise import FUNCTIONS as NUMERIC
+from ..kernels.plans.plan import Register
 from . import masks
 from .expression import Expr, Signal, Unary, check_factor, check_expression
 
 if TYPE_CHECKING:
-    from ..kernels.builder import Value
+    from ..kernels.plans.builder import Value
     from .compiler import Lowering
     from .formulas import SymbolicContext
 

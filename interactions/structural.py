@@ -27,12 +27,12 @@ from numpy.typing import ArrayLike
 
 from ..algebra import Element
 from ..algebra.algebra import check_count
-from ..kernels.masks import Mask
+from ..kernels.plans.masks import Mask
 from . import masks
 from .expression import Expr, Unary, check_factor, check_expression, unit_is_all_ones
 
 if TYPE_CHECKING:
-    from ..kernels.builder import Value
+    from ..kernels.plans.builder import Value
     from .compiler import Lowering
     from .formulas import SymbolicContext
 
@@ -69,7 +69,7 @@ class Flip(Unary):
 class Reduce(Unary):
     """P: sums factor `factor` (keys) into g_0, weighting the pair (query component, key component) by `mask`.
 
-    `mask` is an (n_query, n_key) 0/1 array or a `kernels.masks.Mask` rule over factors (`query`, `factor`);
+    `mask` is an (n_query, n_key) 0/1 array or a `kernels.plans.masks.Mask` rule over factors (`query`, `factor`);
     None sums everything.
     """
 

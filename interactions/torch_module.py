@@ -1,7 +1,7 @@
 """`to_torch`: an architecture as a `torch.nn.Module`, its parameters `nn.Parameter`s under the model's names.
 
 The module's parameters start at ``model.init(seed)``; calling it on a batch runs ``model.apply`` on the torch
-engine (`kernels.engines`), so torch's autograd, optimisers, devices (``.to("cuda")``) and
+engine (`kernels.arrays.registry`), so torch's autograd, optimisers, devices (``.to("cuda")``) and
 `DistributedDataParallel` all apply.  Compiled expressions and product kernels take torch tensors directly, so
 they can be called inside any module of one's own.  torch is imported only here.
 """
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ..kernels.engines import outside_torch_compile
+from ..kernels.arrays.registry import outside_torch_compile
 
 
 def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:

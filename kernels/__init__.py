@@ -2,17 +2,17 @@
 
 `product` turns an algebra's structure into a `Kernel` for z = x * y on batched arrays; `bilinear` does the same
 for any bilinear map given by (d1, d2, d3) tensors.  Each tensor factor is lowered on its own axis by one strategy
-of the registry (`kernels.strategies`, one file each): ``identify`` (diagonal: a shared index), ``gather`` (one
+of the registry (`kernels.products.strategies`, one file each): ``identify`` (diagonal: a shared index), ``gather`` (one
 nonzero per (i, j): index arithmetic and signs), ``fft`` (cyclic groups), ``graded`` (the tensor algebra, level by
 level), ``codegen`` (generated numpy source with common subexpressions eliminated), ``compiled`` (one C loop over
-the nonzero terms, `kernels.clib`, where a C compiler works) or ``dense`` (a contraction with the structure
-constants).  ``strategy="auto"`` takes the cheapest by the cost model (`kernels.cost`), for the
+the nonzero terms, `kernels.native.clib`, where a C compiler works) or ``dense`` (a contraction with the structure
+constants).  ``strategy="auto"`` takes the cheapest by the cost model (`kernels.products.cost`), for the
 batch at hand; `Kernel.explain` shows the choice.
 
-Expressions lower into a `Plan` (`kernels.plan`) through `PlanBuilder` (`kernels.builder`), which uses the same
-registry.  The hand kernels are here too: `linear_scan` (`kernels.recurrence`), `selective_scan`
-(`kernels.selective_ssm`), the masked `softmax` (`kernels.masked_softmax`), `causal_convolution`
-(`kernels.convolution`) and the Seq2Tens recursions with their method choice (`kernels.seq2tens`).
+Expressions lower into a `Plan` (`kernels.plans.plan`) through `PlanBuilder` (`kernels.plans.builder`), which uses the same
+registry.  The hand kernels are here too: `linear_scan` (`kernels.scans.recurrence`), `selective_scan`
+(`kernels.scans.selective_ssm`), the masked `softmax` (`kernels.arrays.masked_softmax`), `causal_convolution`
+(`kernels.scans.convolution`) and the Seq2Tens recursions with their method choice (`kernels.scans.seq2tens`).
 
 >>> import numpy as np
 >>> from product_interactions import kernels
@@ -30,30 +30,48 @@ array([6.])
 """
 from __future__ import annotations
 
+import sys
+import types
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import DTypeLike
 
-from . import checks
-from .builder import PlanBuilder
-from .convolution import causal_convolution
-from .factor import Factor
-from .kernel import Kernel
-from .masked_softmax import softmax
-from .masks import Mask
-from .memory import DEFAULT_LIMIT, MemoryLimitError
-from .plan import Plan
-from .recurrence import linear_scan
-from .selective_ssm import selective_scan
-from .strategies import STRATEGIES
+from .arrays import checks
+from .plans.builder import PlanBuilder
+from .scans.convolution import causal_convolution
+from .products.factor import Factor
+from .products.kernel import Kernel
+from .arrays.masked_softmax import softmax
+from .plans.masks import Mask
+from .native import memory
+from .native.memory import MemoryLimitError
+from .plans.plan import Plan
+from .scans.recurrence import linear_scan
+from .scans.selective_ssm import selective_scan
+from .products.strategies import STRATEGIES
 
 if TYPE_CHECKING:
     from ..algebra import Algebra
 
-#: Bytes of temporaries a kernel may allocate (structure constants and intermediates); settable.
-MEMORY_LIMIT = DEFAULT_LIMIT
+
+
+class _Package(types.ModuleType):
+    """This package, with ``MEMORY_LIMIT`` kept by `kernels.native.memory`: reading the attribute reads the limit,
+    assigning it sets the limit (checked: a value that is not a positive int is refused and nothing changes)."""
+
+    @property
+    def MEMORY_LIMIT(self) -> int:
+        """Bytes of temporaries a kernel may allocate (structure constants and intermediates); settable."""
+        return memory.limit()
+
+    @MEMORY_LIMIT.setter
+    def MEMORY_LIMIT(self, value: int) -> None:
+        memory.set_limit(value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = ["Factor", "Kernel", "Mask", "MemoryLimitError", "MEMORY_LIMIT", "Plan", "PlanBuilder", "STRATEGIES",
            "bilinear", "causal_convolution", "linear_scan", "product", "selective_scan", "softmax"]

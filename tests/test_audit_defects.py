@@ -367,7 +367,7 @@ def test_command_line_refuses_unusable_paths_as_usage_errors(argv, option, capsy
 
 def test_kernel_constructor_and_evaluate_name_what_they_refuse():
     from product_interactions.kernels import Kernel
-    from product_interactions.kernels.factor import Factor
+    from product_interactions.kernels.products.factor import Factor
     from product_interactions.algebra import quaternions
     factor = Factor.from_algebra(quaternions())
     with pytest.raises(TypeError, match="factors: expected an iterable of kernels.Factor, got str"):

@@ -61,11 +61,12 @@ def test_no_module_is_shadowed_by_a_function_of_its_name():
     # interactions/architectures/attention.py attention()) follow the design card's one file per builder
     import importlib
     import pkgutil
+    import types
     shadowed = []
     for package in ("kernels", "interactions"):
         module = importlib.import_module(f"product_interactions.{package}")
         for info in pkgutil.iter_modules(module.__path__):
             attribute = getattr(module, info.name, None)
-            if attribute is not None and not isinstance(attribute, type(module)):
+            if attribute is not None and not isinstance(attribute, types.ModuleType):
                 shadowed.append(f"{package}.{info.name}")
     assert not shadowed, shadowed

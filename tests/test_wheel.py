@@ -50,12 +50,12 @@ def built(tmp_path_factory) -> dict[str, Path]:
         if not (ROOT / path).is_symlink():
             shutil.copy2(ROOT / path, source / path)
     out = scratch / "dist"
-    build = ("import sys; from setuptools import build_meta as b; "
-             "print(b.build_wheel(sys.argv[1])); print(b.build_sdist(sys.argv[1]))")
-    result = subprocess.run([sys.executable, "-c", build, str(out)], cwd=source, capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr[-3000:]
-    wheel, sdist = result.stdout.split()[-2:]
-    return {"wheel": out / wheel, "sdist": out / sdist, "scratch": scratch}
+    for hook in ("build_wheel", "build_sdist"):              # PEP 517's hooks, as pip and build call them
+        build = f"import sys; from setuptools import build_meta; build_meta.{hook}(sys.argv[1])"
+        result = subprocess.run([sys.executable, "-c", build, str(out)], cwd=source, capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr[-3000:]
+    (wheel,), (sdist,) = out.glob("*.whl"), out.glob("*.tar.gz")
+    return {"wheel": wheel, "sdist": sdist, "scratch": scratch}
 
 
 def test_the_wheel_ships_every_module_and_data_file_of_the_source_tree(built):

@@ -14,7 +14,7 @@ Products in A are elementwise; learnable maps on either side give them learnable
 
 Each number is the self-interaction order in X of that term, per step, H(s-1) counted as order 0; `order()`
 reads them off the expression, with the output's order max(I, H) + 1.  The recurrence is linear in H with a
-diagonal transition, so the fast path is one `kernels.recurrence`.
+diagonal transition, so the fast path is one `kernels.scans.recurrence`.
 
 >>> import numpy as np
 >>> model = dynamical(d_model=4, input_order=3, hidden_order=2)
@@ -35,16 +35,16 @@ from numpy.typing import DTypeLike
 
 from ...algebra import diagonal, position, tensor_product
 from ...algebra.algebra import check_count
-from ...kernels.recurrence import linear_scan
+from ...kernels.scans.recurrence import linear_scan
 
 from ..expression import Expr, Linear, Parameter, Scale, Signal
-from ...kernels.pointwise import sigmoid
+from ...kernels.arrays.pointwise import sigmoid
 from ..pointwise import Pointwise
 from .model import check_width
 from .ssm import StateSpaceModel
 
 if TYPE_CHECKING:
-    from ...kernels.engines.base import Engine
+    from ...kernels.arrays.engine import Engine
 
 INPUT_ORDERS, HIDDEN_ORDERS = (1, 2, 3), (1, 2)
 

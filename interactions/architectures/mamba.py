@@ -12,7 +12,7 @@ reduce the channels, the step is O_{exp(Delta A)}(H) + O_Delta(O_B(u_t)): the pa
 `order()`: the input term Delta(u) B(u) u has order 3 (the paper's "Mamba is order 3"), the hidden term
 exp(Delta A) H order 1, and the block order 5 (C_t h_t adds 1, the gate silu(z) 1).
 
-The block's fast path runs the selective scan of `kernels.selective_ssm` (re-exported here) on time-major
+The block's fast path runs the selective scan of `kernels.scans.selective_ssm` (re-exported here) on time-major
 arrays: cache-sized chunks of time, a hand-written gradient.
 
 >>> import numpy as np
@@ -34,8 +34,8 @@ from numpy.typing import DTypeLike
 
 from ...algebra import Algebra, diagonal, position, tensor_product
 from ...algebra.algebra import check_count
-from ...kernels.pointwise import silu, softplus
-from ...kernels.selective_ssm import selective_scan, time_major
+from ...kernels.arrays.pointwise import silu, softplus
+from ...kernels.scans.selective_ssm import selective_scan, time_major
 from ..expression import Expr, Linear, Parameter, Scale, Signal
 from ..pointwise import Pointwise
 from ..structural import Lag, Reduce
@@ -43,7 +43,7 @@ from .model import check_seed, check_width
 from .ssm import StateSpaceModel, check_steps
 
 if TYPE_CHECKING:
-    from ...kernels.engines.base import Engine
+    from ...kernels.arrays.engine import Engine
 
 __all__ = ["Mamba", "mamba", "selective_scan"]
 

@@ -21,7 +21,7 @@ from ..expression import Expr, Parameter, Signal
 from ..orders import order as self_interaction_order
 
 if TYPE_CHECKING:
-    from ...kernels.plan import Plan
+    from ...kernels.plans.plan import Plan
 
 #: Compiled plans a model keeps (for geometries no other kept plan serves).
 PLANS_KEPT = 8
@@ -163,7 +163,7 @@ class Model:
         return plan
 
     def explain(self, geometry: Iterable[int] | None = None) -> str:
-        """The compiled plan, step by step (`kernels.plan.Plan.explain`)."""
+        """The compiled plan, step by step (`kernels.plans.plan.Plan.explain`)."""
         return self.plan(geometry).explain()
 
     def order(self) -> int:

@@ -19,12 +19,12 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ...algebra.so3 import solid_harmonics, spherical_harmonics
-from ...kernels.engines import adopt, engine_of
-from ...kernels.pointwise import silu
+from ...kernels.arrays.registry import adopt, engine_of
+from ...kernels.arrays.pointwise import silu
 from .model import check_positive, check_signal, check_width
 
 if TYPE_CHECKING:
-    from ...kernels.engines.base import Engine
+    from ...kernels.arrays.engine import Engine
 
 
 class RadialFilter:

@@ -7,7 +7,7 @@ One layer runs, in order (each optional):
 3. ``static``: a time-distributed feature map phi: ``"dense"`` (linear, or an MLP through ``hidden`` widths and
    ``activation``) or ``"convolution"`` (causal, ``kernel_size`` taps: the zero-padded convolution of
    `interactions.architectures.convolution`, evaluated by time lags), to ``features`` coordinates;
-4. the functionals by the recursion of `kernels.seq2tens.low_rank`, O(M L N d): ``weights="recursive"``
+4. the functionals by the recursion of `kernels.scans.seq2tens.low_rank`, O(M L N d): ``weights="recursive"``
    (l_m = v^1 (x) ... (x) v^m, levels share prefixes) or ``"independent"`` (l_m = v^1_m (x) ... (x) v^m_m,
    O(M^2 L N d)); forward over the windows [0, t]; ``reverse`` over [t, L-1] (the forward recursion on the
    reversed sequence, so there l_m = v^m (x) ... (x) v^1); ``bidirectional``: both, concatenated;
@@ -42,15 +42,15 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ...algebra.algebra import check_choice, check_count, check_flag
-from ...kernels.engines import adopt
-from ...kernels.seq2tens import low_rank
+from ...kernels.arrays.registry import adopt
+from ...kernels.scans.seq2tens import low_rank
 
-from ...kernels.pointwise import FUNCTIONS as NUMERIC
+from ...kernels.arrays.pointwise import FUNCTIONS as NUMERIC
 from ..feature_map import check_sequences, increments, zero_padding
 from .model import check_dtype, check_params, check_seed, check_width, parameter_summary
 
 if TYPE_CHECKING:
-    from ...kernels.engines.base import Engine
+    from ...kernels.arrays.engine import Engine
 
 NORMALISE_EPSILON = 1e-5
 
@@ -91,7 +91,7 @@ class LS2T:
     @property
     def parameters(self) -> dict[str, tuple[int, ...]]:
         """Parameter name -> shape: static map (W0, b0, W1, ... or K, b), functionals V (features, slots,
-        width) and V_reverse when bidirectional (slots: see `kernels.seq2tens.low_rank`)."""
+        width) and V_reverse when bidirectional (slots: see `kernels.scans.seq2tens.low_rank`)."""
         shapes: dict[str, tuple[int, ...]] = {}
         if self.static == "dense":
             sizes = (self.d_static,) + self.hidden + (self.features,)
@@ -164,7 +164,7 @@ class LS2T:
 
     def apply(self, params: Mapping[str, Any], x: Any, mask: Any = None) -> Any:
         """The layer on x (batch, length, d_in); mask (batch, length) marks kept points (ones, then padding).  x
-        and the parameters may be numpy, torch or JAX arrays (`kernels.engines`)."""
+        and the parameters may be numpy, torch or JAX arrays (`kernels.arrays.registry`)."""
         x, mask = check_sequences(x, mask, self.d_in)
         engine, arrays = adopt({"x": x, **check_params(params, self.parameters)})
         x, params = arrays.pop("x"), arrays

@@ -4,7 +4,7 @@
 a *hidden term* (everything that involves H(t-1)) plus an *input term* I(t).  `order` reports per-step orders in
 the layer's input with H(t-1) counted as order 0 (the paper's convention: an SSM is order 1, Mamba order 3) and the
 order of the whole layer.  `apply` evaluates the expression (``method="expression"``) or a fast numeric path built
-on `kernels.recurrence` (``"sequential"``, ``"parallel"`` or ``"auto"``, which picks the faster).
+on `kernels.scans.recurrence` (``"sequential"``, ``"parallel"`` or ``"auto"``, which picks the faster).
 
 The diagonal SSM: per channel c and mode n a complex A = -exp(log_A_real) + i A_imag, a learnable step
 Delta_c = exp(log_step_c) and the zero-order hold Abar = exp(Delta A), Bbar = (Abar - 1) / A * B, so
@@ -35,9 +35,9 @@ from numpy.typing import DTypeLike
 
 from ...algebra import Algebra, complex_numbers, diagonal, position, tensor_product
 from ...algebra.algebra import check_count
-from ...kernels.convolution import causal_convolution
-from ...kernels.engines import adopt
-from ...kernels.recurrence import linear_scan
+from ...kernels.scans.convolution import causal_convolution
+from ...kernels.arrays.registry import adopt
+from ...kernels.scans.recurrence import linear_scan
 
 from ..expression import Expr, Parameter, Signal
 from ..orders import order
@@ -47,7 +47,7 @@ from .model import Model, check_dtype, check_params, check_seed, check_signal, c
 
 
 if TYPE_CHECKING:
-    from ...kernels.engines.base import Engine
+    from ...kernels.arrays.engine import Engine
 
 
 class Orders(NamedTuple):

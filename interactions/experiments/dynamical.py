@@ -46,12 +46,12 @@ from ..architectures import dynamical, mamba
 from ..architectures.model import check_seed
 from . import datasets
 from .report import Timings, check_setting, report, row
-from ...kernels.engines import adopt, engine_of
+from ...kernels.arrays.registry import adopt, engine_of
 from .training import (accuracy, adam, cross_entropy, engine_named, leaves, minibatches, rebuild, to_engine,
                        training_dtype, value_and_gradient)
 
 if TYPE_CHECKING:
-    from ...kernels.engines.base import Engine
+    from ...kernels.arrays.engine import Engine
     from ..architectures.dynamical import Dynamical
     from ..architectures.mamba import Mamba
 

@@ -48,7 +48,7 @@ from ...algebra.algebra import check_count
 
 from ..architectures import attention
 from ..architectures.model import check_seed
-from ...kernels.engines import engine_of
+from ...kernels.arrays.registry import engine_of
 from . import checkpoint as checkpoints
 from .report import Timings, check_setting, report, row, subsample
 from .training import Adam, cross_entropy, engine_named, leaves, training_dtype

@@ -58,7 +58,7 @@ from ...algebra.symmetry import (Action, Solution, bilinear_map, equivariant_con
                                  translations)
 from ...algebra.symmetry.regulariser import Penalty as ExactPenalty
 from ...algebra.symmetry.targets import BilinearMap
-from ...kernels.engines import engine_of
+from ...kernels.arrays.registry import engine_of
 from .datasets import digits, split
 from .report import Timings, check_setting, report, row, subsample
 from .training import accuracy, adam, cross_entropy, engine_named, minibatches, training_dtype

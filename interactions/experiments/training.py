@@ -27,7 +27,7 @@ from autograd import value_and_grad
 from autograd.misc import flatten
 from tqdm import tqdm
 
-from ...kernels.engines import ENGINES, Engine, engine_of
+from ...kernels.arrays.registry import ENGINES, Engine, engine_of
 
 #: Engines in the order experiments prefer them when none is named: the fastest installed first.
 PREFERENCE = ("torch", "jax", "numpy")

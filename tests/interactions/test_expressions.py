@@ -168,7 +168,7 @@ def test_scan_gradient_and_bad_steps():
 
 
 def test_fused_score_never_builds_the_full_product():
-    from product_interactions.kernels.plan import Constant, Contract, Expand, Register
+    from product_interactions.kernels.plans.plan import Constant, Contract, Expand, Register
     X = relation_signal()
     plan = ScalarProjection(X * Flip(X)).compile(strategy="dense")
     assert [type(step) for step in plan.steps] == [Contract, Expand]        # one contraction, then the output layout
@@ -235,7 +235,7 @@ def test_every_product_strategy_gives_the_same_numbers(name, expr, signal, expec
 
 def test_long_convolution_is_gathered_not_densified():
     from product_interactions.interactions.architectures import convolution
-    from product_interactions.kernels.plan import Constant, Gather
+    from product_interactions.kernels.plans.plan import Constant, Gather
     model = convolution(channels_in=1, channels_out=1, size=3, cyclic=False)
     params = model.init(seed=0)
     x = np.random.default_rng(1).standard_normal((2, 512, 1))

@@ -1,4 +1,4 @@
-"""kernels.allocator: the opt-in glibc setting that keeps freed memory for numpy's temporaries."""
+"""kernels.native.allocator: the opt-in glibc setting that keeps freed memory for numpy's temporaries."""
 from __future__ import annotations
 
 import ctypes.util
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from product_interactions.interactions.feature_map import signature
-from product_interactions.kernels.allocator import retain_freed_memory
+from product_interactions.kernels.native.allocator import retain_freed_memory
 
 
 def test_glibc_takes_the_setting_and_results_do_not_change():

@@ -1,4 +1,4 @@
-"""Fused attention (`kernels.attend`): the scores-softmax-mix pattern found in plans, factored into queries, keys
+"""Fused attention (`kernels.plans.attend`): the scores-softmax-mix pattern found in plans, factored into queries, keys
 and values, run by torch's fused kernel, equal to the three steps it replaces (outputs and gradients), and left to
 those steps where the fused kernel would lose causality or rows."""
 from __future__ import annotations
@@ -9,10 +9,10 @@ import pytest
 from product_interactions.algebra import diagonal, position, tensor_product
 from product_interactions.interactions import Flip, Linear, Mask, Parameter, Pointwise, Reduce, Signal, compiler
 from product_interactions.interactions.architectures import attention
-from product_interactions.kernels.attend import Attend, Factoring
+from product_interactions.kernels.plans.attend import Attend, Factoring
 
 torch = pytest.importorskip("torch")
-from product_interactions.kernels.engines import TORCH  # noqa: E402
+from product_interactions.kernels.arrays.registry import TORCH  # noqa: E402
 
 
 @pytest.fixture

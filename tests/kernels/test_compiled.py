@@ -12,8 +12,9 @@ from kernel_cases import operands, reference, relative_error
 
 from product_interactions import kernels
 from product_interactions.algebra import clebsch_gordan, clifford, diagonal, quaternions, tensor_product, translation
-from product_interactions.kernels import clib, select
-from product_interactions.kernels.factor import Factor
+from product_interactions.kernels.native import clib
+from product_interactions.kernels.products import select
+from product_interactions.kernels.products.factor import Factor
 
 pytestmark = pytest.mark.skipif(clib.unavailable() is not None, reason=f"{clib.unavailable()}")
 
@@ -253,7 +254,7 @@ def test_large_calls_split_their_rows_over_threads_with_the_same_numbers(monkeyp
     assert clib.threads(10) == 1                                              # small calls run whole
     for bad in (0, -1, 2.0, True, "2"):
         monkeypatch.setattr(clib, "THREADS", bad)
-        with pytest.raises(ValueError, match="kernels.clib.THREADS: expected None or an int >= 1"):
+        with pytest.raises(ValueError, match="kernels.native.clib.THREADS: expected None or an int >= 1"):
             clib.threads(10)
 
 
@@ -336,7 +337,7 @@ def test_inside_an_fft_level_the_loop_multiplies_complex_spectra_on_numpy_and_to
     xt = torch.tensor(x, requires_grad=True)
     assert relative_error(kernel(xt, torch.tensor(y)).detach().numpy(), expected) <= 1e-12
     assert torch.autograd.gradcheck(lambda a: kernel(a, torch.tensor(y)), (xt,))
-    jax_rates = pytest.importorskip("product_interactions.kernels.engines").ENGINES["jax"].rates
+    jax_rates = pytest.importorskip("product_interactions.kernels.arrays.registry").ENGINES["jax"].rates
     assert select.nested_cost(kernel.factors, ("fft", "compiled")).compiled > 0           # priced, not free
     assert select.resolve("auto", kernel.factors, rates=jax_rates).count("compiled") == 0
 
@@ -381,7 +382,7 @@ def test_a_process_forked_after_a_threaded_call_runs_the_loop(monkeypatch):
 
 def test_torch_dtypes_the_loop_cannot_take_and_functorch_transforms():
     torch = pytest.importorskip("torch")
-    from product_interactions.kernels.engines import ENGINES
+    from product_interactions.kernels.arrays.registry import ENGINES
     kernel = kernels.product(clebsch_gordan(4))
     x = torch.randn(4096, 25, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     for dtype in (torch.bfloat16, torch.float16):
@@ -422,7 +423,7 @@ def test_on_torch_the_loop_reads_views_in_place_and_promotes_operands_of_two_dty
 def test_torch_transforms_and_forward_mode_through_the_loop_equal_those_through_dense(monkeypatch):
     torch = pytest.importorskip("torch")
     import torch.autograd.forward_ad as forward_ad
-    from product_interactions.kernels.strategies import codegen
+    from product_interactions.kernels.products.strategies import codegen
     A = clebsch_gordan(2)
     loop, dense = kernels.product(A, strategy="compiled"), kernels.product(A, strategy="dense")
     g = torch.Generator().manual_seed(12)
@@ -469,7 +470,7 @@ def test_torch_transforms_and_forward_mode_through_the_loop_equal_those_through_
 def test_the_loop_skips_its_autograd_function_only_where_nothing_tracks_the_tensors(monkeypatch):
     torch = pytest.importorskip("torch")
     import torch.autograd.forward_ad as forward_ad
-    from product_interactions.kernels.engines.torch_engine import _needs_grad, _state, _transformed
+    from product_interactions.kernels.arrays.torch_engine import _needs_grad, _state, _transformed
     x, w = torch.ones(3), torch.ones(3, requires_grad=True)
     assert not _needs_grad(x) and _needs_grad(x, w) and not _transformed()
     with torch.no_grad():

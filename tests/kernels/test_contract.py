@@ -1,4 +1,4 @@
-"""kernels.contract: batched-matmul evaluation of einsum equations equals numpy's einsum."""
+"""kernels.arrays.contract: batched-matmul evaluation of einsum equations equals numpy's einsum."""
 import autograd
 import autograd.numpy as anp
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from product_interactions.kernels.contract import contract
+from product_interactions.kernels.arrays.contract import contract
 
 
 @pytest.mark.parametrize("equation, shapes", [

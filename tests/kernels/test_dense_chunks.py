@@ -1,5 +1,5 @@
 """A lone dense factor runs in blocks of rows and of lam's columns on numpy and on torch with nothing recording
-(kernels.leaf.dense_blocks), and in chunks of rows on torch with autograd and on JAX (Contraction._engine_dense),
+(kernels.products.leaf.dense_blocks), and in chunks of rows on torch with autograd and on JAX (Contraction._engine_dense),
 in the outer form (d = 8) or the batched form (d = 24, 576 entries per row's matrix): forced into many small, ragged
 blocks, with broadcast batch axes, it must equal the einsum over the structure constants, gradients too."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from product_interactions import kernels
 from product_interactions.algebra import Algebra
-from product_interactions.kernels import leaf
+from product_interactions.kernels.products import leaf
 
 
 @pytest.fixture(params=[8, 24])
@@ -88,7 +88,8 @@ def test_empty_batches_give_empty_results_in_both_forms(d, engine):
 @pytest.mark.parametrize("variable, value, expected", [("OPENBLAS_NUM_THREADS", "1", 1), ("OMP_NUM_THREADS", "3", 3),
                                                        ("OPENBLAS_NUM_THREADS", "two", None)])
 def test_numpy_blocks_follow_the_blas_threads(d, monkeypatch, variable, value, expected):
-    from product_interactions.kernels.engines import NUMPY, numpy_engine
+    from product_interactions.kernels.arrays import numpy_engine
+    from product_interactions.kernels.arrays.registry import NUMPY
     for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv(variable, value)

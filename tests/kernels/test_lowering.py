@@ -6,8 +6,9 @@ from kernel_cases import operands, random_dense, reference, relative_error
 from product_interactions import kernels
 from product_interactions.algebra import (clifford, diagonal, matrix_algebra, position, quaternions, tensor_algebra, tensor_product,
                      translation)
-from product_interactions.kernels import clib, source
-from product_interactions.kernels.factor import Factor
+from product_interactions.kernels.native import clib
+from product_interactions.kernels.products import source
+from product_interactions.kernels.products.factor import Factor
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from kernel_cases import operands, reference, relative_error
 
 from product_interactions import kernels
 from product_interactions.algebra import clifford, quaternions
-from product_interactions.kernels.factor import Factor
+from product_interactions.kernels.products.factor import Factor
 
 
 @pytest.fixture
@@ -55,21 +55,30 @@ def test_a_batch_is_cut_into_chunks_that_fit(limit):
         kernel(x, y)
 
 
-def test_the_limit_is_read_at_every_call_and_checked(limit):
-    kernel = kernels.product(quaternions())
-    x, y = operands(quaternions())
-    limit("lots")
-    with pytest.raises(TypeError, match="kernels.MEMORY_LIMIT"):
+@pytest.mark.parametrize("value", ["lots", 0, -1, 2.5, True, None])
+def test_a_limit_that_is_not_a_positive_int_is_refused_and_nothing_changes(limit, value):
+    limit(10**9)
+    with pytest.raises(TypeError, match="kernels.MEMORY_LIMIT: expected a positive int"):
+        kernels.MEMORY_LIMIT = value
+    assert kernels.MEMORY_LIMIT == 10**9
+
+
+def test_a_new_limit_takes_effect_at_the_next_call(limit):
+    A = quaternions()
+    kernel = kernels.product(A, strategy="codegen")
+    x, y = operands(A)
+    limit(1)
+    with pytest.raises(kernels.MemoryLimitError):
         kernel(x, y)
     limit(2 * 2**30)
-    assert kernel(x, y).shape == x.shape
+    assert relative_error(kernel(x, y), reference(A, x, y)) <= 1e-12
 
 
 @pytest.mark.parametrize("library", ["torch", "jax"])
 def test_torch_and_jax_batches_are_cut_to_the_limit_and_still_differentiate(limit, monkeypatch, library):
     module = pytest.importorskip(library)
     import autograd
-    from product_interactions.kernels.engines import ENGINES
+    from product_interactions.kernels.arrays.registry import ENGINES
     engine = ENGINES[library]
     A = quaternions()
     x, y = operands(A, batch=(500,))

@@ -4,8 +4,8 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-from product_interactions.kernels import masked_softmax
-from product_interactions.kernels.masked_softmax import softmax
+from product_interactions.kernels.arrays import masked_softmax
+from product_interactions.kernels.arrays.masked_softmax import softmax
 
 
 def reference(x, keep):

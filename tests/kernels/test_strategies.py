@@ -10,7 +10,8 @@ from kernel_cases import (STRATEGY_NAMES, builtin_algebras, operands, reference,
 
 from product_interactions import kernels
 from product_interactions.algebra import clifford, diagonal, quaternions, tensor_algebra, tensor_product, translation
-from product_interactions.kernels import clib, select
+from product_interactions.kernels.native import clib
+from product_interactions.kernels.products import select
 
 ALGEBRAS = builtin_algebras()
 TOLERANCE = {np.float64: 1e-12, np.float32: 1e-5}
@@ -69,7 +70,7 @@ def test_auto_takes_the_cheapest_strategy_by_the_cost_model(rows):
 @pytest.mark.parametrize("engine_name", ["numpy", "torch", "jax"])
 @pytest.mark.parametrize("itemsize", [8, 4])
 def test_auto_prices_by_the_engine_s_rates_and_the_input_s_itemsize(engine_name, itemsize):
-    from product_interactions.kernels.engines import ENGINES
+    from product_interactions.kernels.arrays.registry import ENGINES
     rates = ENGINES[engine_name].rates
     for A in ALGEBRAS.values():
         if len(A.shape) > 1:
@@ -82,7 +83,7 @@ def test_auto_prices_by_the_engine_s_rates_and_the_input_s_itemsize(engine_name,
 
 
 def test_the_time_model_is_its_terms_priced_by_the_rates():
-    from product_interactions.kernels.cost import NUMPY_RATES, Cost, Rates
+    from product_interactions.kernels.products.cost import NUMPY_RATES, Cost, Rates
     cost = Cost(4, 4, 4, flops=100, moved=30, temporary=8, calls=5, gemm=60, loop=40, row_calls=2, compiled=9,
                 compiled_calls=3)
     calls, moved, gemm, loop, row_loops, compiled, entries = cost.terms(rows=1000, itemsize=4)
@@ -106,7 +107,7 @@ def test_the_time_model_is_its_terms_priced_by_the_rates():
                                           (translation(8), ("codegen", "compiled")),
                                           (tensor_algebra(2, 3), ("graded", "compiled"))])
 def test_the_model_counts_the_entries_into_the_compiled_loop(monkeypatch, outer, names):
-    from product_interactions.kernels.strategies.compiled import Compiled
+    from product_interactions.kernels.products.strategies.compiled import Compiled
     if clib.unavailable():
         pytest.skip(clib.unavailable())
     entries, loop = [], Compiled.loop
@@ -186,7 +187,7 @@ def test_bilinear_with_one_tensor_per_factor_acts_axis_by_axis():
 
 def test_every_strategy_file_is_registered_with_the_whole_interface():
     import pkgutil
-    from product_interactions.kernels import strategies
+    from product_interactions.kernels.products import strategies
     files = {info.name for info in pkgutil.iter_modules(strategies.__path__)} - {"level"}    # level: the base class
     assert {module.__name__.rsplit(".", 1)[1] for module in kernels.STRATEGIES.values()} == files
     for name, module in kernels.STRATEGIES.items():
@@ -199,7 +200,7 @@ def test_every_strategy_file_is_registered_with_the_whole_interface():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_the_fft_error_stays_within_its_stated_normwise_bound_and_explain_says_what_it_trades(dtype):
     from product_interactions.algebra import translation
-    from product_interactions.kernels.strategies.fft import ERROR_FACTOR
+    from product_interactions.kernels.products.strategies.fft import ERROR_FACTOR
     n, rng = 128, np.random.default_rng(11)
     x, y = (rng.standard_normal((6, n)) * 1e-8 for _ in range(2))
     x[:, 0], y[:, 1] = 1e8, 1e8                          # a 1e16 range: z_1 is 1e16, every other output about 1
@@ -221,8 +222,8 @@ def test_the_fft_error_stays_within_its_stated_normwise_bound_and_explain_says_w
 def test_codegen_in_place_form_rounds_exactly_as_its_expression_form(name):
     import operator
 
-    from product_interactions.kernels.factor import Factor
-    from product_interactions.kernels.source import generate
+    from product_interactions.kernels.products.factor import Factor
+    from product_interactions.kernels.products.source import generate
     A = builtin_algebras()[name]
     if len(A.shape) != 1 or A.dim > 64:
         pytest.skip("one factor of modest size")

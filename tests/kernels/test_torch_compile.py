@@ -1,5 +1,5 @@
 """Under torch.compile, kernels, plans and the functional entry points (scans, signature, seq2tens, masked softmax,
-causal convolution) run as they are at a graph break (`kernels.engines.outside_torch_compile`): the compiled
+causal convolution) run as they are at a graph break (`kernels.arrays.registry.outside_torch_compile`): the compiled
 function gives the eager values and gradients, for products of three kinds of strategy, a model's module and each
 entry point."""
 from __future__ import annotations

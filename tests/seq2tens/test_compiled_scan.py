@@ -1,4 +1,4 @@
-"""The compiled Seq2Tens scan (`kernels.clib.tensor_scan` and its gradient): brute force on any shape, lift and
+"""The compiled Seq2Tens scan (`kernels.native.clib.tensor_scan` and its gradient): brute force on any shape, lift and
 layout, gradients of first and second order on numpy and torch, auto's choice, and bad input.  (Every other
 seq2tens test runs it too: they loop over `METHODS`.)"""
 import itertools
@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from product_interactions import kernels
 from product_interactions.interactions.feature_map import flatten, seq2tens, signature
-from product_interactions.kernels import clib, seq2tens as kernel
-from product_interactions.kernels.seq2tens import choose_method, runs_compiled
+from product_interactions.kernels.native import clib
+from product_interactions.kernels.scans import seq2tens as kernel
+from product_interactions.kernels.scans.seq2tens import choose_method, runs_compiled
 
 pytestmark = pytest.mark.skipif(clib.unavailable() is not None, reason=f"{clib.unavailable()}")
 

@@ -5,7 +5,7 @@ import autograd
 import numpy as np
 import pytest
 
-from product_interactions.kernels import seq2tens as seq2tens_kernels
+from product_interactions.kernels.scans import seq2tens as seq2tens_kernels
 
 from product_interactions.interactions.architectures import convolution
 from product_interactions.interactions.architectures.seq2tens import deep_ls2t, ls2t

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from product_interactions.kernels.prefix_scan import prefix_scan, tree_reduce
+from product_interactions.kernels.arrays.prefix_scan import prefix_scan, tree_reduce
 
 
 def matmul(a, b):

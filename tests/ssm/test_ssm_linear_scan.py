@@ -1,11 +1,11 @@
-"""kernels.recurrence: both scans against a Python loop, the adjoint, gradients (real and complex), the choice."""
+"""kernels.scans.recurrence: both scans against a Python loop, the adjoint, gradients (real and complex), the choice."""
 import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
 
-from product_interactions.kernels.engines import ENGINES, NUMPY
-from product_interactions.kernels.recurrence import choose, linear_scan, parallel, reverse, sequential
+from product_interactions.kernels.arrays.registry import ENGINES, NUMPY
+from product_interactions.kernels.scans.recurrence import choose, linear_scan, parallel, reverse, sequential
 from ssm_support import check_gradient
 
 

@@ -11,7 +11,7 @@ from product_interactions.interactions.architectures.mamba import mamba, selecti
 from product_interactions.interactions.architectures.ssm import Orders
 from ssm_support import check_gradient, formula_values, mamba_loop, selective_scan_loop, step_degrees
 
-mamba_module = importlib.import_module("product_interactions.kernels.selective_ssm")   # the hand kernel
+mamba_module = importlib.import_module("product_interactions.kernels.scans.selective_ssm")   # the hand kernel
 
 
 @pytest.fixture(params=[None, 1024], ids=["one chunk", "chunks of 2 steps"])

@@ -1,0 +1,138 @@
+"""Checking kernel operands: array library, dtype and algebra axes, with errors that name the argument.
+
+>>> import numpy as np
+>>> operand(np.ones((2, 4)), "x", (3,), np.float64, "batch-first", "diagonal(3)")
+Traceback (most recent call last):
+...
+ValueError: x: axis -1 has size 4, but diagonal(3) needs 3 there (expected shape (..., 3)), got shape (2, 4)
+>>> operand(np.ones(3, dtype=int), "y", (3,), np.float64, "batch-first", "diagonal(3)")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+TypeError: y: expected real floating-point values (the kernel computes in float64), got int64; ...
+"""
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from autograd.tracer import getval
+from numpy.typing import DTypeLike
+from opt_einsum.contract import infer_backend
+
+LAYOUTS = ("batch-first", "component-major")
+
+
+def check_arrays(arrays: Mapping[str, Any], kinds: str = "iufc", what: str = "numbers",
+                 optional: Collection[str] = ()) -> None:
+    """A TypeError naming the first of `arrays` ({argument: value}) that is not an array of numpy, autograd,
+    torch or JAX whose dtype kind is one of `kinds` (`what` says so in words); the `optional` ones may be None."""
+    from .registry import owner
+    for argument, value in arrays.items():
+        if value is None and argument in optional:
+            continue
+        try:
+            kind = owner(value).dtype(value).kind if hasattr(value, "shape") and hasattr(value, "dtype") else None
+        except TypeError:                  # a dtype numpy does not know
+            kind = None
+        if kind is None or kind not in kinds:
+            raise TypeError(f"{argument}: expected an array of {what}, got "
+                            f"{getattr(value, 'dtype', type(value).__name__)!s:.60}")
+
+
+def check_dtype(dtype: DTypeLike) -> np.dtype:
+    """The dtype a kernel computes in: numpy.float32 or numpy.float64, else a TypeError naming ``dtype``."""
+    try:
+        found = np.dtype(dtype)
+    except (TypeError, ValueError):                    # ValueError: a string numpy cannot parse, e.g. "1/0"
+        found = None
+    if found not in (np.float32, np.float64):
+        raise TypeError(f"dtype: expected numpy.float32 or numpy.float64, got {dtype!r:.60}" if found is None else
+                        f"dtype: expected numpy.float32 or numpy.float64, got {found}")
+    return found
+
+
+def check_layout(layout: object) -> str:
+    """One of `LAYOUTS`, or a ValueError naming ``layout``."""
+    if not isinstance(layout, str) or layout not in LAYOUTS:
+        raise ValueError(f"layout: expected one of {', '.join(map(repr, LAYOUTS))}, got {layout!r:.60}")
+    return layout
+
+
+def backend(value: Any) -> str:
+    """The array library of `value` as opt_einsum names it ('numpy', 'autograd', 'torch', ...)."""
+    name = infer_backend(value)
+    return "numpy" if name == "builtins" else name
+
+
+_KINDS: dict[Any, str] = {}                          # dtype object -> numpy kind letter, filled on first use
+
+
+def _kind(dtype: Any) -> str:
+    try:
+        kind = _KINDS.get(dtype)
+    except TypeError:                      # an unhashable stand-in for a dtype
+        kind = None
+    if kind is None:
+        try:
+            kind = np.dtype(dtype).kind
+        except TypeError:                  # another library's dtype object, e.g. torch.float32
+            name = str(dtype)
+            kind = "c" if "complex" in name else "f" if "float" in name else "i" if "int" in name else "O"
+        if len(_KINDS) < 64 and kind != "O":
+            _KINDS[dtype] = kind
+    return kind
+
+
+def expected_shape(dims: Sequence[int], layout: str) -> str:
+    inner = ", ".join(map(str, dims))
+    return f"(..., {inner})" if layout == LAYOUTS[0] else f"({inner}, ...)"
+
+
+def operand(value: Any, argument: str, dims: Sequence[int], dtype: DTypeLike, layout: str, name: str) -> Any:
+    """`value` checked (numpy input as an array of `dtype`); `dims` are the algebra axes it must carry."""
+    library = "numpy" if type(value) is np.ndarray else backend(value)
+    try:
+        array = np.asarray(value) if library == "numpy" else value
+    except ValueError as error:                          # a ragged list
+        raise TypeError(f"{argument}: expected an array of real floating-point values, got a ragged "
+                        f"{type(value).__name__} ({error})") from None
+    raw = array if library == "numpy" else getval(array)
+    found = getattr(raw, "dtype", None)
+    if found is None or _kind(found) != "f":
+        raise TypeError(f"{argument}: expected real floating-point values (the kernel computes in "
+                        f"{np.dtype(dtype).name}), got {found or type(raw).__name__}; convert explicitly, e.g. "
+                        f"{argument}.astype(float)")
+    shape, count = tuple(raw.shape), len(dims)
+    algebra_axes = shape[len(shape) - count:] if layout == LAYOUTS[0] else shape[:count]
+    if len(shape) < count:
+        raise ValueError(f"{argument}: expected at least {count} axes, shape {expected_shape(dims, layout)} for "
+                         f"{name}, got shape {shape}")
+    if algebra_axes != tuple(dims):
+        axis, size, needed = next((a, n, d) for a, n, d in zip(
+            range(-count, 0) if layout == LAYOUTS[0] else range(count), algebra_axes, dims) if n != d)
+        raise ValueError(f"{argument}: axis {axis} has size {size}, but {name} needs {needed} there "
+                         f"(expected shape {expected_shape(dims, layout)}), got shape {shape}")
+    return array.astype(dtype, copy=False) if library == "numpy" else array
+
+
+def broadcast(first: tuple[int, ...], second: tuple[int, ...]) -> tuple[int, ...]:
+    """numpy's broadcast of two shapes (ValueError when they do not broadcast)."""
+    if first == second:
+        return first
+    rank = max(len(first), len(second))
+    first, second = (1,) * (rank - len(first)) + first, (1,) * (rank - len(second)) + second
+    if any(a != b and 1 not in (a, b) for a, b in zip(first, second)):
+        raise ValueError(f"shapes {first} and {second} do not broadcast")
+    return tuple(b if a == 1 else a for a, b in zip(first, second))
+
+
+def batch_shape(x: Any, y: Any, count: int, layout: str) -> tuple[int, ...]:
+    """The broadcast batch shape of checked operands x and y with `count` algebra axes each."""
+    shapes = [tuple(getval(a).shape) for a in (x, y)]
+    batches = [s[:len(s) - count] if layout == LAYOUTS[0] else s[count:] for s in shapes]
+    try:
+        return broadcast(*batches)
+    except ValueError:
+        raise ValueError(f"x, y: batch axes {batches[0]} and {batches[1]} do not broadcast (x has shape "
+                         f"{shapes[0]}, y has shape {shapes[1]})") from None

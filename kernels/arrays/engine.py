@@ -1,0 +1,249 @@
+"""`Engine`: the array operations plans and kernels need, for one array library.
+
+An engine speaks numpy's vocabulary (``sum(a, axis=...)``, ``moveaxis``, ``rfft(a, n, axis)``) whatever its
+library, so that a plan's steps, the strategies' levels and the hand kernels are written once.  Subclasses bind
+`xp` (a module with numpy's API: autograd.numpy, jax.numpy, or torch with a few adapters) and override what
+their library does differently or better; the composite operations below (contractions, gathers, relayouts, the
+masked softmax, pointwise maps) are built from those primitives.
+
+Constants (structure constants, masks, index tables) are numpy arrays; `constant` converts one into the
+library, dtype and device of a given array, once per (constant, dtype, device) in a bounded cache.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import DTypeLike
+
+from .rates import NUMPY_RATES
+
+#: Converted constants kept per engine.
+CONSTANTS_KEPT = 256
+
+
+class Engine:
+    """See the module docstring.  `name` is the library's name; `xp` its numpy-like namespace."""
+
+    name = "abstract"
+    xp = None
+    #: What the library's calls, memory traffic and matrix products cost: strategy="auto" ranks strategies by
+    #: them (`kernels.products.cost`).
+    rates = NUMPY_RATES
+    #: True where the library's own einsum runs a two-operand step faster than `kernels.arrays.contract`'s rewrite of
+    #: it into one matmul (torch: its einsum is that rewrite, in C++).
+    native_pairs = False
+    #: ``attention(q, k, v, keep, causal)``: the library's fused softmax(q k^T) v over the keys `keep` (a bool
+    #: (queries, keys) array, or None for all; `causal` for key <= query instead), q and k (..., n, e) and v
+    #: (..., n, f) with equal leading axes; it returns None where it cannot keep a non-finite key away from the
+    #: queries that do not see it.  None where the library has no such kernel (`kernels.plans.attend`).
+    attention: Callable[..., Any] | None = None
+    #: ``compiled_loop(level, x, y)``: the `kernels.products.strategies.compiled` level's C loop on this library's arrays,
+    #: differentiable by its autodiff; None where its arrays cannot enter the loop (`Kernel` then runs gather or
+    #: codegen in its place, and the rates price the loop out).
+    compiled_loop: Callable[..., Any] | None = None
+    #: ``compiled_scan(x, degree, order, sequences, reference)``: `kernels.native.clib.tensor_scan` on this library's
+    #: (paths, length, d) arrays, differentiable by its autodiff; ``reference`` (same arguments) computes the same
+    #: by the engine's operations, for gradients of gradients.  None where its arrays cannot enter the loop.
+    compiled_scan: Callable[..., Any] | None = None
+    #: Elements per time step from which a linear recurrence runs faster as a loop over time than as a log-depth
+    #: associative scan (`kernels.scans.recurrence.choose`); None: never, where the library's own scan serves (JAX).
+    loop_scan_width: int | None = None
+
+    def __init__(self) -> None:
+        self._constants: OrderedDict[tuple[int, Any, str], tuple[np.ndarray, Any]] = OrderedDict()
+
+    # ------------------------------------------------------------------ arrays and their numbers
+    def owns(self, a: Any) -> bool:
+        """True when `a` is an array of this engine's library (traced ones included)."""
+        raise NotImplementedError
+
+    def value(self, a: Any) -> np.ndarray:
+        """The plain numbers of `a` as numpy (detached: for checks that need no gradient)."""
+        raise NotImplementedError
+
+    def device(self, a: Any) -> Any:
+        """Where `a` lives (None where the library has one place, or places arrays itself)."""
+        return None
+
+    def runs_compiled(self, a: Any) -> bool:
+        """True when `compiled_loop` and `compiled_scan` take `a` (on a device the loops reach)."""
+        return self.compiled_loop is not None
+
+    def detached(self, a: Any) -> Any:
+        """`a` as an array of this library that no gradient flows through (a constant shift, say)."""
+        raise NotImplementedError
+
+    def dtype(self, a: Any) -> np.dtype:
+        """The numpy dtype matching `a`'s."""
+        return np.dtype(str(a.dtype).split(".")[-1])
+
+    def native_dtype(self, dtype: DTypeLike, like: Any = None) -> Any:
+        """The library's dtype for a numpy dtype."""
+        return np.dtype(dtype)
+
+    def convert(self, value: np.ndarray, like: Any) -> Any:
+        """A numpy array as this library's array, in `like`'s floating dtype (bools and ints keep theirs)."""
+        raise NotImplementedError
+
+    def constant(self, value: Any, like: Any) -> Any:
+        """`convert`, cached by (the constant, dtype, device): a plan's constants cross over once."""
+        value = np.asarray(value)
+        key = (id(value), self._placement(like), value.dtype.kind)
+        hit = self._constants.get(key)
+        if hit is not None and hit[0] is value:
+            self._constants.move_to_end(key)
+            return hit[1]
+        converted = self.convert(value, like)
+        self._constants[key] = (value, converted)
+        while len(self._constants) > CONSTANTS_KEPT:
+            self._constants.popitem(last=False)
+        return converted
+
+    def _placement(self, like: Any) -> Any:
+        return str(getattr(like, "dtype", None))
+
+    def zeros(self, shape: Sequence[int], like: Any) -> Any:
+        return self.convert(np.zeros(shape, self.dtype(like)), like)
+
+    def empty(self, shape: Sequence[int], like: Any) -> Any:
+        """An array of `shape` in `like`'s dtype and place whose values are to be written (zeros where the library
+        has no cheaper form)."""
+        return self.zeros(shape, like)
+
+    def in_place(self, *arrays: Any) -> bool:
+        """True when results for these operands may be written into buffers (``out=``): nothing traces or records
+        them (False where an engine does not say so: JAX's arrays are immutable)."""
+        return False
+
+    def threads(self) -> int:
+        """The threads this library's matrix products run on (1 where it does not say)."""
+        return 1
+
+    def promoted(self, x: Any, y: Any) -> tuple[Any, Any]:
+        """x and y in their common dtype, by the library's promotion rules."""
+        dtype = self.xp.result_type(x, y)  # type: ignore[attr-defined]  # a concrete engine's namespace
+        return x.astype(dtype), y.astype(dtype)
+
+    def floats(self, mask: Any, like: Any) -> Any:
+        """A bool array of this library as 0.0 / 1.0 in `like`'s floating dtype."""
+        raise NotImplementedError
+
+    def branch(self, condition: Any, then: Callable[[], Any], otherwise: Callable[[], Any]) -> Any:
+        """``then()`` if the scalar `condition` holds, else ``otherwise()`` (JAX: ``lax.cond`` when it is traced)."""
+        return then() if bool(condition) else otherwise()
+
+    def concrete(self, a: Any) -> bool:
+        """True when `a` holds numbers now (False for arrays traced by a compiler, whose values are unknown)."""
+        return True
+
+    # ------------------------------------------------------------------ numpy vocabulary
+    def __getattr__(self, name: str) -> Any:
+        """Anything not defined here is the namespace's function of that name (looked up once, then an attribute
+        of the engine: a call site pays no lookup)."""
+        if name.startswith("_") or self.xp is None:
+            raise AttributeError(name)
+        found = getattr(self.xp, name)
+        self.__dict__[name] = found
+        return found
+
+    def unstack(self, a: Any) -> list[Any]:
+        """The slices a[0], a[1], ... along the first axis."""
+        return [a[i] for i in range(a.shape[0])]
+
+    def index(self, a: Any, i: int, axis: int) -> Any:
+        """a[..., i, ...] with i on `axis` (the axis is dropped)."""
+        return a[(slice(None),) * (axis % a.ndim) + (i,)]
+
+    def take(self, a: Any, indices: Any, axis: int) -> Any:
+        """The entries `indices` (a numpy int array) along `axis`."""
+        return a[(slice(None),) * (axis % a.ndim) + (np.asarray(indices),)]
+
+    def rfft(self, a: Any, n: int | None = None, axis: int = -1) -> Any:
+        return self.xp.fft.rfft(a, n, axis=axis)  # type: ignore[attr-defined]  # a concrete engine's namespace
+
+    def irfft(self, a: Any, n: int | None = None, axis: int = -1) -> Any:
+        return self.xp.fft.irfft(a, n, axis=axis)  # type: ignore[attr-defined]  # a concrete engine's namespace
+
+    def fft(self, a: Any, axis: int = -1) -> Any:
+        return self.xp.fft.fft(a, axis=axis)  # type: ignore[attr-defined]  # a concrete engine's namespace
+
+    def ifft(self, a: Any, axis: int = -1) -> Any:
+        return self.xp.fft.ifft(a, axis=axis)  # type: ignore[attr-defined]  # a concrete engine's namespace
+
+    def add_at(self, z: Any, rows: int | slice | np.ndarray, w: Any, scale: float = 1.0) -> Any:
+        """z with scale * w added to z[rows] (rows along the first axis: an int, a slice or a numpy index array);
+        z is the caller's own fresh array, which an engine may update in place."""
+        raise NotImplementedError
+
+    def associative_scan(self, combine: Callable[[tuple[Any, ...], tuple[Any, ...]], tuple[Any, ...]],
+                         element: tuple[Any, ...], axis: int = 0) -> tuple[Any, ...]:
+        """Every inclusive prefix of an associative product along `axis` (`kernels.arrays.prefix_scan`)."""
+        from .prefix_scan import prefix_scan
+        return prefix_scan(combine, element, axis)
+
+    # ------------------------------------------------------------------ composite operations
+    def contract(self, equation: str, *arrays: Any) -> Any:
+        """``einsum(equation, *arrays)``, pairwise along opt_einsum's path, each step a batched matrix product."""
+        from .contract import contract
+        return contract(equation, *arrays, engine=self)
+
+    def pointwise(self, name: str, a: Any) -> Any:
+        """A map of `kernels.arrays.pointwise`, coefficient by coefficient."""
+        from .pointwise import FUNCTIONS
+        return FUNCTIONS[name](a, self)
+
+    def softmax(self, a: Any, axis: int = -1, mask: Any = None, out: Any = None) -> Any:
+        """The masked softmax (`kernels.arrays.masked_softmax`); `out` is a hint an engine may ignore."""
+        from .masked_softmax import softmax
+        return softmax(a, axis, mask, engine=self)
+
+    def layer_norm(self, a: Any, eps: float = 1e-5) -> Any:
+        """(a - mean) / sqrt(variance + eps) over the last axis, without gain or bias."""
+        centred = a - self.mean(a, axis=-1, keepdims=True)
+        return centred / self.sqrt(self.mean(centred * centred, axis=-1, keepdims=True) + eps)
+
+    def log_softmax(self, a: Any, axis: int = -1) -> Any:
+        """log(softmax(a)) along `axis`, shifted by the maximum."""
+        shifted = a - self.amax(a, axis=axis, keepdims=True)
+        return shifted - self.log(self.sum(self.exp(shifted), axis=axis, keepdims=True))
+
+    def repeat_new(self, a: Any, axis: int, count: int) -> Any:
+        """A new axis at `axis` holding `count` copies of a."""
+        expanded = self.expand_dims(a, axis)
+        shape = list(expanded.shape)
+        shape[axis] = count
+        return self.broadcast_to(expanded, tuple(shape)) * 1
+
+    def scatter(self, a: Any, axis: int, support: Sequence[int], size: int) -> Any:
+        """a's `axis` placed at positions `support` of a new axis of `size`, zeros elsewhere."""
+        placement = np.zeros((len(support), size))
+        placement[np.arange(len(support)), list(support)] = 1
+        moved = self.moveaxis(a, axis, -1)
+        return self.moveaxis(self.matmul(moved, self.constant(placement, a)), -1, axis)
+
+    def gather(self, a: Any, axis: int, index: np.ndarray, weight: np.ndarray, valid: np.ndarray) -> Any:
+        """a[..., index[r, m], ...] along `axis` (a new pair of axes r, m there), times `weight`, 0 where not
+        `valid` (left out, not multiplied)."""
+        axis %= a.ndim
+        taken = self.take(a, index.reshape(-1), axis)
+        taken = self.reshape(taken, tuple(a.shape[:axis]) + index.shape + tuple(a.shape[axis + 1:]))
+        tail = (1,) * (a.ndim - axis - 1)
+        if tail:                                        # else the arrays themselves: constants are cached by identity
+            valid, weight = valid.reshape(valid.shape + tail), weight.reshape(weight.shape + tail)
+        if not valid.all():
+            taken = self.where(self.constant(valid, taken), taken, 0.0)
+        if not np.all(weight[valid] == 1):
+            taken = taken * self.constant(weight, taken)
+        return taken
+
+    def lag(self, a: Any, axis: int, lag: int) -> Any:
+        """x_t -> x_{t - lag} along `axis` (zeros first)."""
+        axis %= a.ndim
+        n = a.shape[axis]
+        shape = list(a.shape)
+        shape[axis] = min(lag, n)
+        head = (slice(None),) * axis
+        return self.concatenate([self.zeros(tuple(shape), a), a[head + (slice(0, max(n - lag, 0)),)]], axis=axis)

@@ -1,0 +1,116 @@
+"""`JAX`: jax arrays, concrete or traced (``jax.grad``, ``jit``, ``vmap``), through jax.numpy.
+
+Every operation is functional, so plans and kernels compose with JAX's transformations.  Float64 needs
+``jax.config.update("jax_enable_x64", True)``, JAX's own switch; without it JAX computes in float32.  JAX is
+imported when the engine is first used.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .rates import NUMPY_RATES
+from .engine import Engine
+
+
+class JaxEngine(Engine):
+    """See the module docstring."""
+
+    name = "jax"
+    #: Eager dispatch costs about 20x a numpy call; under jit calls fuse, and the choice matters less.
+    rates = dataclasses.replace(NUMPY_RATES, call=25e-6, compiled64=0.0, compiled32=0.0)
+
+    @property
+    def xp(self) -> Any:  # type: ignore[override]  # Engine.xp is None: the abstract engine has no namespace
+        import jax.numpy as jnp
+        return jnp
+
+    def owns(self, a: Any) -> bool:
+        module = type(a).__module__
+        return module.startswith(("jax", "jaxlib"))
+
+    def value(self, a: Any) -> np.ndarray:
+        return np.asarray(a)
+
+    def detached(self, a: Any) -> Any:
+        import jax
+        return jax.lax.stop_gradient(a)
+
+    def dtype(self, a: Any) -> np.dtype:
+        return np.dtype(a.dtype)
+
+    def convert(self, value: Any, like: Any) -> Any:
+        jnp = self.xp
+        value = np.asarray(value)
+        if value.dtype.kind == "f" and like is not None and np.dtype(like.dtype).kind == "f":
+            return jnp.asarray(value, dtype=like.dtype)
+        return jnp.asarray(value)
+
+    def constant(self, value: Any, like: Any) -> Any:
+        return self.convert(value, like)                # jit keeps constants in the compiled program
+
+    def zeros(self, shape: Sequence[int], like: Any) -> Any:
+        return self.xp.zeros(tuple(shape), dtype=like.dtype)
+
+    def floats(self, mask: Any, like: Any) -> Any:
+        return mask.astype(like.dtype if like is not None else self.xp.float32)
+
+    def concrete(self, a: Any) -> bool:
+        import jax
+        return not isinstance(a, jax.core.Tracer)
+
+    def branch(self, condition: Any, then: Callable[[], Any], otherwise: Callable[[], Any]) -> Any:
+        if self.concrete(condition):
+            return then() if bool(condition) else otherwise()
+        import jax
+        return jax.lax.cond(condition, then, otherwise)
+
+    def contiguous(self, a: Any) -> Any:
+        return a
+
+    def take(self, a: Any, indices: Any, axis: int) -> Any:
+        return self.xp.take(a, np.asarray(indices), axis=axis)
+
+    def softmax(self, a: Any, axis: int = -1, mask: Any = None, out: Any = None) -> Any:
+        """jax.nn.softmax over the entries the mask keeps (its `where`); rows the mask empties come out 0."""
+        import jax
+        if mask is None:
+            return jax.nn.softmax(a, axis=axis)
+        mask = self.xp.broadcast_to(mask, a.shape)
+        weights = jax.nn.softmax(self.xp.where(mask, a, -self.xp.inf), axis=axis, where=mask)
+        return self.xp.where(mask, weights, 0.0)
+
+    def attention(self, q: Any, k: Any, v: Any, keep: Any = None, causal: bool = False) -> Any:
+        """softmax(q k^T) v over the kept keys in jax.numpy, traced or not: keys with a non-finite k or v are
+        zeroed and every query that sees one comes out NaN, so a non-finite key stays causal under jit."""
+        import jax
+        jnp = self.xp
+        if causal:
+            keep = jnp.tril(jnp.ones((q.shape[-2], k.shape[-2]), bool))
+        bad = ~(jnp.isfinite(k).all(-1) & jnp.isfinite(v).all(-1))                 # (..., keys)
+        k, v = jnp.where(bad[..., None], 0.0, k), jnp.where(bad[..., None], 0.0, v)
+        scores = q @ jnp.swapaxes(k, -1, -2)
+        if keep is not None:
+            scores = jnp.where(keep, scores, -jnp.inf)
+        out = jax.nn.softmax(scores, axis=-1) @ v
+        seen = bad[..., None, :] if keep is None else keep & bad[..., None, :]
+        return jnp.where(seen.any(-1)[..., None], jnp.nan, out)
+
+    def log_softmax(self, a: Any, axis: int = -1) -> Any:
+        import jax
+        return jax.nn.log_softmax(a, axis=axis)
+
+    def associative_scan(self, combine: Callable[[tuple[Any, ...], tuple[Any, ...]], tuple[Any, ...]],
+                         element: tuple[Any, ...], axis: int = 0) -> tuple[Any, ...]:
+        import jax
+        return jax.lax.associative_scan(combine, tuple(element), axis=axis)
+
+    def add_at(self, z: Any, rows: int | slice | np.ndarray, w: Any, scale: float = 1.0) -> Any:
+        return z.at[rows].add(w if scale == 1 else scale * w)
+
+
+#: The JAX engine.
+JAX = JaxEngine()

@@ -1,0 +1,475 @@
+"""`TORCH`: torch tensors on any device, with torch's own autograd (every operation is a torch operation).
+
+Results stay on the inputs' device and in their dtype; numpy constants are moved there once (`Engine.constant`).
+torch is imported when the engine is first used, so the core install never needs it.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import operator
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import opt_einsum
+from numpy.typing import DTypeLike
+
+from ..native import clib
+from .rates import Rates
+from .engine import Engine
+
+_DTYPES = {"float64": "float64", "float32": "float32", "float16": "float16", "bfloat16": "float32",
+           "complex128": "complex128", "complex64": "complex64", "bool": "bool", "int64": "int64",
+           "int32": "int32"}
+_NUMPY_DTYPES: dict[Any, np.dtype] = {}                 # torch dtype -> numpy dtype, filled on first use (a handful of entries)
+
+
+@functools.lru_cache(maxsize=1024)
+def _lettered(equation: str) -> str:
+    """The einsum equation with its labels renamed to the letters torch.einsum accepts."""
+    letters = {c: opt_einsum.get_symbol(n) for n, c in
+               enumerate(dict.fromkeys(equation.replace(",", "").replace("->", "").replace(".", "")))}
+    return "".join(letters.get(c, c) for c in equation)
+
+
+@functools.lru_cache(maxsize=1024)
+def _linear_form(equation: str, ranks: tuple[int, ...]
+                 ) -> tuple[int, tuple[int, ...], tuple[int, ...], int, int, tuple[int, ...]] | None:
+    """How a two-operand einsum is one ``torch.nn.functional.linear`` (an array with batch axes times a weight
+    without them, contracted over the axes they share): (the weight's position, the array's axes as kept then
+    contracted, the weight's likewise, how many kept axes each has, the output's order of the kept axes), or None.
+    """
+    inputs, output = equation.split("->")
+    terms = inputs.split(",")
+    if len(terms) != 2 or [("..." in t) for t in terms].count(True) != 1 or not output.startswith("..."):
+        return None
+    batched = 0 if "..." in terms[0] else 1
+    extra = ranks[batched] - (len(terms[batched]) - 3)
+    if extra < 0:
+        return None
+    ellipsis = "".join(chr(0xE000 + n) for n in range(extra))       # private-use symbols for the batch axes
+    a, w, out = terms[batched].replace("...", ellipsis), terms[1 - batched], output.replace("...", ellipsis)
+    if len(set(a)) != len(a) or len(set(w)) != len(w) or len(w) != ranks[1 - batched]:
+        return None
+    contracted = [c for c in w if c in a and c not in out]
+    kept_w = [c for c in w if c not in a]
+    kept_a = [c for c in a if c not in w]
+    if not contracted or any(c not in out for c in kept_w + kept_a) or len(contracted) + len(kept_w) != len(w):
+        return None
+    order = kept_a + kept_w
+    return (1 - batched, tuple(a.index(c) for c in kept_a + contracted), tuple(w.index(c) for c in kept_w + contracted),
+            len(kept_a), len(kept_w), tuple(order.index(c) for c in out))
+
+
+@functools.cache
+def _state() -> tuple[Any, Any, Any]:
+    """(torch.is_grad_enabled, torch's test for active torch.func transforms or None, torch.autograd.forward_ad),
+    looked up once: every compiled call asks them, and the lookups cost as much as the questions."""
+    import torch
+    return (torch.is_grad_enabled, getattr(torch._C, "_are_functorch_transforms_active", None),
+            torch.autograd.forward_ad)
+
+
+def outside_torch_compile(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function`, run as it is where torch.compile traces it (at a graph break; ``torch.compiler.disable``): the
+    library's checks, caches, ctypes calls and in-place buffers are not code its tracer follows, and torch's
+    autograd sees through the call all the same.  Elsewhere one question costs the call (torch is not imported to
+    ask it)."""
+    @functools.wraps(function)
+    def entry(*arguments: Any, **options: Any) -> Any:
+        torch = sys.modules.get("torch")
+        if torch is not None and getattr(torch.compiler, "is_compiling", bool)():      # torch >= 2.3 can say
+            return torch.compiler.disable(function)(*arguments, **options)
+        return function(*arguments, **options)
+    return entry
+
+
+def _transformed() -> bool:
+    """True when a torch.func transform is active or a forward-mode dual level is open.  Both are torch's private
+    state; where a torch release does not have it, True (the cautious answer)."""
+    _, transforms, forward_ad = _state()
+    level = getattr(forward_ad, "_current_level", None)
+    return transforms is None or transforms() or not isinstance(level, int) or level >= 0
+
+
+_REQUIRES_GRAD = operator.attrgetter("requires_grad")
+
+
+def _needs_grad(*tensors: Any) -> bool:
+    """True when grad mode is on and one of the tensors requires grad."""
+    return _state()[0]() and any(map(_REQUIRES_GRAD, tensors))
+
+
+def _rows(a: Any, columns: int) -> tuple[Any, tuple[int, int, int]]:
+    """a as (rows, columns) and where the loop reads it: (address, row stride, column stride).  A tensor without
+    memory of its own (a zero tensor of forward mode; sparse, meta or fake tensors raise here) is refused."""
+    a = (a if a.dim() == 2 else a.reshape(-1, columns)).resolve_neg()
+    address = a.data_ptr()
+    if not address and a.numel():
+        raise TypeError(f"the compiled loop reads tensors' memory, got a {a.dtype} tensor of shape {tuple(a.shape)} "
+                        f"without any (a zero tensor); use strategy 'gather' or 'codegen' for it")
+    return a, (address, *a.stride())
+
+
+def _loop(level: Any, x: Any, y: Any) -> Any:
+    """The level's C loop (`kernels.native.clib.sparse_product_at`) on real CPU tensors with one batch shape and its axis
+    last (x float32 or float64, `TorchEngine.runs_compiled`; operands of two dtypes are promoted), reading their
+    memory in place; the result is a new tensor."""
+    d1, d2, d3 = level.factor.shape
+    batch = x.shape[:-1]
+    if x.dtype != y.dtype:
+        import torch
+        dtype = torch.promote_types(x.dtype, y.dtype)
+        dtype = dtype if dtype in (torch.float32, torch.float64) else torch.float64
+        x, y = x.to(dtype), y.to(dtype)
+    (x, xs), (y, ys) = _rows(x, d1), _rows(y, d2)
+    z = x.new_empty((x.shape[0], d3))
+    clib.sparse_product_at(level.terms, TORCH.dtype(x), x.shape[0], level.factor.shape, xs, ys, z.data_ptr(),
+                           openmp=True)
+    return z if len(batch) == 1 else z.reshape(*batch, d3)
+
+
+def _signed(function: Any) -> Any:
+    """An autograd function whose forward keeps its signature (PEP 362's ``__signature__``): torch's ``apply`` binds
+    the arguments to it on every call, and rebuilding it each time cost a third of a small call's overhead."""
+    function.forward.__signature__ = inspect.signature(function.forward)
+    return function
+
+
+def _loop_backward(ctx: Any, gradient: Any) -> tuple[Any, Any, None]:
+    """The VJPs of the compiled loop (both autograd functions' backward): the transposed levels' loops, tracked only
+    for create_graph."""
+    x, y = ctx.saved_tensors
+    dx = TORCH.compiled_loop(ctx.level.transposed(0), y, gradient) if ctx.needs_input_grad[0] else None
+    dy = TORCH.compiled_loop(ctx.level.transposed(1), x, gradient) if ctx.needs_input_grad[1] else None
+    return dx, dy, None
+
+
+@functools.cache
+def _tracked_loop_function() -> Any:
+    """The compiled loop's autograd function for plain autograd: its forward takes ctx, a form whose ``apply`` cost
+    half that of `_loop_function`'s (6 against 11 microseconds), which torch.func cannot transform."""
+    import torch
+
+    class TrackedLoop(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any, y: Any, level: Any) -> Any:
+            ctx.save_for_backward(x, y)
+            ctx.level = level
+            return _loop(level, x, y)
+
+        backward = staticmethod(_loop_backward)
+
+    return TrackedLoop
+
+
+@functools.cache
+def _loop_function() -> Any:
+    """The compiled loop's autograd function under torch.func transforms and forward mode (made on first use: torch
+    is imported then)."""
+    import torch
+
+    @_signed
+    class Loop(torch.autograd.Function):
+        @staticmethod
+        def forward(x: Any, y: Any, level: Any) -> Any:
+            return _loop(level, x, y)
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: Any, output: Any) -> None:      # the form torch.func transforms need
+            x, y, level = inputs
+            ctx.save_for_backward(x, y)
+            ctx.level = level
+
+        backward = staticmethod(_loop_backward)
+
+        @staticmethod
+        def vmap(info: Any, in_dims: Any, x: Any, y: Any, level: Any) -> Any:
+            """torch.func.vmap: the mapped axis leads both operands (expanded where one is not mapped) and joins
+            the batch."""
+            x, y = (a.unsqueeze(0).expand(info.batch_size, *a.shape) if dim is None else a.movedim(dim, 0)
+                    for a, dim in zip((x, y), in_dims[:2]))
+            return Loop.apply(x, y, level), 0
+
+    return Loop
+
+
+@functools.cache
+def _scan_function() -> Any:
+    """The autograd function of the compiled Seq2Tens scan (made on first use: torch is imported then)."""
+    import torch
+
+    @_signed
+    class Scan(torch.autograd.Function):
+        @staticmethod
+        def forward(x: Any, degree: int, order: int, sequences: bool, reference: Any) -> Any:
+            return torch.from_numpy(clib.tensor_scan(x.detach().resolve_neg().numpy(), degree, order, sequences,
+                                                     openmp=True))
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: Any, output: Any) -> None:
+            x, degree, order, sequences, reference = inputs
+            ctx.options = degree, order, sequences
+            ctx.reference = functools.partial(reference, degree=degree, order=order, return_sequences=sequences)
+            ctx.save_for_backward(x)
+
+        @staticmethod
+        def backward(ctx: Any, gradient: Any) -> Any:
+            x, = ctx.saved_tensors
+            if torch.is_grad_enabled():   # create_graph: a VJP it can differentiate
+                dx, = torch.func.vjp(ctx.reference, x)[1](gradient)
+            else:
+                degree, order, sequences = ctx.options
+                dx = torch.from_numpy(clib.tensor_scan_vjp(x.detach().resolve_neg().numpy(),
+                                                           gradient.detach().resolve_neg().contiguous().numpy(),
+                                                           degree, order, sequences, openmp=True))
+            return dx, None, None, None, None
+
+    return Scan
+
+
+class TorchEngine(Engine):
+    """See the module docstring."""
+
+    name = "torch"
+    native_pairs = True
+    #: Fitted on this project's 2-core machine (``benchmarks/strategies.py --engine torch --fit``): calls cost about
+    #: 4x numpy's, while elementwise work and small batched products run on both cores.  gemm64 raised from the
+    #: fit's 18e9 once dense wrote its blocks in place: random dense d = 64 at 64 to 4,096 rows then took 0.74-0.89x
+    #: the compiled loop's time (0.72-1.04x forward and backward), d = 32 still 1.04-1.33x, and 22e9 gives dense
+    #: the first and the loop the second, no built-in algebra's choice changing.  The compiled loop's entry costs
+    #: about as on numpy (translation(8) and complex numbers at 64 rows: 20-26 microseconds in all); priced as 15
+    #: torch calls, it had lost to fft and codegen at 64 to 1,024 rows, which took 1.7-2.3x its time.
+    rates = Rates(call=5e-6, bandwidth=17e9, gemm64=22e9, gemm32=75e9, loop=15e9, row=30e-9, compiled64=25e9,
+                  compiled32=30e9, compiled_call=20e-6)
+    #: Measured (forward and backward, float32, 2 cores): the loop is 3-8x slower at 16-256 elements per step, and
+    #: faster from about 4,096 (13.5 against 17.1 ms at 196 steps; 103 against 410 ms at 65,536 elements).
+    loop_scan_width = 4096
+
+    @property
+    def xp(self) -> Any:  # type: ignore[override]  # Engine.xp is None: the abstract engine has no namespace
+        import torch
+        return torch
+
+    def owns(self, a: Any) -> bool:
+        return type(a).__module__.startswith("torch") and hasattr(a, "detach")
+
+    def value(self, a: Any) -> np.ndarray:
+        return a.detach().cpu().numpy()
+
+    def unstack(self, a: Any) -> list[Any]:
+        """One backward node for every slice: indexing slices one at a time makes each slice's gradient a
+        full-size array (a selective scan's backward ran 60 times slower than its forward)."""
+        return list(a.unbind(0))
+
+    def device(self, a: Any) -> Any:
+        return a.device
+
+    def runs_compiled(self, a: Any) -> bool:
+        return bool(a.device.type == "cpu" and a.dtype in (self.xp.float32, self.xp.float64))
+
+    def compiled_loop(self, level: Any, x: Any, y: Any) -> Any:
+        """The level's C loop (`_loop`) on real CPU tensors with one batch shape and its axis last: one autograd
+        function whose VJPs are the transposed levels' loops where autograd tracks the tensors
+        (`_tracked_loop_function`), the loop alone where nothing does.  Under torch.func transforms and forward
+        mode, the level's `substitute` (codegen: torch operations they see through at any depth; torch
+        runs a custom function's jvp rule with the outer forward levels off), or where it has none,
+        `_loop_function`, which vmap and reverse mode transform and forward mode refuses."""
+        if _transformed():
+            substitute = level.substitute
+            return _loop_function().apply(x, y, level) if substitute is None else substitute(x, y)
+        if _needs_grad(x, y):
+            return _tracked_loop_function().apply(x, y, level)
+        return _loop(level, x, y)
+
+    def compiled_scan(self, x: Any, degree: int, order: int, sequences: bool, reference: Any) -> Any:
+        """`kernels.native.clib.tensor_scan` on CPU tensors: one autograd function whose VJP is the C gradient loop (its
+        forward called directly where nothing tracks the tensors).  Under torch.func transforms and forward mode,
+        the level-wise `reference` instead, which they see through at any depth: torch runs a custom function's jvp
+        rule with the outer forward levels off, so a jvp of a jvp through one gave 0."""
+        if _transformed():
+            return reference(x, degree=degree, order=order, return_sequences=sequences)
+        if not _needs_grad(x):
+            return _scan_function().forward(x, degree, order, sequences, reference)
+        return _scan_function().apply(x, degree, order, sequences, reference)
+
+    def detached(self, a: Any) -> Any:
+        return a.detach()
+
+    def dtype(self, a: Any) -> np.dtype:
+        found = _NUMPY_DTYPES.get(a.dtype)
+        if found is None:
+            found = _NUMPY_DTYPES[a.dtype] = np.dtype(_DTYPES[str(a.dtype).split(".")[-1]])
+        return found
+
+    def native_dtype(self, dtype: DTypeLike, like: Any = None) -> Any:
+        return getattr(self.xp, np.dtype(dtype).name)
+
+    def convert(self, value: Any, like: Any) -> Any:
+        torch = self.xp
+        value = np.array(value)                          # a writable copy (masks and constants are read-only)
+        device = getattr(like, "device", None)
+        if value.dtype.kind == "f":
+            dtype = like.dtype if like is not None and like.dtype.is_floating_point else torch.float64
+            return torch.as_tensor(value, device=device).to(dtype)
+        if value.dtype.kind == "c":
+            return torch.as_tensor(value, device=device)
+        return torch.as_tensor(value, device=device)
+
+    def constant(self, value: Any, like: Any) -> Any:
+        """`Engine.constant`, kept only when made outside torch.func transforms and forward mode: a tensor made
+        under one is wrapped at its level, and kept, it escaped into the next transform (a hessian after a jvp
+        failed an internal assertion of torch's)."""
+        return self.convert(value, like) if _transformed() else super().constant(value, like)
+
+    def _placement(self, like: Any) -> Any:
+        return like.dtype, like.device
+
+    def zeros(self, shape: Sequence[int], like: Any) -> Any:
+        return self.xp.zeros(tuple(shape), dtype=like.dtype, device=like.device)
+
+    def empty(self, shape: Sequence[int], like: Any) -> Any:
+        return self.xp.empty(tuple(shape), dtype=like.dtype, device=like.device)
+
+    def in_place(self, *arrays: Any) -> bool:
+        """True outside torch.func transforms and forward mode when autograd records none of the tensors."""
+        return not _transformed() and not _needs_grad(*arrays)
+
+    def threads(self) -> int:
+        return int(self.xp.get_num_threads())
+
+    def promoted(self, x: Any, y: Any) -> tuple[Any, Any]:
+        dtype = self.xp.result_type(x, y)
+        return x.to(dtype), y.to(dtype)
+
+    def floats(self, mask: Any, like: Any) -> Any:
+        return mask.to(like.dtype if like is not None else self.xp.float64)
+
+    def contiguous(self, a: Any) -> Any:
+        return a.contiguous()
+
+    def take(self, a: Any, indices: Any, axis: int) -> Any:
+        index = self.xp.as_tensor(np.asarray(indices), device=a.device)
+        return self.xp.index_select(a, axis % a.ndim, index.reshape(-1)).reshape(
+            tuple(a.shape[:axis % a.ndim]) + np.shape(indices) + tuple(a.shape[axis % a.ndim + 1:]))
+
+    def where(self, condition: Any, a: Any, b: Any) -> Any:
+        torch = self.xp
+        like = a if torch.is_tensor(a) else b
+        a, b = (v if torch.is_tensor(v) else torch.as_tensor(v, dtype=like.dtype, device=like.device) for v in (a, b))
+        return torch.where(condition, a, b)
+
+    def maximum(self, a: Any, b: Any) -> Any:
+        torch = self.xp
+        return torch.maximum(a, b if torch.is_tensor(b) else torch.as_tensor(b, dtype=a.dtype, device=a.device))
+
+    def amax(self, a: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
+        return self.xp.amax(a, dim=axis, keepdim=keepdims)
+
+    def sum(self, a: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
+        if axis is None:
+            return a.sum()
+        return self.xp.sum(a, dim=axis, keepdim=keepdims)
+
+    def transpose(self, a: Any, axes: Sequence[int]) -> Any:
+        return a.permute(*axes)
+
+    def expand_dims(self, a: Any, axis: int) -> Any:
+        return a.unsqueeze(axis)
+
+    def broadcast_to(self, a: Any, shape: Sequence[int]) -> Any:
+        return a.expand(*shape)
+
+    def rfft(self, a: Any, n: int | None = None, axis: int = -1) -> Any:
+        return self.xp.fft.rfft(a, n=n, dim=axis)
+
+    def irfft(self, a: Any, n: int | None = None, axis: int = -1) -> Any:
+        return self.xp.fft.irfft(a, n=n, dim=axis)
+
+    def fft(self, a: Any, axis: int = -1) -> Any:
+        return self.xp.fft.fft(a, dim=axis)
+
+    def ifft(self, a: Any, axis: int = -1) -> Any:
+        return self.xp.fft.ifft(a, dim=axis)
+
+    def add_at(self, z: Any, rows: int | slice | np.ndarray, w: Any, scale: float = 1.0) -> Any:
+        """In place (z is the level's own fresh tensor: safe for autograd), except under torch.func transforms and
+        forward mode, whose batched or dual w cannot be written into z: there one ``index_add``."""
+        if not _transformed():
+            z[rows] += w if scale == 1 else scale * w
+            return z
+        index = np.arange(z.shape[0])[rows] if isinstance(rows, slice) else np.atleast_1d(rows)
+        w = w if isinstance(rows, slice) or np.ndim(rows) else w[None]
+        return z.index_add(0, self.xp.as_tensor(index, device=z.device), w, alpha=scale)
+
+    def branch(self, condition: Any, then: Callable[[], Any], otherwise: Callable[[], Any]) -> Any:
+        """Under torch.func transforms and forward mode, where the condition may differ from one mapped slice to the
+        next, both results and ``torch.where`` (the one control flow vmap takes)."""
+        if not _transformed():
+            return then() if bool(condition) else otherwise()
+        return self.xp.where(condition, then(), otherwise())
+
+    def softmax(self, a: Any, axis: int = -1, mask: Any = None, out: Any = None) -> Any:
+        """torch's fused softmax, masked entries set to -inf first; rows the mask empties come out 0."""
+        torch = self.xp
+        if mask is None:
+            return torch.softmax(a, axis)
+        weights = torch.softmax(a.masked_fill(~mask, float("-inf")), axis)
+        return weights.masked_fill(~mask.any(axis, keepdim=True), 0.0)
+
+    def pointwise(self, name: str, a: Any) -> Any:
+        """torch's own kernels (one call, a cheap backward) for the maps it has exactly; the rest as written."""
+        functional = self.xp.nn.functional
+        native = {"relu": self.xp.relu, "sigmoid": self.xp.sigmoid, "silu": functional.silu, "tanh": self.xp.tanh,
+                  "exp": self.xp.exp}.get(name)
+        return native(a) if native is not None else super().pointwise(name, a)
+
+    def layer_norm(self, a: Any, eps: float = 1e-5) -> Any:
+        return self.xp.nn.functional.layer_norm(a, a.shape[-1:], eps=eps)
+
+    def log_softmax(self, a: Any, axis: int = -1) -> Any:
+        return self.xp.log_softmax(a, axis)
+
+    def contract(self, equation: str, *arrays: Any) -> Any:
+        """An array with batch axes times a weight (a projection): one ``linear`` call, whose backward is two
+        matrix products; other pairs: torch.einsum (labels made letters); more operands go pairwise along the
+        cached opt_einsum path (`kernels.arrays.contract`), since torch.einsum would search for a path on every call."""
+        if len(arrays) > 2:
+            return super().contract(equation, *arrays)
+        form = _linear_form(equation, tuple(len(a.shape) for a in arrays))
+        if form is not None:
+            weight_at, order_a, order_w, kept_a, kept_w, order_out = form
+            a = self.xp.permute(arrays[1 - weight_at], order_a)
+            w = self.xp.permute(arrays[weight_at], order_w)
+            if tuple(a.shape[kept_a:]) == tuple(w.shape[kept_w:]):
+                size = math.prod(w.shape[kept_w:])
+                product = self.xp.nn.functional.linear(a.reshape(*a.shape[:kept_a], size),
+                                                       w.reshape(math.prod(w.shape[:kept_w]), size))
+                return product.reshape(*a.shape[:kept_a], *w.shape[:kept_w]).permute(order_out)
+        return self.xp.einsum(_lettered(equation), *arrays)
+
+    def attention(self, q: Any, k: Any, v: Any, keep: Any = None, causal: bool = False) -> Any:
+        """torch's scaled_dot_product_attention (scale 1: a plan's scale is already in q), on rows of unit stride;
+        None when k or v is not finite (a sum overflowing only costs the fast path): the kernel would not keep such
+        a key from the queries that do not see it.  (A non-finite query spoils only its own row, as in the plan.)"""
+        import torch.nn.functional as functional
+        if not bool(self.xp.isfinite(k.sum() + v.sum())):                # one check: NaN and inf propagate
+            return None
+        q, k, v = (a if a.stride(-1) == 1 else a.contiguous() for a in (q, k, v))
+        return functional.scaled_dot_product_attention(q, k, v, attn_mask=keep, is_causal=causal, scale=1.0)
+
+    def flip(self, a: Any, axis: int) -> Any:
+        return self.xp.flip(a, (axis,))
+
+    def stack(self, arrays: Iterable[Any], axis: int = 0) -> Any:
+        return self.xp.stack(list(arrays), dim=axis)
+
+    def concatenate(self, arrays: Iterable[Any], axis: int = 0) -> Any:
+        return self.xp.cat(list(arrays), dim=axis)
+
+
+#: The torch engine.
+TORCH = TorchEngine()

@@ -1,0 +1,518 @@
+"""The compiled loop behind the ``compiled`` strategy: a small C library built by the system's C compiler.
+
+numpy cannot fuse the gather, multiply and sum of a sparse bilinear product, so each term of a sparse algebra
+costs it a pass over memory; a compiled loop keeps the components of a block of rows in cache and adds every
+nonzero term lam[i, j, k] x_i y_j once.  The C source below is fixed (no user text enters it); `unavailable`
+compiles it on first use with ``$CC`` (else ``cc``, ``gcc`` or ``clang``) at ``-O3`` for this CPU, caches the shared
+library on disk (in the ``kernels`` folder of `product_interactions.cache`; a private temporary folder when the
+cache is off or cannot be written) and loads it with ctypes, which releases the GIL during the call.  Large calls run
+on `threads` threads: a pool the library starts, or for calls from torch an OpenMP team (see `sparse_product`).
+Where no compiler works, or ``PRODUCT_INTERACTIONS_COMPILE=0`` (or ``off``), `unavailable` says why and the strategy
+does not apply.
+
+>>> import numpy as np
+>>> if unavailable() is None:                 # z = 2 x_0 y_1 on three rows
+...     terms = Terms.from_table(np.array([[0, 1, 0]]), np.array([2.0]), 1)
+...     print(sparse_product(terms, np.arange(6.0).reshape(3, 2), np.ones((3, 2)), (2, 2, 1)).ravel())
+... else:
+...     print([0., 4., 8.])
+[0. 4. 8.]
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import itertools
+import math
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+import numpy as np
+
+from ... import cache
+from . import memory
+from .csource import ALIGNMENT, BLOCK, LANES, SOURCE, WIDE_BLOCK
+
+#: Shapes and dtypes one `Terms` keeps its loop for (`Terms.loop`): a factor is called with one shape.
+LOOPS_KEPT = 8
+#: Shared libraries kept in the cache folder (one per source, compiler and CPU); older ones are removed.
+LIBRARIES_KEPT = 8
+#: Seconds a compilation may take before it is abandoned.
+COMPILE_SECONDS = 120
+#: Flags tried in turn: tuned for this CPU, then portable (a compiler without -march=native); each with OpenMP, then
+#: without (`openmp` calls then run on the library's own threads).
+FLAG_SETS = (("-O3", "-march=native", "-pthread", "-fopenmp"), ("-O3", "-pthread", "-fopenmp"),
+             ("-O3", "-march=native", "-pthread"), ("-O3", "-pthread"))
+
+
+def _compiler() -> list[str] | None:
+    """The compiler command: ``$CC`` split as a shell would (``ccache gcc``), else cc, gcc or clang."""
+    chosen = shlex.split(os.environ.get("CC", ""))
+    if chosen:
+        found = shutil.which(chosen[0])
+        return [found, *chosen[1:]] if found else None
+    found = next(filter(None, map(shutil.which, ("cc", "gcc", "clang"))), None)
+    return [found] if found else None
+
+
+def _cpu() -> str:
+    """What -march=native depends on: the CPU's model and feature flags where the system tells them."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            lines = [line for line in info if line.startswith(("model name", "flags", "Features"))]
+        return "".join(sorted(set(lines)))
+    except OSError:
+        return platform.processor()
+
+
+def _compile(compiler: list[str], flags: tuple[str, ...], folder: str, name: str) -> str:
+    """Compile SOURCE into folder/name (written under a temporary name, readable and executable by all but
+    writable only by this user, then renamed: atomic for other processes); returns the path, or raises OSError /
+    subprocess errors."""
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder) as scratch:
+        source = os.path.join(scratch, "product.c")
+        with open(source, "w") as handle:
+            handle.write(SOURCE)
+        built = os.path.join(scratch, name)
+        subprocess.run([*compiler, *flags, "-fPIC", "-shared", source, "-o", built], check=True,
+                       capture_output=True, timeout=COMPILE_SECONDS)
+        os.chmod(built, 0o755)
+        target = os.path.join(folder, name)
+        os.replace(built, target)
+    return target
+
+
+def _trusted(path: str) -> bool:
+    """True when only this user can have written the file at `path` or its folder (each owned by them, not group
+    or world writable): a shared or planted cache entry is compiled afresh instead of loaded."""
+    for place in (path, os.path.dirname(path)):
+        status = os.stat(place)
+        if hasattr(os, "getuid") and status.st_uid != os.getuid() or status.st_mode & 0o022:
+            return False
+    return True
+
+
+def _prune(folder: str) -> None:
+    """Keep the LIBRARIES_KEPT most recently used libraries of the cache folder."""
+    try:
+        found = [os.path.join(folder, f) for f in os.listdir(folder) if f.startswith("product-") and f.endswith(".so")]
+        for path in sorted(found, key=os.path.getmtime, reverse=True)[LIBRARIES_KEPT:]:
+            os.remove(path)
+    except OSError:
+        pass
+
+
+def _opened(compiler: list[str], flags: tuple[str, ...], name: str) -> ctypes.CDLL:
+    """The library `name`, loaded: found in the cache folder, else compiled into it; compiled into a private
+    temporary folder (removed once loaded) when the cache is off, cannot be written, or holds an entry another
+    user could have written."""
+    folder = cache.folder("kernels")
+    if folder is not None:
+        path = os.path.join(folder, name)
+        if os.path.exists(path) and _trusted(path):
+            try:
+                os.utime(path)                  # marks it used for _prune; a read-only cache serves as it is
+            except OSError:
+                pass
+            return ctypes.CDLL(path)
+        if not os.path.exists(path):
+            try:
+                path = _compile(compiler, flags, str(folder), name)
+            except OSError:
+                pass
+            else:
+                _prune(str(folder))
+                return ctypes.CDLL(path)
+    scratch = tempfile.mkdtemp(prefix="product-interactions-")
+    try:
+        return ctypes.CDLL(_compile(compiler, flags, scratch, name))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)      # a loaded library stays mapped
+
+
+def _switched_off() -> bool:
+    return os.environ.get("PRODUCT_INTERACTIONS_COMPILE", "1").strip().lower() in ("0", "off", "false", "no")
+
+
+def _declare(library: ctypes.CDLL) -> None:
+    """The argument types of the library's functions (see `kernels.native.csource`)."""
+    number, address = ctypes.c_int64, ctypes.c_void_p
+    for dtype in BLOCK:
+        signatures = {**{f"product_{dtype.name}_{rows}": [number] * 6 + [address, number, number] * 2 + [address] * 7
+                         for rows in (BLOCK[dtype], WIDE_BLOCK[dtype])},
+                      f"scan_{dtype.name}": [number] * 7 + [address] * 2 + [number] * 3 + [address, number, address,
+                                                                                           number],
+                      f"scan_backward_{dtype.name}": [number] * 7 + [address] * 2 + [number] * 3 +
+                      [address, number, address, number, address, number]}
+        for name, arguments in signatures.items():
+            function = getattr(library, name)
+            function.restype, function.argtypes = ctypes.c_int if name.startswith("product") else None, arguments
+
+
+@functools.lru_cache(maxsize=1)
+def _load() -> tuple[ctypes.CDLL | None, str | None]:
+    """(library, None) or (None, why it is unavailable); built or found once per process."""
+    if _switched_off():
+        return None, "compiled loops are switched off (PRODUCT_INTERACTIONS_COMPILE=0)"
+    compiler = _compiler()
+    if compiler is None:
+        return None, "no C compiler found (set CC, or install cc, gcc or clang)"
+    shown = " ".join(compiler)
+    try:
+        version = subprocess.run([*compiler, "--version"], capture_output=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError) as error:
+        return None, f"the C compiler {shown} does not run: {error}"
+    failures = []
+    for flags in FLAG_SETS:
+        key = hashlib.sha256(repr((SOURCE, compiler, version, flags, platform.machine(), _cpu(),
+                                   sys.platform)).encode()).hexdigest()[:20]
+        try:
+            library = _opened(compiler, flags, f"product-{key}.so")
+        except (OSError, subprocess.SubprocessError) as error:
+            detail = getattr(error, "stderr", b"") or b""
+            failures.append(f"{' '.join(flags)}: {error} {detail.decode(errors='replace')[:300]}".strip())
+            continue
+        _declare(library)
+        return library, None
+    return None, f"the C compiler {shown} failed: " + "; ".join(failures)
+
+
+def unavailable() -> str | None:
+    """Why compiled loops cannot run here, or None when they can (compiles on the first call)."""
+    return _load()[1]
+
+
+class Terms:
+    """A factor's nonzero terms grouped by output: ``starts[k]:starts[k + 1]`` are those of z_k, with x index `i`,
+    y index `j` and coefficient `values`, kept in each dtype of `BLOCK`.  Within an output, each run of terms with
+    one x index is a group the loop multiplies by that x once (`groups`): sort the terms by x index within each
+    output (`from_table` does) for the fewest groups."""
+
+    def __init__(self, starts: np.ndarray, i: np.ndarray, j: np.ndarray, values: np.ndarray) -> None:
+        for name, a in (("starts", starts), ("i", i), ("j", j), ("values", values)):
+            if np.ndim(a) != 1:
+                raise ValueError(f"Terms: expected {name} of one axis, got shape {np.shape(a)}")
+        self.starts, self.i, self.j = (np.ascontiguousarray(a, dtype=np.int64) for a in (starts, i, j))
+        self.values = {dtype: np.ascontiguousarray(values, dtype=dtype) for dtype in BLOCK}
+        #: The x and y dimensions the indices need (the loop reads no further).
+        self.reach = (int(self.i.max(initial=-1)) + 1, int(self.j.max(initial=-1)) + 1)
+        if min(self.i.min(initial=0), self.j.min(initial=0), self.starts.min(initial=0)) < 0 or \
+                not len(self.i) == len(self.j) == len(values) == (self.starts[-1] if len(self.starts) else -1) or \
+                np.any(np.diff(self.starts) < 0):
+            raise ValueError("Terms: expected non-negative indices, one value per term and non-decreasing starts "
+                             f"ending at the term count, got {len(self.i)} terms and starts {self.starts[:8]}...")
+        self.groups = self._groups()
+        self._addresses: dict[tuple[np.dtype[Any], int], tuple[tuple[int, int, int, int, int], Any]] = {}
+        self._loops: dict[tuple[np.dtype[Any], tuple[int, int, int]], tuple[Any, int, tuple[int, ...]]] = {}
+
+    def _groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(the groups of each output, as starts like `starts`; each group's x index; each group's terms, as
+        starts): a group begins at each output's first term and wherever the x index changes."""
+        count = len(self.i)
+        first = np.zeros(count, bool)
+        first[self.starts[self.starts < count]] = True
+        first[1:] |= self.i[1:] != self.i[:-1]
+        if count:
+            first[0] = True
+        begins = np.flatnonzero(first)
+        return (np.searchsorted(begins, self.starts).astype(np.int64), np.ascontiguousarray(self.i[begins]),
+                np.append(begins, count).astype(np.int64))
+
+    def addresses(self, dtype: np.dtype[Any], rows: int) -> tuple[int, int, int, int, int]:
+        """What the loop for blocks of `rows` rows reads, by address: the groups (`groups`) with their x indices
+        times `rows`, j times `rows`, and the values in `dtype` (kept, with those scaled indices, after the first
+        call; a copied or unpickled Terms has its own arrays, and finds their addresses afresh)."""
+        key = (dtype, rows)
+        if key not in self._addresses:
+            starts, first, terms = self.groups
+            scaled = first * rows, self.j * rows
+            self._addresses[key] = ((starts.ctypes.data, scaled[0].ctypes.data, terms.ctypes.data,
+                                     scaled[1].ctypes.data, self.values[dtype].ctypes.data), scaled)
+        return self._addresses[key][0]
+
+    def loop(self, dtype: np.dtype[Any], shape: tuple[int, int, int]) -> tuple[Any, int, tuple[int, ...]]:
+        """(the product loop's C function, its rows per block, `addresses`) for these terms in a factor of `shape`
+        in `dtype` (`block_rows`; found once for each of the few shapes and dtypes a factor is called with)."""
+        key = (dtype, shape)
+        found = self._loops.get(key)
+        if found is None:
+            if len(self._loops) >= LOOPS_KEPT:
+                self._loops.clear()
+            block = block_rows(dtype, shape)
+            found = self._loops[key] = (_function(f"product_{dtype.name}_{block}"), block,
+                                        self.addresses(dtype, block))
+        return found
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The state copies and pickles take: all but the addresses (`addresses`, `loop`), which are this object's
+        own."""
+        return {**self.__dict__, "_addresses": {}, "_loops": {}}
+
+    @classmethod
+    def from_table(cls, indices: np.ndarray, values: np.ndarray, d3: int) -> Terms:
+        """From a factor's (nnz, 3) indices and values: sorted by output, then x and y index."""
+        order = np.lexsort((indices[:, 1], indices[:, 0], indices[:, 2]))
+        i, j, k = (indices[order, axis] for axis in range(3))
+        return cls(np.searchsorted(k, np.arange(d3 + 1)), i, j, np.asarray(values)[order])
+
+
+#: Bytes of a wide block's x and y components (`block_rows`): the L1 data cache of this project's machine (48 KiB).
+#: Where they fit, wide blocks took 0.65-0.9x the time of narrow ones; where they did not, up to 1.5x.
+WIDE_BYTES = 48 * 2**10
+
+#: Threads one call may split its rows over: None for every core this process may run on; settable (benchmarks
+#: set it to their BLAS thread count, so that both sides of a ratio use the same cores).
+THREADS: int | None = None
+#: Terms times rows each thread is given at least (about ten microseconds of work): smaller calls run whole.
+WORK_PER_THREAD = 2**16
+
+
+@functools.lru_cache(maxsize=1)
+def _cores() -> int:
+    """The cores this process may run on (asked once: a system call per loop call cost more than the question)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+#: True in a process forked from this one: the pool's threads do not survive fork, so a forked child runs the loops
+#: on its own thread.
+_FORKED = [False]
+
+
+def _forked() -> None:
+    _FORKED[0] = True
+    _cores.cache_clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
+
+def threads(work: int, most: int | None = None) -> int:
+    """How many threads a call of `work` terms times rows runs on (`THREADS`, checked here; at most `most`, such as
+    its number of blocks): one in a forked child."""
+    limit = THREADS
+    if limit is None:
+        limit = _cores()
+    elif isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"kernels.native.clib.THREADS: expected None or an int >= 1, got {limit!r:.60}")
+    if _FORKED[0]:
+        return 1
+    return max(1, min(limit, work // WORK_PER_THREAD, limit if most is None else most))
+
+
+def _check(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int, int, int]) -> None:
+    """Refuse what the loop would read out of bounds or in the wrong type, naming the argument."""
+    d1, d2, d3 = shape
+    for name, a, d in (("x", x, d1), ("y", y, d2)):
+        if type(a) is not np.ndarray or a.ndim != 2 or a.shape[1] != d or a.dtype not in BLOCK:
+            raise TypeError(f"{name}: expected a 2-D float32 or float64 numpy array of {d} columns, got "
+                            f"{type(a).__name__} {getattr(a, 'dtype', '')} {getattr(a, 'shape', '')}")
+    if x.dtype != y.dtype or x.shape[0] != y.shape[0]:
+        raise ValueError(f"x, y: expected one dtype and one row count, got {x.dtype} {x.shape} and {y.dtype} {y.shape}")
+    if terms.reach[0] > d1 or terms.reach[1] > d2 or len(terms.starts) != d3 + 1:
+        raise ValueError(f"terms: expected indices within shape {shape}, got terms reaching {terms.reach} with "
+                         f"{len(terms.starts) - 1} outputs")
+
+
+def _library() -> ctypes.CDLL:
+    library, why = _load()
+    if library is None:
+        raise RuntimeError(f"compiled loops are unavailable: {why}")
+    return library
+
+
+@functools.lru_cache(maxsize=None)
+def _function(name: str) -> Any:
+    """The library's function `name` (looked up once: ctypes' lookup costs more than the call)."""
+    return getattr(_library(), name)
+
+
+def _buffer(numbers: int, dtype: np.dtype[Any]) -> np.ndarray:
+    """A working buffer of `numbers` numbers (not initialised: the loops write before they read) that starts on a
+    multiple of `ALIGNMENT` bytes (the loops' vectors then never straddle two cache lines)."""
+    spare = ALIGNMENT // dtype.itemsize
+    raw = np.empty(numbers + spare, dtype)
+    first = -raw.ctypes.data % ALIGNMENT // dtype.itemsize
+    return raw[first:first + numbers]
+
+
+def _strided(a: np.ndarray) -> np.ndarray:
+    """a, or a contiguous copy when a stride is not a whole number of elements."""
+    return a if all(stride % a.itemsize == 0 for stride in a.strides) else np.ascontiguousarray(a)
+
+
+def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int, int, int],
+                   openmp: bool = False) -> np.ndarray:
+    """z[r] = sum over the terms of c x[r, i] y[r, j], for (rows, d1) and (rows, d2) arrays of one float dtype of
+    `BLOCK` (each may be any strided view, a row stride of 0 included): a new (rows, d3) array.  Large calls run
+    their blocks of rows on `threads` threads: the library's own, or with `openmp` an OpenMP team (the pool torch
+    runs its operations on; calls from torch take it)."""
+    _check(terms, x, y, shape)
+    x, y = _strided(x), _strided(y)
+    size = x.itemsize
+    z = np.empty((x.shape[0], shape[2]), x.dtype)
+    sparse_product_at(terms, x.dtype, x.shape[0], shape, (x.ctypes.data, x.strides[0] // size, x.strides[1] // size),
+                      (y.ctypes.data, y.strides[0] // size, y.strides[1] // size), z.ctypes.data, openmp)
+    return z
+
+
+def block_rows(dtype: np.dtype[Any], shape: tuple[int, int, int]) -> int:
+    """Rows per block of the product loop for a factor of `shape` in `dtype`: `WIDE_BLOCK` where that many rows of x
+    and y components fit `WIDE_BYTES`, else `BLOCK`.
+
+    >>> block_rows(np.dtype(np.float32), (25, 25, 25)), block_rows(np.dtype(np.float32), (64, 64, 64))
+    (128, 64)
+    """
+    wide = WIDE_BLOCK[dtype]
+    return wide if (shape[0] + shape[1]) * wide * dtype.itemsize <= WIDE_BYTES else BLOCK[dtype]
+
+
+def sparse_product_at(terms: Terms, dtype: np.dtype[Any], rows: int, shape: tuple[int, int, int],
+                      x: tuple[int, int, int], y: tuple[int, int, int], z: int, openmp: bool = False) -> None:
+    """`sparse_product` on memory given by address, unchecked: x and y are (address, row stride, component stride),
+    the strides counted in numbers of `dtype` (non-negative), and z is the address of rows x d3 numbers, written
+    row by row.  For engines whose arrays hold what their shapes and strides say, such as torch CPU tensors; the
+    caller vouches for the addresses, as for `shape` holding the terms (`Terms.reach`).  The working memory is the
+    library's own (MemoryError when it cannot have it)."""
+    function, block, addresses = terms.loop(dtype, shape)
+    count = threads(len(terms.i) * rows, most=-(-rows // block))
+    if function(count, openmp, rows, *shape, *x, *y, z, *addresses, None):
+        raise MemoryError(f"the compiled loop could not allocate {count} working blocks of {sum(shape)} x {block} "
+                          f"{dtype.name} numbers")
+
+
+def state_words(d: int, degree: int) -> int:
+    """The words of a scan state, levels 1..degree of d coordinates: d + d^2 + ... + d^degree.
+
+    >>> state_words(4, 4), state_words(1, 7), level_starts(2, 3).tolist()
+    (340, 7, [-1, 0, 2, 6, 14])
+    """
+    return degree * d if d < 2 else (d ** (degree + 1) - d) // (d - 1)
+
+
+def level_starts(d: int, degree: int) -> np.ndarray:
+    """Where each level of a scan state starts: -1 (level 0, one word), 0, d, d + d^2, ..., then the word count
+    (`state_words`)."""
+    return np.array([-1] + list(itertools.accumulate((d ** m for m in range(1, degree + 1)), initial=0)), np.int64)
+
+
+def _check_scan(x: np.ndarray, degree: int, order: int) -> None:
+    """Refuse what the scan cannot take, naming the argument; and levels whose block of paths alone would not fit
+    `kernels.MEMORY_LIMIT` (MemoryLimitError, before any work)."""
+    if not isinstance(x, np.ndarray) or x.ndim != 3 or x.dtype not in LANES:
+        raise TypeError(f"x: expected a float32 or float64 numpy array (paths, length, d), got {type(x).__name__} "
+                        f"{getattr(x, 'dtype', '')} {getattr(x, 'shape', '')}")
+    for name, value in (("degree", degree), ("order", order)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}: expected an int >= 1, got {value!r:.60}")
+    if x.shape[2] > 1 and degree * math.log2(x.shape[2]) > 128:   # far past any limit: say so without the sum
+        raise memory.MemoryLimitError(f"degree: levels 1..{degree} of d = {x.shape[2]} hold more than 2^128 numbers "
+                                      f"a path, more than kernels.MEMORY_LIMIT = {memory.format_bytes(memory.limit())}")
+    words = state_words(x.shape[2], degree)
+    if 4 * words * LANES[x.dtype] * x.dtype.itemsize > memory.limit():
+        raise memory.MemoryLimitError(f"degree: levels 1..{degree} of d = {x.shape[2]} hold {words:,} numbers a "
+                                      f"path; the scan's state for one block of {LANES[x.dtype]} paths would not fit "
+                                      f"kernels.MEMORY_LIMIT = {memory.format_bytes(memory.limit())}")
+
+
+class _ScanCall:
+    """What both scan loops are given: the checked paths (any strides), the degree, the lift's order (at most the
+    degree), where each level starts, and how many words (`LANES` numbers each) a state holds."""
+
+    def __init__(self, x: np.ndarray, degree: int, order: int, sequences: bool, openmp: bool) -> None:
+        _check_scan(x, degree, order)
+        if not isinstance(sequences, (bool, np.bool_)):
+            raise TypeError(f"sequences: expected True or False, got {sequences!r:.60}")
+        self.x = _strided(np.asarray(x))
+        (self.rows, self.length, self.d), self.dtype = self.x.shape, self.x.dtype
+        self.degree, self.order = degree, min(order, degree)
+        self.start = level_starts(self.d, degree)
+        self.words, self.lanes = int(self.start[-1]), LANES[self.dtype]
+        self.openmp = bool(openmp)
+
+    def arguments(self, count: int) -> tuple[int, ...]:
+        """The loops' leading arguments for `count` threads: threads, counts, level starts, paths and strides."""
+        return (count, self.openmp, self.rows, self.length, self.d, self.degree, self.order, self.start.ctypes.data,
+                self.x.ctypes.data, *(stride // self.dtype.itemsize for stride in self.x.strides))
+
+
+def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False, openmp: bool = False) -> np.ndarray:
+    """Levels 1..degree of prod_t sum_{k <= order} x_t^k / k! in the truncated tensor algebra, for paths x (rows,
+    length, d) of float32 or float64 (any strides): (rows, D), the levels concatenated row-major
+    (D = d + ... + d^degree), or (rows, length, D), every prefix, with `sequences`.  Paths run in blocks of `LANES`
+    on `threads` threads (`openmp` as in `sparse_product`).
+
+    >>> import numpy as np
+    >>> if unavailable() is None:                  # exp(1) exp(2) = exp(3) in T(R): 3, 9 / 2
+    ...     print(tensor_scan(np.array([[[1.0], [2.0]]]), 2, 2))
+    ... else:
+    ...     print([[3.0, 4.5]])
+    [[3.  4.5]]
+    """
+    scan = _ScanCall(x, degree, order, sequences, openmp)
+    out = np.empty((scan.rows, scan.length, scan.words) if sequences else (scan.rows, scan.words), scan.dtype)
+    count = threads(scan.rows * scan.length * scan.words, most=-(-scan.rows // scan.lanes))
+    each = (2 * scan.words + (scan.order + 1) * scan.d + 1) * scan.lanes
+    work = _buffer(count * each, scan.dtype)
+    _function(f"scan_{scan.dtype.name}")(*scan.arguments(count), out.ctypes.data, int(sequences), work.ctypes.data,
+                                         each)
+    return out
+
+
+def _vjp_words(length: int, d: int, degree: int, order: int) -> int:
+    """The words (`LANES` numbers each) of one thread's buffer in `tensor_scan_vjp`: the states kept, one segment
+    of states, two more, two arrays of level degree - 1, the steps, their gradient and level 0."""
+    segment = tensor_scan_segment(length)
+    return (-(-length // segment) + segment + 2) * state_words(d, degree) + 2 * d ** (degree - 1) + (order + 2) * d + 1
+
+
+def tensor_scan_vjp_bytes(length: int, d: int, degree: int) -> int:
+    """The working memory of one thread of `tensor_scan_vjp` (the most any lift order takes): about
+    2 sqrt(length) states of one block of paths, 64 bytes a word in either dtype (`LANES` numbers)."""
+    return _vjp_words(length, d, degree, degree) * 64
+
+
+def tensor_scan_segment(length: int) -> int:
+    """Steps per segment of the scan's backward pass: about sqrt(length), so that the states it keeps (one per
+    segment) and recomputes (one segment) are fewest."""
+    return max(1, math.isqrt(max(length - 1, 0)) + 1)
+
+
+def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int, sequences: bool = False,
+                    openmp: bool = False) -> np.ndarray:
+    """The gradient with respect to x of <gradient, tensor_scan(x, degree, order, sequences)>: (rows, length, d).
+    The states are recomputed from every `tensor_scan_segment`-th one, so memory grows as sqrt(length): each thread
+    holds `tensor_scan_vjp_bytes`, and no more threads run than `kernels.MEMORY_LIMIT` holds (MemoryLimitError,
+    before any work, when it does not hold one); `openmp` as in `sparse_product`."""
+    scan = _ScanCall(x, degree, order, sequences, openmp)
+    rows, length, d, dtype = scan.rows, scan.length, scan.d, scan.dtype
+    expected = (rows, length, scan.words) if sequences else (rows, scan.words)
+    if not isinstance(gradient, np.ndarray) or gradient.dtype != dtype:
+        raise TypeError(f"gradient: expected a {dtype} numpy array, got {type(gradient).__name__} "
+                        f"{getattr(gradient, 'dtype', '')}")
+    if gradient.shape != expected:
+        raise ValueError(f"gradient: expected shape {expected}, got {gradient.shape}")
+    dx = np.zeros((rows, length, d), dtype)
+    if rows == 0 or length == 0 or d == 0:
+        return dx
+    numbers = _vjp_words(length, d, degree, scan.order) * scan.lanes
+    per_thread = numbers * dtype.itemsize
+    if per_thread > memory.limit():
+        raise memory.MemoryLimitError(f"x: the scan's gradient over {length:,} steps of levels 1..{degree} of "
+                                      f"d = {d} needs {memory.format_bytes(per_thread)}, more than "
+                                      f"kernels.MEMORY_LIMIT = {memory.format_bytes(memory.limit())}")
+    gradient = np.ascontiguousarray(gradient)
+    segment = tensor_scan_segment(length)
+    count = threads(5 * rows * length * scan.words, most=min(memory.limit() // per_thread, -(-rows // scan.lanes)))
+    work = _buffer(count * numbers, dtype)
+    _function(f"scan_backward_{dtype.name}")(*scan.arguments(count), gradient.ctypes.data, int(sequences),
+                                             dx.ctypes.data, segment, work.ctypes.data, numbers)
+    return dx

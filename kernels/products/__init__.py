@@ -1,0 +1,5 @@
+"""The products floor: a bilinear product lowered to numeric code.  A `Factor` is one factor's structure, the
+strategies (`products.strategies`, one file each) lower it, `Cost` prices them on an engine's rates, `select`
+chooses, `Kernel` runs the chosen program and `autodiff` differentiates it.  It imports the arrays and native
+floors only.
+"""

@@ -1,0 +1,339 @@
+"""`Kernel`: a product z = x * y (or any bilinear map) lowered to numeric code, applied to batched arrays.
+
+Build one with `kernels.product` or `kernels.bilinear`.  Arrays carry batch axes first, then one axis per
+factor (``layout="component-major"`` puts the factor axes first instead).  numpy arrays run every strategy, in
+chunks of the batch sized for the cache and within ``kernels.MEMORY_LIMIT``; autograd arrays run the same code
+as one primitive with kernel VJPs (`kernels.products.autodiff`); torch and JAX arrays run the same program on their engine
+(`kernels.arrays.registry`), differentiated by their own autodiff, on their device and in their dtype (a numpy operand
+beside one of them is converted into it).  With ``strategy="auto"`` the
+strategies are chosen for the batch of each call (the cost model weighs calls against arithmetic, so a small
+batch may take other strategies than a large one); `strategies` are the choice for `select.NOMINAL_ROWS` rows.
+
+Values that are not finite follow one rule on every strategy and engine: z_k is finite exactly when every nonzero
+term lam[i, j, k] x_i y_j is, and then it is their sum (short of overflow in a partial sum: codegen and compiled
+form sum_j lam[i, j, k] y_j before multiplying by x_i); a structural zero never meets an infinity (0 * inf would
+make NaN of outputs the infinity has no term in).  Whether a non-finite z_k is inf, -inf or NaN depends on how a
+strategy groups the terms (inf - inf, inf * 0).  Dense and fft multiply the zeros too: where their result is not
+all finite, the call returns the result of gather or codegen instead.  The compiled strategy's C loop takes numpy
+arrays and torch CPU tensors: on JAX arrays and other devices gather or codegen runs in its place.
+
+>>> import numpy as np
+>>> from product_interactions import kernels
+>>> from product_interactions.algebra import quaternions
+>>> K = kernels.product(quaternions(), strategy="codegen")
+>>> K.strategies
+('codegen',)
+>>> i, j = np.eye(4)[1], np.eye(4)[2]
+>>> K(i, j), K(np.stack([i, j]), j)          # i j = k, and a batch of two against one
+(array([0., 0., 0., 1.]), array([[ 0.,  0.,  0.,  1.],
+       [-1.,  0.,  0.,  0.]]))
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import replace
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import DTypeLike
+from . import autodiff, select
+from ..arrays import checks
+from ..native import memory
+from ..arrays.axes import even_rows
+from ..arrays.registry import NUMPY, engine_of, outside_torch_compile, owner
+from .lowering import levels, lower
+from ..arrays.rates import Rates
+from .strategies import STRATEGIES
+
+if TYPE_CHECKING:
+    from ...algebra import Algebra
+    from ..arrays.registry import Engine
+    from .factor import Factor
+    from .strategies.level import Program
+
+
+#: Strategies whose arithmetic multiplies the structural zeros too (0 * inf is NaN), and those that add only the
+#: nonzero terms, which take over when a result is not finite.
+MEETS_ZEROS, TERM_BY_TERM = ("dense", "fft"), ("gather", "codegen")
+#: Checked engine calls kept per kernel (one per signature: shapes, dtypes, devices and memory limit).
+CALLS_KEPT = 64
+
+
+def _check_factors(factors: object) -> tuple[Factor, ...]:
+    """A non-empty tuple of `kernels.products.factor.Factor`, or an error naming ``factors``."""
+    from .factor import Factor
+    if isinstance(factors, (str, bytes)) or not isinstance(factors, Iterable):
+        raise TypeError(f"factors: expected an iterable of kernels.Factor, got {type(factors).__name__}")
+    found = tuple(factors)
+    if not found:
+        raise ValueError("factors: expected at least one kernels.Factor, got none")
+    for n, factor in enumerate(found):
+        if not isinstance(factor, Factor):
+            raise TypeError(f"factors[{n}]: expected a kernels.Factor, got {type(factor).__name__}")
+    return found
+
+
+class Kernel:
+    """A lowered bilinear product; see the module docstring.  Immutable once built."""
+
+    def __init__(self, factors: Iterable[Factor], strategy: str | Sequence[str] = "auto",
+                 dtype: DTypeLike = np.float64, algebra: Algebra | None = None, layout: str = "batch-first") -> None:
+        self.dtype = checks.check_dtype(dtype)
+        layout = checks.check_layout(layout)
+        self.factors = _check_factors(factors)
+        self.requested = strategy
+        self.strategies = select.resolve(strategy, self.factors, itemsize=self.dtype.itemsize)
+        self.algebra, self.layout = algebra, layout
+        self.name = algebra.name if algebra is not None else " ⊗ ".join(f.name for f in self.factors)
+        self.shapes = tuple(tuple(f.shape[role] for f in self.factors) for role in range(3))
+        self._programs: dict[tuple[str, ...], Program] = {}
+        self.program = self._program(self.strategies)
+        self._choices: dict[tuple[int, int, Rates], tuple[str, ...]] = {}
+        self._differentiable: Callable[..., Any] | None = None
+        self._transposed: dict[int, Kernel] = {}
+        self._engine_calls: dict[tuple[Any, ...], tuple[tuple[str, ...], Callable[[Any, Any], Any]]] = {}
+        self._direct: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...] | None] = {}
+
+    def _program(self, names: tuple[str, ...]) -> Program:
+        """The lowered program for one choice of strategies (built once each)."""
+        if names not in self._programs:
+            self._programs[names] = lower(self.factors, names, self.dtype)
+        return self._programs[names]
+
+    def strategies_for(self, rows: int, engine: Engine = NUMPY, itemsize: int | None = None,
+                       compiled: bool = True) -> tuple[str, ...]:
+        """The strategies a call on `rows` batch rows of `itemsize`-byte numbers (the kernel's dtype by default)
+        runs on `engine` (auto chooses per power-of-four bucket of rows, by the engine's `kernels.products.cost.Rates`;
+        without the compiled loop where the arrays cannot enter it, `compiled` False)."""
+        if self.requested != "auto":
+            return self.strategies
+        rates = engine.rates if compiled else replace(engine.rates, compiled64=0.0, compiled32=0.0)
+        key = (max(int(rows), 1).bit_length() // 2, itemsize or self.dtype.itemsize, rates)
+        if key not in self._choices:
+            self._choices[key] = select.resolve("auto", self.factors, 4**key[0], key[1], rates)
+        return self._choices[key]
+
+    def _chunk_bytes(self, program: Program) -> int | None:
+        return min((level.chunk_bytes for level in levels(program) if level.chunk_bytes), default=None)
+
+    # ------------------------------------------------------------------ calling
+    @outside_torch_compile
+    def __call__(self, x: Any, y: Any) -> Any:
+        """z = x * y; see the module docstring for shapes, layouts and array types."""
+        engine = owner(x)
+        if engine is not NUMPY and owner(y) is engine:       # torch or JAX operands: checked once per signature
+            key = (x.shape, y.shape, x.dtype, y.dtype, engine.device(x), engine.device(y), memory.limit())
+            call = self._engine_calls.get(key)
+            if call is None:
+                call = self._engine_call(x, y)
+                if len(self._engine_calls) >= CALLS_KEPT:
+                    self._engine_calls.pop(next(iter(self._engine_calls)))
+                self._engine_calls[key] = call
+            return call[1](x, y)
+        x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
+        batch = checks.batch_shape(x, y, len(self.factors), self.layout)
+        engine = engine_of({"x": x, "y": y})
+        if engine is not NUMPY:
+            like = x if owner(x) is engine else y
+            x, y = (a if owner(a) is engine else engine.convert(np.asarray(a), like) for a in (x, y))
+            return self._run_on_engine(*self._engine_plan(engine, batch, x), x, y)
+        libraries = {checks.backend(x), checks.backend(y)}
+        if libraries - {"numpy", "autograd"}:
+            raise TypeError(f"x, y: expected numpy, autograd, torch or JAX arrays, got {', '.join(sorted(libraries))}")
+        if libraries == {"numpy"}:
+            return self._evaluate(*self._relayout(NUMPY, (x, y), True),  # type: ignore[call-arg]  # (x, y)
+                                  batch, self.layout)
+        if self._differentiable is None:
+            self._differentiable = autodiff.differentiable(self)
+        return self._relayout(NUMPY, self._differentiable(*self._relayout(NUMPY, (x, y), True)))
+
+    def _engine_call(self, x: Any, y: Any) -> tuple[tuple[str, ...], Callable[[Any, Any], Any]]:
+        """For operands like x, y of one engine's library (checked): the strategies `_engine_plan` chooses, and the
+        cheapest function of (x, y) that runs them: the program itself where nothing is done around it (batch-first
+        layout, the batch whole, no check of the result), else `_run_on_engine`."""
+        x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
+        batch = checks.batch_shape(x, y, len(self.factors), self.layout)
+        engine, names, rows, batch = self._engine_plan(engine_of({"x": x, "y": y}), batch, x)
+        if self.layout == checks.LAYOUTS[0] and (not batch or rows >= batch[0]) and \
+                self._term_by_term(names, MEETS_ZEROS) is None:
+            return names, self._program(names)
+        return names, functools.partial(self._run_on_engine, engine, names, rows, batch)
+
+    def _engine_plan(self, engine: Engine, batch: tuple[int, ...], x: Any
+                     ) -> tuple[Engine, tuple[str, ...], int, tuple[int, ...]]:
+        """(engine, strategies, rows per chunk, batch shape) for a call on `batch` rows like `x`."""
+        compiled = engine.runs_compiled(x)
+        names = self.strategies_for(math.prod(batch), engine, engine.dtype(x).itemsize, compiled)
+        if not compiled:
+            names = self._term_by_term(names, ("compiled",)) or names
+        return engine, names, self._rows(batch, self._program(names), cache_chunks=False), batch
+
+    def _run_on_engine(self, engine: Engine, names: tuple[str, ...], rows: int, batch: tuple[int, ...], x: Any,
+                       y: Any) -> Any:
+        """The program on torch or JAX arrays: whole (their libraries allocate each temporary afresh, so
+        cache-sized chunks gain nothing), or in the chunks of rows the memory limit allows, joined by the engine's
+        concatenation, which its differentiation sees through."""
+        x, y = self._relayout(engine, (x, y), True)
+        if not batch or rows >= batch[0]:
+            z = self._run(names, engine, x, y)
+        else:
+            z = engine.concatenate([self._run(names, engine, *self._chunk((x, y), start, rows, batch))
+                                    for start in range(0, batch[0], rows)], axis=0)
+        return self._relayout(engine, z)
+
+    def _run(self, names: tuple[str, ...], engine: Engine, x: Any, y: Any) -> Any:
+        """The program of `names` on x, y, by the rule for values that are not finite (module docstring): where
+        it multiplies structural zeros too (dense, fft) and its result is not all finite, the term-by-term
+        program's result instead."""
+        z = self._program(names)(x, y)
+        direct = self._term_by_term(names, MEETS_ZEROS)
+        if direct is None:
+            return z
+        # One finite sum means every output is finite (one pass; torch's isfinite(z).all() costs 13 times more).
+        # A sum that overflows from finite outputs only costs a recomputation with the same result.
+        return engine.branch(engine.isfinite(engine.sum(z)), lambda: z, lambda: self._program(direct)(x, y))
+
+    def _term_by_term(self, names: tuple[str, ...], replaced: tuple[str, ...]) -> tuple[str, ...] | None:
+        """`names` with each factor whose strategy is in `replaced` given to gather or codegen (the first that
+        represents it; else it keeps dense or fft, and compiled becomes dense), or None when no factor changes: for
+        results that are not finite (dense, fft) and for arrays the compiled loop cannot take."""
+        key = (names, replaced)
+        if key not in self._direct:
+            direct = tuple(next((other for other in TERM_BY_TERM if STRATEGIES[other].unsupported(factor) is None),
+                                "dense" if name == "compiled" else name) if name in replaced else name
+                           for factor, name in zip(self.factors, names))
+            self._direct[key] = None if direct == names else direct
+        return self._direct[key]
+
+    def _operand(self, value: Any, argument: str, role: int) -> Any:
+        if hasattr(value, "algebra") and hasattr(value, "to_array"):          # an algebra.Element
+            if self.algebra is None:
+                raise TypeError(f"{argument}: an algebra Element needs a kernel built by kernels.product(algebra)")
+            if value.algebra != self.algebra:
+                raise ValueError(f"{argument}: expected an element of {self.algebra.name}, got one of "
+                                 f"{value.algebra.name}")
+            value = value.to_array(self.dtype)          # no batch axes: the same in either layout
+        return checks.operand(value, argument, self.shapes[role], self.dtype, self.layout, self.name)
+
+    def _relayout(self, engine: Engine, arrays: Any, forward: bool = False) -> Any:
+        """Component-major <-> batch-first by a transposition (nothing for batch-first)."""
+        if self.layout == checks.LAYOUTS[0]:
+            return arrays
+        count = len(self.factors)
+
+        def move(a: Any) -> Any:
+            rank = len(a.shape)
+            order = [*range(count, rank), *range(count)] if forward else [*range(rank - count, rank),
+                                                                         *range(rank - count)]
+            return engine.transpose(a, order)
+        return tuple(map(move, arrays)) if forward else move(arrays)
+
+    def evaluate(self, x: Any, y: Any, layout: str = "batch-first") -> np.ndarray:
+        """The product of numpy float arrays in batch-first layout (the autograd primitive's body), checked as
+        calls are; the result in `layout`."""
+        layout = checks.check_layout(layout)
+        x, y = (checks.operand(a, name, self.shapes[role], self.dtype, checks.LAYOUTS[0], self.name)
+                for a, name, role in ((x, "x", 0), (y, "y", 1)))
+        count = len(self.factors)
+        return self._evaluate(x, y, checks.broadcast(x.shape[:x.ndim - count], y.shape[:y.ndim - count]), layout)
+
+    def _evaluate(self, x: np.ndarray, y: np.ndarray, batch: tuple[int, ...], layout: str) -> np.ndarray:
+        """The batch is cut into chunks along its first axis, of the size the levels ask for (``chunk_bytes``:
+        operands, result and temporaries one chunk touches) and always within ``kernels.MEMORY_LIMIT`` (checked
+        before anything is allocated)."""
+        count = len(self.factors)
+        component_major = layout != checks.LAYOUTS[0]
+        shape = self.shapes[2] + batch if component_major else batch + self.shapes[2]
+        if 0 in batch:                                   # nothing to multiply
+            return np.empty(shape, self.dtype)
+        names = self.strategies_for(math.prod(batch))
+        rows = self._rows(batch, self._program(names))
+        whole = not batch or rows >= batch[0]
+        z = self._run(names, NUMPY, x, y) if whole else None
+        if whole and layout == checks.LAYOUTS[0] and z.flags.c_contiguous:  # type: ignore[union-attr]  # whole: z
+            return z  # type: ignore[return-value]  # whole: z is the result
+        out = np.empty(shape, self.dtype)
+        view = np.moveaxis(out, range(count), range(-count, 0)) if component_major else out
+        if whole:
+            view[...] = z
+            return out
+        for start in range(0, batch[0], rows):
+            view[start:start + rows] = self._run(names, NUMPY, *self._chunk((x, y), start, rows, batch))
+        return out
+
+    def _chunk(self, arrays: Sequence[Any], start: int, rows: int, batch: tuple[int, ...]) -> list[Any]:
+        """The operands' rows start to start + rows of the batch (an operand broadcast along it stays whole)."""
+        count = len(self.factors)
+        return [a[start:start + rows] if len(a.shape) - count == len(batch) and a.shape[0] > 1 else a
+                for a in arrays]
+
+    def _rows(self, batch: tuple[int, ...], program: Program | None = None, cache_chunks: bool = True) -> int:
+        """Batch rows per chunk (as the levels ask, with `cache_chunks`, evened out so that the chunks are of one
+        size, and within the memory limit); refuses when even one row's temporaries exceed the memory limit."""
+        program = program or self.program
+        count = batch[0] if batch else 1
+        per_row, fixed = self._temporaries(batch, program)
+        rows = count
+        chunk_bytes = self._chunk_bytes(program) if cache_chunks else None
+        if chunk_bytes:
+            working = program.cost.working() * self.dtype.itemsize * math.prod(batch[1:])
+            rows = max(1, min(count, int(chunk_bytes // max(working, 1))))
+            rows = even_rows(count, rows)
+        limit = memory.limit()
+        if fixed + per_row * rows > limit:
+            rows = int((limit - fixed) // per_row) if per_row and fixed < limit else 0
+            if rows < 1:
+                memory.refuse(f"{self!r} on batch shape {batch}", fixed + per_row, self._alternatives(batch))
+        return rows
+
+    def _temporaries(self, batch: tuple[int, ...], program: Program | None = None) -> tuple[float, float]:
+        """(bytes of temporaries per batch row, bytes of constants) for this kernel on `batch`."""
+        cost, itemsize = (program or self.program).cost, self.dtype.itemsize
+        return cost.temporary * itemsize * math.prod(batch[1:]), cost.fixed * itemsize
+
+    def _alternatives(self, batch: tuple[int, ...]) -> dict[str, float]:
+        """{strategy label: bytes needed for one batch row} of the other lowerings of these factors."""
+        needs: dict[str, float] = {}
+        seen = {self.strategies}
+        for name in (*STRATEGIES, "auto"):
+            try:
+                other = Kernel(self.factors, name, self.dtype)
+            except ValueError:
+                continue
+            if other.strategies not in seen:
+                seen.add(other.strategies)
+                label = repr(name) if name != "auto" else f"'auto' ({', '.join(other.strategies)})"
+                needs[label] = sum(other._temporaries(batch))
+        return needs
+
+    # ------------------------------------------------------------------ derived kernels, inspection
+    def transposed(self, argument: int) -> Kernel:
+        """The kernel of the VJP with respect to x (0) or y (1): lam's roles permuted, batch-first."""
+        if argument not in self._transposed:
+            roles = autodiff.VJP_ROLES[argument]
+            factors = [f.permuted(roles) for f in self.factors]
+            names = tuple(select.fallback(n, f) for n, f in zip(self.strategies, factors))
+            self._transposed[argument] = Kernel(factors, names, self.dtype)
+        return self._transposed[argument]
+
+    def explain(self) -> str:
+        """The lowering: strategy per factor, einsum strings or generated source, FLOPs and bytes moved."""
+        cost, itemsize = self.program.cost, self.dtype.itemsize
+        shapes = [checks.expected_shape(s, self.layout) for s in self.shapes]
+        lines = [f"Kernel {self.name}: z{shapes[2]} = x{shapes[0]} * y{shapes[1]}, {self.dtype.name}, "
+                 f"{self.layout} arrays"]
+        for position, (factor, name) in enumerate(zip(self.factors, self.strategies)):
+            d1, d2, d3 = factor.shape
+            lines.append(f"factor {position}: {factor.name}, {d1} x {d2} -> {d3}, {factor.nnz} nonzeros "
+                         f"({factor.density:.1%} of lam): {name}")
+        for level in levels(self.program):
+            lines += level.describe()
+        lines.append(f"per batch element: {cost.flops:,.0f} FLOPs, {cost.moved * itemsize:,.0f} bytes moved, "
+                     f"{cost.temporary * itemsize:,.0f} bytes of temporaries; constants "
+                     f"{cost.fixed * itemsize:,.0f} bytes")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<Kernel {self.name}: {', '.join(self.strategies)}, {self.dtype.name}>"

@@ -1,0 +1,110 @@
+"""Choosing strategies: `choose` is ``strategy="auto"`` for one factor, `resolve` for a kernel of several.
+
+auto asks every strategy that applies for its cost (`kernels.products.strategies`) and takes what the time model
+(`kernels.products.cost`) says is fastest for the batch at hand; small batches weigh calls more than arithmetic.  For a
+tensor product the strategies nest (a level multiplies through the levels inside it), so `resolve` prices every
+combination as it would be lowered (`nested_cost`), diagonal factors always sharing their index.
+
+>>> from product_interactions.algebra import clifford, diagonal, tensor_algebra, translation
+>>> from product_interactions.kernels.products.factor import Factor
+>>> [choose(Factor.from_algebra(A)) for A in (diagonal(4), translation(256))]
+['identify', 'fft']
+>>> choose(Factor.from_algebra(translation(8)), rows=8)                     # a few rows: few calls
+'fft'
+>>> choose(Factor.from_algebra(tensor_algebra(4, 4))) in ("compiled", "graded")   # compiled needs a C compiler
+True
+>>> resolve("identify", [Factor.from_algebra(clifford(1))])  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+ValueError: strategy: 'identify' cannot represent factor 0: lam[0, 1, 1] = 1 in clifford(1, 0, 0); identify needs ...
+"""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from . import leaf
+from ..arrays.rates import NUMPY_RATES, Rates
+from .cost import Cost
+from .strategies import LEVELS, STRATEGIES
+from .strategies.level import Level
+
+if TYPE_CHECKING:
+    from .factor import Factor
+
+#: The batch rows auto chooses for when the kernel is built (calls re-choose for their own batch).
+NOMINAL_ROWS = 4096
+
+
+def estimate(factor: Factor, name: str, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1,
+             rates: Rates = NUMPY_RATES) -> float:
+    """The model's seconds for strategy `name` on `factor`, with the other factors an elementwise product of
+    `rest` elements per row, on an array library with these `rates`."""
+    module = STRATEGIES[name]
+    cost = module.cost(factor, Cost.elementwise(rest))
+    chunk = None if module.ROLE == "leaf" else Level.chunk_bytes
+    return cost.seconds(rows, itemsize, chunk, rates)
+
+
+def applicable(factor: Factor) -> list[str]:
+    """The names of the strategies that can represent `factor`."""
+    return [name for name, module in STRATEGIES.items() if module.unsupported(factor) is None]
+
+
+def choose(factor: Factor, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1,
+           rates: Rates = NUMPY_RATES) -> str:
+    """The strategy auto picks for `factor` (the cheapest by the cost model)."""
+    return min(applicable(factor), key=lambda name: estimate(factor, name, rows, itemsize, rest, rates))
+
+
+def nested_cost(factors: Sequence[Factor], names: Sequence[str]) -> Cost:
+    """The cost of the program `kernels.products.lowering.lower` would build: levels around a leaf of the other factors."""
+    outer = sorted((p for p, name in enumerate(names) if name in LEVELS), key=lambda p: (LEVELS.index(names[p]), p))
+    cost = leaf.cost([(factors[p], names[p]) for p in range(len(factors)) if p not in outer])
+    for p in reversed(outer):
+        cost = STRATEGIES[names[p]].cost(factors[p], cost)
+    return cost
+
+
+def priced(factors: Sequence[Factor], names: Sequence[str]) -> tuple[Cost, int | None]:
+    """(cost, chunk bytes) of the program for `names`: what the time model prices (levels cut the batch into
+    chunks of `Level.chunk_bytes`; a leaf alone runs whole)."""
+    chunk = Level.chunk_bytes if any(name in LEVELS for name in names) else None
+    return nested_cost(factors, names), chunk
+
+
+def _seconds(factors: Sequence[Factor], names: Sequence[str], rows: int, itemsize: int, rates: Rates) -> float:
+    cost, chunk = priced(factors, names)
+    return cost.seconds(rows, itemsize, chunk, rates)
+
+
+def resolve(strategy: str | Sequence[str], factors: Sequence[Factor], rows: int = NOMINAL_ROWS, itemsize: int = 8,
+            rates: Rates = NUMPY_RATES) -> tuple[str, ...]:
+    """One checked strategy name per factor from ``"auto"``, a name, or a tuple with one entry per factor; auto
+    prices `rows` rows on an array library with these `rates`."""
+    names = list(strategy) if isinstance(strategy, (tuple, list)) else [strategy] * len(factors)
+    if len(names) != len(factors):
+        raise ValueError(f"strategy: expected one entry per factor ({len(factors)}), got {len(names)}: {strategy!r}")
+    options: list[list[str]] = []
+    for position, (name, factor) in enumerate(zip(names, factors)):
+        if not isinstance(name, str) or name != "auto" and name not in STRATEGIES:
+            raise ValueError(f"strategy: expected 'auto' or one of {', '.join(map(repr, STRATEGIES))} (or a tuple "
+                             f"with one per factor), got {name!r:.80}")
+        if name == "auto":
+            options.append(["identify"] if factor.is_unit_diagonal() else applicable(factor))
+            continue
+        reason = STRATEGIES[name].unsupported(factor)
+        if reason is not None:
+            raise ValueError(f"strategy: {name!r} cannot represent factor {position}: {reason}")
+        options.append([name])
+    if len(factors) == 1:
+        return (choose(factors[0], rows, itemsize, rates=rates) if names[0] == "auto" else
+                options[0][0],)
+    return min(itertools.product(*options),
+               key=lambda combination: _seconds(factors, combination, rows, itemsize, rates))
+
+
+def fallback(name: str, factor: Factor) -> str:
+    """`name` when it can represent `factor`, else auto's choice (used for the transposed kernels of VJPs)."""
+    return name if STRATEGIES[name].unsupported(factor) is None else choose(factor)

@@ -1,0 +1,195 @@
+"""Linear recurrences h_t = a_t h_{t-1} + b_t, elementwise, along the leading (time) axis.
+
+Two evaluations, one result:
+
+* ``sequential``: one in-place update per step; the least work (2 operations per element);
+* ``parallel``: odd-even reduction of the associative pairs (a, b) . (a', b') = (a' a, a' b + b'): log2(T)
+  levels of whole-array operations, about 2.5 times the work.
+
+``auto`` (see `choose`) takes ``parallel`` where the per-step update is too small to pay for a Python call, by
+the engine's measured threshold.
+`linear_scan` is differentiable with autograd: its adjoint l_t = g_t + a_{t+1} l_{t+1} is the same recurrence run
+backwards (`reverse`).  Arrays may be real or complex, float32 or float64; the dtype is kept.  On torch and JAX
+arrays the same two methods run on their engine (the parallel one as an associative scan: JAX's own, or
+`kernels.arrays.prefix_scan`), differentiated by their own autodiff.
+
+>>> import numpy as np
+>>> a, b = np.full((4, 1), 0.5), np.ones((4, 1))
+>>> linear_scan(a, b)[:, 0]
+array([1.   , 1.5  , 1.75 , 1.875])
+>>> bool(np.allclose(linear_scan(a, b, method="parallel"), linear_scan(a, b, method="sequential")))
+True
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+from autograd.extend import defvjp_argnums, primitive
+from autograd.numpy.numpy_vjps import match_complex
+
+from ..arrays.checks import check_arrays
+from ..arrays.registry import NUMPY, engine_of, outside_torch_compile
+
+if TYPE_CHECKING:
+    from ..arrays.engine import Engine
+
+METHODS = ("auto", "sequential", "parallel")
+
+def choose(length: int, width: int, engine: Engine = NUMPY) -> str:
+    """The faster method for `length` steps of `width` elements each on `engine` (``auto``): the loop from the
+    engine's `loop_scan_width` elements per step on, or for 32 steps or fewer.
+
+    >>> choose(1024, 16), choose(192, 65536)
+    ('parallel', 'sequential')
+    """
+    threshold = engine.loop_scan_width
+    return "parallel" if threshold is None or (length > 32 and width < threshold) else "sequential"
+
+
+def _output(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None, out: np.ndarray | None) -> np.ndarray:
+    if out is None:
+        dtype = np.result_type(a, b, *(() if initial is None else (initial,)))
+        out = np.empty(np.shape(b), dtype)
+    return out
+
+
+def sequential(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None,
+               out: np.ndarray | None = None) -> np.ndarray:
+    """h_t = a_t h_{t-1} + b_t step by step, h_{-1} = `initial` (default 0), into `out` (which may be `b`)."""
+    out = _output(a, b, initial, out)
+    step = np.empty(out.shape[1:], out.dtype)
+    h = initial
+    for t in range(len(out)):
+        if h is None:
+            out[t] = b[t]
+        else:
+            np.multiply(a[t], h, out=step)
+            np.add(b[t], step, out=out[t])
+        h = out[t]
+    return out
+
+
+def parallel(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None,
+             out: np.ndarray | None = None) -> np.ndarray:
+    """The same recurrence by odd-even reduction: log2(T) levels of whole-array operations (`out` may be `b`)."""
+    out = _output(a, b, initial, out)
+    if len(out):
+        out[0] = b[0] if initial is None else a[0] * initial + b[0]
+        _reduce(a, b, out)
+    return out
+
+
+def _reduce(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """Given out[0], fill out[1:]: pair steps (2i, 2i+1), solve the half-length recurrence of the pairs for the
+    odd steps, then each even step from the odd one before it."""
+    n = len(out)
+    if n == 1:
+        return
+    a_odd = a[1::2]
+    pair_a = a_odd * a[0:n - 1:2]
+    pair_b = a_odd * b[0:n - 1:2]
+    pair_b += b[1::2]
+    odd, even = out[1::2], out[2::2]
+    odd[0] = a[1] * out[0] + b[1]
+    _reduce(pair_a, pair_b, odd)
+    np.add(b[2::2], a[2::2] * odd[:len(even)], out=even)
+
+
+SCANS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None], np.ndarray]] = {
+    "sequential": sequential, "parallel": parallel}
+
+
+def scan(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None, method: str = "auto",
+         out: np.ndarray | None = None) -> np.ndarray:
+    """h_t = a_t h_{t-1} + b_t by `method` (plain numpy; `linear_scan` is the checked, differentiable entry)."""
+    if method == "auto":
+        method = choose(len(b), int(np.prod(np.shape(b)[1:], dtype=np.int64)))
+    return SCANS[method](a, b, initial, out)
+
+
+def reverse(a: np.ndarray, b: np.ndarray, final: np.ndarray | None = None, method: str = "auto") -> np.ndarray:
+    """The adjoint recurrence l_t = b_t + a_{t+1} l_{t+1}, l_{T-1} = b_{T-1} + `final` (default 0).
+
+    >>> import numpy as np
+    >>> reverse(np.full((3, 1), 0.5), np.ones((3, 1)))[:, 0]
+    array([1.75, 1.5 , 1.  ])
+    """
+    out = _output(a, b, final, None)
+    out[-1] = b[-1] if final is None else b[-1] + final
+    if len(out) > 1:
+        scan(a[:0:-1], b[-2::-1], initial=out[-1], method=method, out=out[-2::-1])
+    return out
+
+
+@primitive
+def _linear_scan(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None, method: str) -> np.ndarray:
+    return scan(a, b, initial, method)
+
+
+def _linear_scan_vjp(argnums: tuple[int, ...], states: np.ndarray, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> Callable[[np.ndarray], tuple[Any, ...]]:
+    a, b, initial, method = args
+
+    def vjp(g: np.ndarray) -> tuple[Any, ...]:
+        adjoint = reverse(a, g, method=method)
+        grads = {1: adjoint}
+        if 0 in argnums:
+            grads[0] = np.empty_like(adjoint)
+            np.multiply(adjoint[1:], states[:-1], out=grads[0][1:])
+            grads[0][0] = 0 if initial is None else adjoint[0] * initial
+        if 2 in argnums:
+            grads[2] = a[0] * adjoint[0]
+        targets = {0: a, 1: b, 2: initial}
+        return tuple(match_complex(targets[i], grads[i]) for i in argnums)
+    return vjp
+
+
+defvjp_argnums(_linear_scan, _linear_scan_vjp)
+
+
+@outside_torch_compile
+def linear_scan(a: Any, b: Any, initial: Any = None, method: str = "auto") -> Any:
+    """All states h_0..h_{T-1} of h_t = a_t h_{t-1} + b_t, h_{-1} = `initial` (default 0).
+
+    `a` and `b` have the same shape (time, ...); `initial` has shape (...).  Differentiable in `a`, `b` and
+    `initial` (first order) with autograd, torch or JAX.
+    """
+    check_arrays({"a": a, "b": b, "initial": initial}, "fc", "floats (real or complex)", optional=("initial",))
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r:.60}")
+    shape = tuple(b.shape)
+    if len(shape) < 1 or shape[0] < 1:
+        raise ValueError(f"b: expected shape (time, ...) with at least one step, got {shape}")
+    if tuple(a.shape) != shape:
+        raise ValueError(f"a: expected the shape of b {shape}, got {tuple(a.shape)}")
+    if initial is not None and tuple(initial.shape) != shape[1:]:
+        raise ValueError(f"initial: expected shape {shape[1:]} (one state), got {tuple(initial.shape)}")
+    engine = engine_of({"a": a, "b": b, "initial": initial})
+    if engine is NUMPY:
+        return _linear_scan(a, b, initial, method)
+    return on_engine(engine, a, b, initial, method)
+
+
+def _combine(first: tuple[Any, ...], second: tuple[Any, ...]) -> tuple[Any, ...]:
+    """(a, b) pairs composed: h -> a2 (a1 h + b1) + b2."""
+    (a1, b1), (a2, b2) = first, second
+    return a2 * a1, a2 * b1 + b2
+
+
+def on_engine(engine: Engine, a: Any, b: Any, initial: Any = None, method: str = "auto") -> Any:
+    """`linear_scan` on a torch or JAX engine: a loop over time, or an associative scan of the (a, b) pairs
+    (``"auto"``: `choose`)."""
+    if initial is not None:
+        b = engine.concatenate([a[:1] * initial + b[:1], b[1:]], axis=0)
+    if method == "auto":
+        method = choose(b.shape[0], math.prod(b.shape[1:]), engine)
+    if method == "sequential":
+        steps, inputs = engine.unstack(a), engine.unstack(b)
+        h, states = inputs[0], [inputs[0]]
+        for t in range(1, len(inputs)):
+            h = steps[t] * h + inputs[t]
+            states.append(h)
+        return engine.stack(states, axis=0)
+    return engine.associative_scan(_combine, (a, b), axis=0)[1]
