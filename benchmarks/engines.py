@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.timing import TABLE_HEADER, ratio_row  # noqa: E402
 from product_interactions import kernels  # noqa: E402
-from product_interactions.kernels.arrays.registry import TORCH  # noqa: E402
+from product_interactions.kernels.arrays import TORCH  # noqa: E402
 from product_interactions.algebra import Algebra, clebsch_gordan, clifford, tensor_algebra  # noqa: E402
 from product_interactions.interactions.architectures import attention  # noqa: E402
 from product_interactions.interactions.experiments import selective_copy  # noqa: E402

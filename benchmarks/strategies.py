@@ -28,7 +28,7 @@ from product_interactions.algebra import (clebsch_gordan, clifford, complex_numb
                                           matrix_algebra, position, quaternions, tensor_algebra, tensor_product,
                                           translation)
 from product_interactions.kernels.products import select  # noqa: E402
-from product_interactions.kernels.arrays.registry import ENGINES, NUMPY  # noqa: E402
+from product_interactions.kernels.arrays import ENGINES, NUMPY  # noqa: E402
 
 TARGET = 1.1
 

@@ -39,7 +39,7 @@ import sympy
 from ..algebra import TensorAlgebra, position, tensor_algebra, tensor_product
 from ..algebra.algebra import check_count, check_flag
 from ..kernels.native import memory
-from ..kernels.arrays.registry import NUMPY, engine_of, outside_torch_compile
+from ..kernels.arrays import NUMPY, outside_torch_compile, owner
 from ..kernels.scans.seq2tens import METHODS, choose_method, runs_compiled, scan
 
 from .expression import Expr, Scale, Signal
@@ -57,7 +57,7 @@ def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[A
         except ValueError as error:                     # a ragged list
             raise TypeError(f"x: expected a real array (batch, length, d), got a ragged {type(x).__name__} "
                             f"({error})") from None
-    engine = engine_of({"x": x})
+    engine = owner(x)
     kind = engine.dtype(x).kind
     if engine is NUMPY and kind in "iub":
         x, kind = np.asarray(x, dtype=np.float64), "f"
@@ -69,7 +69,7 @@ def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[A
         raise ValueError(f"x: expected shape (batch, length, {expected}) with positive sizes, got {shape}")
     if mask is not None:
         try:
-            mask = engine_of({"mask": mask}).value(mask) if hasattr(mask, "shape") else np.asarray(mask)
+            mask = owner(mask).value(mask) if hasattr(mask, "shape") else np.asarray(mask)
         except ValueError as error:                     # a ragged list
             raise TypeError(f"mask: expected an array (batch, length) of zeros and ones, got a ragged "
                             f"{type(mask).__name__} ({error})") from None
@@ -87,7 +87,7 @@ def zero_padding(x: Any, mask: np.ndarray | None) -> Any:
     """x with the padded points set to 0 (NaN padding included), so that they lift to the unit."""
     if mask is None:
         return x
-    engine = engine_of({"x": x})
+    engine = owner(x)
     return engine.where(engine.constant(mask[:, :, None], x), x, 0.0)
 
 
@@ -101,7 +101,7 @@ def increments(x: Any, mask: np.ndarray | None = None, basepoint: bool = False) 
         steps[:, 0] = x[:, 0] if basepoint else 0
     else:
         start = x[:, :1] if basepoint else x[:, :1] * 0
-        steps = engine_of({"x": x}).concatenate([start, x[:, 1:] - x[:, :-1]], axis=1)
+        steps = owner(x).concatenate([start, x[:, 1:] - x[:, :-1]], axis=1)
     return zero_padding(steps, mask)
 
 
@@ -159,7 +159,7 @@ def seq2tens(x: Any, degree: int, lift: str = "linear", embedding_order: int | N
     return_sequences = check_flag(return_sequences, "return_sequences")
     method = _method(method)
     x, mask = check_sequences(x, mask)
-    engine = engine_of({"x": x})
+    engine = owner(x)
     check_levels_fit(tuple(x.shape), degree, return_sequences, engine.dtype(x).itemsize)
     if method == "auto":
         method = choose_method(tuple(x.shape), degree, return_sequences, engine.dtype(x).itemsize, runs_compiled(x))
@@ -178,7 +178,7 @@ def flatten(levels: Sequence[Any]) -> Any:
     for m, level in enumerate(levels):
         if tuple(np.shape(level)) != lead + (d,) * m:
             raise ValueError(f"levels[{m}]: expected shape {lead + (d,) * m}, got {tuple(np.shape(level))}")
-    engine = engine_of({"levels": levels[1]})
+    engine = owner(levels[1])
     return engine.concatenate([engine.reshape(level, lead + (-1,)) for level in levels[1:]], axis=-1)
 
 
@@ -190,7 +190,7 @@ def signature(x: Any, depth: int, mask: Any = None, return_sequences: bool = Fal
     return_sequences = check_flag(return_sequences, "return_sequences")
     method = _method(method)
     x, mask = check_sequences(x, mask)
-    check_levels_fit(tuple(x.shape), depth, return_sequences, engine_of({"x": x}).dtype(x).itemsize, "depth")
+    check_levels_fit(tuple(x.shape), depth, return_sequences, owner(x).dtype(x).itemsize, "depth")
     return flatten(seq2tens(increments(x, mask), depth, lift="exp", return_sequences=return_sequences,
                             method=method))
 

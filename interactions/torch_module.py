@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ..kernels.arrays.registry import outside_torch_compile
+from ..kernels.arrays import outside_torch_compile
 
 
 def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:

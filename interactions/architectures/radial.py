@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ...algebra.so3 import solid_harmonics, spherical_harmonics
-from ...kernels.arrays.registry import adopt, engine_of
+from ...kernels.arrays import adopt, owner
 from ...kernels.arrays.pointwise import silu
 from .model import check_positive, check_signal, check_width
 
@@ -73,7 +73,7 @@ class RadialFilter:
 
     def neighbours(self, points: Any) -> Any:
         """The 0/1 mask of pairs closer than the radius (each point is its own neighbour), in the points' library."""
-        engine = engine_of({"points": points})
+        engine = owner(points)
         difference = points[..., :, None, :] - points[..., None, :, :]
         return engine.floats(engine.sum(difference ** 2, axis=-1) < self.radius ** 2, points)
 
@@ -81,7 +81,7 @@ class RadialFilter:
 def check_cloud(points: Any, features: Any, lmax: int, channels_in: int) -> Any:
     """Points (batch, n, 3) as floats (numpy ones as float64; torch and JAX ones as they are) and features
     (batch, n, (lmax+1)^2, channels_in), or a ValueError."""
-    if engine_of({"points": points}).name == "numpy":
+    if owner(points).name == "numpy":
         points = np.asarray(check_signal(points, "points"), dtype=float)
     if len(points.shape) < 2 or points.shape[-1] != 3:
         raise ValueError(f"points: expected shape (batch, n, 3), got {tuple(points.shape)}")

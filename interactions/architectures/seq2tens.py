@@ -42,7 +42,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ...algebra.algebra import check_choice, check_count, check_flag
-from ...kernels.arrays.registry import adopt
+from ...kernels.arrays import adopt
 from ...kernels.scans.seq2tens import low_rank
 
 from ...kernels.arrays.pointwise import FUNCTIONS as NUMERIC

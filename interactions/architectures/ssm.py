@@ -36,7 +36,7 @@ from numpy.typing import DTypeLike
 from ...algebra import Algebra, complex_numbers, diagonal, position, tensor_product
 from ...algebra.algebra import check_count
 from ...kernels.scans.convolution import causal_convolution
-from ...kernels.arrays.registry import adopt
+from ...kernels.arrays import adopt
 from ...kernels.scans.recurrence import linear_scan
 
 from ..expression import Expr, Parameter, Signal

@@ -46,7 +46,7 @@ from ..architectures import dynamical, mamba
 from ..architectures.model import check_seed
 from . import datasets
 from .report import Timings, check_setting, report, row
-from ...kernels.arrays.registry import adopt, engine_of
+from ...kernels.arrays import adopt, owner
 from .training import (accuracy, adam, cross_entropy, engine_named, leaves, minibatches, rebuild, to_engine,
                        training_dtype, value_and_gradient)
 
@@ -161,7 +161,7 @@ def _train(model: SequenceClassifier, x: np.ndarray, y: np.ndarray, config: dict
 
 
 def _predict(model: SequenceClassifier, params: Mapping[str, Any], x: np.ndarray, size: int = 500) -> np.ndarray:
-    engine = engine_of({"embed": params["embed"]})
+    engine = owner(params["embed"])
     return np.concatenate([engine.value(model.logits(params, x[start:start + size]))
                            for start in range(0, len(x), size)])
 

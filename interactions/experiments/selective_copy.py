@@ -48,7 +48,7 @@ from ...algebra.algebra import check_count
 
 from ..architectures import attention
 from ..architectures.model import check_seed
-from ...kernels.arrays.registry import engine_of
+from ...kernels.arrays import owner
 from . import checkpoint as checkpoints
 from .report import Timings, check_setting, report, row, subsample
 from .training import Adam, cross_entropy, engine_named, leaves, training_dtype
@@ -127,7 +127,7 @@ class CopyModel:
 
     def logits(self, params: dict, inputs: Any) -> Any:
         """Logits over the data symbols at the marker positions: shape (batch, tokens, vocabulary)."""
-        engine = engine_of({"params": params["embed"]})
+        engine = owner(params["embed"])
         h = params["embed"][inputs]
         h = h + engine.constant(self.code, h)[: inputs.shape[1]]
         for layer in range(self.config["layers"]):
@@ -193,7 +193,7 @@ def train(config: dict, rank: int, seed: int, progress: bool = False,
 
 def _correct(model: CopyModel, params: dict, inputs: np.ndarray, targets: np.ndarray) -> np.ndarray:
     """Whether each marker's prediction is right: bool (sequences, tokens), in batches of EVAL_BATCH."""
-    engine = engine_of({"params": params["embed"]})
+    engine = owner(params["embed"])
     predicted = np.concatenate([np.argmax(engine.value(model.logits(params, inputs[i:i + EVAL_BATCH])), axis=-1)
                                 for i in range(0, len(inputs), EVAL_BATCH)])
     return predicted == targets - FIRST_DATA

@@ -46,7 +46,7 @@ from ..architectures.model import check_seed
 from ..feature_map import check_sequences, zero_padding
 from .datasets import time_series
 from .report import Timings, check_setting, report, row
-from ...kernels.arrays.registry import adopt
+from ...kernels.arrays import adopt
 from .training import accuracy, adam, cross_entropy, engine_named, minibatches, training_dtype
 
 MODELS = ("LS2T", "FCN-LS2T")

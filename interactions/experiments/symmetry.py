@@ -58,7 +58,7 @@ from ...algebra.symmetry import (Action, Solution, bilinear_map, equivariant_con
                                  translations)
 from ...algebra.symmetry.regulariser import Penalty as ExactPenalty
 from ...algebra.symmetry.targets import BilinearMap
-from ...kernels.arrays.registry import engine_of
+from ...kernels.arrays import engine_of, owner
 from .datasets import digits, split
 from .report import Timings, check_setting, report, row, subsample
 from .training import accuracy, adam, cross_entropy, engine_named, minibatches, training_dtype
@@ -111,7 +111,7 @@ class Penalty:
         self.valid = np.ones(self.index.shape, bool)
 
     def __call__(self, lam: Any) -> Any:
-        engine = engine_of({"lam": lam})
+        engine = owner(lam)
         taken = engine.gather(engine.reshape(lam, (-1,)), 0, self.index, self.weight, self.valid)
         residual = engine.sum(taken, axis=-1)
         return engine.sum(residual * residual)
@@ -166,7 +166,7 @@ class Parametrisation:
         if self.solution is None:
             return params["lam"]
         theta = params["theta"]
-        engine = engine_of({"theta": theta})
+        engine = owner(theta)
         return engine.reshape(engine.matmul(theta, engine.constant(self.basis, theta)), self.shape)
 
     def initial(self, config: dict, size: int, seed: int) -> dict:
@@ -189,7 +189,7 @@ class Parametrisation:
 
 def _predict(params: dict, lam_of: Parametrisation, images: Any, pool: int) -> np.ndarray:
     lam = lam_of(params)
-    engine = engine_of({"lam": lam})
+    engine = owner(lam)
     return np.concatenate([engine.value(logits(params, lam, images[start:start + EVAL_BATCH], pool))
                            for start in range(0, len(images), EVAL_BATCH)])
 

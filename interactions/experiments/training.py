@@ -27,7 +27,7 @@ from autograd import value_and_grad
 from autograd.misc import flatten
 from tqdm import tqdm
 
-from ...kernels.arrays.registry import ENGINES, Engine, engine_of
+from ...kernels.arrays import ENGINES, Engine, owner
 
 #: Engines in the order experiments prefer them when none is named: the fastest installed first.
 PREFERENCE = ("torch", "jax", "numpy")
@@ -103,13 +103,13 @@ def to_engine(params: dict, engine: Engine, dtype: DTypeLike = np.float64) -> di
 def to_numpy(params: dict) -> dict:
     """Parameters of any engine as plain numpy arrays."""
     structure, arrays = leaves(params)
-    return rebuild(structure, [engine_of({"a": a}).value(a) for a in arrays])
+    return rebuild(structure, [owner(a).value(a) for a in arrays])
 
 
 def cross_entropy(logits: Any, labels: Any) -> Any:
     """Mean negative log-likelihood of integer `labels` under softmax(`logits`) on the last axis (any engine;
     numpy labels are converted into the logits' library)."""
-    engine = engine_of({"logits": logits})
+    engine = owner(logits)
     if not engine.owns(labels) or engine.name == "numpy":
         labels = engine.convert(np.asarray(labels), logits)
     log_probabilities = engine.log_softmax(logits, axis=-1)
@@ -119,7 +119,7 @@ def cross_entropy(logits: Any, labels: Any) -> Any:
 
 def accuracy(logits: Any, labels: Any) -> float:
     """Fraction of rows whose arg-max equals the label (any engine)."""
-    predicted = np.argmax(engine_of({"logits": logits}).value(logits), axis=-1)
+    predicted = np.argmax(owner(logits).value(logits), axis=-1)
     return float(np.mean(predicted == np.asarray(labels)))
 
 

@@ -1,4 +1,17 @@
-"""The arrays floor: the `Engine` contract, the engines that run it on numpy (with autograd), torch and JAX, the
-operations they share (contractions, pointwise maps, the masked softmax, prefix scans, axis bookkeeping) and the
-one function that says which engine an array belongs to (`registry.owner`).  It imports only the native floor.
+"""The arrays floor: the `Engine` contract (`engine`), the engines that meet it on numpy with autograd, torch and
+JAX, the one list of them and the one answer to which engine an array belongs to (`registry`), the operations they
+share (contractions, pointwise maps, the masked softmax, prefix scans, axis bookkeeping), argument checks and the
+rates the cost model prices an engine's operations by.  It imports only the native floor.
+
+Inside the room, imports run one way too: the shared operations import no engine, the engines import them, the
+registry imports the engines, and the checks and the public `masked_softmax.softmax` import the registry.
 """
+from .engine import VOCABULARY, Engine
+from .jax_engine import JAX
+from .numpy_engine import NUMPY
+from .rates import NUMPY_RATES, Rates
+from .registry import ENGINES, adopt, engine_of, owner
+from .torch_engine import TORCH, outside_torch_compile
+
+__all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "NUMPY_RATES", "Rates", "TORCH", "VOCABULARY", "adopt", "engine_of",
+           "outside_torch_compile", "owner"]

@@ -2,11 +2,12 @@
 
 A strategy working on one factor axis moves it to the front, so that ``x[i]`` is the i-th component with every
 other axis intact (contiguous, when the caller's array was not already laid out that way), and moves the
-output axis back at the end.  `engine_of` finds the engine of a level's operands.
+output axis back at the end.  Each function works with the operations of the engine it is given.
 
 >>> import numpy as np
+>>> from product_interactions.kernels.arrays import NUMPY
 >>> x, y = align(np.ones((5, 3)), np.ones((2, 5, 3)))
->>> x.shape, components(x, -1).shape, components(x, -1)[0].flags.c_contiguous
+>>> x.shape, components(x, -1, NUMPY).shape, components(x, -1, NUMPY)[0].flags.c_contiguous
 ((1, 5, 3), (3, 1, 5), True)
 """
 from __future__ import annotations
@@ -16,22 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import registry as engines
-from .registry import NUMPY
-
 if TYPE_CHECKING:
-    from .registry import Engine
-
-
-def engine_of(*arrays: Any) -> Engine:
-    """The engine of a level's operands: numpy unless one of them is a torch or JAX array (the kernel checked at
-    its boundary that they share one library and device)."""
-    for array in arrays:
-        engine = engines.owner(array)
-        if engine is not NUMPY:
-            return engine
-    return NUMPY
-
+    from .engine import Engine
 
 def align(x: Any, y: Any) -> tuple[Any, Any]:
     """x and y with leading unit axes added to the one with fewer axes (a view), so components broadcast."""
@@ -45,10 +32,11 @@ def _to_front(rank: int, axis: int) -> tuple[int, ...]:
     return (axis, *range(axis), *range(axis + 1, rank))
 
 
-def broadcast_batch(x: Any, y: Any, engine: Engine = NUMPY) -> tuple[Any, Any, tuple[int, ...]]:
+def broadcast_batch(x: Any, y: Any, engine: Engine) -> tuple[Any, Any, tuple[int, ...]]:
     """x (..., d1) and y (..., d2) broadcast to one batch shape, their last axes kept (views), and that shape.
 
-    >>> x, y, batch = broadcast_batch(np.ones((5, 1, 3)), np.ones((2, 4)))
+    >>> from product_interactions.kernels.arrays import NUMPY
+    >>> x, y, batch = broadcast_batch(np.ones((5, 1, 3)), np.ones((2, 4)), NUMPY)
     >>> x.shape, y.shape, batch
     ((5, 2, 3), (5, 2, 4), (5, 2))
     """
@@ -56,21 +44,21 @@ def broadcast_batch(x: Any, y: Any, engine: Engine = NUMPY) -> tuple[Any, Any, t
     return engine.broadcast_to(x, batch + (x.shape[-1],)), engine.broadcast_to(y, batch + (y.shape[-1],)), batch
 
 
-def components(x: Any, axis: int, engine: Engine = NUMPY) -> Any:
-    """x with `axis` moved to the front; copied when a component would not be contiguous (numpy)."""
+def components(x: Any, axis: int, engine: Engine) -> Any:
+    """x with `axis` moved to the front; copied when a component would not be contiguous."""
     moved = engine.transpose(x, _to_front(len(x.shape), axis))
-    if engine is NUMPY:
-        return moved if moved[0].flags.c_contiguous else engine.contiguous(moved)
+    if isinstance(moved, np.ndarray) and moved[0].flags.c_contiguous:
+        return moved
     return engine.contiguous(moved)
 
 
-def restore(z: Any, axis: int, engine: Engine = NUMPY) -> Any:
+def restore(z: Any, axis: int, engine: Engine) -> Any:
     """Undo `components` on the output: its leading component axis goes back to `axis` (a view)."""
     order = _to_front(len(z.shape), axis)
     return engine.transpose(z, sorted(range(len(z.shape)), key=order.__getitem__))
 
 
-def stack(parts: Sequence[Any], probe: Callable[[], Any], engine: Engine = NUMPY) -> Any:
+def stack(parts: Sequence[Any], probe: Callable[[], Any], engine: Engine) -> Any:
     """Stack component arrays on a new leading axis; None stands for a zero component.
 
     `probe()` computes one product, only to learn the shape and dtype when every part is None.

@@ -16,9 +16,10 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from autograd.tracer import getval
+from autograd.tracer import Box, getval
 from numpy.typing import DTypeLike
-from opt_einsum.contract import infer_backend
+
+from .registry import owner
 
 LAYOUTS = ("batch-first", "component-major")
 
@@ -27,7 +28,6 @@ def check_arrays(arrays: Mapping[str, Any], kinds: str = "iufc", what: str = "nu
                  optional: Collection[str] = ()) -> None:
     """A TypeError naming the first of `arrays` ({argument: value}) that is not an array of numpy, autograd,
     torch or JAX whose dtype kind is one of `kinds` (`what` says so in words); the `optional` ones may be None."""
-    from .registry import owner
     for argument, value in arrays.items():
         if value is None and argument in optional:
             continue
@@ -59,10 +59,21 @@ def check_layout(layout: object) -> str:
     return layout
 
 
-def backend(value: Any) -> str:
-    """The array library of `value` as opt_einsum names it ('numpy', 'autograd', 'torch', ...)."""
-    name = infer_backend(value)
-    return "numpy" if name == "builtins" else name
+def library(value: Any) -> str:
+    """The library of `value`: "numpy" (numpy arrays, numbers, nested lists), "autograd" (an array autograd
+    traces), an engine's name, or the top-level module of another library's array type.
+
+    >>> library(np.ones(2)), library([1.0, 2.0]), library(3.0)
+    ('numpy', 'numpy', 'numpy')
+    """
+    if isinstance(value, Box):
+        return "autograd"
+    engine = owner(value)
+    if engine.name != "numpy":
+        return engine.name
+    if isinstance(value, (np.ndarray, np.generic)) or not (hasattr(value, "shape") and hasattr(value, "dtype")):
+        return "numpy"
+    return type(value).__module__.split(".")[0]
 
 
 _KINDS: dict[Any, str] = {}                          # dtype object -> numpy kind letter, filled on first use
@@ -91,13 +102,13 @@ def expected_shape(dims: Sequence[int], layout: str) -> str:
 
 def operand(value: Any, argument: str, dims: Sequence[int], dtype: DTypeLike, layout: str, name: str) -> Any:
     """`value` checked (numpy input as an array of `dtype`); `dims` are the algebra axes it must carry."""
-    library = "numpy" if type(value) is np.ndarray else backend(value)
+    source = "numpy" if type(value) is np.ndarray else library(value)
     try:
-        array = np.asarray(value) if library == "numpy" else value
+        array = np.asarray(value) if source == "numpy" else value
     except ValueError as error:                          # a ragged list
         raise TypeError(f"{argument}: expected an array of real floating-point values, got a ragged "
                         f"{type(value).__name__} ({error})") from None
-    raw = array if library == "numpy" else getval(array)
+    raw = array if source == "numpy" else getval(array)
     found = getattr(raw, "dtype", None)
     if found is None or _kind(found) != "f":
         raise TypeError(f"{argument}: expected real floating-point values (the kernel computes in "
@@ -113,7 +124,7 @@ def operand(value: Any, argument: str, dims: Sequence[int], dtype: DTypeLike, la
             range(-count, 0) if layout == LAYOUTS[0] else range(count), algebra_axes, dims) if n != d)
         raise ValueError(f"{argument}: axis {axis} has size {size}, but {name} needs {needed} there "
                          f"(expected shape {expected_shape(dims, layout)}), got shape {shape}")
-    return array.astype(dtype, copy=False) if library == "numpy" else array
+    return array.astype(dtype, copy=False) if source == "numpy" else array
 
 
 def broadcast(first: tuple[int, ...], second: tuple[int, ...]) -> tuple[int, ...]:

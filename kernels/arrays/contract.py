@@ -4,12 +4,13 @@ opt_einsum finds the contraction order (once per equation and shapes, cached); e
 rewritten as ``matmul`` on (batch..., M, K) @ (batch..., K, N) views, so contractions that share batch indices
 (attention's heads and sequences) reach BLAS instead of numpy's generic einsum loop.  Single-operand steps and
 the rare steps that cannot be written that way use einsum, as do all steps on an engine whose einsum is the
-faster (``Engine.native_pairs``).  Written over an engine (`kernels.arrays.registry`): numpy and
-autograd arrays by default, torch and JAX arrays through theirs.
+faster (``Engine.native_pairs``).  Written over an engine (`kernels.arrays.engine`): numpy and autograd arrays,
+torch and JAX arrays alike.
 
 >>> import numpy as np
 >>> a, b = np.arange(24.).reshape(2, 3, 4), np.arange(40.).reshape(2, 4, 5)
->>> bool(np.allclose(contract("bij,bjk->bik", a, b), np.einsum("bij,bjk->bik", a, b)))
+>>> from product_interactions.kernels.arrays import NUMPY
+>>> bool(np.allclose(contract("bij,bjk->bik", a, b, engine=NUMPY), np.einsum("bij,bjk->bik", a, b)))
 True
 """
 from __future__ import annotations
@@ -91,12 +92,8 @@ def _aligned(engine: Engine, array: Any, labels: str, output: str) -> Any:
     return engine.reshape(array, [array.shape[present.index(c)] if c in labels else 1 for c in output])
 
 
-def contract(equation: str, *arrays: Any, engine: Engine | None = None) -> Any:
-    """einsum(equation, *arrays), evaluated pairwise along opt_einsum's path with batched matmuls, on `engine`
-    (default: numpy with autograd)."""
-    if engine is None:
-        from .registry import NUMPY
-        engine = NUMPY
+def contract(equation: str, *arrays: Any, engine: Engine) -> Any:
+    """einsum(equation, *arrays), evaluated pairwise along opt_einsum's path with batched matmuls, on `engine`."""
     operands = list(arrays)
     for positions, step in _plan(equation, tuple(tuple(a.shape) for a in operands)):
         taken = [operands.pop(p) for p in sorted(positions, reverse=True)]

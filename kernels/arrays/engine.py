@@ -1,13 +1,24 @@
-"""`Engine`: the array operations plans and kernels need, for one array library.
+"""`Engine`: the contract an array library meets to run plans and kernels.
 
 An engine speaks numpy's vocabulary (``sum(a, axis=...)``, ``moveaxis``, ``rfft(a, n, axis)``) whatever its
-library, so that a plan's steps, the strategies' levels and the hand kernels are written once.  Subclasses bind
-`xp` (a module with numpy's API: autograd.numpy, jax.numpy, or torch with a few adapters) and override what
-their library does differently or better; the composite operations below (contractions, gathers, relayouts, the
-masked softmax, pointwise maps) are built from those primitives.
+library, so that a plan's steps, the strategies' levels and the hand kernels are written once.  The contract has
+three parts:
 
-Constants (structure constants, masks, index tables) are numpy arrays; `constant` converts one into the
+* the array functions of `VOCABULARY`, each the function of that name in the engine's namespace `xp` (a module
+  with numpy's API: autograd.numpy, jax.numpy, torch) unless the engine defines a method of its own;
+* the methods below that raise NotImplementedError (what an array is, its numbers, dtype and device, conversion
+  from numpy), which every engine defines;
+* composite operations (contractions, gathers, relayouts, the masked softmax, pointwise maps, prefix scans) with
+  defaults built from the first two (the modules beside this one: `contract`, `pointwise`, `normalisation`,
+  `prefix_scan`), which an engine overrides where its library does better.
+
+A new engine subclasses `Engine` and is added to `kernels.arrays.registry.ENGINES`, the one place engines are
+listed.  Constants (structure constants, masks, index tables) are numpy arrays; `constant` converts one into the
 library, dtype and device of a given array, once per (constant, dtype, device) in a bounded cache.
+
+>>> from product_interactions.kernels.arrays import NUMPY
+>>> sorted(VOCABULARY)[:4], NUMPY.moveaxis is NUMPY.xp.moveaxis
+(['amax', 'arange', 'broadcast_to', 'concatenate'], True)
 """
 from __future__ import annotations
 
@@ -18,10 +29,31 @@ from typing import Any
 import numpy as np
 from numpy.typing import DTypeLike
 
+from .contract import contract
+from .normalisation import masked_softmax
+from .pointwise import FUNCTIONS
+from .prefix_scan import prefix_scan
 from .rates import NUMPY_RATES
 
 #: Converted constants kept per engine.
 CONSTANTS_KEPT = 256
+
+#: The numpy functions every engine provides under the same name, with numpy's arguments: the namespace's own
+#: (looked up once, then an attribute of the engine) unless the engine defines a method of that name.
+VOCABULARY = {
+    "amax": "largest entry along axes", "arange": "evenly spaced numbers",
+    "broadcast_to": "a read-only view broadcast to a shape", "concatenate": "arrays joined along an axis",
+    "conj": "complex conjugate", "contiguous": "the array in C order (a copy only where it is not)",
+    "cos": "cosine", "cumsum": "inclusive running sums along an axis", "einsum": "Einstein summation",
+    "exp": "e^a", "expand_dims": "a new axis of size 1", "flip": "entries reversed along an axis",
+    "imag": "imaginary part", "isfinite": "True where neither inf nor NaN", "log": "natural logarithm",
+    "logaddexp": "log(e^a + e^b) without overflow", "matmul": "batched matrix product",
+    "maximum": "elementwise maximum", "mean": "mean along axes", "moveaxis": "an axis moved elsewhere",
+    "real": "real part", "reshape": "the same entries in another shape", "result_type": "the promoted dtype",
+    "sqrt": "square root", "stack": "arrays joined along a new axis", "sum": "sum along axes",
+    "swapaxes": "two axes exchanged", "tanh": "hyperbolic tangent", "transpose": "axes permuted",
+    "where": "entries of a where a condition holds, else of b",
+}
 
 
 class Engine:
@@ -141,10 +173,11 @@ class Engine:
 
     # ------------------------------------------------------------------ numpy vocabulary
     def __getattr__(self, name: str) -> Any:
-        """Anything not defined here is the namespace's function of that name (looked up once, then an attribute
-        of the engine: a call site pays no lookup)."""
-        if name.startswith("_") or self.xp is None:
-            raise AttributeError(name)
+        """A function of `VOCABULARY` the engine does not define: its namespace's (looked up once, then an
+        attribute of the engine: a call site pays no lookup)."""
+        if name not in VOCABULARY or self.xp is None:
+            raise AttributeError(f"{type(self).__name__} has no {name!r}: an engine provides the functions of "
+                                 f"kernels.arrays.engine.VOCABULARY and the methods of Engine")
         found = getattr(self.xp, name)
         self.__dict__[name] = found
         return found
@@ -181,24 +214,27 @@ class Engine:
     def associative_scan(self, combine: Callable[[tuple[Any, ...], tuple[Any, ...]], tuple[Any, ...]],
                          element: tuple[Any, ...], axis: int = 0) -> tuple[Any, ...]:
         """Every inclusive prefix of an associative product along `axis` (`kernels.arrays.prefix_scan`)."""
-        from .prefix_scan import prefix_scan
-        return prefix_scan(combine, element, axis)
+        return prefix_scan(combine, element, axis, engine=self)
+
+    def cumulative_sum(self, a: Any, axis: int) -> Any:
+        """Sums of a along `axis` of every prefix, the empty one first: n + 1 entries (0, a_0, a_0 + a_1, ...)."""
+        shape = list(a.shape)
+        shape[axis] = 1
+        return self.concatenate([self.zeros(tuple(shape), a), self.cumsum(a, axis=axis)], axis=axis)
 
     # ------------------------------------------------------------------ composite operations
     def contract(self, equation: str, *arrays: Any) -> Any:
         """``einsum(equation, *arrays)``, pairwise along opt_einsum's path, each step a batched matrix product."""
-        from .contract import contract
         return contract(equation, *arrays, engine=self)
 
     def pointwise(self, name: str, a: Any) -> Any:
         """A map of `kernels.arrays.pointwise`, coefficient by coefficient."""
-        from .pointwise import FUNCTIONS
         return FUNCTIONS[name](a, self)
 
     def softmax(self, a: Any, axis: int = -1, mask: Any = None, out: Any = None) -> Any:
-        """The masked softmax (`kernels.arrays.masked_softmax`); `out` is a hint an engine may ignore."""
-        from .masked_softmax import softmax
-        return softmax(a, axis, mask, engine=self)
+        """exp(a) normalised along `axis` over the entries `mask` keeps (`kernels.arrays.normalisation`); `out` is
+        a hint an engine may ignore."""
+        return masked_softmax(a, axis, mask, self)
 
     def layer_norm(self, a: Any, eps: float = 1e-5) -> Any:
         """(a - mean) / sqrt(variance + eps) over the last axis, without gain or bias."""

@@ -1,10 +1,8 @@
-"""The masked softmax: exp(x) normalised along one axis over the entries a mask keeps; the others are left out.
-
-Masked entries are replaced by -inf before anything else, so whatever they hold, a NaN or an infinity included,
-they come out exactly 0 and reach no other entry; a row the mask empties entirely comes out 0.  The shift by the
-row maximum is taken as a constant (softmax does not depend on it), so autograd differentiates the exact formula.
-Without a gradient to trace, the last axis is normalised in chunks of rows that stay in cache, in place when the
-caller gives `out` (a plan does when the scores are not needed again).
+"""`softmax`: the masked softmax as a public function: exp(x) normalised along one axis over the entries a mask
+keeps, the others left out (they come out exactly 0 whatever they hold, a NaN or an infinity included; a row the
+mask empties entirely comes out 0).  It checks its arguments, then runs the engine's softmax (`Engine.softmax`:
+torch's and JAX's own kernels, and `kernels.arrays.normalisation` on numpy), differentiable by the engine's
+autodiff.
 
 >>> import numpy as np
 >>> x = np.array([[1.0, np.nan], [0.0, 0.0]])
@@ -20,30 +18,19 @@ from typing import Any
 import numpy as np
 
 from .checks import check_arrays
-from .registry import Engine, outside_torch_compile, owner
-
-#: Bytes of scores one chunk of the in-cache path works on.
-CHUNK_BYTES = 1 << 20
+from .engine import Engine
+from .registry import owner
+from .torch_engine import outside_torch_compile
 
 
 @outside_torch_compile
-def softmax(x: Any, axis: int = -1, mask: Any = None, out: np.ndarray | None = None,
-            engine: Engine | None = None) -> Any:
-    """exp(x) / sum exp(x) along `axis`, over the entries where `mask` (a bool array of the engine, broadcasting
-    to x) is True; `out` (x itself, say) receives the result when nothing is traced (numpy); `engine`, that of x's
-    library unless given."""
-    if engine is None:
-        engine = owner(x)
+def softmax(x: Any, axis: int = -1, mask: Any = None, out: np.ndarray | None = None) -> Any:
+    """exp(x) / sum exp(x) along `axis`, over the entries where `mask` (a bool array of x's library, broadcasting
+    to x) is True; `out` (x itself, say) receives the result where x is a numpy array normalised along its last
+    axis with nothing traced."""
+    engine = owner(x)
     _check(engine, x, axis, mask)
-    if isinstance(x, np.ndarray) and axis in (-1, x.ndim - 1) and x.ndim >= 1:
-        return _in_cache(x, mask, out)
-    tiny = np.finfo(engine.dtype(x)).tiny
-    if mask is not None:
-        x = engine.where(mask, x, -np.inf)
-    peak = engine.amax(engine.detached(x), axis=axis, keepdims=True)
-    peak = engine.where(engine.isfinite(peak), peak, 0.0)            # rows the mask empties entirely
-    exps = engine.exp(x - peak)
-    return exps / engine.maximum(engine.sum(exps, axis=axis, keepdims=True), tiny)
+    return engine.softmax(x, axis, mask, out)
 
 
 def _check(engine: Engine, x: Any, axis: int, mask: Any) -> None:
@@ -63,27 +50,3 @@ def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
         return np.broadcast_shapes(shape, target) == target
     except ValueError:
         return False
-
-
-def _in_cache(x: np.ndarray, mask: np.ndarray | None, out: np.ndarray | None) -> np.ndarray:
-    """The numpy path: rows in chunks of about CHUNK_BYTES, each masked, shifted, exponentiated and normalised
-    while it is in cache; `out` must be C-contiguous."""
-    out = np.empty(x.shape, x.dtype) if out is None else out          # C order: its rows are views
-    rows = x.reshape(-1, x.shape[-1]) if x.size else x.reshape(0, max(x.shape[-1], 1))
-    target = out.reshape(rows.shape)
-    keep = None if mask is None else np.broadcast_to(mask, x.shape).reshape(rows.shape)
-    tiny = np.finfo(x.dtype).tiny
-    step = max(1, CHUNK_BYTES // max(1, x.shape[-1] * x.itemsize))
-    for start in range(0, rows.shape[0], step):
-        part = target[start:start + step]
-        if out is not x:
-            np.copyto(part, rows[start:start + step])
-        if keep is not None:
-            np.copyto(part, -np.inf, where=~keep[start:start + step])
-        peak = part.max(axis=-1, keepdims=True)
-        peak[~np.isfinite(peak)] = 0
-        part -= peak
-        np.exp(part, out=part)
-        total = part.sum(axis=-1, keepdims=True)
-        part /= np.maximum(total, tiny)
-    return out

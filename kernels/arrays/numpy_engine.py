@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import autograd.numpy as anp
 import numpy as np
+from autograd.extend import defvjp, primitive
 from autograd.tracer import getval
 
 from .engine import Engine
+from .normalisation import masked_softmax
 
 
 @functools.cache
@@ -106,8 +108,34 @@ class NumpyEngine(Engine):
         return out
 
     def softmax(self, a: Any, axis: int = -1, mask: Any = None, out: Any = None) -> Any:
-        from .masked_softmax import softmax
-        return softmax(a, axis, mask, out=out)
+        return masked_softmax(a, axis, mask, self, out)
+
+    def cumulative_sum(self, a: Any, axis: int) -> Any:
+        """One primitive with its own VJP (autograd has none for an in-place cumsum)."""
+        return _cumulative_sum(a, axis)
+
+
+@primitive
+def _cumulative_sum(a: Any, axis: int) -> Any:
+    shape = list(np.shape(a))
+    shape[axis] += 1
+    out = np.zeros(shape, dtype=a.dtype)
+    np.cumsum(a, axis=axis, out=out[(slice(None),) * axis + (slice(1, None),)])
+    return out
+
+
+def _cumulative_sum_vjp(result: Any, a: Any, axis: int) -> Callable[[Any], Any]:
+    """Entry s of a reaches the outputs s + 1 .. n: its gradient sums those, a reversed cumulative sum (reversed by
+    slicing, which autograd differentiates again: it has no VJP of flip)."""
+    reverse = (slice(None),) * axis + (slice(None, None, -1),)
+
+    def vjp(gradient: Any) -> Any:
+        later = gradient[reverse][(slice(None),) * axis + (slice(0, -1),)]
+        return anp.cumsum(later, axis=axis)[reverse]
+    return vjp
+
+
+defvjp(_cumulative_sum, _cumulative_sum_vjp)
 
 
 #: The default engine.

@@ -1,4 +1,6 @@
-"""Engines run plans and kernels, one array library each: numpy with autograd (the default, core install), torch
+"""The engines, listed once (`ENGINES`), and the one answer to which engine an array belongs to (`owner`).
+
+Engines run plans and kernels, one array library each: numpy with autograd (the default, core install), torch
 and JAX (extras).  Results come back in the inputs' library, dtype and device.
 
 The rule for mixed inputs: the non-numpy arrays decide the engine, and must all be of one library and on one
@@ -19,12 +21,11 @@ import numpy as np
 from .engine import Engine
 from .jax_engine import JAX
 from .numpy_engine import NUMPY
-from .torch_engine import TORCH, outside_torch_compile
+from .torch_engine import TORCH
 
-#: Every engine, by name.
-ENGINES = {engine.name: engine for engine in (NUMPY, TORCH, JAX)}
-
-__all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "TORCH", "adopt", "engine_of", "outside_torch_compile", "owner"]
+#: Every engine, by name: the one place a new engine is added.  `owner` asks them in this order whether an array
+#: is theirs, numpy last (it takes numbers and anything else).
+ENGINES = {engine.name: engine for engine in (TORCH, JAX, NUMPY)}
 
 
 #: Array types whose engine `owner` remembers (types, not arrays: a handful in any program).
@@ -38,7 +39,7 @@ def owner(array: Any) -> Engine:
     kind = type(array)
     engine = _OWNERS.get(kind)
     if engine is None:
-        engine = next((e for e in (TORCH, JAX) if e.owns(array)), NUMPY)
+        engine = next(e for e in ENGINES.values() if e is NUMPY or e.owns(array))
         if len(_OWNERS) < TYPES_KEPT:
             _OWNERS[kind] = engine
     return engine

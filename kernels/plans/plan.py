@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Collection, Iterable, Sequence
 
 import numpy as np
 
-from ..arrays.registry import NUMPY, engine_of, outside_torch_compile
+from ..arrays import NUMPY, engine_of, outside_torch_compile, owner
 from .masks import Mask
 
 if TYPE_CHECKING:
@@ -507,7 +507,7 @@ def _is_array(value: object) -> bool:
 def _real(value: Any, argument: str) -> Any:
     """`value` as a real floating-point array (lists are converted; other arrays kept as they are)."""
     array = value if _is_array(value) else np.asarray(value, dtype=float)
-    kind = engine_of({argument: array}).dtype(array).kind
+    kind = owner(array).dtype(array).kind
     if kind != "f":
         raise TypeError(f"{argument}: expected a real floating-point array, got dtype {array.dtype}")
     return array

@@ -42,14 +42,14 @@ from . import autodiff, select
 from ..arrays import checks
 from ..native import memory
 from ..arrays.axes import even_rows
-from ..arrays.registry import NUMPY, engine_of, outside_torch_compile, owner
+from ..arrays import NUMPY, engine_of, outside_torch_compile, owner
 from .lowering import levels, lower
 from ..arrays.rates import Rates
 from .strategies import STRATEGIES
 
 if TYPE_CHECKING:
     from ...algebra import Algebra
-    from ..arrays.registry import Engine
+    from ..arrays import Engine
     from .factor import Factor
     from .strategies.level import Program
 
@@ -139,7 +139,7 @@ class Kernel:
             like = x if owner(x) is engine else y
             x, y = (a if owner(a) is engine else engine.convert(np.asarray(a), like) for a in (x, y))
             return self._run_on_engine(*self._engine_plan(engine, batch, x), x, y)
-        libraries = {checks.backend(x), checks.backend(y)}
+        libraries = {checks.library(x), checks.library(y)}
         if libraries - {"numpy", "autograd"}:
             raise TypeError(f"x, y: expected numpy, autograd, torch or JAX arrays, got {', '.join(sorted(libraries))}")
         if libraries == {"numpy"}:

@@ -30,9 +30,9 @@ from numpy.typing import DTypeLike
 import opt_einsum as oe
 
 from ..arrays import numpy_backend
-from ..arrays.axes import broadcast_batch, engine_of
+from ..arrays.axes import broadcast_batch
 from .cost import Cost
-from ..arrays.registry import NUMPY
+from ..arrays import NUMPY, owner
 from .strategies import STRATEGIES
 from .strategies.identify import Elementwise
 
@@ -167,7 +167,7 @@ class Contraction:
         return self._expressions[key]
 
     def __call__(self, x: Any, y: Any) -> Any:
-        engine = engine_of(x, y)
+        engine = owner(x)
         if engine is NUMPY:
             plain = type(x) is np.ndarray and type(y) is np.ndarray
             if plain and self._dense_alone:
@@ -219,7 +219,7 @@ class Contraction:
         """A lone dense factor on numpy arrays, by `dense_blocks` (promoted to one dtype)."""
         d1, d2, d3 = self._shapes[0]
         _, by_x = self.dense_forms()
-        x, y, batch = broadcast_batch(x, y)
+        x, y, batch = broadcast_batch(x, y, NUMPY)
         rows = math.prod(batch)
         dtype = np.result_type(x, y, by_x)
         z = np.empty((rows, 1, d3), dtype)

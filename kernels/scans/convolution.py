@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..native import memory
-from ..arrays.registry import adopt, outside_torch_compile
+from ..arrays import adopt, outside_torch_compile
 
 if TYPE_CHECKING:
-    from ..arrays.registry import Engine
+    from ..arrays import Engine
 
 #: Spectra and temporaries held at once, in multiples of one complex spectrum of the broadcast batch.
 SPECTRA = 4

@@ -30,7 +30,7 @@ from autograd.extend import defvjp_argnums, primitive
 from autograd.numpy.numpy_vjps import match_complex
 
 from ..arrays.checks import check_arrays
-from ..arrays.registry import NUMPY, engine_of, outside_torch_compile
+from ..arrays import NUMPY, engine_of, outside_torch_compile
 
 if TYPE_CHECKING:
     from ..arrays.engine import Engine

@@ -19,7 +19,7 @@ import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
 from ..arrays.checks import check_arrays
-from ..arrays.registry import NUMPY, engine_of, outside_torch_compile
+from ..arrays import NUMPY, engine_of, outside_torch_compile
 from .recurrence import METHODS, choose, on_engine, reverse, scan
 from ..arrays.pointwise import silu
 

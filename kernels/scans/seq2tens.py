@@ -28,7 +28,7 @@ Seq2Tens lift (1, x, 0, ...), p >= M the exponential) and `scan` returns the pro
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import autograd
 import numpy as np
@@ -36,15 +36,8 @@ from autograd.extend import defvjp, primitive
 
 from ..native import clib
 from ..arrays.axes import even_rows
-from ..arrays.registry import NUMPY, engine_of
-from ..arrays.prefix_scan import cumulative_sum, prefix_scan, tree_reduce
-
-if TYPE_CHECKING:
-    from ..arrays.engine import Engine
-
-
-def _engine(a: Any) -> Engine:
-    return engine_of({"x": a})
+from ..arrays import NUMPY, owner
+from ..arrays.prefix_scan import prefix_scan, tree_reduce
 
 METHODS = ("sequential", "levelwise", "parallel", "compiled")
 
@@ -61,7 +54,7 @@ LEVELWISE_CHUNK_BYTES = 2 ** 19
 
 def _merge_last(a: Any) -> Any:
     shape = tuple(a.shape)
-    return _engine(a).reshape(a, shape[:-2] + (shape[-2] * shape[-1],))
+    return owner(a).reshape(a, shape[:-2] + (shape[-2] * shape[-1],))
 
 
 def outer(a: Any, b: Any) -> Any:
@@ -94,7 +87,7 @@ def _steps(x: Any, order: int) -> list[Any]:
 
 
 def _unit(x: Any) -> Any:
-    return _engine(x).zeros(tuple(x.shape[:-1]) + (1,), x) + 1
+    return owner(x).zeros(tuple(x.shape[:-1]) + (1,), x) + 1
 
 
 def lift(x: Any, degree: int, order: int) -> tuple[Any, ...]:
@@ -113,7 +106,7 @@ def multiply(s: tuple[Any, ...], t: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _sequential(x: Any, degree: int, order: int, return_sequences: bool) -> tuple[Any, ...]:
-    engine, d = _engine(x), x.shape[-1]
+    engine, d = owner(x), x.shape[-1]
     state = [_unit(x[..., 0, :])] + [engine.zeros(tuple(x.shape[:-2]) + (d ** m,), x) for m in range(1, degree + 1)]
     states = []
     for t in range(x.shape[-2]):
@@ -132,12 +125,12 @@ def outer_in_time(a: Any, b: Any) -> Any:
     than words last when q is a path's few channels)."""
     product = a[..., :, None, :] * b[..., None, :, :]
     shape = tuple(product.shape)
-    return _engine(product).reshape(product, shape[:-3] + (shape[-3] * shape[-2], shape[-1]))
+    return owner(product).reshape(product, shape[:-3] + (shape[-3] * shape[-2], shape[-1]))
 
 
 def _sum_outer(a: Any, b: Any) -> Any:
     """sum over time (time last) of a_t (x) b_t: (..., p, L), (..., q, L) -> (..., p q), one matrix product."""
-    engine = _engine(a)
+    engine = owner(a)
     return _merge_last(engine.matmul(a, engine.swapaxes(b, -1, -2)))
 
 
@@ -177,13 +170,13 @@ def _levelwise(x: Any, degree: int, order: int, return_sequences: bool) -> tuple
 def _levelwise_whole(x: Any, degree: int, order: int, return_sequences: bool) -> tuple[Any, ...]:
     """Time last inside (see `outer_in_time`): x (..., L, d) is turned once, and so are the levels returned with
     `return_sequences`."""
-    engine = _engine(x)
+    engine = owner(x)
     x = engine.contiguous(engine.swapaxes(x, -1, -2))
     time = len(x.shape) - 1
-    steps, sums = _steps(x, min(order, degree)), cumulative_sum(x, time)         # level 1: the sums of the steps
+    steps, sums = _steps(x, min(order, degree)), engine.cumulative_sum(x, time)      # level 1: the sums of the steps
     exclusive, levels = [engine.zeros(tuple(x.shape[:-2]) + (1, x.shape[-1]), x) + 1], []
     for m in range(1, degree + 1 if return_sequences else degree - 1):
-        prefixes = sums if m == 1 else cumulative_sum(
+        prefixes = sums if m == 1 else engine.cumulative_sum(
             outer_in_time(_series(exclusive, steps, m, order, product=outer_in_time), x), time)
         levels.append(engine.swapaxes(prefixes[..., 1:], -1, -2) if return_sequences else prefixes[..., -1])
         exclusive.append(prefixes[..., :-1])
@@ -193,13 +186,13 @@ def _levelwise_whole(x: Any, degree: int, order: int, return_sequences: bool) ->
 def _parallel(x: Any, degree: int, order: int, return_sequences: bool) -> tuple[Any, ...]:
     lifts = lift(x, degree, order)
     axis = len(x.shape) - 2
-    return (prefix_scan if return_sequences else tree_reduce)(multiply, lifts, axis)
+    return (prefix_scan if return_sequences else tree_reduce)(multiply, lifts, axis, engine=owner(x))
 
 
 def runs_compiled(x: Any) -> bool:
     """True when the compiled scan takes x: a float32 or float64 numpy array (autograd's traced arrays too) or an
     array of an engine with `compiled_scan` that takes it, where the C library builds."""
-    engine = _engine(x)
+    engine = owner(x)
     if engine is NUMPY:
         taken = engine.dtype(x) in clib.LANES
     else:
@@ -209,7 +202,7 @@ def runs_compiled(x: Any) -> bool:
 
 def _flat_levelwise(x: Any, degree: int, order: int, return_sequences: bool) -> Any:
     """The level-wise scan's levels concatenated: the compiled scan's result, by the engine's operations."""
-    return _engine(x).concatenate(list(_levelwise(x, degree, order, return_sequences)), axis=-1)
+    return owner(x).concatenate(list(_levelwise(x, degree, order, return_sequences)), axis=-1)
 
 
 @primitive
@@ -230,7 +223,7 @@ defvjp(_numpy_compiled, _numpy_compiled_vjp)
 
 
 def _compiled(x: Any, degree: int, order: int, return_sequences: bool) -> tuple[Any, ...]:
-    engine = _engine(x)
+    engine = owner(x)
     if not runs_compiled(x):
         why = clib.unavailable() or f"it runs on float32 and float64 numpy arrays and torch CPU tensors, got " \
                                     f"{engine.name} {engine.dtype(x)} arrays"
@@ -290,7 +283,7 @@ def low_rank(x: Any, V: Any, degree: int, independent: bool, return_sequences: b
     >>> low_rank(x, np.array([[[1.], [2.]]]), 2, independent=False)[0, :, 0]    # 1 + 3 + 5, 2 (1*3 + 1*5 + 3*5)
     array([ 9., 46.])
     """
-    engine = _engine(x)
+    engine = owner(x)
     batch, length, h = tuple(x.shape)
     slots, width = tuple(V.shape[1:])
     projection = engine.reshape(V, (h, slots * width))
@@ -310,13 +303,15 @@ def low_rank(x: Any, V: Any, degree: int, independent: bool, return_sequences: b
 def _low_rank_block(z: Any, totals: Sequence[Any], independent: bool) -> tuple[list[Any], list[Any]]:
     """The recursion on one block of time steps z (batch, C, K, N), starting from the running sums `totals`
     (one (batch, slots, N) per k, or None at the start); returns the levels (batch, C, N) and the new totals."""
-    running, levels, carried, start = None, [], [], 0
+    engine, running, levels, carried, start = owner(z), None, [], [], 0
     for k, total in enumerate(totals):
         width = len(totals) - k if independent else 1
         step = z[:, :, start:start + width]
         start += width
         step = step if running is None else step * running
-        prefixes = cumulative_sum(step, 1) if total is None else cumulative_sum(step, 1) + total[:, None]
+        prefixes = engine.cumulative_sum(step, 1)
+        if total is not None:
+            prefixes = prefixes + total[:, None]
         levels.append(prefixes[:, 1:, 0])
         carried.append(prefixes[:, -1])
         running = prefixes[:, :-1, int(independent):]

@@ -12,7 +12,7 @@ from product_interactions.interactions.architectures import attention
 from product_interactions.kernels.plans.attend import Attend, Factoring
 
 torch = pytest.importorskip("torch")
-from product_interactions.kernels.arrays.registry import TORCH  # noqa: E402
+from product_interactions.kernels.arrays import TORCH  # noqa: E402
 
 
 @pytest.fixture

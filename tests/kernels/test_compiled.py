@@ -382,7 +382,7 @@ def test_a_process_forked_after_a_threaded_call_runs_the_loop(monkeypatch):
 
 def test_torch_dtypes_the_loop_cannot_take_and_functorch_transforms():
     torch = pytest.importorskip("torch")
-    from product_interactions.kernels.arrays.registry import ENGINES
+    from product_interactions.kernels.arrays import ENGINES
     kernel = kernels.product(clebsch_gordan(4))
     x = torch.randn(4096, 25, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     for dtype in (torch.bfloat16, torch.float16):

@@ -6,7 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from product_interactions.kernels.arrays.contract import contract
+from product_interactions.kernels.arrays import NUMPY
+from product_interactions.kernels.arrays.contract import contract as contract_on
+
+
+def contract(equation, *arrays):
+    return contract_on(equation, *arrays, engine=NUMPY)
 
 
 @pytest.mark.parametrize("equation, shapes", [

@@ -89,7 +89,7 @@ def test_empty_batches_give_empty_results_in_both_forms(d, engine):
                                                        ("OPENBLAS_NUM_THREADS", "two", None)])
 def test_numpy_blocks_follow_the_blas_threads(d, monkeypatch, variable, value, expected):
     from product_interactions.kernels.arrays import numpy_engine
-    from product_interactions.kernels.arrays.registry import NUMPY
+    from product_interactions.kernels.arrays import NUMPY
     for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv(variable, value)

@@ -78,7 +78,7 @@ def test_a_new_limit_takes_effect_at_the_next_call(limit):
 def test_torch_and_jax_batches_are_cut_to_the_limit_and_still_differentiate(limit, monkeypatch, library):
     module = pytest.importorskip(library)
     import autograd
-    from product_interactions.kernels.arrays.registry import ENGINES
+    from product_interactions.kernels.arrays import ENGINES
     engine = ENGINES[library]
     A = quaternions()
     x, y = operands(A, batch=(500,))

@@ -4,7 +4,7 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-from product_interactions.kernels.arrays import masked_softmax
+from product_interactions.kernels.arrays import normalisation
 from product_interactions.kernels.arrays.masked_softmax import softmax
 
 
@@ -22,7 +22,7 @@ def reference(x, keep):
 @pytest.mark.parametrize("chunk", [64, 1 << 20])
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 def test_equals_the_reference_with_nan_at_masked_entries_and_empty_rows(layout, chunk, monkeypatch):
-    monkeypatch.setattr(masked_softmax, "CHUNK_BYTES", chunk)          # many chunks, or one
+    monkeypatch.setattr(normalisation, "CHUNK_BYTES", chunk)          # many chunks, or one
     rng = np.random.default_rng(0)
     x = rng.standard_normal((3, 5, 6))
     keep = np.tril(np.ones((5, 6), dtype=bool))

@@ -70,7 +70,7 @@ def test_auto_takes_the_cheapest_strategy_by_the_cost_model(rows):
 @pytest.mark.parametrize("engine_name", ["numpy", "torch", "jax"])
 @pytest.mark.parametrize("itemsize", [8, 4])
 def test_auto_prices_by_the_engine_s_rates_and_the_input_s_itemsize(engine_name, itemsize):
-    from product_interactions.kernels.arrays.registry import ENGINES
+    from product_interactions.kernels.arrays import ENGINES
     rates = ENGINES[engine_name].rates
     for A in ALGEBRAS.values():
         if len(A.shape) > 1:

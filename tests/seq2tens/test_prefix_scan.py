@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from product_interactions.kernels.arrays import NUMPY
 from product_interactions.kernels.arrays.prefix_scan import prefix_scan, tree_reduce
 
 
@@ -27,12 +28,12 @@ def test_prefix_scan_and_tree_reduce_equal_the_sequential_fold(n, axis, seed):
     shape = (n, 2) if axis == 0 else (2, n)
     element = (rng.standard_normal(shape + (3, 3)), rng.standard_normal(shape + (1, 3)))
     expected = fold(element, axis)
-    for got, want in zip(prefix_scan(matmul, element, axis), expected):
+    for got, want in zip(prefix_scan(matmul, element, axis, engine=NUMPY), expected):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
-    for got, want in zip(tree_reduce(matmul, element, axis), expected):
+    for got, want in zip(tree_reduce(matmul, element, axis, engine=NUMPY), expected):
         np.testing.assert_allclose(got, np.take(want, n - 1, axis=axis), rtol=1e-10, atol=1e-10)
 
 
 def test_elements_of_different_lengths_are_refused():
     with pytest.raises(ValueError, match="element"):
-        prefix_scan(matmul, (np.ones((3, 2, 2)), np.ones((4, 1, 2))))
+        prefix_scan(matmul, (np.ones((3, 2, 2)), np.ones((4, 1, 2))), engine=NUMPY)

@@ -4,7 +4,7 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-from product_interactions.kernels.arrays.registry import ENGINES, NUMPY
+from product_interactions.kernels.arrays import ENGINES, NUMPY
 from product_interactions.kernels.scans.recurrence import choose, linear_scan, parallel, reverse, sequential
 from ssm_support import check_gradient
 

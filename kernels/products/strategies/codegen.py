@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import source
-from ...arrays.axes import align, components, engine_of, restore, stack
+from ...arrays import owner
+from ...arrays.axes import align, components, restore, stack
 from .identify import Elementwise
 from .level import Level, Program, around
 
@@ -73,7 +74,7 @@ class Codegen(Level):
         self.source = source.generate(factor)
 
     def __call__(self, x: Any, y: Any) -> Any:
-        engine = engine_of(x, y)
+        engine = owner(x)
         x, y = align(x, y)
         xc, yc = components(x, self.axis, engine), components(y, self.axis, engine)
         if (type(xc) is np.ndarray and type(yc) is np.ndarray and min(xc.ndim, yc.ndim) > 1
@@ -81,7 +82,7 @@ class Codegen(Level):
             z = np.empty((self.factor.shape[2],) + np.broadcast_shapes(xc.shape[1:], yc.shape[1:]),
                          np.result_type(xc, yc))
             self.source.in_place(xc, yc, z)
-            return restore(z, self.axis)
+            return restore(z, self.axis, engine)
         parts = self.source.function(xc, yc, self.inner)
         return restore(stack(parts, lambda: self.inner(xc[0], yc[0]), engine), self.axis, engine)
 

@@ -28,16 +28,16 @@ import numpy as np
 
 from ...native import clib
 from ..autodiff import VJP_ROLES
-from ...arrays.axes import broadcast_batch, engine_of
+from ...arrays.axes import broadcast_batch
 from ..cost import Cost
-from ...arrays.registry import NUMPY
+from ...arrays import NUMPY, owner
 from ..factor import TABLE_LIMIT
 from . import codegen
 from .identify import Elementwise
 from .level import Level, Program, around
 
 if TYPE_CHECKING:
-    from ...arrays.registry import Engine
+    from ...arrays import Engine
     from ..factor import Factor
 
 NAME = "compiled"
@@ -146,7 +146,7 @@ class Compiled(Level):
         """On any engine that has the loop: this level's axis moved last and the batches broadcast (by the
         engine's operations, so its autodiff sees them), complex operands (an fft level's spectra) cut into real
         parts, then the loop (`loop` on numpy, `Engine.compiled_loop` elsewhere)."""
-        engine = engine_of(x, y)
+        engine = owner(x)
         if engine is NUMPY:
             x, y, product = np.asarray(x), np.asarray(y), self.loop
         elif engine.compiled_loop is None:

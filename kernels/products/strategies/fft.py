@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...arrays.axes import engine_of
+from ...arrays import owner
 from .level import Level, Program, around
 
 if TYPE_CHECKING:
     from ..cost import Cost
-    from ...arrays.registry import Engine
+    from ...arrays import Engine
     from ..factor import Factor
 
 NAME = "fft"
@@ -83,7 +83,7 @@ class Fourier(Level):
         return engine.take(spectrum, -np.arange(self.n) % self.n, self.axis) if sign < 0 else spectrum
 
     def __call__(self, x: Any, y: Any) -> Any:
-        engine = engine_of(x, y)
+        engine = owner(x)
         real = engine.dtype(x).kind != "c" and engine.dtype(y).kind != "c"
         spectra = [self._spectrum(engine, a, s, real) for a, s in zip((x, y), self.signs)]
         if getattr(self.inner, "positional", True):

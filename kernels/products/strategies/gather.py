@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ...arrays.axes import align, components, engine_of, restore, stack
+from ...arrays import owner
+from ...arrays.axes import align, components, restore, stack
 from ..factor import TABLE_LIMIT
 from .level import Level, Program, around
 
@@ -164,7 +165,7 @@ class Gather(Level):
         self.steps = [(a, _index(b), _index(k), c) for a, b, k, c in (by_x if self.driver == 0 else by_y)]
 
     def __call__(self, x: Any, y: Any) -> Any:
-        engine = engine_of(x, y)
+        engine = owner(x)
         x, y = align(x, y)
         xc, yc = components(x, self.axis, engine), components(y, self.axis, engine)
         z: Any = None

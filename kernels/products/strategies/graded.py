@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...arrays.axes import align, components, engine_of, restore
-from ...arrays.registry import NUMPY
+from ...arrays.axes import align, components, restore
+from ...arrays import NUMPY, owner
 from .identify import Elementwise
 from .level import Level, Program, around
 
 if TYPE_CHECKING:
     from ..cost import Cost
-    from ...arrays.registry import Engine
+    from ...arrays import Engine
     from ..factor import Factor
 
 NAME = "graded"
@@ -73,13 +73,13 @@ class Graded(Level):
         return components[self.offsets[k]:self.offsets[k + 1]]
 
     def __call__(self, x: Any, y: Any) -> Any:
-        engine = engine_of(x, y)
+        engine = owner(x)
         x, y = align(x, y)
         if isinstance(self.inner, Elementwise) and engine is not NUMPY:
             return self._broadcast(engine, x, y)
         xc, yc = components(x, self.axis, engine), components(y, self.axis, engine)
         if isinstance(self.inner, Elementwise):
-            return restore(self._in_place(xc, yc), self.axis)
+            return restore(self._in_place(xc, yc), self.axis, engine)
         return restore(self._outer_products(engine, xc, yc), self.axis, engine)
 
     def _broadcast(self, engine: Engine, x: Any, y: Any) -> Any:
