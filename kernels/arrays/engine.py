@@ -211,6 +211,11 @@ class Engine:
         z is the caller's own fresh array, which an engine may update in place."""
         raise NotImplementedError
 
+    def segment_sum(self, a: Any, segments: np.ndarray, count: int) -> Any:
+        """The rows of `a` (its first axis) summed by segment: row r is added into output row ``segments[r]``
+        (sorted numpy ints below `count`); `count` rows out, zeros where no row goes."""
+        raise NotImplementedError
+
     def associative_scan(self, combine: Callable[[tuple[Any, ...], tuple[Any, ...]], tuple[Any, ...]],
                          element: tuple[Any, ...], axis: int = 0) -> tuple[Any, ...]:
         """Every inclusive prefix of an associative product along `axis` (`kernels.arrays.prefix_scan`)."""

@@ -108,6 +108,10 @@ class JaxEngine(Engine):
         import jax
         return jax.lax.associative_scan(combine, tuple(element), axis=axis)
 
+    def segment_sum(self, a: Any, segments: np.ndarray, count: int) -> Any:
+        import jax
+        return jax.ops.segment_sum(a, segments, num_segments=count, indices_are_sorted=True)
+
     def add_at(self, z: Any, rows: int | slice | np.ndarray, w: Any, scale: float = 1.0) -> Any:
         return z.at[rows].add(w if scale == 1 else scale * w)
 

@@ -110,6 +110,18 @@ class NumpyEngine(Engine):
     def softmax(self, a: Any, axis: int = -1, mask: Any = None, out: Any = None) -> Any:
         return masked_softmax(a, axis, mask, self, out)
 
+    def segment_sum(self, a: Any, segments: np.ndarray, count: int) -> Any:
+        """``add.reduceat`` over the runs of equal segments (autograd's traced arrays: a sum per run)."""
+        firsts = np.flatnonzero(np.diff(segments, prepend=-1))
+        if not len(firsts):
+            return self.zeros((count,) + tuple(np.shape(a)[1:]), a)
+        if isinstance(a, np.ndarray):
+            sums = np.add.reduceat(a, firsts, axis=0)
+        else:
+            bounds = [*firsts.tolist(), len(segments)]
+            sums = anp.stack([anp.sum(a[start:stop], axis=0) for start, stop in zip(bounds, bounds[1:])])
+        return sums if len(firsts) == count else self.scatter(sums, 0, segments[firsts].tolist(), count)
+
     def cumulative_sum(self, a: Any, axis: int) -> Any:
         """One primitive with its own VJP (autograd has none for an in-place cumsum)."""
         return _cumulative_sum(a, axis)

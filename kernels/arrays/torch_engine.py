@@ -405,6 +405,10 @@ class TorchEngine(Engine):
         w = w if isinstance(rows, slice) or np.ndim(rows) else w[None]
         return z.index_add(0, self.xp.as_tensor(index, device=z.device), w, alpha=scale)
 
+    def segment_sum(self, a: Any, segments: np.ndarray, count: int) -> Any:
+        """One ``index_add`` into zeros (out of place: torch.func transforms see through it)."""
+        return self.zeros((count,) + tuple(a.shape[1:]), a).index_add(0, self.constant(segments, a), a)
+
     def branch(self, condition: Any, then: Callable[[], Any], otherwise: Callable[[], Any]) -> Any:
         """Under torch.func transforms and forward mode, where the condition may differ from one mapped slice to the
         next, both results and ``torch.where`` (the one control flow vmap takes)."""

@@ -14,8 +14,8 @@ term lam[i, j, k] x_i y_j is, and then it is their sum (short of overflow in a p
 form sum_j lam[i, j, k] y_j before multiplying by x_i); a structural zero never meets an infinity (0 * inf would
 make NaN of outputs the infinity has no term in).  Whether a non-finite z_k is inf, -inf or NaN depends on how a
 strategy groups the terms (inf - inf, inf * 0).  Dense and fft multiply the zeros too: where their result is not
-all finite, the call returns the result of gather or codegen instead.  The compiled strategy's C loop takes numpy
-arrays and torch CPU tensors: on JAX arrays and other devices gather or codegen runs in its place.
+all finite, the call returns the result of gather or scatter instead.  The compiled strategy's C loop takes numpy
+arrays and torch CPU tensors: on JAX arrays and other devices gather or scatter runs in its place.
 
 >>> import numpy as np
 >>> from product_interactions import kernels
@@ -55,8 +55,9 @@ if TYPE_CHECKING:
 
 
 #: Strategies whose arithmetic multiplies the structural zeros too (0 * inf is NaN), and those that add only the
-#: nonzero terms, which take over when a result is not finite.
-MEETS_ZEROS, TERM_BY_TERM = ("dense", "fft"), ("gather", "codegen")
+#: nonzero terms, which take over when a result is not finite (the first that represents the factor: scatter
+#: represents all, in a few calls, so its program stays small under a tracing compiler such as jax.jit).
+MEETS_ZEROS, TERM_BY_TERM = ("dense", "fft"), ("gather", "scatter")
 #: Checked engine calls kept per kernel (one per signature: shapes, dtypes, devices and memory limit).
 CALLS_KEPT = 64
 
@@ -196,7 +197,7 @@ class Kernel:
         return engine.branch(engine.isfinite(engine.sum(z)), lambda: z, lambda: self._program(direct)(x, y))
 
     def _term_by_term(self, names: tuple[str, ...], replaced: tuple[str, ...]) -> tuple[str, ...] | None:
-        """`names` with each factor whose strategy is in `replaced` given to gather or codegen (the first that
+        """`names` with each factor whose strategy is in `replaced` given to gather or scatter (the first that
         represents it; else it keeps dense or fft, and compiled becomes dense), or None when no factor changes: for
         results that are not finite (dense, fft) and for arrays the compiled loop cannot take."""
         key = (names, replaced)

@@ -15,7 +15,7 @@ Every strategy module declares
 ``strategy="auto"`` takes the cheapest applicable one by the cost model (`kernels.products.select`).
 
 >>> sorted(STRATEGIES)
-['codegen', 'compiled', 'dense', 'fft', 'gather', 'graded', 'identify']
+['codegen', 'compiled', 'dense', 'fft', 'gather', 'graded', 'identify', 'scatter']
 >>> [name for name in STRATEGIES if STRATEGIES[name].ROLE == "leaf"]
 ['dense', 'identify']
 """
