@@ -19,8 +19,8 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
-
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import sympy
@@ -361,6 +361,24 @@ class Algebra:
     def label(self, i: int) -> Label:
         """The basis label of index i."""
         return self.basis[check_index(i, self.dim, "i")]
+
+    def sparsity(self) -> tuple[Any, ...] | None:
+        """Where the nonzero structure constants are, as a rule kernels use without reading the table, or None
+        where no rule is known (the table is the truth).  The builders with such a rule say it:
+
+        * ``("diagonal",)``: lam[i, j, k] = [i == j == k] (diagonal and position algebras);
+        * ``("cyclic", 1, 1)``: lam[i, j, k] = [k = i + j mod n] (cyclic translations);
+        * ``("truncated",)``: lam[i, j, k] = [k = i + j < n] (truncated translations);
+        * ``("graded", width, degree)``: the truncated tensor algebra, words concatenated;
+        * ``("one per pair",)``: every e_i e_j has at most one nonzero coefficient (Clifford, matrix units);
+        * ``("blocks",)``: an SO(3) path algebra, dense blocks by (l1, l2, l) (its ``blocks()``).
+
+        >>> from product_interactions.algebra import translation
+        >>> from product_interactions.algebra import octonions
+        >>> translation(5).sparsity(), octonions().sparsity()
+        (('cyclic', 1, 1), None)
+        """
+        return None
 
     @property
     def nnz(self) -> int:

@@ -55,6 +55,9 @@ class Clifford(StructuredAlgebra):
         self._labels = check_basis(basis, 2**n)
         self._index_of = {label: i for i, label in enumerate(self._labels)}
 
+    def sparsity(self) -> tuple[Any, ...]:
+        return ("one per pair",)
+
     def _rule(self, i: int, j: int) -> dict[int, sympy.Expr]:
         a, b = self._blades[i], self._blades[j]
         coefficient = _reordering_sign(a, b)

@@ -33,6 +33,9 @@ class Diagonal(StructuredAlgebra):
         self.prefix, self.start = prefix, start
         self._pattern = re.compile(re.escape(prefix) + r"_(-?\d+)")
 
+    def sparsity(self) -> tuple[Any, ...]:
+        return ("diagonal",)
+
     def _rule(self, i: int, j: int) -> dict[int, sympy.Expr]:
         return {i: sympy.Integer(1)} if i == j else {}
 

@@ -28,6 +28,9 @@ class MatrixAlgebra(StructuredAlgebra):
         super().__init__(n * n, f"matrix_algebra({n})")
         self.n = n
 
+    def sparsity(self) -> tuple[Any, ...]:
+        return ("one per pair",)
+
     def _rule(self, i: int, j: int) -> dict[int, sympy.Expr]:
         (a, b), (c, d) = divmod(i, self.n), divmod(j, self.n)
         return {a * self.n + d: sympy.Integer(1)} if b == c else {}

@@ -50,6 +50,9 @@ class TensorAlgebra(StructuredAlgebra):
         m = bisect.bisect_right(self._offsets, i) - 1
         return m, i - self._offsets[m]
 
+    def sparsity(self) -> tuple[Any, ...]:
+        return ("graded", self.width, self.degree)
+
     def _rule(self, i: int, j: int) -> dict[int, sympy.Expr]:
         (m1, a1), (m2, a2) = self._word(i), self._word(j)
         if m1 + m2 > self.degree:

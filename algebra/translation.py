@@ -35,6 +35,9 @@ class Translation(StructuredAlgebra):
         super().__init__(n, f"translation({n})" if cyclic else f"translation({n}, cyclic=False)")
         self.cyclic = cyclic
 
+    def sparsity(self) -> tuple[Any, ...]:
+        return ("cyclic", 1, 1) if self.cyclic else ("truncated",)
+
     def _rule(self, i: int, j: int) -> dict[int, sympy.Expr]:
         k = i + j
         if k >= self._dim:

@@ -354,9 +354,10 @@ KERNELS = {
     "Mask.array": (lambda rows, columns: Mask.causal().array(rows, columns), {"rows": 3, "columns": 2}),
     "Factor.from_array": (lambda lam: Kernel([Factor.from_array(lam)])(np.ones(2), np.ones(2)),
                           {"lam": np.ones((2, 2, 2))}),
-    "Factor": (lambda shape, name, indices, values, rule: Kernel([Factor(shape, name, indices, values, rule=rule)])(
+    "Factor": (lambda shape, name, indices, values, sparsity: Kernel([Factor(shape, name, indices, values,
+                                                                              sparsity=sparsity)])(
         np.ones(2), np.ones(2)), {"shape": (2, 2, 2), "name": "f", "indices": [[0, 1, 1], [1, 0, 1]],
-                                  "values": [1.0, -2.0], "rule": None}),
+                                  "values": [1.0, -2.0], "sparsity": None}),
     "Kernel": (lambda factors, strategy, dtype, layout: Kernel(factors, strategy, dtype, layout=layout)(
         np.ones((3, 2)), np.ones((3, 2))), {"factors": [Factor.from_algebra(diagonal(2))], "strategy": "dense",
                                             "dtype": np.float64, "layout": "batch-first"}),

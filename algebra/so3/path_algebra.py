@@ -68,6 +68,9 @@ class PathAlgebra(StructuredAlgebra):
             for l in range(abs(l1 - l2), min(l1 + l2, self.lmax) + 1):
                 yield l1, p1, l2, p2, l, None if p1 is None else p1 * p2  # type: ignore[operator]  # p2 too
 
+    def sparsity(self) -> tuple[Any, ...]:
+        return ("blocks",)
+
     def _rule(self, i: int, j: int) -> dict[int, sympy.Expr]:
         (l1, p1, m1), (l2, p2, m2) = self._irrep[i], self._irrep[j]
         result = {}

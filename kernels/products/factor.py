@@ -2,9 +2,9 @@
 built only when a strategy needs them.
 
 A factor maps x (dimension d1) and y (d2) to z (d3): z_k = sum lam[i, j, k] x_i y_j.  An algebra's factor has
-d1 = d2 = d3; a general bilinear map need not.  A factor of a structured algebra (`algebra.structured`) knows its
-rule, so the structure queries the strategies choose by (diagonal, cyclic, graded, blocks, one nonzero per pair)
-cost nothing at any size; the sparse float constants (``indices``, ``values``) are read from the algebra on first
+d1 = d2 = d3; a general bilinear map need not.  An algebra says where its nonzero constants are by a rule
+(`algebra.Algebra.sparsity`), so the structure queries the strategies choose by (diagonal, cyclic, graded, blocks,
+one nonzero per pair) cost nothing at any size; the sparse float constants (``indices``, ``values``) are read from the algebra on first
 use, and only by strategies that need them.
 
 >>> from product_interactions.algebra import clifford, diagonal, position, translation
@@ -31,7 +31,7 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike, DTypeLike
 
-from ...algebra import Algebra, Clifford, Diagonal, MatrixAlgebra, PathAlgebra, TensorAlgebra, Translation
+from ...algebra import Algebra
 
 if TYPE_CHECKING:
     from ...algebra.so3.path_algebra import Block
@@ -53,28 +53,13 @@ def _to_float(value: Any, where: str) -> float:
     return result
 
 
-def _rule(algebra: Algebra) -> tuple[Any, ...] | None:
-    """The structure of a structured algebra, as the strategies read it (see `Factor.rule`)."""
-    if isinstance(algebra, Diagonal):
-        return ("diagonal",)
-    if isinstance(algebra, Translation):
-        return ("cyclic", 1, 1) if algebra.cyclic else ("truncated",)
-    if isinstance(algebra, TensorAlgebra):
-        return ("graded", algebra.width, algebra.degree)
-    if isinstance(algebra, (Clifford, MatrixAlgebra)):
-        return ("one per pair",)
-    if isinstance(algebra, PathAlgebra):
-        return ("blocks",)
-    return None
-
-
 @functools.lru_cache(maxsize=128)
 def _from_algebra(algebra: Algebra, name: str) -> Factor:
-    return Factor((algebra.dim,) * 3, name, algebra=algebra, rule=_rule(algebra))
+    return Factor((algebra.dim,) * 3, name, algebra=algebra, sparsity=algebra.sparsity())
 
 
-#: The structures a factor's `rule` may name (see `Factor`).
-RULES = ("diagonal", "cyclic", "truncated", "graded", "one per pair", "blocks")
+#: The rules a factor's `sparsity` may name (see `Factor`, and `algebra.Algebra.sparsity`).
+SPARSITIES = ("diagonal", "cyclic", "truncated", "graded", "one per pair", "blocks")
 
 
 def _check_shape(shape: object) -> tuple[int, int, int]:
@@ -118,7 +103,8 @@ def _check_table(indices: ArrayLike, values: ArrayLike | None, shape: tuple[int,
 
 class Factor:
     """Sparse float64 structure constants: ``indices`` (nnz, 3) sorted rows (i, j, k), ``values`` (nnz,), built
-    lazily from `algebra` when not given; `rule` is the structure known without them:
+    lazily from `algebra` when not given; `sparsity` is where the nonzeros are, by a rule known without them (the
+    algebra's `sparsity()`, or a transposed one's):
 
     * ``("diagonal",)``: lam[i, j, k] = [i == j == k] (coefficients 1);
     * ``("cyclic", s1, s2)``: lam[i, j, k] = [k = s1 i + s2 j mod n];
@@ -130,18 +116,19 @@ class Factor:
 
     def __init__(self, shape: Iterable[int], name: str, indices: ArrayLike | None = None,
                  values: ArrayLike | None = None, algebra: Algebra | None = None,
-                 rule: tuple[Any, ...] | None = None) -> None:
+                 sparsity: tuple[Any, ...] | None = None) -> None:
         self.shape = _check_shape(shape)
         if not isinstance(name, str):
             raise TypeError(f"name: expected a string, got {type(name).__name__}")
-        if rule is not None and (not isinstance(rule, tuple) or not rule or rule[0] not in RULES):
-            raise ValueError(f"rule: expected None or a tuple starting with one of {', '.join(RULES)}, got {rule!r:.60}")
+        if sparsity is not None and (not isinstance(sparsity, tuple) or not sparsity or sparsity[0] not in SPARSITIES):
+            raise ValueError(f"sparsity: expected None or a tuple starting with one of {', '.join(SPARSITIES)}, got "
+                             f"{sparsity!r:.60}")
         if algebra is not None and (not isinstance(algebra, Algebra) or self.shape != (algebra.dim,) * 3):
             raise ValueError(f"algebra: expected an Algebra of dimension {self.shape[0]} matching shape {self.shape}, "
                              f"got {algebra!r:.60}")
-        if indices is None and (values is not None or algebra is None and rule is None):
-            raise ValueError("indices: expected the nonzeros (indices and values), an algebra or a rule")
-        self.name, self.algebra, self.rule = name, algebra, rule
+        if indices is None and (values is not None or algebra is None and sparsity is None):
+            raise ValueError("indices: expected the nonzeros (indices and values), an algebra or a sparsity rule")
+        self.name, self.algebra, self.sparsity = name, algebra, sparsity
         self._table: tuple[np.ndarray, np.ndarray] | None = None if indices is None else \
             _check_table(indices, values, self.shape)
 
@@ -182,9 +169,9 @@ class Factor:
             if self.nnz > TABLE_LIMIT:
                 raise ValueError(f"{self.name}: {self.nnz:,} nonzero structure constants are more than "
                                  f"kernels.products.factor.TABLE_LIMIT = {TABLE_LIMIT:,}; use a strategy that reads its "
-                                 f"rule ({self.rule[0] if self.rule else 'none known'})")
-            if self.rule and self.rule[0] in ("diagonal", "cyclic", "truncated"):
-                self._table = self._rule_table()
+                                 f"sparsity ({self.sparsity[0] if self.sparsity else 'none known'})")
+            if self.sparsity and self.sparsity[0] in ("diagonal", "cyclic", "truncated"):
+                self._table = self._sparsity_table()
                 return self._table
             try:
                 indices, values = self.algebra.sparse_structure_constants(  # type: ignore[union-attr]  # no table
@@ -195,16 +182,16 @@ class Factor:
             self._table = (np.asarray(indices, dtype=np.int64).reshape(-1, 3), np.asarray(values, np.float64))
         return self._table
 
-    def _rule_table(self) -> tuple[np.ndarray, np.ndarray]:
+    def _sparsity_table(self) -> tuple[np.ndarray, np.ndarray]:
         """(indices, values) of a diagonal, cyclic or truncated rule, by index arithmetic."""
         n = self.shape[2]
-        if self.rule[0] == "diagonal":  # type: ignore[index]  # called only for a factor with a rule
+        if self.sparsity[0] == "diagonal":  # type: ignore[index]  # called only for a factor with a rule
             i: np.ndarray = np.arange(n)
             return np.stack([i, i, i], axis=1), np.ones(n)
         i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
-        s1, s2 = self.rule[1:] if self.rule[0] == "cyclic" else (1, 1)  # type: ignore[index]  # as above
+        s1, s2 = self.sparsity[1:] if self.sparsity[0] == "cyclic" else (1, 1)  # type: ignore[index]  # as above
         k = s1 * i + s2 * j
-        keep = np.ones(k.shape, dtype=bool) if self.rule[0] == "cyclic" else (k < n)  # type: ignore[index]
+        keep = np.ones(k.shape, dtype=bool) if self.sparsity[0] == "cyclic" else (k < n)  # type: ignore[index]
         indices = np.stack([i[keep], j[keep], k[keep] % n], axis=1)
         return indices[np.lexsort(indices.T[::-1])], np.ones(int(keep.sum()))
 
@@ -230,7 +217,7 @@ class Factor:
             return len(self._table[1])
         if self.algebra is None:                               # a permuted rule
             n = self.shape[2]
-            return n if self.rule == ("diagonal",) else n * n
+            return n if self.sparsity == ("diagonal",) else n * n
         return self.algebra.nnz
 
     @property
@@ -248,12 +235,12 @@ class Factor:
         """The factor restricted to x components `rows` and y components `columns` (renumbered 0..len - 1; z keeps
         its components).  Cyclic and truncated rules are restricted by index arithmetic, without the table."""
         rows, columns = np.asarray(rows, dtype=np.int64), np.asarray(columns, dtype=np.int64)
-        if self.rule and self.rule[0] in ("cyclic", "truncated") and self._table is None:
+        if self.sparsity and self.sparsity[0] in ("cyclic", "truncated") and self._table is None:
             n = self.shape[2]
             i, j = np.meshgrid(np.arange(len(rows)), np.arange(len(columns)), indexing="ij")
-            s1, s2 = self.rule[1:] if self.rule[0] == "cyclic" else (1, 1)
+            s1, s2 = self.sparsity[1:] if self.sparsity[0] == "cyclic" else (1, 1)
             k = s1 * rows[i] + s2 * columns[j]
-            keep = np.ones(k.shape, dtype=bool) if self.rule[0] == "cyclic" else (k < n)
+            keep = np.ones(k.shape, dtype=bool) if self.sparsity[0] == "cyclic" else (k < n)
             indices = np.stack([i[keep], j[keep], k[keep] % n], axis=1)
             return Factor((len(rows), len(columns), n), self.name, indices, np.ones(len(indices)))
         i, j, m = self.indices.T
@@ -276,25 +263,25 @@ class Factor:
         diagonal or cyclic rule carries over; other factors are permuted through their table.
         """
         shape = [self.shape[r] for r in order]
-        if self.rule == ("diagonal",):
-            return Factor(shape, self.name, rule=self.rule)
-        if self.rule and self.rule[0] == "cyclic":
-            c = (self.rule[1], self.rule[2], -1)           # c0 i + c1 j + c2 k = 0 (mod n)
+        if self.sparsity == ("diagonal",):
+            return Factor(shape, self.name, sparsity=self.sparsity)
+        if self.sparsity and self.sparsity[0] == "cyclic":
+            c = (self.sparsity[1], self.sparsity[2], -1)           # c0 i + c1 j + c2 k = 0 (mod n)
             signs = tuple(-c[order[r]] * c[order[2]] for r in (0, 1))
-            return Factor(shape, self.name, rule=("cyclic", *signs))
+            return Factor(shape, self.name, sparsity=("cyclic", *signs))
         return Factor(shape, self.name, self.indices[:, list(order)], self.values)
 
     # ------------------------------------------------------------------ structure
     def is_unit_diagonal(self) -> bool:
         """True when lam[i, j, k] = [i == j == k] exactly (a shared index, no coefficients)."""
-        if self.rule == ("diagonal",):
+        if self.sparsity == ("diagonal",):
             return True
         coefficients = self.diagonal()
         return coefficients is not None and bool(np.all(coefficients == 1))
 
     def diagonal(self) -> np.ndarray | None:
         """The coefficients c with lam[i, j, k] = c_i [i == j == k], or None when lam is not of that form."""
-        if self.rule == ("diagonal",):
+        if self.sparsity == ("diagonal",):
             return np.ones(self.shape[0])
         if not self.shape[0] == self.shape[1] == self.shape[2] or self.nnz > self.shape[0]:
             return None                                  # a diagonal has at most one nonzero per index
@@ -307,7 +294,7 @@ class Factor:
 
     def off_diagonal(self) -> tuple[int, ...] | None:
         """The first (i, j, k) with a nonzero coefficient off the diagonal i == j == k, or None."""
-        if self.rule == ("diagonal",):
+        if self.sparsity == ("diagonal",):
             return None
         i, j, k = self.indices.T
         rows = np.flatnonzero((i != j) | (j != k))
@@ -315,7 +302,7 @@ class Factor:
 
     def shared_pair(self) -> tuple[int, ...] | None:
         """The first (i, j) whose product has two or more nonzero coefficients, or None."""
-        if self.rule and self.rule[0] in ("diagonal", "cyclic", "truncated", "graded", "one per pair"):
+        if self.sparsity and self.sparsity[0] in ("diagonal", "cyclic", "truncated", "graded", "one per pair"):
             return None
         pairs = self.indices[:, :2]
         repeated = np.flatnonzero(np.all(pairs[1:] == pairs[:-1], axis=1))
@@ -328,8 +315,8 @@ class Factor:
     def cyclic_signs(self) -> tuple[int, ...] | None:
         """(s1, s2) in {1, -1}^2 when lam[i, j, k] = [k = s1 i + s2 j mod n] for all i, j (a cyclic group
         algebra and its transposes), else None."""
-        if self.rule is not None:
-            return self.rule[1:] if self.rule[0] == "cyclic" else None
+        if self.sparsity is not None:
+            return self.sparsity[1:] if self.sparsity[0] == "cyclic" else None
         n = self.shape[0]
         if not n == self.shape[1] == self.shape[2] or self.nnz != n * n or np.any(self.values != 1):
             return None
@@ -341,7 +328,7 @@ class Factor:
 
     def graded(self) -> tuple[int, ...] | None:
         """(width, degree) of a truncated tensor algebra, else None."""
-        return self.rule[1:] if self.rule and self.rule[0] == "graded" else None
+        return self.sparsity[1:] if self.sparsity and self.sparsity[0] == "graded" else None
 
     def __repr__(self) -> str:
         return f"<Factor {self.name}: {' x '.join(map(str, self.shape[:2]))} -> {self.shape[2]}, nnz {self.nnz}>"

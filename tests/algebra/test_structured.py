@@ -98,3 +98,38 @@ def test_huge_structured_algebras_build_without_materialising():
     result = subprocess.run([sys.executable, "-c", BUILD_HUGE], cwd="/", capture_output=True, text=True,
                             timeout=120, env=env)
     assert result.returncode == 0, result.stderr[-800:]
+
+
+@pytest.mark.parametrize("algebra", [diagonal(4), position(3), translation(5), translation(5, cyclic=False),
+                                     tensor_algebra(2, 3), clifford(2, 1), matrix_algebra(2), clebsch_gordan(1),
+                                     clebsch_gordan(2)], ids=lambda A: A.name)
+def test_the_sparsity_an_algebra_declares_holds_for_its_table(algebra):
+    """Kernels trust `sparsity()` without reading the table (a factor of a million entries never builds one): each
+    rule is checked here against the exact table, entry by entry."""
+    import numpy as np
+    rule, n = algebra.sparsity(), algebra.dim
+    lam = np.asarray(algebra.structure_constants(), dtype=float)
+    nonzero = {tuple(index) for index in np.argwhere(lam != 0)}
+    pairs = list(itertools.product(range(n), repeat=2))
+    if rule[0] == "diagonal":
+        assert nonzero == {(i, i, i) for i in range(n)} and np.all(lam[lam != 0] == 1)
+    elif rule[0] == "cyclic":
+        assert nonzero == {(i, j, (rule[1] * i + rule[2] * j) % n) for i, j in pairs} and np.all(lam[lam != 0] == 1)
+    elif rule[0] == "truncated":
+        assert nonzero == {(i, j, i + j) for i, j in pairs if i + j < n} and np.all(lam[lam != 0] == 1)
+    elif rule[0] == "graded":
+        assert algebra == tensor_algebra(*rule[1:])
+    elif rule[0] == "one per pair":
+        assert np.all(np.count_nonzero(lam, axis=2) <= 1)
+    else:
+        assert rule == ("blocks",)
+        rebuilt = np.zeros_like(lam)                   # the blocks placed at their offsets give the table back
+        for block in algebra.blocks():
+            (a, b, c), values = block.offsets, block.values
+            rebuilt[a:a + values.shape[0], b:b + values.shape[1], c:c + values.shape[2]] += values
+        np.testing.assert_allclose(rebuilt, lam, rtol=1e-14, atol=1e-14)
+
+
+def test_an_algebra_without_a_rule_declares_none():
+    assert quaternions().sparsity() == ("one per pair",)           # a Clifford algebra
+    assert Algebra.from_function(3, lambda i, j: {(i + j) % 3: 1, 0: 1}).sparsity() is None

@@ -78,8 +78,8 @@ EXACT_STEPS = 2**16
 def _step_profile(factor: Factor) -> tuple[int, int, int]:
     """(steps, components gathered through index arrays, components scattered through index arrays)."""
     if factor.nnz > EXACT_STEPS:
-        if factor.rule and factor.rule[0] in ("cyclic", "truncated"):
-            return factor.shape[0] * (2 if factor.rule[0] == "cyclic" else 1), 0, 0
+        if factor.sparsity and factor.sparsity[0] in ("cyclic", "truncated"):
+            return factor.shape[0] * (2 if factor.sparsity[0] == "cyclic" else 1), 0, 0
         return factor.nnz, 0, 0
     return _profile(factor.key)
 
