@@ -8,11 +8,12 @@ Products, flips, reductions, projections and linear maps only add operands or re
 relayout or the output emits one `Contract` step, whose path is fixed per shape.  So P^0(X T(X)) is one
 contraction of x, x and a slice of lam, never the (n, n, d) product.
 
-Products choose per factor through the strategy registry (`kernels.products.strategies`): a shared label (identify), a
-block of structure constants in the contraction (dense) or index arithmetic (gather), whichever the cost model
-prices lowest; when a level strategy (fft, codegen, graded, ...) beats them on a factor the whole product runs as
-a `Product` step through a `kernels.Kernel`.  Masked reductions leave the masked pairs out (``where``), never
-multiplying them by zero, so a NaN at step t reaches no output before t.
+Products choose per factor through the strategy registry (`kernels.products.select.in_plan`): a strategy with an
+operand form puts the factor into the contraction (identify: a shared label; dense: a block of structure constants;
+gather: a `Gather` step of index arithmetic), and when a level strategy (fft, codegen, graded, compiled, scatter)
+beats them on a factor, the whole product runs as a `Product` step through a `kernels.Kernel`.  Masked reductions
+leave the masked pairs out (``where``), never multiplying them by zero, so a NaN at step t reaches no output
+before t.
 
 Each factor's size is a `kernels.plans.plan.Dim`; position factors stay parametric (one plan for every length) until a
 constant depends on their size.
@@ -40,7 +41,6 @@ from ...algebra import Diagonal
 from ...algebra.algebra import check_choice
 from ..products import select
 from .attend import fuse_attention
-from ..products.cost import Cost
 from ..products.factor import Factor
 from ..products.kernel import Kernel
 from .masks import Mask
@@ -48,6 +48,7 @@ from .plan import (Add, Constant, Contract, Dim, Expand, Gather, InputSpec, Lag,
                    Product, Register, Scan, Softmax, View)
 from ..arrays.pointwise import FUNCTIONS
 from ..products.strategies import STRATEGIES
+from ..products.strategies.operand import Block, Gathered, Shared
 
 if TYPE_CHECKING:
     from ...algebra import Algebra
@@ -60,9 +61,6 @@ Units = Collection[int]
 
 #: The support of a factor a value enumerates fully (its size may be parametric).
 ALL = "all"
-
-#: Batch rows the builder prices strategies for (the batch of a plan is unknown when it is built).
-NOMINAL_ROWS = 64
 
 
 class Operand(NamedTuple):
@@ -370,21 +368,26 @@ class PlanBuilder:
     def multiply(self, k: Value, x: Value, factors: Sequence[Algebra]) -> Value:
         """The product k x factor by factor (see the module docstring for how each factor is lowered)."""
         x = self.fresh(x)
-        plans = {}
+        plans: dict[int, tuple[str, Factor, Any]] = {}
         # A level runs the whole product as one Kernel on full axes: only when no factor is constant on a side
         # (a Kernel's output varies along every factor, and it would expand the constant ones).
         levels = all(k.out[f] is not None and x.out[f] is not None for f in range(len(factors)))
         for f, factor in enumerate(factors):
             if k.out[f] is not None and x.out[f] is not None:
-                plans[f] = self._factor_plan(Factor.from_algebra(factor), k.support[f], x.support[f], k.dims[f],
-                                             levels)
-        if any(p[0] == "level" for p in plans.values()):
-            return self._product(k, x, factors, plans)
-        gathered = [f for f, p in plans.items() if p[0] == "gather"]
+                rows, columns = (None if side.support[f] == ALL else side.support[f] for side in (k, x))
+                name, lowered = select.in_plan(Factor.from_algebra(factor), rows, columns, self.strategy, levels)
+                module = STRATEGIES[name]
+                form = module.operand(lowered) if hasattr(module, "operand") else None
+                if isinstance(form, (Block, Gathered)):
+                    k.dims[f].pin()                         # a constant depends on the factor's size
+                plans[f] = (name, lowered, form)
+        if any(form is None for _, _, form in plans.values()):
+            return self._product(k, x, factors, {f: name for f, (name, _, _) in plans.items()})
+        gathered = [f for f, (_, _, form) in plans.items() if isinstance(form, Gathered)]
         if gathered:
             x = self.evaluate(x)
             for f in gathered:
-                x = self._gather(x, f, plans[f][1], k.support[f], k.out[f])
+                x = self._gather(x, f, plans[f][2], k.out[f])
         out, support, extra, rename = [], [], [], {}
         for f in range(len(factors)):
             lk, lx = k.out[f], x.out[f]
@@ -392,8 +395,8 @@ class PlanBuilder:
                 out.append(lk if lx is None else lx)
                 support.append(k.support[f] if lx is None else x.support[f])
                 continue
-            kind, factor = plans[f]
-            if kind == "identify":
+            form = plans[f][2]
+            if isinstance(form, Shared):
                 sk, sx = k.support[f], x.support[f]
                 if sk == ALL and sx == ALL:
                     common = ALL
@@ -403,20 +406,17 @@ class PlanBuilder:
                     common = tuple(c for c in sk if c in present)
                     k, x = self.select(k, f, common), self.select(x, f, common)
                 rename[x.out[f]] = k.out[f]
-                if not factor.is_unit_diagonal():
-                    coefficients = factor.diagonal()
+                if form.coefficients is not None:
                     k.dims[f].pin()
-                    extra.append(Operand(Constant(coefficients[list(_components(common, k.dims[f]))]),
+                    extra.append(Operand(Constant(form.coefficients[list(_components(common, k.dims[f]))]),
                                          k.out[f], False))
                 out.append(k.out[f])
                 support.append(common)
-            else:                                                          # dense: the block of lam
-                rows, columns = _components(k.support[f], k.dims[f]), _components(x.support[f], x.dims[f])
-                block, components = _block(factor, rows, columns)
+            else:                                                          # a block of lam
                 label = self._label()
-                extra.append(Operand(Constant(block), lk + lx + label, False))
+                extra.append(Operand(Constant(form.values), lk + lx + label, False))
                 out.append(label)
-                support.append(tuple(components))
+                support.append(form.outputs)
         x = x._renamed(rename)
         pending = k.pending or x.pending
         if k.pending is not None and x.pending is not None:
@@ -424,55 +424,22 @@ class PlanBuilder:
             pending = k.pending
         return Value(k.operands + x.operands + extra, out, support, k.dims, pending)
 
-    def _factor_plan(self, factor: Factor, support_k: Support, support_x: Support, dim: Dim,
-                     levels: bool = True) -> tuple[Any, ...]:
-        """How one factor of a product is lowered: ("identify" | "dense" | "gather" | "level", ...); "level" only
-        where `levels` allows it."""
-        if factor.diagonal() is not None:
-            return "identify", factor
-        rows, columns = _components(support_k, dim), _components(support_x, dim)
-        full = len(rows) == factor.shape[0] and len(columns) == factor.shape[1]
-        restricted = factor if full else factor.restricted(rows, columns)
-        prices = {"dense": select.estimate(restricted, "dense", NOMINAL_ROWS)}
-        if restricted.one_per_pair() and _gatherable(restricted):
-            prices["gather"] = _gather_price(restricted)
-        forced = self.strategy
-        if forced in prices:
-            return forced, restricted
-        best = min(prices, key=prices.get)
-        full = full and levels
-        if full and forced == "auto":
-            choice = select.choose(factor, NOMINAL_ROWS)
-            if STRATEGIES[choice].ROLE == "level" and choice != "gather" and \
-                    select.estimate(factor, choice, NOMINAL_ROWS) < prices[best]:
-                return "level", choice
-        elif full and STRATEGIES[forced].ROLE == "level" and STRATEGIES[forced].unsupported(factor) is None:
-            return "level", forced
-        return best, restricted
-
-    def _gather(self, x: Value, f: int, factor: Factor, rows: tuple[int, ...], row_label: str) -> Value:
-        """x (evaluated) gathered along factor f: x'[..., r, m] = lam[i_r, j, m] x[..., j], one j per (r, m)."""
-        rows = _components(rows, x.dims[f])
-        i, j, m = factor.indices.T
-        index = np.zeros((len(rows), factor.shape[2]), dtype=np.int64)
-        weight = np.zeros((len(rows), factor.shape[2]))
-        valid = np.zeros((len(rows), factor.shape[2]), dtype=bool)
-        index[i, m], weight[i, m], valid[i, m] = j, factor.values, True
+    def _gather(self, x: Value, f: int, table: Gathered, row_label: str) -> Value:
+        """x (evaluated) gathered along factor f by `table`: x'[..., r, m] = weight[r, m] x[..., index[r, m]]."""
         (operand,) = x.operands
         axis = operand.labels.index(x.out[f]) - len(operand.labels)
-        register = self._emit(Gather(self._register(), operand.source.index, axis, index, weight, valid))
+        register = self._emit(Gather(self._register(), operand.source.index, axis, table.index, table.weight,
+                                     table.valid))
         output = self._label()
         labels = operand.labels.replace(x.out[f], row_label + output)
         result = Value([Operand(Register(register), labels, operand.batched)], x.out, x.support, x.dims)
-        return result.with_factor(f, output, tuple(range(factor.shape[2])))
+        return result.with_factor(f, output, tuple(range(table.index.shape[1])))
 
-    def _product(self, k: Value, x: Value, factors: Sequence[Algebra], plans: Sequence[tuple[Any, ...]]) -> Value:
-        """The product through a `Kernel`: both values on full axes of every factor, then one `Product` step."""
-        names = []
-        for f, factor in enumerate(factors):
-            kind = plans[f][0] if f in plans else "identify"
-            names.append(plans[f][1] if kind == "level" else "identify" if kind == "identify" else kind)
-        kernel = Kernel([Factor.from_algebra(f) for f in factors], tuple(names))
+    def _product(self, k: Value, x: Value, factors: Sequence[Algebra], names: dict[int, str]) -> Value:
+        """The product through a `Kernel` with these strategies (identify where no factor's is named): both values
+        on full axes of every factor, then one `Product` step."""
+        kernel = Kernel([Factor.from_algebra(f) for f in factors], tuple(names.get(f, "identify")
+                                                                         for f in range(len(factors))))
         left = self.expand(k, frozenset(), full=True)
         right = self.expand(x, frozenset(), full=True)
         register = self._emit(Product(self._register(), left.operands[0].source.index,
@@ -632,27 +599,3 @@ def _split_invariant(steps: Sequence[Step], variant_registers: Collection[int]) 
         else:
             hoisted.append(step)
     return hoisted, looped
-
-
-def _block(factor: Factor, rows: Sequence[int], columns: Sequence[int]) -> tuple[np.ndarray, list[int]]:
-    """lam restricted to rows x columns and to its nonzero outputs: (block, output components)."""
-    restricted = factor.restricted(rows, columns)
-    i, j, m = restricted.indices.T
-    components = np.unique(m)
-    block = np.zeros((len(rows), len(columns), len(components)))
-    block[i, j, np.searchsorted(components, m)] = restricted.values
-    return block, components.tolist()
-
-
-def _gatherable(factor: Factor) -> bool:
-    """Each (row i, output m) receives at most one term: the output can be gathered from the other side."""
-    i, _, m = factor.indices.T
-    pairs = i * factor.shape[2] + m
-    return len(np.unique(pairs)) == len(pairs)
-
-
-def _gather_price(factor: Factor) -> float:
-    """The cost of gathering: one pass over the (rows, outputs) table, then a contraction over the rows."""
-    rows, _, outputs = factor.shape
-    cost = Cost(rows, factor.shape[1], outputs, rows * outputs, 4 * rows * outputs, rows * outputs, calls=4)
-    return cost.seconds(NOMINAL_ROWS, 8)

@@ -105,6 +105,48 @@ def resolve(strategy: str | Sequence[str], factors: Sequence[Factor], rows: int 
                key=lambda combination: _seconds(factors, combination, rows, itemsize, rates))
 
 
+#: Batch rows `in_plan` prices for (a plan's batch is unknown when it is built).
+PLAN_ROWS = 64
+
+
+def in_plan(factor: Factor, rows: Sequence[int] | None = None, columns: Sequence[int] | None = None,
+            strategy: str = "auto", levels: bool = True) -> tuple[str, Factor]:
+    """How a plan multiplies one factor whose two sides hold the components `rows` and `columns` (None: all):
+    ``(name, factor)``, an operand form of the contraction (`strategies.operand`) with the factor restricted to
+    those components, or a level strategy with the whole factor, which runs the product through a `Kernel` (only
+    where `levels` allows and both sides hold every component).  A diagonal factor shares its index; `strategy`
+    forces a strategy where it applies; "auto" takes the cheapest for `PLAN_ROWS` rows.
+
+    >>> from product_interactions.algebra import clifford, translation
+    >>> from product_interactions.kernels.products.factor import Factor
+    >>> in_plan(Factor.from_algebra(translation(256)))[0]
+    'fft'
+    >>> name, restricted = in_plan(Factor.from_algebra(clifford(2)), [0, 3], range(4))
+    >>> name, restricted.shape
+    ('gather', (2, 4, 4))
+    """
+    if factor.diagonal() is not None:
+        return "identify", factor
+    rows = range(factor.shape[0]) if rows is None else rows
+    columns = range(factor.shape[1]) if columns is None else columns
+    full = len(rows) == factor.shape[0] and len(columns) == factor.shape[1]
+    restricted = factor if full else factor.restricted(rows, columns)
+    prices = {name: module.operand_cost(restricted).seconds(PLAN_ROWS, 8)
+              for name, module in STRATEGIES.items()
+              if hasattr(module, "operand") and name != "identify" and module.operand_unsupported(restricted) is None}
+    if strategy in prices:
+        return strategy, restricted
+    best = min(prices, key=prices.__getitem__)
+    if full and levels and strategy == "auto":
+        choice = choose(factor, PLAN_ROWS)
+        if not hasattr(STRATEGIES[choice], "operand") and estimate(factor, choice, PLAN_ROWS) < prices[best]:
+            return choice, factor
+    elif full and levels and strategy != "auto" and STRATEGIES[strategy].ROLE == "level" and \
+            STRATEGIES[strategy].unsupported(factor) is None:
+        return strategy, factor
+    return best, restricted
+
+
 def fallback(name: str, factor: Factor) -> str:
     """`name` when it can represent `factor`, else auto's choice (used for the transposed kernels of VJPs)."""
     return name if STRATEGIES[name].unsupported(factor) is None else choose(factor)

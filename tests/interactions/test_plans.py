@@ -87,3 +87,27 @@ def test_building_and_lowering_cost_nothing_in_the_length():
     result = subprocess.run([sys.executable, "-c", LOWER_HUGE], cwd="/", capture_output=True, text=True,
                             timeout=120, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
     assert result.returncode == 0, result.stderr[-800:]
+
+
+@pytest.mark.parametrize("strategy", ["identify", "dense", "gather", "fft", "codegen", "graded", "compiled", "scatter",
+                                      "auto"])
+def test_every_strategy_forced_on_an_expression_gives_the_numbers_of_the_definition(strategy):
+    """One lowering path: a strategy of the registry serves compiled expressions as it serves kernels.product, in
+    the contraction where it has an operand form (identify, dense, gather), else as a level through a Kernel step,
+    where it applies (a strategy that does not is passed over for the cheapest)."""
+    from product_interactions.algebra import quaternions, translation
+    from product_interactions.kernels import STRATEGIES, Factor
+    from product_interactions.kernels.plans.plan import Product
+    rng = np.random.default_rng(5)
+    for algebra in (quaternions(), translation(6, cyclic=False)):
+        X = Signal("x", tensor_product(position(3), algebra))
+        plan = compiler.compile(X * X, strategy)
+        x = rng.standard_normal((4, 3, algebra.dim))
+        lam = np.asarray(algebra.structure_constants(), float)
+        np.testing.assert_allclose(plan(x), np.einsum("bti,btj,ijk->btk", x, x, lam), rtol=1e-12, atol=1e-12)
+        used = [step.kernel.strategies for step in plan.steps if isinstance(step, Product)]
+        module = STRATEGIES.get(strategy)
+        if module is not None and hasattr(module, "operand"):
+            assert used == []                                            # in the contraction
+        elif module is not None and module.unsupported(Factor.from_algebra(algebra)) is None:
+            assert used == [("identify", strategy)]                      # a level, through a Kernel step

@@ -188,13 +188,16 @@ def test_bilinear_with_one_tensor_per_factor_acts_axis_by_axis():
 def test_every_strategy_file_is_registered_with_the_whole_interface():
     import pkgutil
     from product_interactions.kernels.products import strategies
-    files = {info.name for info in pkgutil.iter_modules(strategies.__path__)} - {"level"}    # level: the base class
+    shared = {"level", "operand"}                                  # a level's base class; a plan's operand forms
+    files = {info.name for info in pkgutil.iter_modules(strategies.__path__)} - shared
     assert {module.__name__.rsplit(".", 1)[1] for module in kernels.STRATEGIES.values()} == files
     for name, module in kernels.STRATEGIES.items():
         assert module.NAME == name and module.ROLE in ("leaf", "level")
         assert callable(module.unsupported) and callable(module.cost)
         assert callable(module.term) and callable(module.constant) if module.ROLE == "leaf" else \
             callable(module.lower) and isinstance(module.NESTING, int)
+        in_plans = [hasattr(module, part) for part in ("operand", "operand_cost", "operand_unsupported")]
+        assert all(in_plans) or not any(in_plans), name                    # the whole operand interface, or none
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

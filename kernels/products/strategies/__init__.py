@@ -3,16 +3,19 @@
 Every strategy module declares
 
 * ``NAME`` and ``ROLE``: ``"leaf"`` strategies (identify, dense) give the factor's axis a term of the one
-  contraction at the bottom of a kernel; ``"level"`` strategies (gather, fft, codegen, graded, compiled) take their own
-  axis out of the trailing factor axes and multiply the pieces through the level inside them (``NESTING`` orders
-  levels, outermost first);
+  contraction at the bottom of a kernel; ``"level"`` strategies (gather, fft, codegen, graded, compiled, scatter)
+  take their own axis out of the trailing factor axes and multiply the pieces through the level inside them
+  (``NESTING`` orders levels, outermost first);
 * ``unsupported(factor)``: why it cannot represent the factor, or None (when it applies);
-* ``cost(factor, inner)``: its `kernels.products.cost.Cost` per batch row, given the cost of what it multiplies per pair
-  of components (``inner``);
-* how it lowers: ``term(factor, fresh)`` and ``constant(factor, dtype)`` (a leaf's einsum term and its constant
-  operand, `kernels.products.leaf`) or ``lower(factor, axis, inner)`` (a level around the program `inner`).
+* ``cost(factor, inner)``: its `kernels.products.cost.Cost` per batch row, given the cost of what it multiplies per
+  pair of components (``inner``);
+* how it lowers in a `Kernel`: ``term(factor, fresh)`` and ``constant(factor, dtype)`` (a leaf's einsum term and its
+  constant operand, `kernels.products.leaf`) or ``lower(factor, axis, inner)`` (a level around the program `inner`);
+* optionally, how it enters a plan's contraction (``operand``, ``operand_cost``, ``operand_unsupported``:
+  `strategies.operand`); a strategy without them runs a plan's product as a level, through a `Kernel` step.
 
-``strategy="auto"`` takes the cheapest applicable one by the cost model (`kernels.products.select`).
+``strategy="auto"`` takes the cheapest applicable one by the cost model (`kernels.products.select`: `resolve` for a
+kernel, `in_plan` for a plan's product), so a new strategy is one file here and serves both.
 
 >>> sorted(STRATEGIES)
 ['codegen', 'compiled', 'dense', 'fft', 'gather', 'graded', 'identify', 'scatter']

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ..cost import Cost
+from .operand import Block
 
 if TYPE_CHECKING:
     from ..factor import Factor
@@ -53,3 +54,29 @@ def term(factor: Factor, fresh: Callable[[], str]) -> tuple[str, str, str, str]:
 def constant(factor: Factor, dtype: DTypeLike) -> np.ndarray:
     """The constant operand of `term` (lam)."""
     return factor.dense(dtype)
+
+
+def operand_unsupported(factor: Factor) -> str | None:
+    """In a plan's contraction: every factor (the memory guard limits its size)."""
+    return None
+
+
+def operand_cost(factor: Factor) -> Cost:
+    """As in a kernel's leaf."""
+    return cost(factor, Cost.elementwise(1))
+
+
+def operand(factor: Factor) -> Block:
+    """lam over all rows and columns and the outputs that have a nonzero term.
+
+    >>> from product_interactions.kernels.products.factor import Factor
+    >>> block = operand(Factor((2, 2, 3), "f", [[0, 1, 2]], [5.0]))
+    >>> block.values[:, :, 0], block.outputs
+    (array([[0., 5.],
+           [0., 0.]]), (2,))
+    """
+    i, j, k = factor.indices.T
+    outputs = np.unique(k)
+    block = np.zeros(factor.shape[:2] + (len(outputs),))
+    block[i, j, np.searchsorted(outputs, k)] = factor.values
+    return Block(block, tuple(outputs.tolist()))

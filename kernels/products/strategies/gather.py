@@ -23,11 +23,12 @@ from numpy.typing import ArrayLike
 
 from ...arrays import owner
 from ...arrays.axes import align, components, restore, stack
+from ..cost import Cost
 from ..factor import TABLE_LIMIT
 from .level import Level, Program, around
+from .operand import Gathered
 
 if TYPE_CHECKING:
-    from ..cost import Cost
     from ..factor import Factor
 
 NAME = "gather"
@@ -182,3 +183,39 @@ class Gather(Level):
         driver = "xy"[self.driver]
         return [f"gather on axis {self.axis}: {len(self.steps)} steps, each z[K] += c * ({driver}_a times "
                 f"the gathered components); {self.factor.nnz} terms, no multiplications by zero"]
+
+
+def operand_unsupported(factor: Factor) -> str | None:
+    """In a plan's contraction the y side is gathered per (x component, output): each must receive at most one
+    term (and each pair (i, j) give one)."""
+    reason = unsupported(factor)
+    if reason is not None:
+        return reason
+    i, _, k = factor.indices.T
+    pairs = i * factor.shape[2] + k
+    if len(np.unique(pairs)) != len(pairs):
+        return f"an output of {factor.name} receives two terms with one x component; gather needs one"
+    return None
+
+
+def operand_cost(factor: Factor) -> Cost:
+    """One pass over the (x components, outputs) table, then a contraction over the x components."""
+    rows, columns, outputs = factor.shape
+    return Cost(rows, columns, outputs, rows * outputs, 4 * rows * outputs, rows * outputs, calls=4)
+
+
+def operand(factor: Factor) -> Gathered:
+    """The index table: for x component r and output m, the one y component j with lam[r, j, m] != 0.
+
+    >>> from product_interactions.algebra import translation
+    >>> from product_interactions.kernels.products.factor import Factor
+    >>> operand(Factor.from_algebra(translation(3))).index       # e_r e_j = e_(r + j mod 3)
+    array([[0, 1, 2],
+           [2, 0, 1],
+           [1, 2, 0]])
+    """
+    i, j, k = factor.indices.T
+    shape = (factor.shape[0], factor.shape[2])
+    index, weight, valid = np.zeros(shape, np.int64), np.zeros(shape), np.zeros(shape, bool)
+    index[i, k], weight[i, k], valid[i, k] = j, factor.values, True
+    return Gathered(index, weight, valid)

@@ -21,6 +21,7 @@ from numpy.typing import DTypeLike
 
 from ..cost import Cost
 from ..factor import TABLE_LIMIT
+from .operand import Shared
 
 if TYPE_CHECKING:
     from ..factor import Factor
@@ -63,6 +64,21 @@ def term(factor: Factor, fresh: Callable[[], str]) -> tuple[str, str, str, str |
 def constant(factor: Factor, dtype: DTypeLike) -> np.ndarray:
     """The constant operand of `term` (the coefficients)."""
     return factor.diagonal().astype(dtype)  # type: ignore[union-attr]  # identify applies: the factor is diagonal
+
+
+def operand_unsupported(factor: Factor) -> str | None:
+    """In a plan's contraction: wherever identify represents the factor."""
+    return unsupported(factor)
+
+
+def operand_cost(factor: Factor) -> Cost:
+    """The shared index: what the elementwise product costs (no constants unless scaled)."""
+    return cost(factor, Cost.elementwise(1))
+
+
+def operand(factor: Factor) -> Shared:
+    """The shared index, with the coefficients where they are not all 1."""
+    return Shared(None if factor.is_unit_diagonal() else factor.diagonal())
 
 
 class Elementwise:
