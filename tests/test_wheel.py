@@ -50,12 +50,12 @@ def built(tmp_path_factory) -> dict[str, Path]:
         if not (ROOT / path).is_symlink():
             shutil.copy2(ROOT / path, source / path)
     out = scratch / "dist"
-    build = ("import sys; from setuptools import build_meta as b; "
-             "print(b.build_wheel(sys.argv[1])); print(b.build_sdist(sys.argv[1]))")
+    build = ("import sys; from setuptools import build_meta as b; out = sys.argv[1]; "   # build_wheel rewrites sys.argv
+             "b.build_wheel(out); b.build_sdist(out)")
     result = subprocess.run([sys.executable, "-c", build, str(out)], cwd=source, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
-    wheel, sdist = result.stdout.split()[-2:]
-    return {"wheel": out / wheel, "sdist": out / sdist, "scratch": scratch}
+    (wheel,), (sdist,) = out.glob("*.whl"), out.glob("*.tar.gz")     # not read from stdout, where setuptools logs
+    return {"wheel": wheel, "sdist": sdist, "scratch": scratch}
 
 
 def test_the_wheel_ships_every_module_and_data_file_of_the_source_tree(built):
