@@ -2,7 +2,7 @@
 and ``experiment NAME``; ``product-interactions COMMAND --help`` shows each one's options and examples.
 
 Exit codes: 0 success; 1 the tour's checks failed, or the results could not be written; 2 a usage error (a bad
-argument, named in the message).
+argument, named in the message, or a missing extra, with the command that installs it).
 """
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ..extras import MissingExtra
 from . import tour
 from .derive import MAX_SIZE, SMALL, derive
-from .experiments import EXPERIMENTS, resumable_options, run, table, write
+from .experiments import EXPERIMENTS, engine_for, resumable_options, run, table, write
 from .experiments.report import check_out
 from .experiments.training import PREFERENCE
 
@@ -37,7 +38,7 @@ train them.  Each command's --help shows its options and examples."""
 EXIT_CODES = """exit codes:
   0  success
   1  the tour's checks failed, or the results could not be written
-  2  a usage error: a bad argument, named in the message"""
+  2  a usage error: a bad argument, named in the message, or a missing extra"""
 
 EXAMPLES = {
     "tour": """examples:
@@ -103,17 +104,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             derivation.error(f"--{error}")
         print("\n".join(lines))
         return 0
-    if arguments.out is not None:
-        try:
-            check_out(arguments.out)
-        except ValueError as error:
-            experiment.error(f"--{error}")
     try:
+        engine = engine_for(arguments.name, arguments.engine).name
+        if arguments.out is not None:
+            check_out(arguments.out)
         options = resumable_options(arguments.name, arguments.steps, arguments.checkpoint)
-    except ValueError as error:
+    except (ValueError, MissingExtra) as error:
         experiment.error(f"--{error}")
     try:
-        result = run(arguments.name, quick=arguments.quick, seed=arguments.seed, engine=arguments.engine, **options)
+        result = run(arguments.name, quick=arguments.quick, seed=arguments.seed, engine=engine, **options)
+    except MissingExtra as error:                                # data of an extra that is not installed
+        experiment.error(str(error))
     except ValueError as error:
         if not str(error).startswith("checkpoint:"):             # a checkpoint of another run: the user's to fix
             raise

@@ -51,7 +51,10 @@ from ..architectures.model import check_seed
 from ...kernels.engines import engine_of
 from . import checkpoint as checkpoints
 from .report import Timings, check_setting, report, row, subsample
-from .training import Adam, cross_entropy, engine_named, leaves, training_dtype
+from .training import PREFERENCE, Adam, cross_entropy, engine_named, leaves, training_dtype
+
+#: The engines it trains on.
+SUPPORTED = PREFERENCE
 
 #: Token ids: noise, marker, then the data symbols FIRST_DATA, ..., FIRST_DATA + vocabulary - 1.
 NOISE, MARKER, FIRST_DATA = 0, 1, 2
