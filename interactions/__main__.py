@@ -2,7 +2,8 @@
 and ``experiment NAME``; ``product-interactions COMMAND --help`` shows each one's options and examples.
 
 Exit codes: 0 success; 1 the tour's checks failed, or the results could not be written; 2 a usage error (a bad
-argument, named in the message, or a missing extra, with the command that installs it).
+argument, named in the message, or a missing extra, with the command that installs it).  Each command's help
+lists the codes it can return.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from .. import __version__
 from ..extras import MissingExtra
 from . import tour
 from .derive import MAX_SIZE, SMALL, derive
@@ -35,10 +37,27 @@ def count(text: str) -> int:
 DESCRIPTION = """Product Interactions: define algebras, derive architectures as products in them, compile and
 train them.  Each command's --help shows its options and examples."""
 
-EXIT_CODES = """exit codes:
-  0  success
-  1  the tour's checks failed, or the results could not be written
-  2  a usage error: a bad argument, named in the message, or a missing extra"""
+USAGE = "a usage error: a bad argument, named in the message, or a missing extra, with its install command"
+
+#: The exit codes each command can return, and what they mean; None: the whole program's.
+EXIT_CODES: dict[str | None, dict[int, str]] = {
+    None: {0: "success", 1: "the tour's checks failed, or the experiment's results could not be written", 2: USAGE},
+    "tour": {0: "success", 1: "the tour's checks failed", 2: USAGE},
+    "derive": {0: "success", 2: USAGE},
+    "experiment": {0: "success", 1: "the results could not be written", 2: USAGE},
+}
+
+
+def exit_codes(command: str | None = None) -> str:
+    """The help's list of the exit codes `command` can return (None: the whole program's).
+
+    >>> print(exit_codes("derive"))
+    exit codes:
+      0  success
+      2  a usage error: a bad argument, named in the message, or a missing extra, with its install command
+    """
+    return "\n".join(["exit codes:", *(f"  {code}  {meaning}" for code, meaning in EXIT_CODES[command].items())])
+
 
 EXAMPLES = {
     "tour": """examples:
@@ -67,12 +86,14 @@ def size(text: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="product-interactions", description=DESCRIPTION, epilog=EXIT_CODES,
+    parser = argparse.ArgumentParser(prog="product-interactions", description=DESCRIPTION, epilog=exit_codes(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, summary: str) -> argparse.ArgumentParser:
-        return commands.add_parser(name, help=summary, description=summary, epilog=f"{EXAMPLES[name]}\n\n{EXIT_CODES}",
+        return commands.add_parser(name, help=summary, description=summary,
+                                   epilog=f"{EXAMPLES[name]}\n\n{exit_codes(name)}",
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     touring = command("tour", "define an algebra, derive attention and convolution, compile, check, and run the "
                               "quick copy experiment")
