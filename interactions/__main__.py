@@ -71,6 +71,7 @@ EXAMPLES = {
 --size is the sequence length, the number of points or the signal length (1 to {MAX_SIZE}).""",
     "experiment": """examples:
   product-interactions experiment symmetry --quick
+  product-interactions experiment copy --quick --threads 1 --out copy-quick.json
   product-interactions experiment copy --engine torch --out results/copy.json
   product-interactions experiment copy --steps 50000 --checkpoint runs/   (resumes a stopped run)
 
@@ -111,6 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     experiment.add_argument("--seed", type=seed, default=0, help="random seed")
     experiment.add_argument("--engine", choices=PREFERENCE,
                             help="the array library to train on (default: the fastest installed, torch first)")
+    experiment.add_argument("--threads", type=count, metavar="N",
+                            help="threads for torch, numpy's BLAS and the compiled loop (default: OMP_NUM_THREADS "
+                                 "or the like if set, else 1 with --quick, else the libraries' own)")
     experiment.add_argument("--steps", type=count, help="training steps, replacing the setting's (copy only)")
     experiment.add_argument("--checkpoint", metavar="DIR",
                             help="save each training run in this directory and resume those it holds (copy only)")
@@ -133,7 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, MissingExtra) as error:
         experiment.error(f"--{error}")
     try:
-        result = run(arguments.name, quick=arguments.quick, seed=arguments.seed, engine=engine, **options)
+        result = run(arguments.name, quick=arguments.quick, seed=arguments.seed, engine=engine,
+                     threads=arguments.threads, **options)
     except MissingExtra as error:                                # data of an extra that is not installed
         experiment.error(str(error))
     except ValueError as error:

@@ -15,7 +15,7 @@ def fake_run(monkeypatch):
     """Replace the experiment by an instant one; returns the list of its calls."""
     calls = []
 
-    def instant(name, quick, seed, engine):
+    def instant(name, quick, seed, engine, threads):
         calls.append(name)
         return report(name, quick=quick, seed=seed, config={}, rows=[row("R = 1", 0.5, paper=0.36)])
     monkeypatch.setattr(cli, "run", instant)
