@@ -72,10 +72,11 @@ EXAMPLES = {
     "experiment": """examples:
   product-interactions experiment symmetry --quick
   product-interactions experiment copy --quick --threads 1 --out copy-quick.json
-  product-interactions experiment copy --engine torch --out results/copy.json
+  product-interactions experiment copy --engine torch --out copy.json
   product-interactions experiment copy --steps 50000 --checkpoint runs/   (resumes a stopped run)
 
---quick is the setting the tests run (seconds); without it, at most 15 minutes on 2 CPU cores.""",
+--quick is the setting the tests run (seconds); without it, at most 15 minutes on 2 CPU cores.  A --quick run
+does not replace a full run's result file.""",
 }
 
 
@@ -132,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         engine = engine_for(arguments.name, arguments.engine).name
         if arguments.out is not None:
-            check_out(arguments.out)
+            check_out(arguments.out, arguments.quick)
         options = resumable_options(arguments.name, arguments.steps, arguments.checkpoint)
     except (ValueError, MissingExtra) as error:
         experiment.error(f"--{error}")

@@ -76,7 +76,7 @@ def run(name: str, quick: bool = False, seed: int = 0, out: str | os.PathLike[st
     check_setting(quick, seed)
     chosen = engine_for(name, engine)
     if out is not None:
-        check_out(out)
+        check_out(out, quick)
     options = resumable_options(name, steps, checkpoint)
     count = run_threads(threads, quick)
     module = importlib.import_module(f".{EXPERIMENTS[name]}", __name__)
