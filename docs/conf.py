@@ -14,6 +14,10 @@ release = version = product_interactions.__version__
 extensions = ["sphinx.ext.autodoc", "myst_nb"]
 exclude_patterns = ["_build"]
 
+# Mathematics in the pages and the notebooks' Markdown: $...$, $$...$$ and AMS environments, passed to MathJax as
+# written (without them the Markdown pass reads backslashes as escapes and underscores as emphasis).
+myst_enable_extensions = ["dollarmath", "amsmath"]
+
 # Docstrings write `name` for an object of the library: a link where Sphinx finds it, code text otherwise.
 default_role = "py:obj"
 # Members in each package's __all__ order (classes first, then builders), not alphabetically.

@@ -2,7 +2,8 @@
 and ``experiment NAME``; ``product-interactions COMMAND --help`` shows each one's options and examples.
 
 Exit codes: 0 success; 1 the tour's checks failed, or the results could not be written; 2 a usage error (a bad
-argument, named in the message).
+argument, named in the message, or a missing extra, with the command that installs it).  Each command's help
+lists the codes it can return.
 """
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from .. import __version__
+from ..extras import MissingExtra
 from . import tour
 from .derive import MAX_SIZE, SMALL, derive
-from .experiments import EXPERIMENTS, resumable_options, run, table, write
+from .experiments import EXPERIMENTS, engine_for, resumable_options, run, table, write
 from .experiments.report import check_out
 from .experiments.training import PREFERENCE
 
@@ -34,10 +37,27 @@ def count(text: str) -> int:
 DESCRIPTION = """Product Interactions: define algebras, derive architectures as products in them, compile and
 train them.  Each command's --help shows its options and examples."""
 
-EXIT_CODES = """exit codes:
-  0  success
-  1  the tour's checks failed, or the results could not be written
-  2  a usage error: a bad argument, named in the message"""
+USAGE = "a usage error: a bad argument, named in the message, or a missing extra, with its install command"
+
+#: The exit codes each command can return, and what they mean; None: the whole program's.
+EXIT_CODES: dict[str | None, dict[int, str]] = {
+    None: {0: "success", 1: "the tour's checks failed, or the experiment's results could not be written", 2: USAGE},
+    "tour": {0: "success", 1: "the tour's checks failed", 2: USAGE},
+    "derive": {0: "success", 2: USAGE},
+    "experiment": {0: "success", 1: "the results could not be written", 2: USAGE},
+}
+
+
+def exit_codes(command: str | None = None) -> str:
+    """The help's list of the exit codes `command` can return (None: the whole program's).
+
+    >>> print(exit_codes("derive"))
+    exit codes:
+      0  success
+      2  a usage error: a bad argument, named in the message, or a missing extra, with its install command
+    """
+    return "\n".join(["exit codes:", *(f"  {code}  {meaning}" for code, meaning in EXIT_CODES[command].items())])
+
 
 EXAMPLES = {
     "tour": """examples:
@@ -51,10 +71,12 @@ EXAMPLES = {
 --size is the sequence length, the number of points or the signal length (1 to {MAX_SIZE}).""",
     "experiment": """examples:
   product-interactions experiment symmetry --quick
-  product-interactions experiment copy --engine torch --out results/copy.json
+  product-interactions experiment copy --quick --threads 1 --out copy-quick.json
+  product-interactions experiment copy --engine torch --out copy.json
   product-interactions experiment copy --steps 50000 --checkpoint runs/   (resumes a stopped run)
 
---quick is the setting the tests run (seconds); without it, at most 15 minutes on 2 CPU cores.""",
+--quick is the setting the tests run (seconds); without it, at most 15 minutes on 2 CPU cores.  A --quick run
+does not replace a full run's result file.""",
 }
 
 
@@ -66,12 +88,14 @@ def size(text: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="product-interactions", description=DESCRIPTION, epilog=EXIT_CODES,
+    parser = argparse.ArgumentParser(prog="product-interactions", description=DESCRIPTION, epilog=exit_codes(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, summary: str) -> argparse.ArgumentParser:
-        return commands.add_parser(name, help=summary, description=summary, epilog=f"{EXAMPLES[name]}\n\n{EXIT_CODES}",
+        return commands.add_parser(name, help=summary, description=summary,
+                                   epilog=f"{EXAMPLES[name]}\n\n{exit_codes(name)}",
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     touring = command("tour", "define an algebra, derive attention and convolution, compile, check, and run the "
                               "quick copy experiment")
@@ -89,6 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     experiment.add_argument("--seed", type=seed, default=0, help="random seed")
     experiment.add_argument("--engine", choices=PREFERENCE,
                             help="the array library to train on (default: the fastest installed, torch first)")
+    experiment.add_argument("--threads", type=count, metavar="N",
+                            help="threads for torch, numpy's BLAS and the compiled loop (default: OMP_NUM_THREADS "
+                                 "or the like if set, else 1 with --quick, else the libraries' own)")
     experiment.add_argument("--steps", type=count, help="training steps, replacing the setting's (copy only)")
     experiment.add_argument("--checkpoint", metavar="DIR",
                             help="save each training run in this directory and resume those it holds (copy only)")
@@ -103,17 +130,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             derivation.error(f"--{error}")
         print("\n".join(lines))
         return 0
-    if arguments.out is not None:
-        try:
-            check_out(arguments.out)
-        except ValueError as error:
-            experiment.error(f"--{error}")
     try:
+        engine = engine_for(arguments.name, arguments.engine).name
+        if arguments.out is not None:
+            check_out(arguments.out, arguments.quick)
         options = resumable_options(arguments.name, arguments.steps, arguments.checkpoint)
-    except ValueError as error:
+    except (ValueError, MissingExtra) as error:
         experiment.error(f"--{error}")
     try:
-        result = run(arguments.name, quick=arguments.quick, seed=arguments.seed, engine=arguments.engine, **options)
+        result = run(arguments.name, quick=arguments.quick, seed=arguments.seed, engine=engine,
+                     threads=arguments.threads, **options)
+    except MissingExtra as error:                                # data of an extra that is not installed
+        experiment.error(str(error))
     except ValueError as error:
         if not str(error).startswith("checkpoint:"):             # a checkpoint of another run: the user's to fix
             raise

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import DTypeLike
 
+from ..extras import require
 from ..kernels.arrays import outside_torch_compile
 
 
@@ -29,7 +30,7 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
     >>> bool(np.allclose(module(torch.tensor(x)).detach().numpy(), model.apply(model.init(seed=0), x)))
     True
     """
-    import torch
+    torch: Any = require("torch", "torch", "to_torch")
 
     class ModelModule(torch.nn.Module):
         """`model` as a torch module: ``forward(*inputs, **options) = model.apply(parameters, *inputs, ...)``."""

@@ -10,6 +10,8 @@ looked up.  Any other submodule is imported on first attribute access too (``alg
 4
 >>> "product_interactions.algebra.clifford" in sys.modules
 True
+>>> "TYPE_CHECKING" in dir(algebra), "quaternions" in dir(algebra)
+(False, True)
 """
 from __future__ import annotations
 
@@ -62,7 +64,11 @@ def attach(name: str) -> list[str]:
                 super().__setattr__(attribute, value)
 
         def __dir__(self) -> list[str]:
-            return sorted(set(super().__dir__()) | owners.keys())
+            """The exports, ``__all__``, the submodules imported so far and the dunder names: not the names the
+            package's own code imports (``TYPE_CHECKING``, ``attach``)."""
+            names = vars(self)
+            kept = {key for key, value in names.items() if key.startswith("__") or isinstance(value, types.ModuleType)}
+            return sorted(kept | owners.keys() | set(names.get("__all__", ())))
 
     package.__class__ = LazyPackage
     return list(owners)

@@ -70,3 +70,19 @@ def test_unknown_names_raise_attribute_error(name):
     from product_interactions import algebra
     with pytest.raises(AttributeError, match=repr(name)):
         getattr(algebra, name)
+
+
+@pytest.mark.parametrize("package", ["product_interactions", "product_interactions.algebra",
+                                     "product_interactions.algebra.so3"])
+def test_a_lazy_package_lists_its_exports_and_submodules_only(package):
+    import importlib
+    import types
+    module = importlib.import_module(package)
+    public = {name for name in dir(module) if not name.startswith("_")}
+    assert set(module.__all__) <= public
+    assert all(isinstance(getattr(module, name), types.ModuleType) for name in public - set(module.__all__)), public
+
+
+def test_the_subpackages_are_attributes_of_the_package():
+    modules = _modules_after("import product_interactions as pi\nassert pi.algebra.quaternions().dim == 4")
+    assert "product_interactions.algebra" in modules and "product_interactions.kernels" not in modules

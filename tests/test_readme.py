@@ -18,3 +18,9 @@ def test_readme_has_the_two_commands():
     for marker in ("<!-- main-command -->", "<!-- test-command -->"):
         block = text.split(marker, 1)[1].split("```bash\n", 1)[1].split("```", 1)[0].strip()
         assert block.count("\n") == 0 and block.startswith("pip install")
+
+
+def test_readme_examples_leave_the_committed_results_alone():
+    """Only full runs write into results/; the README's quick runs write to a path of the user's."""
+    commands = re.findall(r"product-interactions experiment [^\n`]*", README.read_text())
+    assert commands and [command for command in commands if "--quick" in command and "results/" in command] == []

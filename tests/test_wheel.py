@@ -64,6 +64,21 @@ def test_the_wheel_ships_every_module_and_data_file_of_the_source_tree(built):
     assert shipped == _source_files()
 
 
+def test_the_wheel_metadata_classifies_the_package_and_invents_no_address(built):
+    import email.parser
+    with zipfile.ZipFile(built["wheel"]) as wheel:
+        name = next(name for name in wheel.namelist() if name.endswith(".dist-info/METADATA"))
+        metadata = email.parser.Parser().parsestr(wheel.read(name).decode())
+    classifiers = set(metadata.get_all("Classifier"))
+    versions = {c.rsplit(" :: ", 1)[1] for c in classifiers if c.startswith("Programming Language :: Python :: 3.")}
+    assert versions and all(tuple(map(int, v.split("."))) >= (3, 10) for v in versions)      # python_requires
+    assert metadata["Requires-Python"] == ">=3.10"
+    assert {"Operating System :: OS Independent", "Topic :: Scientific/Engineering :: Mathematics"} <= classifiers
+    assert "MIT" in (metadata["License-Expression"], metadata["License"])
+    assert {"Seq2Tens", "tensor algebra"} <= {word.strip() for word in metadata["Keywords"].split(",")}
+    assert metadata.get_all("Project-URL") is None and metadata["Home-page"] is None     # no address exists yet
+
+
 def test_the_sdist_holds_what_a_wheel_is_built_from(built):
     with tarfile.open(built["sdist"]) as sdist:
         names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}

@@ -1,8 +1,8 @@
 """Small, seeded, offline experiments; each returns its figures as data (see `report`) and can write them as JSON.
 
-``run(name, quick=..., seed=..., out=..., engine=...)`` or ``product-interactions experiment NAME [--quick]
-[--seed S] [--engine numpy|torch|jax] [--steps N] [--checkpoint DIR] [--out results.json]``.  NAME is one of
-`EXPERIMENTS`:
+``run(name, quick=..., seed=..., out=..., engine=..., threads=...)`` or ``product-interactions experiment NAME
+[--quick] [--seed S] [--engine numpy|torch|jax] [--threads N] [--steps N] [--checkpoint DIR] [--out FILE]``.
+NAME is one of `EXPERIMENTS`:
 
 * ``copy``: selective copying at length 192 with attention of projection rank R = 1, 2, 4 (`selective_copy`);
 * ``symmetry``: the multiplication operator O_K on digits over the whole lattice, exact translation constraint vs
@@ -14,19 +14,26 @@
 ``--quick`` is the setting the tests run (well under a minute); the full setting reproduces the paper's trend.
 ``--engine`` picks the array library the models train on (`training.engine_named`): by default the fastest
 installed one (torch, then JAX, then numpy), in float32 on torch and JAX and float64 on numpy; the JSON records
-the engine and its version.  Each experiment names the engines it supports.  The copy experiment also takes
-``--steps`` (a longer run, on a GPU say) and ``--checkpoint DIR``, where it saves each training run as it goes
-and from which it resumes one that stopped.
-The data come from the ``experiments`` extra: ``pip install -e ".[experiments]"``.
+the engine and its version.  Each experiment names the engines it supports (its ``SUPPORTED``).  ``--threads``
+sets the threads of torch, numpy's BLAS and the compiled loop for the run (by default the environment's, such as
+``OMP_NUM_THREADS``, else one for ``--quick``: `threads`); the JSON records them under ``machine``.  The copy
+experiment also takes ``--steps`` (a longer run, on a GPU say) and ``--checkpoint DIR``, where it saves each
+training run as it goes and from which it resumes one that stopped.
+symmetry, seq2tens and dynamical read their data from packages of the ``experiments`` extra (`datasets`).
 """
 from __future__ import annotations
 
 import importlib
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .checkpoint import check_directory
 from .report import check_out, check_setting, table, write
+from .threads import limited, run_threads
+from .training import engine_named
+
+if TYPE_CHECKING:
+    from ...kernels.arrays import Engine
 
 EXPERIMENTS = {"copy": "selective_copy", "symmetry": "symmetry", "seq2tens": "seq2tens", "dynamical": "dynamical"}
 
@@ -47,23 +54,38 @@ def resumable_options(name: str, steps: int | None = None,
     return options
 
 
-def run(name: str, quick: bool = False, seed: int = 0, out: str | os.PathLike[str] | None = None, progress: bool = True,
-        engine: str | None = None, steps: int | None = None,
-        checkpoint: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """Run experiment `name` on `engine` (None: the fastest installed that it supports); writes the result as JSON
-    to `out` when given (checked before the run), and returns it.  The `RESUMABLE` experiments also take `steps`
-    (replacing the setting's) and `checkpoint` (a directory to save to and resume from)."""
+def engine_for(name: str, engine: str | None = None) -> Engine:
+    """The engine experiment `name` trains on: `engine` (a ValueError if the experiment does not support it, a
+    `MissingExtra` if it is not installed), or for None the fastest installed one that it supports.
+
+    >>> engine_for("copy", "numpy").name
+    'numpy'
+    """
     if name not in EXPERIMENTS:
         raise ValueError(f"name: expected one of {sorted(EXPERIMENTS)}, got {name!r}")
+    return engine_named(engine, importlib.import_module(f".{EXPERIMENTS[name]}", __name__).SUPPORTED)
+
+
+def run(name: str, quick: bool = False, seed: int = 0, out: str | os.PathLike[str] | None = None, progress: bool = True,
+        engine: str | None = None, steps: int | None = None,
+        checkpoint: str | os.PathLike[str] | None = None, threads: int | None = None) -> dict[str, Any]:
+    """Run experiment `name` on `engine` (None: the fastest installed that it supports) and `threads`
+    (`threads.run_threads`); writes the result as JSON to `out` when given (checked before the run), and returns
+    it.  The `RESUMABLE` experiments also take `steps` (replacing the setting's) and `checkpoint` (a directory to
+    save to and resume from).  Every argument is checked before the run starts."""
     check_setting(quick, seed)
+    chosen = engine_for(name, engine)
     if out is not None:
-        check_out(out)
+        check_out(out, quick)
     options = resumable_options(name, steps, checkpoint)
+    count = run_threads(threads, quick)
     module = importlib.import_module(f".{EXPERIMENTS[name]}", __name__)
-    result = module.run(quick=quick, seed=seed, progress=progress, engine=engine, **options)
+    with limited(count, chosen):
+        result = module.run(quick=quick, seed=seed, progress=progress, engine=chosen.name, **options)
+    result["machine"] = dict(result["machine"], threads=count)
     if out is not None:
         write(result, out)
     return result
 
 
-__all__ = ["EXPERIMENTS", "RESUMABLE", "resumable_options", "run", "table", "write"]
+__all__ = ["EXPERIMENTS", "RESUMABLE", "engine_for", "resumable_options", "run", "table", "write"]

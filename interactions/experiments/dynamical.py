@@ -47,13 +47,16 @@ from ..architectures.model import check_seed
 from . import datasets
 from .report import Timings, check_setting, report, row
 from ...kernels.arrays import adopt, owner
-from .training import (accuracy, adam, cross_entropy, engine_named, leaves, minibatches, rebuild, to_engine,
-                       training_dtype, value_and_gradient)
+from .training import (PREFERENCE, accuracy, adam, cross_entropy, engine_named, leaves, minibatches, rebuild,
+                       to_engine, training_dtype, value_and_gradient)
 
 if TYPE_CHECKING:
     from ...kernels.arrays.engine import Engine
     from ..architectures.dynamical import Dynamical
     from ..architectures.mamba import Mamba
+
+#: The engines it trains on.
+SUPPORTED = PREFERENCE
 
 #: The paper's (I, H) grid, and its CIFAR-10 accuracies (percent) and Vision Mamba throughputs (it/s).
 GRID = ((3, 2), (3, 1), (2, 1), (1, 1))

@@ -31,8 +31,10 @@ def check_setting(quick: object, seed: object) -> None:
         raise ValueError(f"seed: expected a non-negative int, got {seed}")
 
 
-def check_out(path: str | os.PathLike[str]) -> pathlib.Path:
-    """`path` as a file `write` can create or replace: its parent an existing directory, itself not a directory."""
+def check_out(path: str | os.PathLike[str], quick: bool = False) -> pathlib.Path:
+    """`path` as a file `write` can create or replace: its parent an existing directory, itself not a directory,
+    and for a `quick` run not a full run's result (the results in the repository are replaced only by full runs).
+    """
     try:
         path = pathlib.Path(path)
         if "\0" in str(path):
@@ -47,7 +49,20 @@ def check_out(path: str | os.PathLike[str]) -> pathlib.Path:
     if not parent:
         problem = "is not a directory" if path.parent.exists() else "does not exist (create it first)"
         raise ValueError(f"out: the parent {str(path.parent)!r} of {str(path)!r} {problem}")
+    if quick and setting_of(path) == "full":
+        raise ValueError(f"out: {str(path)!r} holds a full run's result, which a quick run does not replace; "
+                         f"choose another path")
     return path
+
+
+def setting_of(path: pathlib.Path) -> str | None:
+    """The ``setting`` ("quick" or "full") of the result `write` wrote to `path`; None for anything else."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            data = json.load(file)
+    except (OSError, ValueError, RecursionError):         # no file, not JSON or not text, nested too deeply
+        return None
+    return data.get("setting") if isinstance(data, dict) else None
 
 
 def subsample(history: list[float], points: int) -> list[list[float]]:

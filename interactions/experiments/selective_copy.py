@@ -51,7 +51,10 @@ from ..architectures.model import check_seed
 from ...kernels.arrays import owner
 from . import checkpoint as checkpoints
 from .report import Timings, check_setting, report, row, subsample
-from .training import Adam, cross_entropy, engine_named, leaves, training_dtype
+from .training import PREFERENCE, Adam, cross_entropy, engine_named, leaves, training_dtype
+
+#: The engines it trains on.
+SUPPORTED = PREFERENCE
 
 #: Token ids: noise, marker, then the data symbols FIRST_DATA, ..., FIRST_DATA + vocabulary - 1.
 NOISE, MARKER, FIRST_DATA = 0, 1, 2
@@ -160,9 +163,8 @@ def train(config: dict, rank: int, seed: int, progress: bool = False,
         return cross_entropy(model.logits(params, batch[0]), batch[1])
 
     engine = engine_named(config.get("engine"))
-    if config["workers"] > 1 and engine.name == "torch":
-        engine.xp.set_num_threads(  # type: ignore[attr-defined]  # torch's
-            max(1, (os.cpu_count() or 1) // config["workers"]))   # one share of the cores
+    if config["workers"] > 1 and engine.name == "torch":        # one share of the run's threads (`threads.limited`)
+        engine.xp.set_num_threads(max(1, engine.threads() // config["workers"]))  # type: ignore[attr-defined]
     optimiser = Adam(loss, model.init(seed), lr=config["lr"], clip=config["clip"], schedule=config["schedule"],
                      steps=config["steps"], engine=engine.name,
                      dtype=config.get("dtype") or training_dtype(engine.name))

@@ -49,6 +49,10 @@ from .report import Timings, check_setting, report, row
 from ...kernels.arrays import adopt
 from .training import accuracy, adam, cross_entropy, engine_named, minibatches, training_dtype
 
+#: The engines it trains on: the masks of variable-length series are numpy arrays that a jitted JAX step cannot
+#: take.
+SUPPORTED = ("torch", "numpy")
+
 MODELS = ("LS2T", "FCN-LS2T")
 #: The paper's test accuracies (%), mean +- std over its trainings; BasicMotions is not in its table.
 PAPER = {("JapaneseVowels", "LS2T"): "98.4 +- 0.5", ("JapaneseVowels", "FCN-LS2T"): "99.1 +- 0.3"}
@@ -166,7 +170,7 @@ def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str |
     numpy or torch (None: torch when installed); the masks of these variable-length series are numpy arrays
     that a jitted JAX step cannot take, so JAX is refused."""
     check_setting(quick, seed)
-    engine = engine_named(engine, supported=("torch", "numpy")).name
+    engine = engine_named(engine, SUPPORTED).name
     config: dict[str, Any] = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine))
     seeds = config["seeds"]
     timings, rows, curves = Timings(), [], {}

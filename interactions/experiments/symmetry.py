@@ -61,7 +61,10 @@ from ...algebra.symmetry.targets import BilinearMap
 from ...kernels.arrays import engine_of, owner
 from .datasets import digits, split
 from .report import Timings, check_setting, report, row, subsample
-from .training import accuracy, adam, cross_entropy, engine_named, minibatches, training_dtype
+from .training import PREFERENCE, accuracy, adam, cross_entropy, engine_named, minibatches, training_dtype
+
+#: The engines it trains on.
+SUPPORTED = PREFERENCE
 
 #: The three settings and the paper's accuracy for each (Table 2).
 PAPER = {"exact constraint": 0.988, "no constraint": 0.445, "regulariser": 0.943}

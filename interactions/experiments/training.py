@@ -27,6 +27,7 @@ from autograd import value_and_grad
 from autograd.misc import flatten
 from tqdm import tqdm
 
+from ...extras import MissingExtra, install_command
 from ...kernels.arrays import ENGINES, Engine, owner
 
 #: Engines in the order experiments prefer them when none is named: the fastest installed first.
@@ -40,6 +41,7 @@ def installed_engines() -> list[str]:
 
 def engine_named(name: str | None = None, supported: tuple[str, ...] = PREFERENCE) -> Engine:
     """The engine called `name` among `supported` ("numpy", "torch", "jax"); None picks the fastest installed one.
+    A `MissingExtra` says how to install an engine that is not.
 
     >>> engine_named("numpy").name
     'numpy'
@@ -49,7 +51,7 @@ def engine_named(name: str | None = None, supported: tuple[str, ...] = PREFERENC
     if not isinstance(name, str) or name not in supported:
         raise ValueError(f"engine: expected one of {list(supported)}, got {name!r}")
     if name not in installed_engines():
-        raise ValueError(f"engine: {name} is not installed (pip install \"product-interactions[{name}]\")")
+        raise MissingExtra(f"engine: {name} is not installed: {install_command(name)}")
     return ENGINES[name]
 
 

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from product_interactions.extras import MissingExtra
 from product_interactions.interactions.__main__ import main
 from product_interactions.interactions.experiments import selective_copy, seq2tens
 from product_interactions.interactions.experiments.report import report
@@ -78,7 +79,8 @@ def test_engine_choice_and_its_errors(monkeypatch):
         seq2tens.run(quick=True, engine="jax")
     monkeypatch.setattr("product_interactions.interactions.experiments.training.installed_engines",
                         lambda: ["numpy"])
-    with pytest.raises(ValueError, match=r"engine: torch is not installed \(pip install"):
+    installing = r'pip install "product-interactions\[torch\]"'
+    with pytest.raises(MissingExtra, match=rf"^engine: torch is not installed: {installing}$"):
         engine_named("torch")
     assert engine_named(None).name == "numpy"
     with pytest.raises(SystemExit):

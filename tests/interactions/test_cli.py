@@ -1,5 +1,6 @@
 """The command line: ``product-interactions tour`` (or ``python -m product_interactions tour``), ``derive NAME`` and ``experiment NAME``."""
 import json
+import re
 
 import pytest
 
@@ -80,3 +81,21 @@ def test_help_shows_examples_and_exit_codes_and_bad_sizes_are_usage_errors(capsy
         with pytest.raises(SystemExit) as exit_code:
             main(arguments)
         assert exit_code.value.code == 2 and "--size" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command, codes", [("tour", ["0", "1", "2"]), ("derive", ["0", "2"]),
+                                            ("experiment", ["0", "1", "2"]), (None, ["0", "1", "2"])])
+def test_each_help_lists_the_exit_codes_its_command_can_return(command, codes, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"] if command else ["--help"])
+    listed = capsys.readouterr().out.split("exit codes:\n")[1]
+    assert re.findall(r"^  (\d)  ", listed, flags=re.M) == codes
+    assert ("tour's checks" in listed) == (command in ("tour", None))
+
+
+def test_version(capsys):
+    import product_interactions
+    with pytest.raises(SystemExit) as exit_code:
+        main(["--version"])
+    assert exit_code.value.code == 0
+    assert capsys.readouterr().out == f"product-interactions {product_interactions.__version__}\n"

@@ -15,7 +15,7 @@ def fake_run(monkeypatch):
     """Replace the experiment by an instant one; returns the list of its calls."""
     calls = []
 
-    def instant(name, quick, seed, engine):
+    def instant(name, quick, seed, engine, threads):
         calls.append(name)
         return report(name, quick=quick, seed=seed, config={}, rows=[row("R = 1", 0.5, paper=0.36)])
     monkeypatch.setattr(cli, "run", instant)
@@ -122,3 +122,19 @@ def test_a_checkpoint_of_another_run_is_refused_without_a_traceback(tmp_path, ca
         cli.main(["experiment", "copy", "--quick", "--engine", "numpy", "--steps", "2", "--checkpoint", str(tmp_path)])
     err = capsys.readouterr().err
     assert "--checkpoint: " in err and "was saved with another configuration" in err
+
+
+def test_a_quick_run_does_not_replace_a_full_result(tmp_path, capsys, fake_run):
+    full = tmp_path / "copy.json"
+    write(report("copy", quick=False, seed=0, config={}, rows=[]), full)
+    kept = full.read_text()
+    with pytest.raises(SystemExit) as exit_code:
+        cli.main(["experiment", "copy", "--quick", "--out", str(full)])
+    assert exit_code.value.code == 2 and not fake_run and full.read_text() == kept
+    assert f"--out: {str(full)!r} holds a full run's result" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="holds a full run's result, which a quick run does not replace"):
+        run("copy", quick=True, out=full)
+    assert cli.main(["experiment", "copy", "--out", str(full)]) == 0 and fake_run == ["copy"]   # a full run may
+    quick = tmp_path / "quick.json"
+    for _ in range(2):                                                    # a quick result may be replaced
+        assert cli.main(["experiment", "copy", "--quick", "--out", str(quick)]) == 0
