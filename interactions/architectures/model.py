@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ...algebra.algebra import check_count, check_seed
+from ...kernels.arrays import outside_torch_compile
 from ..expression import Expr, Parameter, Signal
 from ..orders import order as self_interaction_order
 
@@ -146,21 +147,38 @@ class Model:
         """The input Signal of `expr`."""
         return self._built()[1]
 
-    def plan(self, geometry: Iterable[int] | None = None, probe: tuple[Any, Any] | None = None) -> Plan:
-        """The compiled plan for an input geometry (default: the inspected one): a kept plan that accepts the
-        `probe` inputs ``(inputs, parameters)``, else a new one (see the module docstring)."""
+    def plan(self, geometry: Iterable[int] | None = None) -> Plan:
+        """The compiled plan for an input geometry (default: the inspected one), kept or compiled now (see the module
+        docstring)."""
         geometry = self.geometry if geometry is None else tuple(geometry)
         plan = self._plans.get(geometry)
-        if plan is None and probe is not None:
-            plan = next((kept for kept in reversed(self._plans.values()) if kept.accepts(*probe)), None)
         if plan is None:
             plan = (self._built()[0] if geometry == self.geometry else self.build(geometry)[0]).compile()
             plan.name = f"{type(self).__name__} at {geometry}"
+        self._keep(geometry, plan)
+        return plan
+
+    def _keep(self, geometry: tuple[int, ...], plan: Plan) -> None:
+        """Keep `plan` for `geometry`, the most recently used, within `PLANS_KEPT`."""
         self._plans[geometry] = plan
         self._plans.move_to_end(geometry)
         while len(set(map(id, self._plans.values()))) > PLANS_KEPT or len(self._plans) > 4 * PLANS_KEPT:
             self._plans.popitem(last=False)
-        return plan
+
+    def checked(self, geometry: tuple[int, ...], x: Any, params: Mapping[str, Any]) -> tuple[Plan, Any]:
+        """(plan, checked call) for inputs of `geometry`: the plan kept for it, else a kept plan that accepts the
+        arrays (parametric dims), else one compiled now; the arrays are checked once, by the plan that runs them."""
+        plan = self._plans.get(geometry)
+        if plan is not None:
+            self._keep(geometry, plan)
+            return plan, plan.check(x, params)
+        for kept in reversed(self._plans.values()):
+            call = kept.accepts(x, params)
+            if call is not None:
+                self._keep(geometry, kept)
+                return kept, call
+        plan = self.plan(geometry)
+        return plan, plan.check(x, params)
 
     def explain(self, geometry: Iterable[int] | None = None) -> str:
         """The compiled plan, step by step (`kernels.plans.plan.Plan.explain`)."""
@@ -220,8 +238,10 @@ class Model:
         return to_torch(self, seed, dtype)
 
     # ------------------------------------------------------------------ numerics
+    @outside_torch_compile
     def apply(self, params: Mapping[str, Any], x: Any) -> Any:
         """The model on a batch of inputs (autograd arrays welcome)."""
         check_signal(x)
         check_params(params, self.parameters)
-        return self.plan(self.geometry_of(x), (x, params))(x, params)
+        plan, call = self.checked(self.geometry_of(x), x, params)
+        return plan.run(call)

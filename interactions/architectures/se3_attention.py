@@ -73,7 +73,8 @@ class SE3Attention(Model):
         inputs = {"s": features, "w_k": self.keys(params, points, dtype), "w_v": self.values(params, points, dtype),
                   "neighbours": self.keys.neighbours(points)}
         weights = {"W_Q": params["W_Q"]}
-        return self.plan((points.shape[-2],), (inputs, weights))(inputs, weights)
+        plan, call = self.checked((points.shape[-2],), inputs, weights)
+        return plan.run(call)
 
 
 def se3_attention(lmax: int = 2, channels_in: int = 4, channels: int = 4, radius: float = 2.0, basis: int = 8,

@@ -179,7 +179,8 @@ class DiagonalSSM(StateSpaceModel):
         values = {"Abar": _pairs(engine, Abar), "Bbar": _pairs(engine, Bbar), "C": _pairs(engine, C),
                   "D": params["D"][:, None]}
         pairs = engine.stack([x, x * 0], axis=-1)
-        return self.plan(self.geometry_of(x), (pairs, values))(pairs, values)[..., 0]
+        plan, call = self.checked(self.geometry_of(x), pairs, values)
+        return plan.run(call)[..., 0]
 
     def fast(self, engine: Engine, params: Mapping[str, Any], x: Any, method: str) -> Any:
         step_A, Abar, Bbar, C = self.discretise(params, engine)

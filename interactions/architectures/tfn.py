@@ -65,7 +65,8 @@ class TensorFieldNetwork(Model):
         points = check_cloud(points, features, self.lmax, self.channels_in)
         dtype = np.result_type(features, np.float32) if isinstance(features, np.ndarray) else None
         inputs = {"s": features, "k": self.filter(params, points, dtype)}
-        return self.plan((points.shape[-2],), (inputs, {}))(inputs, {})
+        plan, call = self.checked((points.shape[-2],), inputs, {})
+        return plan.run(call)
 
 
 def tfn(lmax: int = 2, channels_in: int = 4, channels_out: int = 4, radius: float = 2.0, basis: int = 8,

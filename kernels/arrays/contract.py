@@ -16,7 +16,8 @@ True
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+import math
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import opt_einsum
@@ -39,57 +40,101 @@ def _einsum(engine: Engine, step: str, *arrays: Any) -> Any:
     return engine.einsum("".join(letters.get(c, c) for c in step), *arrays)
 
 
-def _pairwise(engine: Engine, step: str, a: Any, b: Any) -> Any:
-    """One two-operand einsum step as a broadcast batched matmul."""
+class Pair(NamedTuple):
+    """How one two-operand step runs (`_pair`): axes summed out of a and of b first, whether b and a trade
+    places, then either a broadcast product of the two (`product` None; `a_form`, `b_form` each (permutation,
+    shape)) or one matrix product: each operand permuted, made contiguous where it is small against the product,
+    and reshaped (`a_form`, `b_form`: (permutation, contiguous, shape)), the product reshaped to `product` and
+    permuted to the output's order (`order`); a permutation that moves nothing is None."""
+    sum_a: tuple[int, ...]
+    sum_b: tuple[int, ...]
+    swap: bool
+    a_form: tuple[Any, ...]
+    b_form: tuple[Any, ...]
+    product: tuple[int, ...] | None
+    order: tuple[int, ...] | None
+
+
+@functools.lru_cache(maxsize=1024)
+def _pair(step: str, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> Pair | None:
+    """The plan of a two-operand step on operands of these shapes, or None where einsum runs it (a label repeated
+    within an operand); worked out once per step and shapes."""
     inputs, output = step.split("->")
     left, right = inputs.split(",")
     if len(set(left)) != len(left) or len(set(right)) != len(right):
-        return _einsum(engine, step, a, b)
+        return None
     batch = [c for c in output if c in left and c in right]
     summed = [c for c in left if c in right and c not in output]
-    a_only = [c for c in left if c not in right]
-    b_only = [c for c in right if c not in left]
-    a_keep = [c for c in a_only if c in output]
-    b_keep = [c for c in b_only if c in output]
-    if len(a_keep) != len(a_only):                        # indices of one side summed alone: sum them first
-        a = engine.sum(a, axis=tuple(left.index(c) for c in a_only if c not in output))
-        left = "".join(c for c in left if c in right or c in output)
-    if len(b_keep) != len(b_only):
-        b = engine.sum(b, axis=tuple(right.index(c) for c in b_only if c not in output))
-        right = "".join(c for c in right if c in left or c in output)
+    sum_a = tuple(left.index(c) for c in left if c not in right and c not in output)   # one side's alone: first
+    sum_b = tuple(right.index(c) for c in right if c not in left and c not in output)
+    a_shape = tuple(n for axis, n in enumerate(a_shape) if axis not in sum_a)
+    b_shape = tuple(n for axis, n in enumerate(b_shape) if axis not in sum_b)
+    left = "".join(c for c in left if c in right or c in output)
+    right = "".join(c for c in right if c in left or c in output)
     if not summed:                                        # nothing to contract: a broadcast product
-        return _aligned(engine, a, left, output) * _aligned(engine, b, right, output)
-    a_keep.sort(key=output.index)                         # transpose the operands, not the (larger) product
-    b_keep.sort(key=output.index)
-    if batch + b_keep + a_keep == list(output) and batch + a_keep + b_keep != list(output):
-        a, b, left, right, a_keep, b_keep = b, a, right, left, b_keep, a_keep          # b @ a lands in order
-    size = dict(zip(left, a.shape))
-    size.update({c: max(size.get(c, 1), n) for c, n in zip(right, b.shape)})
-    product_size = int(np.prod([size[c] for c in batch + a_keep + b_keep]))
-    larger, labels = (a, left) if _size(a) >= _size(b) else (b, right)
-    if _size(larger) > product_size:               # batch axes in the large operand's order: no copy of it
+        return Pair(sum_a, sum_b, False, _aligned(a_shape, left, output), _aligned(b_shape, right, output), None, None)
+    a_keep = sorted((c for c in left if c not in right), key=output.index)   # transpose the operands, not the
+    b_keep = sorted((c for c in right if c not in left), key=output.index)   # (larger) product
+    swap = batch + b_keep + a_keep == list(output) and batch + a_keep + b_keep != list(output)
+    if swap:                                              # b @ a lands in order
+        a_shape, b_shape, left, right, a_keep, b_keep = b_shape, a_shape, right, left, b_keep, a_keep
+    size = dict(zip(left, a_shape))
+    size.update({c: max(size.get(c, 1), n) for c, n in zip(right, b_shape)})
+    product_size = math.prod(size[c] for c in batch + a_keep + b_keep)
+    larger, labels = (a_shape, left) if math.prod(a_shape) >= math.prod(b_shape) else (b_shape, right)
+    if math.prod(larger) > product_size:                  # batch axes in the large operand's order: no copy of it
         batch.sort(key=labels.index)
-    a = engine.transpose(a, [left.index(c) for c in batch + a_keep + summed])
-    b = engine.transpose(b, [right.index(c) for c in batch + summed + b_keep])
-    a, b = (engine.contiguous(v) if _size(v) * 4 <= product_size else v for v in (a, b))
-    a_batch, b_batch = tuple(a.shape[:len(batch)]), tuple(b.shape[:len(batch)])
-    m, k, n = (int(np.prod([size[c] for c in group])) for group in (a_keep, summed, b_keep))
-    product = engine.matmul(engine.reshape(a, a_batch + (m, k)), engine.reshape(b, b_batch + (k, n)))
-    batch_shape = tuple(product.shape[:len(batch)])
-    product = engine.reshape(product, batch_shape + tuple(size[c] for c in a_keep + b_keep))
+    a_order = tuple(left.index(c) for c in batch + a_keep + summed)
+    b_order = tuple(right.index(c) for c in batch + summed + b_keep)
+    a_batch = tuple(a_shape[axis] for axis in a_order[:len(batch)])
+    b_batch = tuple(b_shape[axis] for axis in b_order[:len(batch)])
+    m, k, n = (math.prod(size[c] for c in group) for group in (a_keep, summed, b_keep))
+    product = tuple(np.broadcast_shapes(a_batch, b_batch)) + tuple(size[c] for c in a_keep + b_keep)
     order = batch + a_keep + b_keep
-    return engine.transpose(product, [order.index(c) for c in output])
+    return Pair(sum_a, sum_b, swap, (_moves(a_order), math.prod(a_shape) * 4 <= product_size, a_batch + (m, k)),
+                (_moves(b_order), math.prod(b_shape) * 4 <= product_size, b_batch + (k, n)), product,
+                _moves(tuple(order.index(c) for c in output)))
 
 
-def _size(array: Any) -> int:
-    return int(np.prod(array.shape))
-
-
-def _aligned(engine: Engine, array: Any, labels: str, output: str) -> Any:
-    """`array` (axes `labels`, all in `output`) transposed to output order, with size-1 axes for the rest."""
-    array = engine.transpose(array, sorted(range(len(labels)), key=lambda n: output.index(labels[n])))
+def _aligned(shape: tuple[int, ...], labels: str, output: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(permutation, shape) that bring an operand of axes `labels` (all in `output`) to output order, with size-1
+    axes for the output's other labels."""
+    order = tuple(sorted(range(len(labels)), key=lambda n: output.index(labels[n])))
     present = sorted(labels, key=output.index)
-    return engine.reshape(array, [array.shape[present.index(c)] if c in labels else 1 for c in output])
+    moved = [shape[axis] for axis in order]
+    return _moves(order), tuple(moved[present.index(c)] if c in labels else 1 for c in output)
+
+
+def _moves(order: tuple[int, ...]) -> tuple[int, ...] | None:
+    """`order`, or None where it leaves every axis in place."""
+    return None if order == tuple(range(len(order))) else order
+
+
+def _pairwise(engine: Engine, step: str, a: Any, b: Any) -> Any:
+    """One two-operand einsum step as a broadcast batched matmul (`Pair`)."""
+    pair = _pair(step, tuple(a.shape), tuple(b.shape))
+    if pair is None:
+        return _einsum(engine, step, a, b)
+    if pair.sum_a:
+        a = engine.sum(a, axis=pair.sum_a)
+    if pair.sum_b:
+        b = engine.sum(b, axis=pair.sum_b)
+    if pair.swap:
+        a, b = b, a
+    a_order, b_order = pair.a_form[0], pair.b_form[0]
+    if a_order is not None:
+        a = engine.transpose(a, a_order)
+    if b_order is not None:
+        b = engine.transpose(b, b_order)
+    if pair.product is None:
+        return engine.reshape(a, pair.a_form[1]) * engine.reshape(b, pair.b_form[1])
+    if pair.a_form[1]:
+        a = engine.contiguous(a)
+    if pair.b_form[1]:
+        b = engine.contiguous(b)
+    product = engine.reshape(engine.matmul(engine.reshape(a, pair.a_form[2]), engine.reshape(b, pair.b_form[2])),
+                             pair.product)
+    return product if pair.order is None else engine.transpose(product, pair.order)
 
 
 def contract(equation: str, *arrays: Any, engine: Engine) -> Any:

@@ -346,7 +346,7 @@ def _buffer(numbers: int, dtype: np.dtype[Any]) -> np.ndarray:
 
 def _strided(a: np.ndarray) -> np.ndarray:
     """a, or a contiguous copy when a stride is not a whole number of elements."""
-    return a if all(stride % a.itemsize == 0 for stride in a.strides) else np.ascontiguousarray(a)
+    return a if math.gcd(*a.strides) % a.itemsize == 0 else np.ascontiguousarray(a)
 
 
 def sparse_product(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int, int, int],

@@ -17,7 +17,7 @@ the result comes back in the inputs' library, dtype and device.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Collection, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -512,6 +512,14 @@ def _real(value: Any, argument: str) -> Any:
         raise TypeError(f"{argument}: expected a real floating-point array, got dtype {array.dtype}")
     return array
 
+class Call(NamedTuple):
+    """A call's arguments, checked by `Plan.check`: the engine, the array of each input register, the sizes of the
+    parametric dims."""
+    engine: Engine
+    arrays: dict[int, Any]
+    sizes: Sizes
+
+
 class InputSpec:
     """A named input: a signal (batch axes, then `axes`) or a parameter (exactly `axes`)."""
 
@@ -588,20 +596,37 @@ class Plan:
         lead = "..., " if spec.kind == "signal" else ""
         raise ValueError(f"{where}[{spec.name!r}]: expected shape ({lead}{expected}){spec.describe_as}, got {shape}")
 
-    def accepts(self, inputs: Any, parameters: Any = None) -> bool:
-        """True when these arrays fit the plan (parametric dims bound consistently, pinned ones matching)."""
+    def accepts(self, inputs: Any, parameters: Any = None) -> Call | None:
+        """The checked call (`check`) when these arrays fit the plan (parametric dims bound consistently, pinned ones
+        matching), else None."""
         try:
-            self.bind(self._check_inputs(inputs), self._check_parameters(parameters or {}))
+            return self.check(inputs, parameters)
         except (ValueError, KeyError, TypeError):
-            return False
-        return True
+            return None
 
     @outside_torch_compile
     def __call__(self, inputs: Any, parameters: Any = None) -> Any:
         """The plan on `inputs` (an array for a single signal, or a dict name -> array) and `parameters` (a dict
         name -> array).  Arrays may be numpy (autograd's traced ones too), torch or JAX arrays; the rule for
         mixing them is `kernels.arrays.registry`'.  The result is in the inputs' library, dtype and device."""
-        return self.run(self._check_inputs(inputs), self._check_parameters(parameters or {}))
+        return self.run(self.check(inputs, parameters))
+
+    def check(self, inputs: Any, parameters: Any = None) -> Call:
+        """The arguments of a call checked once (errors name the argument): their engine, the arrays in the
+        registers they enter (numpy ones converted into the engine's library) and the sizes of the parametric dims;
+        `run` executes it."""
+        inputs, parameters = self._check_inputs(inputs), self._check_parameters(parameters or {})
+        named = {**{f"inputs[{n!r}]": a for n, a in inputs.items()},
+                 **{f"parameters[{n!r}]": a for n, a in parameters.items()}}
+        engine = engine_of(named)
+        sizes = self.bind(inputs, parameters)
+        like = next((a for a in named.values() if engine.owns(a)), None)
+        arrays = {}
+        for spec in self.inputs:
+            array = (inputs if spec.kind == "signal" else parameters)[spec.name]
+            arrays[spec.register] = array if engine is NUMPY or engine.owns(array) else engine.convert(
+                np.asarray(array), like)
+        return Call(engine, arrays, sizes)
 
     def _check_inputs(self, inputs: Any) -> dict[str, Any]:
         if _is_array(inputs) or isinstance(inputs, (list, tuple)):
@@ -628,18 +653,12 @@ class Plan:
     def _shape_text(spec: InputSpec) -> tuple[int, ...]:
         return tuple(a.size if isinstance(a, Dim) else a for a in spec.axes)
 
-    def run(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> Any:
-        """Execute on checked arrays (dicts name -> array), on the engine of their library."""
-        named = {**{f"inputs[{n!r}]": a for n, a in inputs.items()},
-                 **{f"parameters[{n!r}]": a for n, a in parameters.items()}}
-        engine = engine_of(named)
-        sizes = self.bind(inputs, parameters)
-        like = next((a for a in named.values() if engine.owns(a)), None)
-        registers = [None] * self.registers
-        for spec in self.inputs:
-            array = (inputs if spec.kind == "signal" else parameters)[spec.name]
-            registers[spec.register] = array if engine is NUMPY or engine.owns(array) else engine.convert(
-                np.asarray(array), like)
+    def run(self, call: Call) -> Any:
+        """Execute a checked call (`check`), unchecked, on its engine."""
+        engine, sizes = call.engine, call.sizes
+        registers: list[Any] = [None] * self.registers
+        for register, array in call.arrays.items():
+            registers[register] = array
         for step, release in zip(self.steps, self._release):
             step.run(engine, registers, sizes)
             for r in release:

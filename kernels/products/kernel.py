@@ -62,6 +62,11 @@ MEETS_ZEROS, TERM_BY_TERM = ("dense", "fft"), ("gather", "scatter")
 CALLS_KEPT = 64
 
 
+def _c_ordered(program: Program, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The program's result on numpy arrays, in C order (a copy only where it is not)."""
+    return np.ascontiguousarray(program(x, y))
+
+
 def _check_factors(factors: object) -> tuple[Factor, ...]:
     """A non-empty tuple of `kernels.products.factor.Factor`, or an error naming ``factors``."""
     from .factor import Factor
@@ -94,7 +99,7 @@ class Kernel:
         self._choices: dict[tuple[int, int, Rates], tuple[str, ...]] = {}
         self._differentiable: Callable[..., Any] | None = None
         self._transposed: dict[int, Kernel] = {}
-        self._engine_calls: dict[tuple[Any, ...], tuple[tuple[str, ...], Callable[[Any, Any], Any]]] = {}
+        self._calls: dict[tuple[Any, ...], tuple[tuple[str, ...], Callable[[Any, Any], Any]]] = {}
         self._direct: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...] | None] = {}
 
     def _program(self, names: tuple[str, ...]) -> Program:
@@ -124,15 +129,20 @@ class Kernel:
     def __call__(self, x: Any, y: Any) -> Any:
         """z = x * y; see the module docstring for shapes, layouts and array types."""
         engine = owner(x)
-        if engine is not NUMPY and owner(y) is engine:       # torch or JAX operands: checked once per signature
+        if owner(y) is engine and (engine is not NUMPY or type(x) is np.ndarray and type(y) is np.ndarray):
             key = (x.shape, y.shape, x.dtype, y.dtype, engine.device(x), engine.device(y), memory.limit())
-            call = self._engine_calls.get(key)
+            call = self._calls.get(key)           # operands of one library: checked once per signature
             if call is None:
-                call = self._engine_call(x, y)
-                if len(self._engine_calls) >= CALLS_KEPT:
-                    self._engine_calls.pop(next(iter(self._engine_calls)))
-                self._engine_calls[key] = call
+                call = self._signature_call(engine, x, y)
+                if len(self._calls) >= CALLS_KEPT:
+                    self._calls.pop(next(iter(self._calls)))
+                self._calls[key] = call
             return call[1](x, y)
+        return self._checked_call(x, y)
+
+    def _checked_call(self, x: Any, y: Any) -> Any:
+        """The call on any operands: checked, numpy ones beside another library's converted into it, autograd's
+        traced ones through the differentiable primitive."""
         x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
         batch = checks.batch_shape(x, y, len(self.factors), self.layout)
         engine = engine_of({"x": x, "y": y})
@@ -150,17 +160,26 @@ class Kernel:
             self._differentiable = autodiff.differentiable(self)
         return self._relayout(NUMPY, self._differentiable(*self._relayout(NUMPY, (x, y), True)))
 
-    def _engine_call(self, x: Any, y: Any) -> tuple[tuple[str, ...], Callable[[Any, Any], Any]]:
-        """For operands like x, y of one engine's library (checked): the strategies `_engine_plan` chooses, and the
+    def _signature_call(self, engine: Engine, x: Any, y: Any) -> tuple[tuple[str, ...], Callable[[Any, Any], Any]]:
+        """For operands like x, y of one engine's library (checked here): the strategies the call runs, and the
         cheapest function of (x, y) that runs them: the program itself where nothing is done around it (batch-first
-        layout, the batch whole, no check of the result), else `_run_on_engine`."""
+        layout, the batch whole, no check of the result, and on numpy the kernel's dtype; a C-ordered result), else
+        the checked call."""
         x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
         batch = checks.batch_shape(x, y, len(self.factors), self.layout)
-        engine, names, rows, batch = self._engine_plan(engine_of({"x": x, "y": y}), batch, x)
-        if self.layout == checks.LAYOUTS[0] and (not batch or rows >= batch[0]) and \
-                self._term_by_term(names, MEETS_ZEROS) is None:
-            return names, self._program(names)
-        return names, functools.partial(self._run_on_engine, engine, names, rows, batch)
+        if engine is NUMPY:
+            names = self.strategies_for(math.prod(batch))
+            ready = x.dtype == y.dtype == self.dtype and bool(batch) and 0 not in batch and \
+                self._rows(batch, self._program(names)) >= batch[0]
+            call = self._checked_call
+        else:
+            engine, names, rows, batch = self._engine_plan(engine_of({"x": x, "y": y}), batch, x)
+            ready = not batch or rows >= batch[0]
+            call = functools.partial(self._run_on_engine, engine, names, rows, batch)
+        if ready and self.layout == checks.LAYOUTS[0] and self._term_by_term(names, MEETS_ZEROS) is None:
+            program = self._program(names)
+            call = program if engine is not NUMPY else functools.partial(_c_ordered, program)
+        return names, call
 
     def _engine_plan(self, engine: Engine, batch: tuple[int, ...], x: Any
                      ) -> tuple[Engine, tuple[str, ...], int, tuple[int, ...]]:

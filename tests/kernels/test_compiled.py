@@ -211,7 +211,7 @@ def test_torch_cpu_tensors_run_the_loop_with_first_and_second_derivatives(A, nam
     z = kernel(xt, yt)
     assert isinstance(z, torch.Tensor) and z.dtype == torch.float64
     assert relative_error(z.detach().numpy(), reference(A, x, y)) <= 1e-12
-    (chosen, _), = kernel._engine_calls.values()
+    (chosen, _), = kernel._calls.values()
     assert chosen == (names,) if isinstance(names, str) else chosen == names   # the loop ran, not a substitute
     assert torch.autograd.gradcheck(kernel, (xt, yt))
     assert torch.autograd.gradgradcheck(kernel, (xt, yt))
@@ -225,7 +225,7 @@ def test_jax_arrays_take_a_term_by_term_strategy_in_its_place():
     x, y = operands(A, batch=(3,), seed=6)
     z = kernel(jnp.asarray(x), jnp.asarray(y))
     assert relative_error(np.asarray(z), reference(A, x, y)) <= 1e-12
-    (chosen, _), = kernel._engine_calls.values()
+    (chosen, _), = kernel._calls.values()
     assert chosen == ("scatter",)                      # CG(2) has pairs with two terms: not gather
 
 
