@@ -26,7 +26,7 @@ from benchmarks.timing import (TABLE_HEADER, loop_threads_like_blas, median_time
                                parse_arguments, ratio_row)
 from product_interactions.interactions.architectures.seq2tens import ls2t  # noqa: E402
 from product_interactions.interactions.feature_map import signature  # noqa: E402
-from product_interactions.kernels.native import clib  # noqa: E402
+from product_interactions.kernels.native import build, clib  # noqa: E402
 
 
 def numpy_signature(x, depth):
@@ -129,7 +129,7 @@ def method_times(rows, case, x, depth, repeats):
     """One row of every method's time; "compiled" is shown as unavailable where no C compiler works."""
     times = {method: median_time(lambda: signature(x, depth, method=method), repeats=repeats)
              for method in ("sequential", "levelwise", "parallel", "compiled")
-             if method != "compiled" or clib.unavailable() is None}
+             if method != "compiled" or build.unavailable() is None}
     cells = [f"{1e3 * t:.1f}" for t in times.values()] + ([] if "compiled" in times else ["unavailable"])
     rows.append(f"| {case} | " + " | ".join(cells) + " |")
 

@@ -1,16 +1,12 @@
-"""The compiled loop behind the ``compiled`` strategy: a small C library built by the system's C compiler.
-
-numpy cannot fuse the gather, multiply and sum of a sparse bilinear product, so each term of a sparse algebra
-costs it a pass over memory; a compiled loop keeps the components of a block of rows in cache and adds every
-nonzero term lam[i, j, k] x_i y_j once.  The C source below is fixed (no user text enters it); `unavailable`
-compiles it on first use with ``$CC`` (else ``cc``, ``gcc`` or ``clang``) at ``-O3`` for this CPU, caches the shared
-library on disk (in the ``kernels`` folder of `product_interactions.cache`; a private temporary folder when the
-cache is off or cannot be written) and loads it with ctypes, which releases the GIL during the call.  Large calls run
-on `threads` threads: a pool the library starts, or for calls from torch an OpenMP team (see `sparse_product`).
-Where no compiler works, or ``PRODUCT_INTERACTIONS_COMPILE=0`` (or ``off``), `unavailable` says why and the strategy
-does not apply.
+"""The compiled loops' Python side: the sparse bilinear product of the ``compiled`` strategy (`Terms`,
+`sparse_product`, `sparse_product_at`) and the Seq2Tens scan with its gradient (`tensor_scan`, `tensor_scan_vjp`),
+calling the C library `kernels.native.build` builds and loads.  ctypes releases the GIL during a call.  Large calls
+run on `threads` threads: a pool the library starts, or for calls from torch an OpenMP team (see `sparse_product`).
+Where no compiler works, `kernels.native.build.unavailable` says why, and the strategies that need the loops stand
+aside.
 
 >>> import numpy as np
+>>> from product_interactions.kernels.native.build import unavailable
 >>> if unavailable() is None:                 # z = 2 x_0 y_1 on three rows
 ...     terms = Terms.from_table(np.array([[0, 1, 0]]), np.array([2.0]), 1)
 ...     print(sparse_product(terms, np.arange(6.0).reshape(3, 2), np.ones((3, 2)), (2, 2, 1)).ravel())
@@ -20,174 +16,20 @@ does not apply.
 """
 from __future__ import annotations
 
-import ctypes
 import functools
-import hashlib
 import itertools
 import math
 import os
-import platform
-import shlex
-import shutil
-import subprocess
-import sys
-import tempfile
 from typing import Any
 
 import numpy as np
 
-from ... import cache
 from . import memory
-from .csource import ALIGNMENT, BLOCK, LANES, SOURCE, WIDE_BLOCK
+from .build import function
+from .csource import ALIGNMENT, BLOCK, LANES, WIDE_BLOCK
 
 #: Shapes and dtypes one `Terms` keeps its loop for (`Terms.loop`): a factor is called with one shape.
 LOOPS_KEPT = 8
-#: Shared libraries kept in the cache folder (one per source, compiler and CPU); older ones are removed.
-LIBRARIES_KEPT = 8
-#: Seconds a compilation may take before it is abandoned.
-COMPILE_SECONDS = 120
-#: Flags tried in turn: tuned for this CPU, then portable (a compiler without -march=native); each with OpenMP, then
-#: without (`openmp` calls then run on the library's own threads).
-FLAG_SETS = (("-O3", "-march=native", "-pthread", "-fopenmp"), ("-O3", "-pthread", "-fopenmp"),
-             ("-O3", "-march=native", "-pthread"), ("-O3", "-pthread"))
-
-
-def _compiler() -> list[str] | None:
-    """The compiler command: ``$CC`` split as a shell would (``ccache gcc``), else cc, gcc or clang."""
-    chosen = shlex.split(os.environ.get("CC", ""))
-    if chosen:
-        found = shutil.which(chosen[0])
-        return [found, *chosen[1:]] if found else None
-    found = next(filter(None, map(shutil.which, ("cc", "gcc", "clang"))), None)
-    return [found] if found else None
-
-
-def _cpu() -> str:
-    """What -march=native depends on: the CPU's model and feature flags where the system tells them."""
-    try:
-        with open("/proc/cpuinfo") as info:
-            lines = [line for line in info if line.startswith(("model name", "flags", "Features"))]
-        return "".join(sorted(set(lines)))
-    except OSError:
-        return platform.processor()
-
-
-def _compile(compiler: list[str], flags: tuple[str, ...], folder: str, name: str) -> str:
-    """Compile SOURCE into folder/name (written under a temporary name, readable and executable by all but
-    writable only by this user, then renamed: atomic for other processes); returns the path, or raises OSError /
-    subprocess errors."""
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=folder) as scratch:
-        source = os.path.join(scratch, "product.c")
-        with open(source, "w") as handle:
-            handle.write(SOURCE)
-        built = os.path.join(scratch, name)
-        subprocess.run([*compiler, *flags, "-fPIC", "-shared", source, "-o", built], check=True,
-                       capture_output=True, timeout=COMPILE_SECONDS)
-        os.chmod(built, 0o755)
-        target = os.path.join(folder, name)
-        os.replace(built, target)
-    return target
-
-
-def _trusted(path: str) -> bool:
-    """True when only this user can have written the file at `path` or its folder (each owned by them, not group
-    or world writable): a shared or planted cache entry is compiled afresh instead of loaded."""
-    for place in (path, os.path.dirname(path)):
-        status = os.stat(place)
-        if hasattr(os, "getuid") and status.st_uid != os.getuid() or status.st_mode & 0o022:
-            return False
-    return True
-
-
-def _prune(folder: str) -> None:
-    """Keep the LIBRARIES_KEPT most recently used libraries of the cache folder."""
-    try:
-        found = [os.path.join(folder, f) for f in os.listdir(folder) if f.startswith("product-") and f.endswith(".so")]
-        for path in sorted(found, key=os.path.getmtime, reverse=True)[LIBRARIES_KEPT:]:
-            os.remove(path)
-    except OSError:
-        pass
-
-
-def _opened(compiler: list[str], flags: tuple[str, ...], name: str) -> ctypes.CDLL:
-    """The library `name`, loaded: found in the cache folder, else compiled into it; compiled into a private
-    temporary folder (removed once loaded) when the cache is off, cannot be written, or holds an entry another
-    user could have written."""
-    folder = cache.folder("kernels")
-    if folder is not None:
-        path = os.path.join(folder, name)
-        if os.path.exists(path) and _trusted(path):
-            try:
-                os.utime(path)                  # marks it used for _prune; a read-only cache serves as it is
-            except OSError:
-                pass
-            return ctypes.CDLL(path)
-        if not os.path.exists(path):
-            try:
-                path = _compile(compiler, flags, str(folder), name)
-            except OSError:
-                pass
-            else:
-                _prune(str(folder))
-                return ctypes.CDLL(path)
-    scratch = tempfile.mkdtemp(prefix="product-interactions-")
-    try:
-        return ctypes.CDLL(_compile(compiler, flags, scratch, name))
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)      # a loaded library stays mapped
-
-
-def _switched_off() -> bool:
-    return os.environ.get("PRODUCT_INTERACTIONS_COMPILE", "1").strip().lower() in ("0", "off", "false", "no")
-
-
-def _declare(library: ctypes.CDLL) -> None:
-    """The argument types of the library's functions (see `kernels.native.csource`)."""
-    number, address = ctypes.c_int64, ctypes.c_void_p
-    for dtype in BLOCK:
-        signatures = {**{f"product_{dtype.name}_{rows}": [number] * 6 + [address, number, number] * 2 + [address] * 7
-                         for rows in (BLOCK[dtype], WIDE_BLOCK[dtype])},
-                      f"scan_{dtype.name}": [number] * 7 + [address] * 2 + [number] * 3 + [address, number, address,
-                                                                                           number],
-                      f"scan_backward_{dtype.name}": [number] * 7 + [address] * 2 + [number] * 3 +
-                      [address, number, address, number, address, number]}
-        for name, arguments in signatures.items():
-            function = getattr(library, name)
-            function.restype, function.argtypes = ctypes.c_int if name.startswith("product") else None, arguments
-
-
-@functools.lru_cache(maxsize=1)
-def _load() -> tuple[ctypes.CDLL | None, str | None]:
-    """(library, None) or (None, why it is unavailable); built or found once per process."""
-    if _switched_off():
-        return None, "compiled loops are switched off (PRODUCT_INTERACTIONS_COMPILE=0)"
-    compiler = _compiler()
-    if compiler is None:
-        return None, "no C compiler found (set CC, or install cc, gcc or clang)"
-    shown = " ".join(compiler)
-    try:
-        version = subprocess.run([*compiler, "--version"], capture_output=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError) as error:
-        return None, f"the C compiler {shown} does not run: {error}"
-    failures = []
-    for flags in FLAG_SETS:
-        key = hashlib.sha256(repr((SOURCE, compiler, version, flags, platform.machine(), _cpu(),
-                                   sys.platform)).encode()).hexdigest()[:20]
-        try:
-            library = _opened(compiler, flags, f"product-{key}.so")
-        except (OSError, subprocess.SubprocessError) as error:
-            detail = getattr(error, "stderr", b"") or b""
-            failures.append(f"{' '.join(flags)}: {error} {detail.decode(errors='replace')[:300]}".strip())
-            continue
-        _declare(library)
-        return library, None
-    return None, f"the C compiler {shown} failed: " + "; ".join(failures)
-
-
-def unavailable() -> str | None:
-    """Why compiled loops cannot run here, or None when they can (compiles on the first call)."""
-    return _load()[1]
 
 
 class Terms:
@@ -247,7 +89,7 @@ class Terms:
             if len(self._loops) >= LOOPS_KEPT:
                 self._loops.clear()
             block = block_rows(dtype, shape)
-            found = self._loops[key] = (_function(f"product_{dtype.name}_{block}"), block,
+            found = self._loops[key] = (function(f"product_{dtype.name}_{block}"), block,
                                         self.addresses(dtype, block))
         return found
 
@@ -268,17 +110,25 @@ class Terms:
 #: Where they fit, wide blocks took 0.65-0.9x the time of narrow ones; where they did not, up to 1.5x.
 WIDE_BYTES = 48 * 2**10
 
-#: Threads one call may split its rows over: None for every core this process may run on; settable (benchmarks
-#: set it to their BLAS thread count, so that both sides of a ratio use the same cores).
+#: Threads one call may split its rows over: None for the environment's ``OMP_NUM_THREADS`` where it is set, else
+#: every core this process may run on (`cores`); settable (benchmarks set it to their BLAS thread count, and
+#: ``experiment --threads N`` to N, so that the loops share no more cores than the rest of the work).
 THREADS: int | None = None
 #: Terms times rows each thread is given at least (about ten microseconds of work): smaller calls run whole.
 WORK_PER_THREAD = 2**16
 
 
 @functools.lru_cache(maxsize=1)
-def _cores() -> int:
-    """The cores this process may run on (asked once: a system call per loop call cost more than the question)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+def cores() -> int:
+    """The threads the loops take by default: ``OMP_NUM_THREADS`` where it is a positive int, at most the cores this
+    process may run on, else those cores (asked once: a system call per loop call cost more than the question).
+
+    >>> cores() >= 1
+    True
+    """
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    wanted = os.environ.get("OMP_NUM_THREADS", "").strip()
+    return min(int(wanted), available) if wanted.isdigit() and int(wanted) >= 1 else available
 
 
 #: True in a process forked from this one: the pool's threads do not survive fork, so a forked child runs the loops
@@ -288,7 +138,7 @@ _FORKED = [False]
 
 def _forked() -> None:
     _FORKED[0] = True
-    _cores.cache_clear()
+    cores.cache_clear()
 
 
 if hasattr(os, "register_at_fork"):
@@ -300,7 +150,7 @@ def threads(work: int, most: int | None = None) -> int:
     its number of blocks): one in a forked child."""
     limit = THREADS
     if limit is None:
-        limit = _cores()
+        limit = cores()
     elif isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"kernels.native.clib.THREADS: expected None or an int >= 1, got {limit!r:.60}")
     if _FORKED[0]:
@@ -320,19 +170,6 @@ def _check(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int, int, in
     if terms.reach[0] > d1 or terms.reach[1] > d2 or len(terms.starts) != d3 + 1:
         raise ValueError(f"terms: expected indices within shape {shape}, got terms reaching {terms.reach} with "
                          f"{len(terms.starts) - 1} outputs")
-
-
-def _library() -> ctypes.CDLL:
-    library, why = _load()
-    if library is None:
-        raise RuntimeError(f"compiled loops are unavailable: {why}")
-    return library
-
-
-@functools.lru_cache(maxsize=None)
-def _function(name: str) -> Any:
-    """The library's function `name` (looked up once: ctypes' lookup costs more than the call)."""
-    return getattr(_library(), name)
 
 
 def _buffer(numbers: int, dtype: np.dtype[Any]) -> np.ndarray:
@@ -451,6 +288,7 @@ def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False,
     on `threads` threads (`openmp` as in `sparse_product`).
 
     >>> import numpy as np
+    >>> from product_interactions.kernels.native.build import unavailable
     >>> if unavailable() is None:                  # exp(1) exp(2) = exp(3) in T(R): 3, 9 / 2
     ...     print(tensor_scan(np.array([[[1.0], [2.0]]]), 2, 2))
     ... else:
@@ -462,7 +300,7 @@ def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False,
     count = threads(scan.rows * scan.length * scan.words, most=-(-scan.rows // scan.lanes))
     each = (2 * scan.words + (scan.order + 1) * scan.d + 1) * scan.lanes
     work = _buffer(count * each, scan.dtype)
-    _function(f"scan_{scan.dtype.name}")(*scan.arguments(count), out.ctypes.data, int(sequences), work.ctypes.data,
+    function(f"scan_{scan.dtype.name}")(*scan.arguments(count), out.ctypes.data, int(sequences), work.ctypes.data,
                                          each)
     return out
 
@@ -513,6 +351,6 @@ def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int
     segment = tensor_scan_segment(length)
     count = threads(5 * rows * length * scan.words, most=min(memory.limit() // per_thread, -(-rows // scan.lanes)))
     work = _buffer(count * numbers, dtype)
-    _function(f"scan_backward_{dtype.name}")(*scan.arguments(count), gradient.ctypes.data, int(sequences),
+    function(f"scan_backward_{dtype.name}")(*scan.arguments(count), gradient.ctypes.data, int(sequences),
                                              dx.ctypes.data, segment, work.ctypes.data, numbers)
     return dx

@@ -27,7 +27,9 @@ def product(x, y, mul):
 from __future__ import annotations
 
 import functools
-from collections import defaultdict
+import hashlib
+import linecache
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -179,9 +181,7 @@ class InPlace:
         for k, terms in enumerate(builder.outputs):
             self._output(k, terms)
         self.text = "def product_into(x, y, z):\n" + "\n".join(f"    {line}" for line in self.lines)
-        namespace: dict[str, Any] = {"__builtins__": {}, "scratch": _scratch, "np": np}
-        exec(compile(self.text, "<kernels.products.source in place>", "exec"), namespace)  # our own text (validated floats)
-        self.function = namespace["product_into"]
+        self.function = executed(self.text, "in place", {"scratch": _scratch, "np": np})["product_into"]
 
     def __call__(self, x: np.ndarray, y: np.ndarray, z: np.ndarray) -> None:
         """Write the product of the components x[i], y[j] (leading axes) into the rows of z."""
@@ -251,6 +251,30 @@ def _outputs(indices: list[list[int]], values: list[float], orientation: str, d3
     return outputs
 
 
+#: Generated sources kept in `linecache` for tracebacks (the oldest go first).
+SOURCES_SHOWN = 512
+_shown: OrderedDict[str, None] = OrderedDict()
+
+
+def executed(text: str, kind: str, names: dict[str, Any]) -> dict[str, Any]:
+    """The namespace of our own generated `text` (built from validated floats, never from user text), run with
+    only `names` and no builtins.  The text is registered in `linecache` under a name that says what it is, so a
+    traceback through it shows its lines (the last `SOURCES_SHOWN`).
+
+    >>> executed("def f(x): return x + 1", "demo", {})["f"](1)
+    2
+    """
+    filename = f"<kernels.products.source {kind} {hashlib.sha1(text.encode()).hexdigest()[:12]}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    _shown[filename] = None
+    _shown.move_to_end(filename)
+    while len(_shown) > SOURCES_SHOWN:
+        linecache.cache.pop(_shown.popitem(last=False)[0], None)
+    namespace: dict[str, Any] = {"__builtins__": {}, **names}
+    exec(compile(text, filename, "exec"), namespace)
+    return namespace
+
+
 @functools.lru_cache(maxsize=256)
 def _generate(key: tuple[tuple[int, ...], bytes, bytes]) -> Source:
     shape, index_bytes, value_bytes = key
@@ -261,11 +285,9 @@ def _generate(key: tuple[tuple[int, ...], bytes, bytes]) -> Source:
     builder = _Builder(shape, orientation)
     builder.write(candidates[orientation])
     text = builder.text()
-    namespace: dict[str, Any] = {"__builtins__": {}}
-    exec(compile(text, "<kernels.products.source>", "exec"), namespace)  # our own text, built from validated floats
     products = len({(d, k) for terms in candidates[orientation] for _, d, k in terms})
-    return Source(text, namespace["product"], InPlace(builder), products, builder.additions, builder.scalings,
-                  builder.shared)
+    return Source(text, executed(text, "product", {})["product"], InPlace(builder), products, builder.additions,
+                  builder.scalings, builder.shared)
 
 
 def generate(factor: Factor) -> Source:

@@ -34,7 +34,7 @@ import autograd
 import numpy as np
 from autograd.extend import defvjp, primitive
 
-from ..native import clib
+from ..native import build, clib
 from ..arrays.axes import even_rows
 from ..arrays import NUMPY, owner
 from ..arrays.prefix_scan import prefix_scan, tree_reduce
@@ -197,7 +197,7 @@ def runs_compiled(x: Any) -> bool:
         taken = engine.dtype(x) in clib.LANES
     else:
         taken = engine.compiled_scan is not None and engine.runs_compiled(x)
-    return taken and clib.unavailable() is None
+    return taken and build.unavailable() is None
 
 
 def _flat_levelwise(x: Any, degree: int, order: int, return_sequences: bool) -> Any:
@@ -225,7 +225,7 @@ defvjp(_numpy_compiled, _numpy_compiled_vjp)
 def _compiled(x: Any, degree: int, order: int, return_sequences: bool) -> tuple[Any, ...]:
     engine = owner(x)
     if not runs_compiled(x):
-        why = clib.unavailable() or f"it runs on float32 and float64 numpy arrays and torch CPU tensors, got " \
+        why = build.unavailable() or f"it runs on float32 and float64 numpy arrays and torch CPU tensors, got " \
                                     f"{engine.name} {engine.dtype(x)} arrays"
         raise ValueError(f"method: 'compiled' cannot run here: {why}; use 'auto' or one of {METHODS[:3]}")
     lead, (length, d) = tuple(x.shape[:-2]), tuple(x.shape[-2:])

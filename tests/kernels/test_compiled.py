@@ -12,11 +12,11 @@ from kernel_cases import operands, reference, relative_error
 
 from product_interactions import kernels
 from product_interactions.algebra import clebsch_gordan, clifford, diagonal, quaternions, tensor_product, translation
-from product_interactions.kernels.native import clib
+from product_interactions.kernels.native import build, clib
 from product_interactions.kernels.products import select
 from product_interactions.kernels.products.factor import Factor
 
-pytestmark = pytest.mark.skipif(clib.unavailable() is not None, reason=f"{clib.unavailable()}")
+pytestmark = pytest.mark.skipif(build.unavailable() is not None, reason=f"{build.unavailable()}")
 
 
 def brute_force(lam, x, y):
@@ -139,7 +139,7 @@ def test_the_loop_is_never_chosen_around_what_it_cannot_call():
 
 
 def test_without_a_compiler_the_strategy_does_not_apply_and_auto_does_without_it(monkeypatch):
-    monkeypatch.setattr(clib, "_load", lambda: (None, "no C compiler found (test)"))
+    monkeypatch.setattr(build, "load", lambda: (None, "no C compiler found (test)"))
     factor = Factor.from_algebra(clebsch_gordan(2))
     assert "compiled" not in select.applicable(factor)
     with pytest.raises(ValueError, match=r"'compiled' cannot represent factor 0: no C compiler found \(test\)"):
@@ -148,55 +148,6 @@ def test_without_a_compiler_the_strategy_does_not_apply_and_auto_does_without_it
     assert kernel.strategies != ("compiled",)
     x, y = operands(clebsch_gordan(2), batch=(3,))
     assert relative_error(kernel(x, y), reference(clebsch_gordan(2), x, y)) <= 1e-12
-
-
-def test_a_failing_compiler_or_the_switch_is_reported_not_raised(monkeypatch, tmp_path):
-    load = clib._load.__wrapped__
-    monkeypatch.setenv("PRODUCT_INTERACTIONS_COMPILE", "0")
-    assert load() == (None, "compiled loops are switched off (PRODUCT_INTERACTIONS_COMPILE=0)")
-    monkeypatch.delenv("PRODUCT_INTERACTIONS_COMPILE")
-    monkeypatch.setenv("CC", str(tmp_path / "no-such-compiler"))
-    library, why = load()
-    assert library is None and why.startswith("no C compiler found")
-    fake = tmp_path / "fake-cc"
-    fake.write_text("#!/bin/sh\necho broken >&2\nexit 1\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv("CC", str(fake))
-    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", str(tmp_path / "cache"))
-    library, why = load()
-    assert library is None and why.startswith(f"the C compiler {fake} failed") and "broken" in why
-
-
-@pytest.mark.parametrize("setting", ["off", "a-file/cache"])
-def test_a_cache_that_is_off_or_cannot_be_written_compiles_into_a_private_folder(monkeypatch, tmp_path, setting):
-    (tmp_path / "a-file").write_text("")
-    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", setting if setting == "off" else str(tmp_path / setting))
-    library, why = clib._load.__wrapped__()
-    assert why is None and library is not None
-    assert list(tmp_path.iterdir()) == [tmp_path / "a-file"]
-
-
-def test_the_library_is_compiled_once_into_the_cache_and_then_found(monkeypatch, tmp_path):
-    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", str(tmp_path))
-    clib._load.__wrapped__()
-    built = list((tmp_path / "kernels").iterdir())
-    assert len(built) == 1 and built[0].name.startswith("product-") and built[0].suffix == ".so"
-    stamp = built[0].stat().st_mtime_ns
-    os.utime(built[0], ns=(stamp - 10**9, stamp - 10**9))
-    library, why = clib._load.__wrapped__()
-    assert why is None and list((tmp_path / "kernels").iterdir()) == built
-    assert built[0].stat().st_mtime_ns >= stamp                           # found, and marked as used
-
-
-def test_a_cache_folder_keeps_a_bounded_number_of_libraries(tmp_path):
-    for n in range(clib.LIBRARIES_KEPT + 3):
-        path = tmp_path / f"product-{n}.so"
-        path.write_text("")
-        os.utime(path, (n, n))
-    (tmp_path / "other.txt").write_text("")
-    clib._prune(str(tmp_path))
-    kept = sorted(p.name for p in tmp_path.iterdir())
-    assert kept == sorted([f"product-{n}.so" for n in range(3, clib.LIBRARIES_KEPT + 3)] + ["other.txt"])
 
 
 @pytest.mark.parametrize("A, names", [(clebsch_gordan(2), "compiled"),
@@ -227,16 +178,6 @@ def test_jax_arrays_take_a_term_by_term_strategy_in_its_place():
     assert relative_error(np.asarray(z), reference(A, x, y)) <= 1e-12
     (chosen, _), = kernel._calls.values()
     assert chosen == ("scatter",)                      # CG(2) has pairs with two terms: not gather
-
-
-def test_a_cache_entry_others_could_have_written_is_never_loaded(monkeypatch, tmp_path):
-    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", str(tmp_path))
-    library, _ = clib._load.__wrapped__()
-    (built,) = (tmp_path / "kernels").iterdir()
-    assert library._name == str(built)
-    built.chmod(0o666)                                                    # world-writable: anyone may replace it
-    library, why = clib._load.__wrapped__()
-    assert why is None and library._name != str(built) and not library._name.startswith(str(tmp_path))
 
 
 def test_large_calls_split_their_rows_over_threads_with_the_same_numbers(monkeypatch):
@@ -275,41 +216,11 @@ def test_the_loop_reads_nothing_of_its_working_buffer_before_writing_it():
         expected = clib.sparse_product(terms, x, y, factor.shape)
         for filler in (np.nan, np.inf, 1e-310):                            # what an old buffer may hold
             z, work = np.empty((70, A.dim), dtype), np.full(3 * A.dim * block, filler, dtype)
-            getattr(clib._library(), f"product_{dtype.name}_{block}")(
+            build.function(f"product_{dtype.name}_{block}")(
                 1, 0, 70, A.dim, A.dim, A.dim, x.ctypes.data, A.dim, 1, y.ctypes.data, A.dim, 1, z.ctypes.data,
                 *terms.addresses(dtype, block), work.ctypes.data)
             assert np.array_equal(z, expected)
             assert not np.isnan(work[:2 * A.dim * block]).any()                # the partial block's lanes zeroed
-
-
-def test_a_compiler_without_openmp_builds_loops_whose_openmp_calls_run_on_the_librarys_threads(monkeypatch,
-                                                                                               tmp_path):
-    import shutil
-    gcc = shutil.which("gcc") or shutil.which("cc")
-    if gcc is None:
-        pytest.skip("no C compiler")
-    wrapper = tmp_path / "cc-without-openmp"
-    wrapper.write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = -fopenmp ] && exit 1; done\nexec {gcc} "$@"\n')
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("CC", str(wrapper))
-    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", str(tmp_path / "cache"))
-    library, why = clib._load.__wrapped__()
-    with open(library._name, "rb") as built:
-        assert why is None and b"libgomp" not in built.read()
-    A = clebsch_gordan(2)
-    factor = Factor.from_algebra(A)
-    terms = clib.Terms.from_table(factor.indices, factor.values, A.dim)
-    x, y = operands(A, batch=(70,), seed=11)
-    block = clib.BLOCK[x.dtype]
-    z, work = np.empty((70, A.dim)), np.zeros(2 * 3 * A.dim * block)
-    for openmp in (0, 1):                                                   # two threads: the pool either way
-        getattr(library, f"product_float64_{block}")(2, openmp, 70, A.dim, A.dim, A.dim, x.ctypes.data, A.dim, 1,
-                                                     y.ctypes.data, A.dim, 1, z.ctypes.data,
-                                                     *terms.addresses(x.dtype, block), work.ctypes.data)
-        assert relative_error(z, reference(A, x, y)) <= 1e-12
-    if "gcc" in os.path.basename(os.path.realpath(gcc)):                    # the default build, with gcc: OpenMP
-        with open(clib._library()._name, "rb") as built:
-            assert b"libgomp" in built.read()
 
 
 @pytest.mark.parametrize("openmp", [False, True])
@@ -492,37 +403,6 @@ def test_the_loop_skips_its_autograd_function_only_where_nothing_tracks_the_tens
         _state.cache_clear()
 
 
-def test_the_cache_serves_under_a_group_writable_umask_and_without_a_home(monkeypatch, tmp_path):
-    from pathlib import Path
-
-    from product_interactions import cache
-    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", str(tmp_path))
-    previous = os.umask(0o002)
-    try:
-        clib._load.__wrapped__()
-    finally:
-        os.umask(previous)
-    (built,) = (tmp_path / "kernels").iterdir()
-    assert not built.stat().st_mode & 0o022
-    library, _ = clib._load.__wrapped__()
-    assert library._name == str(built)                                    # trusted: loaded, not recompiled
-    monkeypatch.delenv("PRODUCT_INTERACTIONS_CACHE")
-    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-    monkeypatch.setattr(Path, "home", classmethod(lambda cls: (_ for _ in ()).throw(RuntimeError("no home"))))
-    assert cache.folder("kernels") is None
-    library, why = clib._load.__wrapped__()
-    assert why is None and library is not None
-
-
-def test_a_compiler_command_with_arguments_and_the_word_off(monkeypatch, tmp_path):
-    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", str(tmp_path))
-    monkeypatch.setenv("CC", "env cc")
-    library, why = clib._load.__wrapped__()
-    assert why is None and library is not None
-    monkeypatch.setenv("PRODUCT_INTERACTIONS_COMPILE", "off")
-    assert clib._load.__wrapped__()[0] is None
-
-
 def test_the_loop_refuses_what_it_would_read_out_of_bounds_or_in_the_wrong_type():
     terms = clib.Terms.from_table(np.array([[0, 1, 0]]), np.array([2.0]), 1)
     good = np.ones((3, 2))
@@ -542,3 +422,16 @@ def test_the_loop_refuses_what_it_would_read_out_of_bounds_or_in_the_wrong_type(
         clib.Terms(np.array([0, 2]), np.array([[0], [1]]), np.array([0, 1]), np.array([1.0, 2.0]))
     with pytest.raises(TypeError):
         clib.BLOCK[np.dtype(np.float64)] = 1                              # read-only: the C source fixed it
+
+
+@pytest.mark.parametrize("value, expected", [("1", 1), ("64", None), ("two", None), ("0", None)])
+def test_the_loops_take_omp_num_threads_within_the_cores_this_process_may_use(monkeypatch, value, expected):
+    available = len(os.sched_getaffinity(0))
+    monkeypatch.setenv("OMP_NUM_THREADS", value)
+    clib.cores.cache_clear()
+    try:
+        assert clib.cores() == (expected or available)
+        monkeypatch.setattr(clib, "THREADS", None)
+        assert clib.threads(10**9) == (expected or available)
+    finally:
+        clib.cores.cache_clear()

@@ -6,7 +6,7 @@ from kernel_cases import operands, random_dense, reference, relative_error
 from product_interactions import kernels
 from product_interactions.algebra import (clifford, diagonal, matrix_algebra, position, quaternions, tensor_algebra, tensor_product,
                      translation)
-from product_interactions.kernels.native import clib
+from product_interactions.kernels.native import build, clib
 from product_interactions.kernels.products import source
 from product_interactions.kernels.products.factor import Factor
 
@@ -14,7 +14,7 @@ from product_interactions.kernels.products.factor import Factor
 @pytest.fixture
 def without_compiled_loops(monkeypatch):
     """As on a machine without a C compiler: the numpy strategies alone (test_compiled covers the loop)."""
-    monkeypatch.setattr(clib, "_load", lambda: (None, "no C compiler found (test)"))
+    monkeypatch.setattr(build, "load", lambda: (None, "no C compiler found (test)"))
 
 
 @pytest.mark.usefixtures("without_compiled_loops")
@@ -107,3 +107,13 @@ def test_component_major_layout_equals_batch_first():
     z = kernels.product(A, layout="component-major")(move(x), move(y))
     assert z.shape == (3, 4, 5, 2) and z.flags.c_contiguous
     assert relative_error(np.moveaxis(z, (0, 1), (-2, -1)), reference(A, x, y)) <= 1e-12
+
+
+def test_a_traceback_through_generated_code_shows_its_lines():
+    import traceback
+    generated = source.generate(Factor.from_algebra(quaternions()))
+    failing = lambda a, b: 1 / 0                                           # noqa: E731
+    with pytest.raises(ZeroDivisionError) as raised:
+        generated.function([1.0] * 4, [1.0] * 4, failing)
+    text = "".join(traceback.format_tb(raised.value.__traceback__))
+    assert "<kernels.products.source product" in text and "z0 = mul(x0, y0)" in text

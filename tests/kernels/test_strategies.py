@@ -10,7 +10,7 @@ from kernel_cases import (STRATEGY_NAMES, builtin_algebras, operands, reference,
 
 from product_interactions import kernels
 from product_interactions.algebra import clifford, diagonal, quaternions, tensor_algebra, tensor_product, translation
-from product_interactions.kernels.native import clib
+from product_interactions.kernels.native import build, clib
 from product_interactions.kernels.products import select
 
 ALGEBRAS = builtin_algebras()
@@ -108,8 +108,8 @@ def test_the_time_model_is_its_terms_priced_by_the_rates():
                                           (tensor_algebra(2, 3), ("graded", "compiled"))])
 def test_the_model_counts_the_entries_into_the_compiled_loop(monkeypatch, outer, names):
     from product_interactions.kernels.products.strategies.compiled import Compiled
-    if clib.unavailable():
-        pytest.skip(clib.unavailable())
+    if build.unavailable():
+        pytest.skip(build.unavailable())
     entries, loop = [], Compiled.loop
     monkeypatch.setattr(Compiled, "loop", lambda self, *arguments, **options: entries.append(1) or loop(
         self, *arguments, **options))

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from product_interactions import kernels
 from product_interactions.interactions.feature_map import flatten, seq2tens, signature
-from product_interactions.kernels.native import clib
+from product_interactions.kernels.native import build, clib
 from product_interactions.kernels.scans import seq2tens as kernel
 from product_interactions.kernels.scans.seq2tens import choose_method, runs_compiled
 
-pytestmark = pytest.mark.skipif(clib.unavailable() is not None, reason=f"{clib.unavailable()}")
+pytestmark = pytest.mark.skipif(build.unavailable() is not None, reason=f"{build.unavailable()}")
 
 
 def brute_force(x, degree, order):
@@ -179,7 +179,7 @@ def test_jax_arrays_and_a_machine_without_a_compiler_take_the_other_methods(monk
     assert not runs_compiled(jnp.asarray(x))
     with pytest.raises(ValueError, match="^method: 'compiled' cannot run here: .*got jax float(32|64) arrays"):
         signature(jnp.asarray(x), 2, method="compiled")
-    monkeypatch.setattr(clib, "_load", lambda: (None, "no C compiler found (test)"))
+    monkeypatch.setattr(build, "load", lambda: (None, "no C compiler found (test)"))
     assert not runs_compiled(x)
     with pytest.raises(ValueError, match="^method: 'compiled' cannot run here: no C compiler found"):
         signature(x, 2, method="compiled")

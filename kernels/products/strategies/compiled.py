@@ -3,7 +3,7 @@
 Every term lam[i, j, k] x_i y_j is added once, in registers, for a block of rows whose components sit in cache:
 no multiplication by a zero, no temporary per term, one call.  This is the block-sparse strategy of the
 Clebsch-Gordan product, and it serves every sparse factor whose other factors are shared (identify) axes.  It
-applies where a C compiler works (`kernels.native.clib.unavailable`) and runs on numpy arrays and torch CPU tensors (an
+applies where a C compiler works (`kernels.native.build.unavailable`) and runs on numpy arrays and torch CPU tensors (an
 autograd function whose VJPs are the loop again, `Engine.compiled_loop`); JAX prices it as unavailable (its
 ``compiled`` rates are 0), so ``auto`` never gives it JAX arrays.
 
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...native import clib
+from ...native import build, clib
 from ..autodiff import VJP_ROLES
 from ...arrays.axes import broadcast_batch
 from ..cost import Cost
@@ -56,7 +56,7 @@ def unsupported(factor: Factor) -> str | None:
     """Why compiled cannot represent `factor`, or None."""
     if factor.nnz > TABLE_LIMIT:
         return f"{factor.name} has {factor.nnz:,} nonzeros, more than kernels.products.factor.TABLE_LIMIT = {TABLE_LIMIT:,}"
-    return clib.unavailable()
+    return build.unavailable()
 
 
 def _elementwise(inner: Cost) -> bool:
