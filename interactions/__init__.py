@@ -7,7 +7,7 @@
 >>> order(Reduce(quadratic * Flip(X)), X)
 3
 """
-from ..kernels.plans.masks import Mask
+from ..kernels import Mask
 from .compiler import compile
 from .expression import Add, Expr, Linear, Mul, Parameter, Scale, Signal, multiplication_operator
 from .formulas import formula

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..kernels.plans.builder import PlanBuilder, Value
-from ..kernels.plans.plan import Plan
+from ..kernels.plans import PlanBuilder, Value
+from ..kernels import Plan
 from .expression import Expr, Parameter, Signal, check_expression
 from .scan import Placeholder
 

@@ -31,8 +31,8 @@ from ..algebra.exact import ExactLike, to_exact
 from .degrees import Degrees, Profile, pareto, plus, zero
 
 if TYPE_CHECKING:
-    from ..kernels.plans.builder import Value
-    from ..kernels.plans.plan import Plan
+    from ..kernels.plans import Value
+    from ..kernels import Plan
     from .compiler import Lowering
     from .formulas import SymbolicContext
 

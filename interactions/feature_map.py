@@ -38,9 +38,9 @@ import sympy
 
 from ..algebra import TensorAlgebra, position, tensor_algebra, tensor_product
 from ..algebra.algebra import check_count, check_flag
-from ..kernels.native import memory
+from ..kernels import native
 from ..kernels.arrays import NUMPY, outside_torch_compile, owner
-from ..kernels.scans.seq2tens import METHODS, choose_method, runs_compiled, scan
+from ..kernels.scans import seq2tens as seq2tens_kernels
 
 from .expression import Expr, Scale, Signal
 from .scan import Scan
@@ -114,8 +114,8 @@ def _lift_order(lift: str, embedding_order: int | None, degree: int) -> int:
 
 
 def _method(method: object) -> str:
-    if not isinstance(method, str) or method != "auto" and method not in METHODS:
-        raise ValueError(f"method: expected 'auto' or one of {METHODS}, got {method!r:.60}")
+    if not isinstance(method, str) or method != "auto" and method not in seq2tens_kernels.METHODS:
+        raise ValueError(f"method: expected 'auto' or one of {seq2tens_kernels.METHODS}, got {method!r:.60}")
     return method
 
 
@@ -135,15 +135,15 @@ def check_levels_fit(shape: tuple[int, ...], degree: int, return_sequences: bool
     """
     batch, length, d = shape
     if degree * math.log2(max(d, 2)) > 128:                   # far past any limit: say so without the huge sum
-        raise memory.MemoryLimitError(f"{argument}: levels 1..{degree} of d = {d} hold more than 2^128 numbers; "
+        raise native.MemoryLimitError(f"{argument}: levels 1..{degree} of d = {d} hold more than 2^128 numbers; "
                                       f"lower {argument}, or project the levels (ls2t, low_rank)")
     entries = batch * (length if return_sequences else 1) * sum(d ** m for m in range(1, degree + 1))
     needed = WORKING_COPIES * entries * itemsize
-    if needed > memory.limit():
-        raise memory.MemoryLimitError(
+    if needed > native.limit():
+        raise native.MemoryLimitError(
             f"{argument}: levels 1..{degree} of d = {d} hold {entries:,} numbers for {batch} sequence(s), and the "
-            f"scan needs {memory.format_bytes(needed)}, more than kernels.MEMORY_LIMIT = "
-            f"{memory.format_bytes(memory.limit())}; lower {argument}, or project the levels (ls2t, low_rank)")
+            f"scan needs {native.format_bytes(needed)}, more than kernels.MEMORY_LIMIT = "
+            f"{native.format_bytes(native.limit())}; lower {argument}, or project the levels (ls2t, low_rank)")
 
 
 @outside_torch_compile
@@ -162,8 +162,9 @@ def seq2tens(x: Any, degree: int, lift: str = "linear", embedding_order: int | N
     engine = owner(x)
     check_levels_fit(tuple(x.shape), degree, return_sequences, engine.dtype(x).itemsize)
     if method == "auto":
-        method = choose_method(tuple(x.shape), degree, return_sequences, engine.dtype(x).itemsize, runs_compiled(x))
-    levels = scan(zero_padding(x, mask), degree, order, method, return_sequences)
+        method = seq2tens_kernels.choose_method(tuple(x.shape), degree, return_sequences, engine.dtype(x).itemsize,
+                                                 seq2tens_kernels.runs_compiled(x))
+    levels = seq2tens_kernels.scan(zero_padding(x, mask), degree, order, method, return_sequences)
     lead, d = tuple(levels[0].shape[:-1]), x.shape[2]
     return (engine.zeros(lead, x) + 1,) + tuple(engine.reshape(level, lead + (d,) * m)
                                                 for m, level in enumerate(levels, start=1))

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..algebra.algebra import check_count
-from ..kernels.plans.masks import Mask
+from ..kernels import Mask
 
 #: A mask as the nodes take it: a `Mask` rule, or a 0/1 array of shape (n_query, n_key).
 MaskLike: TypeAlias = "Mask | ArrayLike"

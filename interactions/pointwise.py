@@ -20,14 +20,14 @@ import sympy
 
 from ..algebra import Element, tensor_product
 from ..algebra.algebra import check_choice
-from ..kernels.plans.masks import Mask
-from ..kernels.arrays.pointwise import FUNCTIONS as NUMERIC
-from ..kernels.plans.plan import Register
+from ..kernels import Mask
+from ..kernels.arrays import POINTWISE as NUMERIC
+from ..kernels.plans import Register
 from . import masks
 from .expression import Expr, Signal, Unary, check_factor, check_expression
 
 if TYPE_CHECKING:
-    from ..kernels.plans.builder import Value
+    from ..kernels.plans import Value
     from .compiler import Lowering
     from .formulas import SymbolicContext
 

@@ -31,7 +31,7 @@ from .degrees import Degrees, Profile, pareto, plus, power, zero
 from .expression import Expr, Signal, check_factor, check_expression
 
 if TYPE_CHECKING:
-    from ..kernels.plans.builder import Value
+    from ..kernels.plans import Value
     from .compiler import Lowering
     from .formulas import SymbolicContext
 

@@ -27,12 +27,12 @@ from numpy.typing import ArrayLike
 
 from ..algebra import Element
 from ..algebra.algebra import check_count
-from ..kernels.plans.masks import Mask
+from ..kernels import Mask
 from . import masks
 from .expression import Expr, Unary, check_factor, check_expression, unit_is_all_ones
 
 if TYPE_CHECKING:
-    from ..kernels.plans.builder import Value
+    from ..kernels.plans import Value
     from .compiler import Lowering
     from .formulas import SymbolicContext
 

@@ -70,3 +70,45 @@ def test_no_module_is_shadowed_by_a_function_of_its_name():
             if attribute is not None and not isinstance(attribute, types.ModuleType):
                 shadowed.append(f"{package}.{info.name}")
     assert not shadowed, shadowed
+
+
+def _kernels_imports(path: pathlib.Path) -> set:
+    """The modules of kernels a module of interactions imports, as dotted paths below kernels ('' for kernels)."""
+    depth = len(path.relative_to(ROOT / "interactions").parts) - 1
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                climbed = node.level - 1 - depth
+                parts = module.split(".") if module else []
+                if climbed >= 1 and parts and parts[0] == "kernels":
+                    found.add(".".join(parts[1:]))
+                elif climbed >= 1 and not parts:
+                    found.update("" for alias in node.names if alias.name == "kernels")
+            elif module.startswith("product_interactions.kernels"):
+                found.add(module[len("product_interactions.kernels") + 1:])
+    return found
+
+
+def test_interactions_imports_kernels_only_through_its_public_surfaces():
+    """kernels/__init__ and the rooms' own __init__ (arrays, native, plans, products, scans) are the surfaces; the
+    modules inside a room are kernels' own business."""
+    surfaces = {"", "arrays", "native", "plans", "products", "scans"}
+    wrong = {str(path.relative_to(ROOT)): sorted(found - surfaces)
+             for path in sorted((ROOT / "interactions").rglob("*.py"))
+             if (found := _kernels_imports(path)) - surfaces}
+    assert not wrong, wrong
+
+
+def test_the_surface_checker_sees_a_module_inside_a_room(tmp_path):
+    fake = tmp_path / "interactions" / "architectures"
+    fake.mkdir(parents=True)
+    (fake / "bad.py").write_text("from ...kernels.plans.builder import Value\nfrom ...kernels import Mask\n")
+    import test_dependencies
+    original = test_dependencies.ROOT
+    test_dependencies.ROOT = tmp_path
+    try:
+        assert _kernels_imports(fake / "bad.py") == {"plans.builder", ""}
+    finally:
+        test_dependencies.ROOT = original

@@ -24,7 +24,7 @@ import sympy
 
 from ...algebra import diagonal, position, tensor_product
 from ...algebra.algebra import check_count
-from ...kernels.plans.masks import Mask
+from ...kernels import Mask
 
 from ..expression import Expr, Linear, Parameter, Scale, Signal
 from ..pointwise import Pointwise

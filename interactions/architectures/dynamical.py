@@ -35,16 +35,16 @@ from numpy.typing import DTypeLike
 
 from ...algebra import diagonal, position, tensor_product
 from ...algebra.algebra import check_count
-from ...kernels.scans.recurrence import linear_scan
+from ...kernels import linear_scan
 
 from ..expression import Expr, Linear, Parameter, Scale, Signal
-from ...kernels.arrays.pointwise import sigmoid
+from ...kernels.arrays import sigmoid
 from ..pointwise import Pointwise
 from .model import check_width
 from .ssm import StateSpaceModel
 
 if TYPE_CHECKING:
-    from ...kernels.arrays.engine import Engine
+    from ...kernels.arrays import Engine
 
 INPUT_ORDERS, HIDDEN_ORDERS = (1, 2, 3), (1, 2)
 

@@ -34,8 +34,8 @@ from numpy.typing import DTypeLike
 
 from ...algebra import Algebra, diagonal, position, tensor_product
 from ...algebra.algebra import check_count
-from ...kernels.arrays.pointwise import silu, softplus
-from ...kernels.scans.selective_ssm import selective_scan, time_major
+from ...kernels.arrays import silu, softplus
+from ...kernels.scans import selective_scan, time_major
 from ..expression import Expr, Linear, Parameter, Scale, Signal
 from ..pointwise import Pointwise
 from ..structural import Lag, Reduce
@@ -43,7 +43,7 @@ from .model import check_seed, check_width
 from .ssm import StateSpaceModel, check_steps
 
 if TYPE_CHECKING:
-    from ...kernels.arrays.engine import Engine
+    from ...kernels.arrays import Engine
 
 __all__ = ["Mamba", "mamba", "selective_scan"]
 

@@ -17,12 +17,11 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ...algebra.algebra import check_count, check_seed
-from ...kernels.arrays import outside_torch_compile
 from ..expression import Expr, Parameter, Signal
 from ..orders import order as self_interaction_order
 
 if TYPE_CHECKING:
-    from ...kernels.plans.plan import Plan
+    from ...kernels import Plan
 
 #: Compiled plans a model keeps (for geometries no other kept plan serves).
 PLANS_KEPT = 8
@@ -238,7 +237,6 @@ class Model:
         return to_torch(self, seed, dtype)
 
     # ------------------------------------------------------------------ numerics
-    @outside_torch_compile
     def apply(self, params: Mapping[str, Any], x: Any) -> Any:
         """The model on a batch of inputs (autograd arrays welcome)."""
         check_signal(x)

@@ -20,11 +20,11 @@ from numpy.typing import DTypeLike
 
 from ...algebra.so3 import solid_harmonics, spherical_harmonics
 from ...kernels.arrays import adopt, owner
-from ...kernels.arrays.pointwise import silu
+from ...kernels.arrays import silu
 from .model import check_positive, check_signal, check_width
 
 if TYPE_CHECKING:
-    from ...kernels.arrays.engine import Engine
+    from ...kernels.arrays import Engine
 
 
 class RadialFilter:

@@ -43,14 +43,14 @@ from numpy.typing import DTypeLike
 
 from ...algebra.algebra import check_choice, check_count, check_flag
 from ...kernels.arrays import adopt
-from ...kernels.scans.seq2tens import low_rank
+from ...kernels.scans import seq2tens as seq2tens_kernels
 
-from ...kernels.arrays.pointwise import FUNCTIONS as NUMERIC
+from ...kernels.arrays import POINTWISE as NUMERIC
 from ..feature_map import check_sequences, increments, zero_padding
 from .model import check_dtype, check_params, check_seed, check_width, parameter_summary
 
 if TYPE_CHECKING:
-    from ...kernels.arrays.engine import Engine
+    from ...kernels.arrays import Engine
 
 NORMALISE_EPSILON = 1e-5
 
@@ -154,8 +154,8 @@ class LS2T:
         return x
 
     def _functionals(self, engine: Engine, features: Any, V: Any, reverse: bool) -> Any:
-        y = low_rank(engine.flip(features, 1) if reverse else features, V, self.order,
-                     self.weights == "independent", self.return_sequences)
+        y = seq2tens_kernels.low_rank(engine.flip(features, 1) if reverse else features, V, self.order,
+                                      self.weights == "independent", self.return_sequences)
         y = engine.flip(y, 1) if reverse and self.return_sequences else y
         if self.normalise:
             centred = y - engine.mean(y, axis=-1, keepdims=True)

@@ -35,9 +35,9 @@ from numpy.typing import DTypeLike
 
 from ...algebra import Algebra, complex_numbers, diagonal, position, tensor_product
 from ...algebra.algebra import check_count
-from ...kernels.scans.convolution import causal_convolution
+from ...kernels import causal_convolution
 from ...kernels.arrays import adopt
-from ...kernels.scans.recurrence import linear_scan
+from ...kernels import linear_scan
 
 from ..expression import Expr, Parameter, Signal
 from ..orders import order
@@ -47,7 +47,7 @@ from .model import Model, check_dtype, check_params, check_seed, check_signal, c
 
 
 if TYPE_CHECKING:
-    from ...kernels.arrays.engine import Engine
+    from ...kernels.arrays import Engine
 
 
 class Orders(NamedTuple):

@@ -51,7 +51,7 @@ from .training import (PREFERENCE, accuracy, adam, cross_entropy, engine_named, 
                        to_engine, training_dtype, value_and_gradient)
 
 if TYPE_CHECKING:
-    from ...kernels.arrays.engine import Engine
+    from ...kernels.arrays import Engine
     from ..architectures.dynamical import Dynamical
     from ..architectures.mamba import Mamba
 

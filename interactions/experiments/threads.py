@@ -1,7 +1,7 @@
 """How many threads an experiment runs on, and running it on them.
 
 An experiment's libraries each keep a pool of threads: torch's intra-op pool, numpy's BLAS and the library's
-compiled loop (`kernels.native.clib.THREADS`).  Threads that wait for one another spin, so on a machine whose cores are
+compiled loop (`kernels.native.loop_threads`).  Threads that wait for one another spin, so on a machine whose cores are
 busy with other work a run on every core can take many times longer than one on a single thread: the quick copy
 experiment took 50 s on torch's two threads against 2.8 s on one, with another process busy on one of the two
 cores.  `run_threads` therefore takes, in order: the number asked for (``--threads N``), the environment's
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from threadpoolctl import threadpool_limits
 
 from ...algebra.algebra import check_count
-from ...kernels.native import clib
+from ...kernels.native import loop_threads
 
 if TYPE_CHECKING:
     from ...kernels.arrays import Engine
@@ -63,14 +63,12 @@ def limited(threads: int | None, engine: Engine) -> Iterator[None]:
         yield
         return
     torch = engine.xp if engine.name == "torch" else sys.modules.get("torch")
-    before = (torch.get_num_threads() if torch is not None else None, clib.THREADS)
+    before = torch.get_num_threads() if torch is not None else None
     try:
         if torch is not None:
             torch.set_num_threads(threads)
-        clib.THREADS = threads
-        with threadpool_limits(limits=threads, user_api="blas"):
+        with loop_threads(threads), threadpool_limits(limits=threads, user_api="blas"):
             yield
     finally:
         if torch is not None:
-            torch.set_num_threads(before[0])
-        clib.THREADS = before[1]
+            torch.set_num_threads(before)

@@ -9,9 +9,11 @@ registry imports the engines, and the checks and the public `masked_softmax.soft
 from .engine import VOCABULARY, Engine
 from .jax_engine import JAX
 from .numpy_engine import NUMPY
+from .pointwise import FUNCTIONS as POINTWISE
+from .pointwise import sigmoid, silu, softplus
 from .rates import NUMPY_RATES, Rates
 from .registry import ENGINES, adopt, engine_of, owner
 from .torch_engine import TORCH, outside_torch_compile
 
-__all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "NUMPY_RATES", "Rates", "TORCH", "VOCABULARY", "adopt", "engine_of",
-           "outside_torch_compile", "owner"]
+__all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "NUMPY_RATES", "POINTWISE", "Rates", "TORCH", "VOCABULARY", "adopt",
+           "engine_of", "outside_torch_compile", "owner", "sigmoid", "silu", "softplus"]

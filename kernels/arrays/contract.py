@@ -96,7 +96,7 @@ def _pair(step: str, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> Pair
                 _moves(tuple(order.index(c) for c in output)))
 
 
-def _aligned(shape: tuple[int, ...], labels: str, output: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _aligned(shape: tuple[int, ...], labels: str, output: str) -> tuple[tuple[int, ...] | None, tuple[int, ...]]:
     """(permutation, shape) that bring an operand of axes `labels` (all in `output`) to output order, with size-1
     axes for the output's other labels."""
     order = tuple(sorted(range(len(labels)), key=lambda n: output.index(labels[n])))

@@ -20,6 +20,8 @@ import functools
 import itertools
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -116,6 +118,20 @@ WIDE_BYTES = 48 * 2**10
 THREADS: int | None = None
 #: Terms times rows each thread is given at least (about ten microseconds of work): smaller calls run whole.
 WORK_PER_THREAD = 2**16
+
+
+@contextmanager
+def loop_threads(count: int | None) -> Iterator[None]:
+    """The compiled loops run on at most `count` threads within the block (`THREADS`; None: changed nothing), as
+    before it after."""
+    global THREADS
+    before = THREADS
+    if count is not None:
+        THREADS = count
+    try:
+        yield
+    finally:
+        THREADS = before
 
 
 @functools.lru_cache(maxsize=1)

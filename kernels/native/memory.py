@@ -64,3 +64,25 @@ def refuse(what: str, needed: float, alternatives: dict[str, float]) -> None:
     raise MemoryLimitError(f"{what} needs at least {format_bytes(needed)} of temporaries (structure constants "
                            f"and one batch row of intermediates), more than kernels.MEMORY_LIMIT = "
                            f"{format_bytes(limit())}; {advice}")
+
+
+def install(package: str) -> None:
+    """Give the module `package` (kernels) a ``MEMORY_LIMIT`` attribute kept here: reading it reads `limit`,
+    assigning it calls `set_limit`."""
+    import sys
+    import types
+
+    class Package(types.ModuleType):
+        @property
+        def MEMORY_LIMIT(self) -> int:
+            """Bytes of temporaries a kernel may allocate (structure constants and intermediates); settable."""
+            return limit()
+
+        @MEMORY_LIMIT.setter
+        def MEMORY_LIMIT(self, value: int) -> None:
+            set_limit(value)
+
+        def __dir__(self) -> list[str]:
+            return sorted(set(super().__dir__()) | {"MEMORY_LIMIT"})
+
+    sys.modules[package].__class__ = Package

@@ -604,7 +604,6 @@ class Plan:
         except (ValueError, KeyError, TypeError):
             return None
 
-    @outside_torch_compile
     def __call__(self, inputs: Any, parameters: Any = None) -> Any:
         """The plan on `inputs` (an array for a single signal, or a dict name -> array) and `parameters` (a dict
         name -> array).  Arrays may be numpy (autograd's traced ones too), torch or JAX arrays; the rule for
@@ -653,6 +652,7 @@ class Plan:
     def _shape_text(spec: InputSpec) -> tuple[int, ...]:
         return tuple(a.size if isinstance(a, Dim) else a for a in spec.axes)
 
+    @outside_torch_compile
     def run(self, call: Call) -> Any:
         """Execute a checked call (`check`), unchecked, on its engine."""
         engine, sizes = call.engine, call.sizes
