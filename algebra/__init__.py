@@ -13,19 +13,19 @@ from ..lazy import attach
 
 if TYPE_CHECKING:   # the exports; each submodule is imported on first use of its names (product_interactions.lazy)
     from .algebra import Algebra
-    from .cayley_dickson import cayley_dickson, octonions
-    from .clifford import Clifford, clifford, complex_numbers, dual_numbers, exterior_algebra, quaternions
-    from .diagonal import Diagonal, diagonal, position
-    from .direct_sum import DirectSum, direct_sum
+    from ._cayley_dickson import cayley_dickson, octonions
+    from ._clifford import Clifford, clifford, complex_numbers, dual_numbers, exterior_algebra, quaternions
+    from ._diagonal import Diagonal, diagonal, position
+    from ._direct_sum import DirectSum, direct_sum
     from .element import Element
-    from .group_algebra import cyclic_generators, dihedral_generators, group_algebra, symmetric_generators
-    from .jordan import jordan
-    from .lie_algebra import cross_product, lie_algebra
-    from .matrix_algebra import MatrixAlgebra, matrix_algebra
+    from ._group_algebra import cyclic_generators, dihedral_generators, group_algebra, symmetric_generators
+    from ._jordan import jordan
+    from ._lie_algebra import cross_product, lie_algebra
+    from ._matrix_algebra import MatrixAlgebra, matrix_algebra
     from .structured import StructuredAlgebra
-    from .tensor_algebra import TensorAlgebra, tensor_algebra
-    from .tensor_product import TensorProduct, tensor_product
-    from .translation import Translation, translation
+    from ._tensor_algebra import TensorAlgebra, tensor_algebra
+    from ._tensor_product import TensorProduct, tensor_product
+    from ._translation import Translation, translation
     from .so3 import PathAlgebra, clebsch_gordan, gaunt
 
 __all__ = attach(__name__)

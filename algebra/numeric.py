@@ -22,10 +22,10 @@ from fractions import Fraction
 import sympy
 
 from .algebra import Algebra, Table, check_count, check_tolerance
-from .direct_sum import DirectSum
+from ._direct_sum import DirectSum
 from .scalars import EXACT, Exact, Floats
 from .structured import StructuredAlgebra
-from .tensor_product import TensorProduct
+from ._tensor_product import TensorProduct
 
 
 def _rebuild(A: Algebra, convert: Callable[[Algebra], Algebra], scalars: Exact | Floats) -> Algebra | None:

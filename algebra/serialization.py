@@ -28,10 +28,10 @@ from typing import Any, NoReturn, TypeVar
 import sympy
 
 from .algebra import Algebra
-from .direct_sum import DirectSum, direct_sum
+from ._direct_sum import DirectSum, direct_sum
 from .limits import MAX_ENTRIES, check_size
 from .structured import StructuredAlgebra
-from .tensor_product import TensorProduct
+from ._tensor_product import TensorProduct
 
 FORMAT = "product-interactions/algebra"
 VERSION = 1

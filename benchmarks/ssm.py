@@ -19,9 +19,9 @@ _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [os.path.dirname(_here)] + [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
 from benchmarks.timing import TABLE_HEADER, parse_arguments, ratio_row  # noqa: E402
-from product_interactions.interactions.architectures.dynamical import dynamical  # noqa: E402
+from product_interactions.interactions.architectures._dynamical import dynamical  # noqa: E402
 import product_interactions.kernels.scans.selective_ssm as mamba_module  # noqa: E402
-from product_interactions.interactions.architectures.mamba import mamba  # noqa: E402
+from product_interactions.interactions.architectures._mamba import mamba  # noqa: E402
 from tests.ssm.ssm_support import mamba_loop  # noqa: E402
 
 BATCH, LENGTH, D_MODEL, D_STATE = 32, 192, 64, 16

@@ -8,7 +8,7 @@ looked up.  Any other submodule is imported on first attribute access too (``alg
 >>> import product_interactions.algebra as algebra
 >>> algebra.quaternions().dim
 4
->>> "product_interactions.algebra.clifford" in sys.modules
+>>> "product_interactions.algebra._clifford" in sys.modules
 True
 >>> "TYPE_CHECKING" in dir(algebra), "quaternions" in dir(algebra)
 (False, True)

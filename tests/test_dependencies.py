@@ -56,19 +56,26 @@ def test_the_checker_sees_a_violation(tmp_path, monkeypatch):
     assert _imports(fake / "bad.py", "kernels") == {"interactions"}
 
 
-def test_no_module_is_shadowed_by_a_function_of_its_name():
-    # kernels and interactions; the families named after their builder (algebra/clifford.py holds clifford(),
-    # interactions/architectures/attention.py attention()) follow the design card's one file per builder
+def test_no_module_is_shadowed_by_a_name_its_package_exports():
+    """One policy for the whole tree: a module whose name is a name its package exports (a builder and its file,
+    algebra.clifford) is private, _clifford.py, so that `import product_interactions.algebra.clifford` can never
+    mean two things; every package of the three is walked."""
     import importlib
     import pkgutil
     import types
     shadowed = []
-    for package in ("kernels", "interactions"):
-        module = importlib.import_module(f"product_interactions.{package}")
-        for info in pkgutil.iter_modules(module.__path__):
-            attribute = getattr(module, info.name, None)
+
+    def walk(name: str) -> None:
+        package = importlib.import_module(name)
+        for info in pkgutil.iter_modules(package.__path__):
+            attribute = getattr(package, info.name, None)
             if attribute is not None and not isinstance(attribute, types.ModuleType):
-                shadowed.append(f"{package}.{info.name}")
+                shadowed.append(f"{name}.{info.name}")
+            if info.ispkg:
+                walk(f"{name}.{info.name}")
+
+    for root in ALLOWED:
+        walk(f"product_interactions.{root}")
     assert not shadowed, shadowed
 
 

@@ -55,7 +55,7 @@ def test_exports_resolve_lazily_to_the_same_objects():
     from product_interactions import algebra
     from product_interactions.algebra import so3
     from product_interactions.algebra.so3 import gaunt as gaunt_module_function
-    from product_interactions.algebra.tensor_algebra import TensorAlgebra
+    from product_interactions.algebra._tensor_algebra import TensorAlgebra
 
     assert algebra.TensorAlgebra is TensorAlgebra
     assert callable(algebra.tensor_algebra) and algebra.tensor_algebra(2, 2).dim == 7   # the function, not the

@@ -25,14 +25,14 @@ from ...lazy import attach
 
 if TYPE_CHECKING:   # the exports; each submodule is imported on first use of its names (product_interactions.lazy)
     from .basis import basis_index, basis_labels, feature_dim, irreps
-    from .clebsch_gordan import (clebsch_gordan, clebsch_gordan_coefficients, clebsch_gordan_path,
+    from ._clebsch_gordan import (clebsch_gordan, clebsch_gordan_coefficients, clebsch_gordan_path,
                                  clebsch_gordan_tensor)
     from .e3nn import from_e3nn, to_e3nn
-    from .gaunt import gaunt, gaunt_tensor
+    from ._gaunt import gaunt, gaunt_tensor
     from .path_algebra import Block, PathAlgebra
     from .quadrature import sphere_quadrature
     from .rotations import ROTATION_ATOL, check_rotation, random_rotation, rotation_from_euler
-    from .spherical_harmonics import solid_harmonics, spherical_harmonic_formula, spherical_harmonics
+    from ._spherical_harmonics import solid_harmonics, spherical_harmonic_formula, spherical_harmonics
     from .wigner import representation, wigner_D, wigner_D_exact, wigner_D_from_euler
 
 __all__ = attach(__name__)

@@ -32,7 +32,7 @@ from ..limits import check_size
 from .basis import check_lmax, check_parity, feature_dim, irreps
 from .quadrature import sphere_quadrature
 from .rotations import check_rotation, rotation_from_euler
-from .spherical_harmonics import MAX_FORMULA_DEGREE, spherical_harmonic_formula, spherical_harmonics
+from ._spherical_harmonics import MAX_FORMULA_DEGREE, spherical_harmonic_formula, spherical_harmonics
 
 
 @functools.lru_cache(maxsize=None)

@@ -16,14 +16,14 @@ from .action import Action
 from .check import is_equivariant
 from .constraints import Constraints, equivariant_constraints
 from .finite import finite_group
-from .permutations import permutations
+from ._permutations import permutations
 from .product import diagonal_action, product_action
-from .product_symmetries import ProductSymmetries, product_symmetries
-from .regulariser import regulariser
+from ._product_symmetries import ProductSymmetries, product_symmetries
+from ._regulariser import regulariser
 from .rotations import rotations_so3
-from .solve import Cost, Solution, estimate, solve
+from ._solve import Cost, Solution, estimate, solve
 from .targets import bilinear_map, filter_of, linear_map
-from .translations import translations
+from ._translations import translations
 
 __all__ = [
     "Action", "Constraints", "Cost", "ProductSymmetries", "Solution",

@@ -29,7 +29,7 @@ import sympy
 
 from .. import linear
 from ..so3 import clebsch_gordan, spherical_harmonic_formula
-from ..so3.spherical_harmonics import MAX_FORMULA_DEGREE
+from ..so3._spherical_harmonics import MAX_FORMULA_DEGREE
 from ..so3.basis import check_lmax
 from .action import LIE, Action
 from .sparse import Sparse

@@ -52,8 +52,8 @@ from .training import (PREFERENCE, accuracy, adam, cross_entropy, engine_named, 
 
 if TYPE_CHECKING:
     from ...kernels.arrays import Engine
-    from ..architectures.dynamical import Dynamical
-    from ..architectures.mamba import Mamba
+    from ..architectures._dynamical import Dynamical
+    from ..architectures._mamba import Mamba
 
 #: The engines it trains on.
 SUPPORTED = PREFERENCE

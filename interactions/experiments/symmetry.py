@@ -56,7 +56,7 @@ from numpy.typing import DTypeLike
 
 from ...algebra.symmetry import (Action, Solution, bilinear_map, equivariant_constraints, regulariser, solve,
                                  translations)
-from ...algebra.symmetry.regulariser import Penalty as ExactPenalty
+from ...algebra.symmetry._regulariser import Penalty as ExactPenalty
 from ...algebra.symmetry.targets import BilinearMap
 from ...kernels.arrays import engine_of, owner
 from .datasets import digits, split

@@ -12,7 +12,7 @@ import pytest
 from product_interactions.algebra.so3 import cache, clebsch_gordan
 from product_interactions.algebra.so3.surds import Surd
 
-cg_module = importlib.import_module("product_interactions.algebra.so3.clebsch_gordan")
+cg_module = importlib.import_module("product_interactions.algebra.so3._clebsch_gordan")
 
 
 @pytest.fixture

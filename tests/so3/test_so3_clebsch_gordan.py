@@ -11,9 +11,9 @@ from product_interactions.algebra import Algebra
 from product_interactions.algebra.so3 import (basis_index, basis_labels, clebsch_gordan, clebsch_gordan_coefficients,
                          clebsch_gordan_path, clebsch_gordan_tensor, feature_dim, random_rotation, representation)
 from product_interactions.algebra.so3 import cache
-from product_interactions.algebra.so3.clebsch_gordan import complex_clebsch_gordan, paths
+from product_interactions.algebra.so3._clebsch_gordan import complex_clebsch_gordan, paths
 
-cg_module = importlib.import_module("product_interactions.algebra.so3.clebsch_gordan")   # the attribute is the function of that name
+cg_module = importlib.import_module("product_interactions.algebra.so3._clebsch_gordan")   # the attribute is the function of that name
 
 LMAX = 6
 

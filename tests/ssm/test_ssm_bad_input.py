@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from product_interactions.interactions.architectures.dynamical import dynamical
-from product_interactions.interactions.architectures.mamba import mamba, selective_scan
-from product_interactions.interactions.architectures.ssm import ssm
+from product_interactions.interactions.architectures._dynamical import dynamical
+from product_interactions.interactions.architectures._mamba import mamba, selective_scan
+from product_interactions.interactions.architectures._ssm import ssm
 
 MODELS = [ssm(channels=3, d_state=2), mamba(d_model=3, d_state=2), dynamical(d_model=3)]
 

@@ -4,8 +4,8 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-from product_interactions.interactions.architectures.dynamical import dynamical
-from product_interactions.interactions.architectures.ssm import Orders
+from product_interactions.interactions.architectures._dynamical import dynamical
+from product_interactions.interactions.architectures._ssm import Orders
 from ssm_support import check_gradient, dynamical_loop, formula_values, step_degrees
 
 GRID = [(i, h) for i in (1, 2, 3) for h in (1, 2)]

@@ -7,8 +7,8 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-from product_interactions.interactions.architectures.mamba import mamba, selective_scan
-from product_interactions.interactions.architectures.ssm import Orders
+from product_interactions.interactions.architectures._mamba import mamba, selective_scan
+from product_interactions.interactions.architectures._ssm import Orders
 from ssm_support import check_gradient, formula_values, mamba_loop, selective_scan_loop, step_degrees
 
 mamba_module = importlib.import_module("product_interactions.kernels.scans.selective_ssm")   # the hand kernel

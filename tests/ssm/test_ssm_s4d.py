@@ -4,7 +4,7 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-from product_interactions.interactions.architectures.ssm import Orders, ssm
+from product_interactions.interactions.architectures._ssm import Orders, ssm
 from product_interactions.interactions.orders import polynomial_degree
 from ssm_support import check_gradient, formula_values, ssm_loop, step_degrees
 

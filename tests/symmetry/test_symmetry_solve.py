@@ -12,7 +12,7 @@ import sympy
 from product_interactions.algebra import clebsch_gordan, limits, linear, translation
 from product_interactions.algebra.symmetry import (bilinear_map, equivariant_constraints, estimate, filter_of,
                                                    rotations_so3, solve, translations)
-solve_module = importlib.import_module("product_interactions.algebra.symmetry.solve")   # `solve` is the function
+solve_module = importlib.import_module("product_interactions.algebra.symmetry._solve")   # `solve` is the function
 
 
 def _reduced_reference(rows, ncols) -> list:

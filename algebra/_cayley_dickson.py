@@ -16,7 +16,7 @@ from __future__ import annotations
 import sympy
 
 from .algebra import Algebra
-from .clifford import complex_numbers
+from ._clifford import complex_numbers
 from .limits import check_size
 
 #: The largest doubling built: the 64-dimensional algebra after the sedenions.

@@ -40,7 +40,7 @@ from ..expression import Expr, Linear, Parameter, Scale, Signal
 from ..pointwise import Pointwise
 from ..structural import Lag, Reduce
 from .model import check_seed, check_width
-from .ssm import StateSpaceModel, check_steps
+from ._ssm import StateSpaceModel, check_steps
 
 if TYPE_CHECKING:
     from ...kernels.arrays import Engine

@@ -41,7 +41,7 @@ from ..expression import Expr, Linear, Parameter, Scale, Signal
 from ...kernels.arrays import sigmoid
 from ..pointwise import Pointwise
 from .model import check_width
-from .ssm import StateSpaceModel
+from ._ssm import StateSpaceModel
 
 if TYPE_CHECKING:
     from ...kernels.arrays import Engine

@@ -28,7 +28,7 @@ from numpy.typing import DTypeLike
 
 from ..exact import check_dtype
 from .basis import feature_dim
-from .clebsch_gordan import assemble, check_table_lmax, complex_clebsch_gordan, path_table
+from ._clebsch_gordan import assemble, check_table_lmax, complex_clebsch_gordan, path_table
 from .path_algebra import PathAlgebra
 from .surds import PathTable, Surd
 
