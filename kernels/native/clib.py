@@ -75,12 +75,13 @@ class Terms:
         times `rows`, j times `rows`, and the values in `dtype` (kept, with those scaled indices, after the first
         call; a copied or unpickled Terms has its own arrays, and finds their addresses afresh)."""
         key = (dtype, rows)
-        if key not in self._addresses:
+        found = self._addresses.get(key)
+        if found is None:                    # threads racing here keep the first entry: no array is freed in use
             starts, first, terms = self.groups
             scaled = first * rows, self.j * rows
-            self._addresses[key] = ((starts.ctypes.data, scaled[0].ctypes.data, terms.ctypes.data,
-                                     scaled[1].ctypes.data, self.values[dtype].ctypes.data), scaled)
-        return self._addresses[key][0]
+            found = self._addresses.setdefault(key, ((starts.ctypes.data, scaled[0].ctypes.data, terms.ctypes.data,
+                                                      scaled[1].ctypes.data, self.values[dtype].ctypes.data), scaled))
+        return found[0]
 
     def loop(self, dtype: np.dtype[Any], shape: tuple[int, int, int]) -> tuple[Any, int, tuple[int, ...]]:
         """(the product loop's C function, its rows per block, `addresses`) for these terms in a factor of `shape`

@@ -238,6 +238,30 @@ def test_callers_on_many_python_threads_share_the_pool_and_get_their_own_numbers
             assert all(np.allclose(z, e, atol=1e-11) for z, e in zip(found, expected))
 
 
+def test_threads_asking_for_a_fresh_terms_addresses_at_once_all_get_the_kept_arrays():
+    """The scaled index arrays are made on first use: racing threads had each stored their own, and the loser's
+    were freed while its loop read them (a segmentation fault, now and then, in the test above)."""
+    import sys
+    import threading
+    A = clebsch_gordan(2)
+    factor = Factor.from_algebra(A)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(20):
+            terms = clib.Terms.from_table(factor.indices, factor.values, A.dim)
+            barrier, found = threading.Barrier(8), []
+            callers = [threading.Thread(target=lambda: (barrier.wait(), found.append(
+                terms.addresses(np.dtype(np.float64), 64)))) for _ in range(8)]
+            for caller in callers:
+                caller.start()
+            for caller in callers:
+                caller.join()
+            assert set(found) == {terms._addresses[np.dtype(np.float64), 64][0]}
+    finally:
+        sys.setswitchinterval(interval)
+
+
 def test_inside_an_fft_level_the_loop_multiplies_complex_spectra_on_numpy_and_torch():
     A = tensor_product(translation(16), clebsch_gordan(2))
     kernel = kernels.product(A, strategy=("fft", "compiled"))
