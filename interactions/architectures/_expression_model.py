@@ -155,19 +155,19 @@ class ExpressionModel(Model):
                                  f"function of the length, expression_model(build, geometry=...)")
             return ()
         geometry = tuple(found[axes[0]] for axes in self._axes.values()) if found is not None else ()
-        expected = list(own)
+        wanted: list[int | str] = list(own)
         for entry, axes in self._axes.items():
             for a in axes:
-                expected[a] = f"n{entry}" if len(self.geometry) > 1 else "n"
+                wanted[a] = f"n{entry}" if len(self.geometry) > 1 else "n"
         if found is None or any(found[a] != geometry[entry] for entry, axes in self._axes.items() for a in axes) \
-                or any(isinstance(e, int) and e != f for e, f in zip(expected, found)):
-            raise ValueError(f"x: expected shape (..., {', '.join(map(str, expected))}), got {shape}")
+                or any(isinstance(e, int) and e != f for e, f in zip(wanted, found)):
+            raise ValueError(f"x: expected shape (..., {', '.join(map(str, wanted))}), got {shape}")
         return geometry
 
     def _fixed_sizes(self) -> list[int | None]:
         """Per axis of the signal's array, its size when the plan pins it, else None (any size)."""
-        spec = self.plan().signals[self.signal.name]
-        return [None if getattr(axis, "parametric", False) else getattr(axis, "size", axis) for axis in spec.axes]
+        axes: tuple[Any, ...] = self.plan().signals[self.signal.name].axes          # Dims, or ints
+        return [None if getattr(axis, "parametric", False) else int(getattr(axis, "size", axis)) for axis in axes]
 
 
 def expression_model(build: Expr | Callable[..., Built], signal: Signal | None = None, *,
