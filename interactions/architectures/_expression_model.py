@@ -31,6 +31,7 @@ array([-1.,  1.])
 """
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -201,6 +202,13 @@ def expression_model(build: Expr | Callable[..., Built], signal: Signal | None =
         raise TypeError(f"geometry: expected the sizes to inspect build at, e.g. geometry=(4,) for build(n), got "
                         f"{geometry!r:.60}")
     geometry = tuple(check_count(n, f"geometry[{i}]") for i, n in enumerate(geometry))
+    try:
+        inspect.signature(build).bind(*geometry)
+    except TypeError as error:
+        raise TypeError(f"geometry: build is called as build(*geometry) with {len(geometry)} argument(s), which it "
+                        f"does not take ({error})") from None
+    except ValueError:                                           # a builtin without a signature: called as it is
+        pass
     if geometry_of is not None and not callable(geometry_of):
         raise TypeError(f"geometry_of: expected a function of the input returning its geometry, got "
                         f"{type(geometry_of).__name__}")

@@ -161,6 +161,8 @@ def test_mismatched_lengths_and_features_are_refused_with_the_expected_shape(mod
 def test_bad_arguments_are_refused_by_name():
     with pytest.raises(TypeError, match=r"geometry: expected the sizes to inspect build at, e.g. geometry=\(4,\)"):
         expression_model(build)
+    with pytest.raises(TypeError, match=r"geometry: build is called as build\(\*geometry\) with 2 argument\(s\)"):
+        expression_model(build, geometry=(3, 4))
     with pytest.raises(ValueError, match=r"scales: unknown parameter\(s\) \['Q'\] \(the parameters: \['K'\]\)"):
         expression_model(build, geometry=(3,), scales={"Q": 1.0})
     with pytest.raises(ValueError, match=r"scales\['K'\]: expected a real number in \(0"):
