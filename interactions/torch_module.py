@@ -46,7 +46,8 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
             return self.model.apply(dict(self._parameters), *inputs, **options)
 
         def extra_repr(self) -> str:
-            return type(self.model).__name__
+            return name
 
-    ModelModule.__name__ = ModelModule.__qualname__ = f"{type(model).__name__}Module"
+    name = getattr(model, "name", type(model).__name__)
+    ModelModule.__name__ = ModelModule.__qualname__ = f"{name}Module"
     return ModelModule()

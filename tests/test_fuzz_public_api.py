@@ -34,8 +34,9 @@ from product_interactions.interactions import (Add, CausalReduce, Flip, Lag, Lin
                                                Scan, Signal, compile, flatten, formula, multiplication_operator, order,
                                                seq2tens, seq2tens_expression, signature)
 from product_interactions.interactions import __main__ as cli
-from product_interactions.interactions.architectures import (attention, convolution, deep_ls2t, dynamical, gating,
-                                                             ls2t, mamba, se3_attention, selective_scan, ssm, tfn)
+from product_interactions.interactions.architectures import (attention, convolution, deep_ls2t, dynamical,
+                                                             expression_model, gating, ls2t, mamba, product_layer,
+                                                             se3_attention, selective_scan, ssm, tfn)
 from product_interactions.kernels import Factor, Kernel, Mask, PlanBuilder
 
 RNG = np.random.default_rng(0)
@@ -459,7 +460,31 @@ def _deep_ls2t(**kwargs):
     return layer.apply(layer.init(0), RNG.standard_normal((2, 5, kwargs.get("d_in", 2))))
 
 
+def _expression_model(**options):
+    model = expression_model(**options)
+    return model.apply(model.init(0), RNG.standard_normal((2, 5, 4)))
+
+
+def _gated_quaternions(n):
+    """The expression_model example: x_t -> K x_t in the quaternions, K shared by the positions."""
+    A = tensor_product(position(n), quaternions())
+    X = Signal("x", A)
+    return Parameter("K", A, units=[0]) * X, X
+
+
+def _product_layer(**options):
+    layer = product_layer(**options)
+    features = layer.algebra.dim if layer.d_in is None else layer.d_in
+    return layer.apply(layer.init(0), RNG.standard_normal((2, features)))
+
+
 ARCHITECTURES = {
+    "expression_model": (_expression_model, {"build": _gated_quaternions, "geometry": (3,), "name": "Gate",
+                                             "scales": {"K": 0.5}}),
+    "product_layer": (_product_layer, {"algebra": quaternions(), "d_in": 3, "d_out": 2,
+                                       "symmetry": finite_group([[[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, -1],
+                                                                  [0, 0, 1, 0]]]),
+                                       "enforce": "exact", "scales": None}),
     "attention": (_sequence_model(attention, "d_model"), {"d_model": 4, "heads": 2, "causal": True, "rank": 1,
                                                           "d_head": None, "length": 3}),
     "convolution": (_sequence_model(convolution, "channels_in"), {"channels_in": 1, "channels_out": 1, "size": 3,

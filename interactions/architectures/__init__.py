@@ -2,11 +2,14 @@
 from ._attention import attention
 from ._convolution import convolution
 from ._dynamical import dynamical
+from ._expression_model import ExpressionModel, expression_model
 from ._gating import gating
 from ._mamba import mamba, selective_scan
+from ._product_layer import ProductLayer, product_layer
 from ._se3_attention import se3_attention
 from .seq2tens import deep_ls2t, ls2t
 from ._ssm import ssm
 from ._tfn import tfn
 
-__all__ = ["attention", "convolution", "deep_ls2t", "dynamical", "gating", "ls2t", "mamba", "se3_attention", "selective_scan", "ssm", "tfn"]
+__all__ = ["ExpressionModel", "ProductLayer", "attention", "convolution", "deep_ls2t", "dynamical", "expression_model",
+           "gating", "ls2t", "mamba", "product_layer", "se3_attention", "selective_scan", "ssm", "tfn"]

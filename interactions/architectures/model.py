@@ -124,6 +124,11 @@ class Model:
         self._parameters: dict[str, tuple[int, ...]] | None = None
         self._plans: OrderedDict[tuple[int, ...], Plan] = OrderedDict()
 
+    @property
+    def name(self) -> str:
+        """What the model is called in its display, its plans and its torch module (default: its class's name)."""
+        return type(self).__name__
+
     # ------------------------------------------------------------------ expression
     def build(self, geometry: tuple[int, ...]) -> tuple[Expr, Signal]:
         raise NotImplementedError
@@ -153,7 +158,7 @@ class Model:
         plan = self._plans.get(geometry)
         if plan is None:
             plan = (self._built()[0] if geometry == self.geometry else self.build(geometry)[0]).compile()
-            plan.name = f"{type(self).__name__} at {geometry}"
+            plan.name = f"{self.name} at {geometry}" if geometry else self.name
         self._keep(geometry, plan)
         return plan
 
@@ -218,16 +223,20 @@ class Model:
         return params
 
     # ------------------------------------------------------------------ display
+    def _where(self) -> str:
+        """' at geometry (...)' for a model built per geometry, '' for one expression at its own sizes."""
+        return f" at geometry {self.geometry}" if self.geometry else ""
+
     def __repr__(self) -> str:
-        return (f"<{type(self).__name__}: {parameter_summary(self.parameters)}, input {self.signal.name} in "
-                f"{self.signal.algebra.name} at geometry {self.geometry}, order {self.order()}>")
+        return (f"<{self.name}: {parameter_summary(self.parameters)}, input {self.signal.name} in "
+                f"{self.signal.algebra.name}{self._where()}, order {self.order()}>")
 
     def _repr_html_(self) -> str:
         """A summary: the input, its algebra and the order, then one row per parameter with its shape."""
         rows = "".join(f"<tr><td>{html.escape(name)}</td><td>{shape}</td><td>{math.prod(shape):,}</td></tr>"
                        for name, shape in self.parameters.items())
-        return (f"<p><b>{type(self).__name__}</b>: input {html.escape(self.signal.name)} in "
-                f"{html.escape(self.signal.algebra.name)} at geometry {self.geometry}; self-interaction order "
+        return (f"<p><b>{html.escape(self.name)}</b>: input {html.escape(self.signal.name)} in "
+                f"{html.escape(self.signal.algebra.name)}{self._where()}; self-interaction order "
                 f"{self.order()}</p><table><tr><th>parameter</th><th>shape</th><th>numbers</th></tr>{rows}</table>")
 
     def to_torch(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:
