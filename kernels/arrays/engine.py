@@ -100,6 +100,13 @@ class Engine:
         """Where `a` lives (None where the library has one place, or places arrays itself)."""
         return None
 
+    def like(self, dtype: DTypeLike, device: Any = None) -> Any:
+        """A 0-d array of `dtype` on `device` (None: the library's default place), for `convert` to place arrays
+        by: a library with one place accepts None and "cpu"."""
+        if device not in (None, "cpu"):
+            raise ValueError(f"device: the {self.name} engine has only the CPU, got {device!r:.60}")
+        return np.zeros((), np.dtype(dtype))
+
     def runs_compiled(self, a: Any) -> bool:
         """True when `compiled_loop` and `compiled_scan` take `a` (on a device the loops reach)."""
         return self.compiled_loop is not None

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .rates import NUMPY_RATES
 from .engine import Engine
@@ -46,8 +47,34 @@ class JaxEngine(Engine):
         jnp = self.xp
         value = np.asarray(value)
         if value.dtype.kind == "f" and like is not None and np.dtype(like.dtype).kind == "f":
-            return jnp.asarray(value, dtype=like.dtype)
-        return jnp.asarray(value)
+            converted = jnp.asarray(value, dtype=like.dtype)
+        else:
+            converted = jnp.asarray(value)
+        jax = self._jax
+        if isinstance(like, jax.Array) and not isinstance(like, jax.core.Tracer) and like.committed:
+            return jax.device_put(converted, like.sharding)                # onto the device like was placed on
+        return converted
+
+    def like(self, dtype: DTypeLike, device: Any = None) -> Any:
+        """A 0-d array of `dtype` committed to `device` (a jax.Device or a platform's name: "cpu", "gpu" or
+        "cuda", "tpu"; None: JAX's default device, uncommitted)."""
+        jax = self._jax
+        if device is None:
+            return self.xp.zeros((), dtype=np.dtype(dtype))
+        if not isinstance(device, str):
+            return jax.device_put(self.xp.zeros((), dtype=np.dtype(dtype)), device)
+        platform = "gpu" if device in ("cuda", "gpu") else device
+        try:
+            found = jax.devices(platform)
+        except RuntimeError as error:
+            raise ValueError(f"device: JAX has no {device!r} device here (it has "
+                             f"{sorted({d.platform for d in jax.devices()})})") from error
+        return jax.device_put(self.xp.zeros((), dtype=np.dtype(dtype)), found[0])
+
+    @property
+    def _jax(self) -> Any:
+        import jax
+        return jax
 
     def constant(self, value: Any, like: Any) -> Any:
         return self.convert(value, like)                # jit keeps constants in the compiled program

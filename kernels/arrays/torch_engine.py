@@ -308,6 +308,22 @@ class TorchEngine(Engine):
     def native_dtype(self, dtype: DTypeLike, like: Any = None) -> Any:
         return getattr(self.xp, np.dtype(dtype).name)
 
+    def like(self, dtype: DTypeLike, device: Any = None) -> Any:
+        """A 0-d tensor of `dtype` on `device` (a torch.device or its name: "cpu", "cuda", "cuda:1", "mps")."""
+        torch = self.xp
+        try:
+            place = torch.device("cpu" if device is None else device)
+        except (RuntimeError, TypeError) as error:
+            raise ValueError(f"device: expected a torch device such as 'cpu' or 'cuda', got {device!r:.60}") \
+                from error
+        if place.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device: {str(place)!r} asked for, but this torch sees no CUDA device "
+                             f"(torch {torch.__version__}, built for CUDA {torch.version.cuda})")
+        try:
+            return torch.zeros((), dtype=self.native_dtype(dtype), device=place)
+        except RuntimeError as error:
+            raise ValueError(f"device: torch cannot place arrays on {str(place)!r}: {error}") from error
+
     def convert(self, value: Any, like: Any) -> Any:
         torch = self.xp
         value = np.array(value)                          # a writable copy (masks and constants are read-only)
