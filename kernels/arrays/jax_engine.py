@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import DTypeLike
 
-from .rates import NUMPY_RATES
+from .rates import CUDA_RATES, NUMPY_RATES, Rates
 from .engine import Engine
 
 
@@ -22,7 +22,7 @@ class JaxEngine(Engine):
 
     name = "jax"
     #: Eager dispatch costs about 20x a numpy call; under jit calls fuse, and the choice matters less.
-    rates = dataclasses.replace(NUMPY_RATES, call=25e-6, compiled64=0.0, compiled32=0.0)
+    rates = dataclasses.replace(NUMPY_RATES, call=25e-6, compiled64=0.0, compiled32=0.0, loop_scan_width=None)
 
     @property
     def xp(self) -> Any:  # type: ignore[override]  # Engine.xp is None: the abstract engine has no namespace
@@ -35,6 +35,21 @@ class JaxEngine(Engine):
 
     def value(self, a: Any) -> np.ndarray:
         return np.asarray(a)
+
+    def place(self, a: Any) -> str:
+        jax = self._jax
+        devices = a.devices() if isinstance(a, jax.Array) and not isinstance(a, jax.core.Tracer) else ()
+        device = next(iter(devices), None) or jax.devices()[0]
+        return device.platform if device.platform == "cpu" else f"{device.platform}/{device.device_kind}"
+
+    def shipped_rates(self, place: str) -> Rates:
+        """On a GPU, CUDA's rates with JAX's dispatch cost, and its own associative scan for the recurrences."""
+        if place.startswith(("gpu", "cuda")):
+            return dataclasses.replace(CUDA_RATES, call=self.rates.call, chunked_scan_length=None)
+        return self.rates
+
+    def synchronize(self, a: Any) -> Any:
+        return a.block_until_ready() if hasattr(a, "block_until_ready") else a
 
     def detached(self, a: Any) -> Any:
         import jax
