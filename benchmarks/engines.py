@@ -1,6 +1,9 @@
 """The torch and JAX engines against hand-written torch and JAX, as ratios of medians measured in one run.
 
     python benchmarks/engines.py [--repeats 5] [--quick]
+    python benchmarks/engines.py --device cuda [--repeats 5] [--scale 1.0] [--calibrate]
+
+With ``--device``, the GPU issue's rows on that torch device instead (`benchmarks.device`); below, the CPU's.
 
 1. Causal attention (d_model 64, 4 heads, batch 32), forward plus backward, float32: the library's attention on
    the torch engine against torch's ``scaled_dot_product_attention`` (target <= 1.5) and against the same model
@@ -326,7 +329,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="length 192 only")
+    parser.add_argument("--device", help="a torch device (cuda): the GPU issue's rows there (benchmarks.device)")
+    parser.add_argument("--scale", type=float, default=1.0, help="with --device: batch sizes times this")
+    parser.add_argument("--calibrate", action="store_true", help="with --device: measure the device's rates first")
     arguments = parser.parse_args(argv)
+    if arguments.device is not None:
+        from benchmarks.device import device_rows
+        print("\n".join(device_rows(arguments.device, arguments.repeats, arguments.scale, arguments.calibrate)))
+        return 0
     lengths = (192,) if arguments.quick else (192, 1024)
     print(f"numpy {np.__version__}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
     rows = list(TABLE_HEADER) + torch_rows(arguments.repeats, lengths) + jax_rows(arguments.repeats, lengths)

@@ -15,7 +15,7 @@ from .. import __version__
 from ..extras import MissingExtra
 from . import tour
 from .derive import MAX_SIZE, SMALL, derive
-from .experiments import EXPERIMENTS, engine_for, resumable_options, run, table, write
+from .experiments import EXPERIMENTS, check_device, engine_for, resumable_options, run, table, write
 from .experiments.report import check_out
 from .experiments.training import PREFERENCE
 
@@ -113,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     experiment.add_argument("--seed", type=seed, default=0, help="random seed")
     experiment.add_argument("--engine", choices=PREFERENCE,
                             help="the array library to train on (default: the fastest installed, torch first)")
+    experiment.add_argument("--device", metavar="D",
+                            help="where to train: cuda, cuda:1, JAX's gpu (default: the engine's own default)")
     experiment.add_argument("--threads", type=count, metavar="N",
                             help="threads for torch, numpy's BLAS and the compiled loop (default: OMP_NUM_THREADS "
                                  "or the like if set, else 1 with --quick, else the libraries' own)")
@@ -131,7 +133,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(lines))
         return 0
     try:
-        engine = engine_for(arguments.name, arguments.engine).name
+        chosen = engine_for(arguments.name, arguments.engine)
+        check_device(chosen, arguments.device)
+        engine = chosen.name
         if arguments.out is not None:
             check_out(arguments.out, arguments.quick)
         options = resumable_options(arguments.name, arguments.steps, arguments.checkpoint)
@@ -139,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         experiment.error(f"--{error}")
     try:
         result = run(arguments.name, quick=arguments.quick, seed=arguments.seed, engine=engine,
-                     threads=arguments.threads, **options)
+                     threads=arguments.threads, device=arguments.device, **options)
     except MissingExtra as error:                                # data of an extra that is not installed
         experiment.error(str(error))
     except ValueError as error:

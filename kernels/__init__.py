@@ -9,7 +9,8 @@ tensor algebra, level by level), ``codegen`` (generated numpy source with common
 few calls) or ``dense`` (a contraction with the structure constants).  ``strategy="auto"`` takes the cheapest by the
 cost model, for the batch and engine at hand; `Kernel.explain` shows the choice.  Expressions lower into a `Plan`
 through `PlanBuilder`, which multiplies through the same registry.  The hand kernels are here too: `linear_scan`,
-`selective_scan`, the masked `softmax`, `causal_convolution`.
+`selective_scan`, the masked `softmax`, `causal_convolution`.  `calibrate` measures a device's rates (a GPU's) for
+auto to price by there.
 
 This package is the public surface; the code lives in floors, each importing only the floors below it:
 `kernels.native` (the C loops, their build and load, the memory guard), `kernels.arrays` (the engine contract and
@@ -30,6 +31,7 @@ True
 array([6.])
 """
 
+from .arrays.calibrate import calibrate
 from .arrays.masked_softmax import softmax
 from .native.memory import MemoryLimitError, install
 from .plans import Mask, Plan, PlanBuilder

@@ -66,7 +66,7 @@ class StateSpaceModel(Model):
     the engine's library).
     """
 
-    methods: tuple[str, ...] = ("auto", "expression", "sequential", "parallel")
+    methods: tuple[str, ...] = ("auto", "expression", "sequential", "parallel", "chunked")
     width: int
 
     @staticmethod

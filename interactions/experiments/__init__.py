@@ -1,7 +1,8 @@
 """Small, seeded, offline experiments; each returns its figures as data (see `report`) and can write them as JSON.
 
-``run(name, quick=..., seed=..., out=..., engine=..., threads=...)`` or ``product-interactions experiment NAME
-[--quick] [--seed S] [--engine numpy|torch|jax] [--threads N] [--steps N] [--checkpoint DIR] [--out FILE]``.
+``run(name, quick=..., seed=..., out=..., engine=..., threads=..., device=...)`` or ``product-interactions
+experiment NAME [--quick] [--seed S] [--engine numpy|torch|jax] [--device D] [--threads N] [--steps N]
+[--checkpoint DIR] [--out FILE]``.
 NAME is one of `EXPERIMENTS`:
 
 * ``copy``: selective copying at length 192 with attention of projection rank R = 1, 2, 4 (`selective_copy`);
@@ -14,7 +15,8 @@ NAME is one of `EXPERIMENTS`:
 ``--quick`` is the setting the tests run (well under a minute); the full setting reproduces the paper's trend.
 ``--engine`` picks the array library the models train on (`training.engine_named`): by default the fastest
 installed one (torch, then JAX, then numpy), in float32 on torch and JAX and float64 on numpy; the JSON records
-the engine and its version.  Each experiment names the engines it supports (its ``SUPPORTED``).  ``--threads``
+the engine and its version.  ``--device`` (``cuda``, ``cuda:1``; JAX's ``gpu``) is where the parameters and the
+optimiser's state live and the models run (the JSON's ``config.device``).  Each experiment names the engines it supports (its ``SUPPORTED``).  ``--threads``
 sets the threads of torch, numpy's BLAS and the compiled loop for the run (by default the environment's, such as
 ``OMP_NUM_THREADS``, else one for ``--quick``: `threads`); the JSON records them under ``machine``.  The copy
 experiment also takes ``--steps`` (a longer run, on a GPU say) and ``--checkpoint DIR``, where it saves each
@@ -68,24 +70,38 @@ def engine_for(name: str, engine: str | None = None) -> Engine:
 
 def run(name: str, quick: bool = False, seed: int = 0, out: str | os.PathLike[str] | None = None, progress: bool = True,
         engine: str | None = None, steps: int | None = None,
-        checkpoint: str | os.PathLike[str] | None = None, threads: int | None = None) -> dict[str, Any]:
-    """Run experiment `name` on `engine` (None: the fastest installed that it supports) and `threads`
-    (`threads.run_threads`); writes the result as JSON to `out` when given (checked before the run), and returns
+        checkpoint: str | os.PathLike[str] | None = None, threads: int | None = None,
+        device: str | None = None) -> dict[str, Any]:
+    """Run experiment `name` on `engine` (None: the fastest installed that it supports), `device` ("cuda", say;
+    None: the engine's default) and `threads` (`threads.run_threads`); writes the result as JSON to `out` when given (checked before the run), and returns
     it.  The `RESUMABLE` experiments also take `steps` (replacing the setting's) and `checkpoint` (a directory to
     save to and resume from).  Every argument is checked before the run starts."""
     check_setting(quick, seed)
     chosen = engine_for(name, engine)
+    check_device(chosen, device)
     if out is not None:
         check_out(out, quick)
     options = resumable_options(name, steps, checkpoint)
     count = run_threads(threads, quick)
     module = importlib.import_module(f".{EXPERIMENTS[name]}", __name__)
     with limited(count, chosen):
-        result = module.run(quick=quick, seed=seed, progress=progress, engine=chosen.name, **options)
+        result = module.run(quick=quick, seed=seed, progress=progress, engine=chosen.name, device=device, **options)
     result["machine"] = dict(result["machine"], threads=count)
     if out is not None:
         write(result, out)
     return result
 
 
-__all__ = ["EXPERIMENTS", "RESUMABLE", "engine_for", "resumable_options", "run", "table", "write"]
+def check_device(engine: Engine, device: str | None) -> None:
+    """Refuse, by name, a `device` the engine cannot place arrays on (before anything runs).
+
+    >>> check_device(engine_for("copy", "numpy"), "cuda")
+    Traceback (most recent call last):
+    ...
+    ValueError: device: the numpy engine has only the CPU, got 'cuda'
+    """
+    if device is not None:
+        engine.like("float32", device)
+
+
+__all__ = ["EXPERIMENTS", "check_device", "RESUMABLE", "engine_for", "resumable_options", "run", "table", "write"]

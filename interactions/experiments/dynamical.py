@@ -159,7 +159,7 @@ def _train(model: SequenceClassifier, x: np.ndarray, y: np.ndarray, config: dict
 
     params, _ = adam(model.loss, model.init(seed), config["steps"], batches, lr=config["lr"], clip=config["clip"],
                      schedule="cosine", progress=progress, description=description, engine=config["engine"],
-                     dtype=config["dtype"])
+                     dtype=config["dtype"], device=config.get("device"))
     return params
 
 
@@ -170,14 +170,14 @@ def _predict(model: SequenceClassifier, params: Mapping[str, Any], x: np.ndarray
 
 
 def _throughput(models: Mapping[str, SequenceClassifier], x: ArrayLike, y: np.ndarray, repeats: int,
-                engine_name: str, dtype: str) -> dict[str, tuple[float, ...]]:
+                engine_name: str, dtype: str, device: str | None = None) -> dict[str, tuple[float, ...]]:
     """Median iterations per second of each model's training step (loss and gradient) and inference (logits) on
-    the batch (x, y) on the engine (jitted on JAX), the models timed in turn within each repeat; returns
-    {model: (training, inference)}."""
+    the batch (x, y) on the engine (jitted on JAX) and `device`, the models timed in turn within each repeat
+    (each read back, so a device's queue is drained); returns {model: (training, inference)}."""
     engine = engine_named(engine_name)
     steps: dict[str, tuple[Any, Any, list[Any]]] = {}
     for key, model in models.items():
-        structure, arrays = leaves(to_engine(model.init(0), engine, dtype))
+        structure, arrays = leaves(to_engine(model.init(0), engine, dtype, device))
         gradient = value_and_gradient(engine, model.loss, structure)
         forward = lambda arrays, x, model=model, structure=structure: model.logits(rebuild(structure, arrays), x)
         if engine.name == "jax":
@@ -231,7 +231,7 @@ def experiment(config: dict, seed: int = 0, progress: bool = True, quick: bool =
     for on in timed_on:
         with timings(f"throughput on {on}"):
             speed = _throughput(timed, x[index], labels[index], config["repeats"], on,
-                                config["dtype"] if on == engine else training_dtype(on))
+                                *((config["dtype"], config.get("device")) if on == engine else (training_dtype(on),)))
         for phase, (label, paper) in enumerate((("training", PAPER_TRAINING), ("inference", PAPER_INFERENCE))):
             rows.append(row(f"{label} throughput, dynamical / Mamba ({on})",
                             speed["dynamical"][phase] / speed["Mamba"][phase],
@@ -241,7 +241,10 @@ def experiment(config: dict, seed: int = 0, progress: bool = True, quick: bool =
                   sequence_shape=list(x.shape[1:]), train_count=len(train), test_count=len(test))
 
 
-def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None) -> dict:
-    """The experiment in the `QUICK` or `FULL` setting, on `engine` (None: the fastest installed)."""
+def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None,
+        device: str | None = None) -> dict:
+    """The experiment in the `QUICK` or `FULL` setting, on `engine` (None: the fastest installed), training on
+    `device` (None: the engine's default)."""
     check_setting(quick, seed)
-    return experiment(dict(QUICK if quick else FULL, engine=engine), seed=seed, progress=progress, quick=quick)
+    return experiment(dict(QUICK if quick else FULL, engine=engine, device=device), seed=seed, progress=progress,
+                      quick=quick)

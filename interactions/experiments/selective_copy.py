@@ -131,6 +131,8 @@ class CopyModel:
     def logits(self, params: dict, inputs: Any) -> Any:
         """Logits over the data symbols at the marker positions: shape (batch, tokens, vocabulary)."""
         engine = owner(params["embed"])
+        if isinstance(inputs, np.ndarray):                      # to the embedding's device (JAX's jit traces them)
+            inputs = engine.convert(inputs, params["embed"])
         h = params["embed"][inputs]
         h = h + engine.constant(self.code, h)[: inputs.shape[1]]
         for layer in range(self.config["layers"]):
@@ -167,12 +169,12 @@ def train(config: dict, rank: int, seed: int, progress: bool = False,
         engine.xp.set_num_threads(max(1, engine.threads() // config["workers"]))  # type: ignore[attr-defined]
     optimiser = Adam(loss, model.init(seed), lr=config["lr"], clip=config["clip"], schedule=config["schedule"],
                      steps=config["steps"], engine=engine.name,
-                     dtype=config.get("dtype") or training_dtype(engine.name))
+                     dtype=config.get("dtype") or training_dtype(engine.name), device=config.get("device"))
     held_out = generate(config["curve_samples"], *shape, np.random.default_rng([seed, 3]))
     history: list[float] = []
     accuracy_curve: list[list[float]] = []
     path: pathlib.Path | None = None
-    run_config = {k: v for k, v in config.items() if k not in ("engine", "workers")}
+    run_config = {k: v for k, v in config.items() if k not in ("engine", "workers", "device")}
     if checkpoint is not None:
         path = pathlib.Path(checkpoint) / f"copy-R{rank}-seed{seed}.npz"
         if path.exists():
@@ -213,15 +215,17 @@ def _train_all(config: dict, seeds: list, progress: bool, checkpoint: str | os.P
 
 
 def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None,
-        steps: int | None = None, checkpoint: str | os.PathLike[str] | None = None) -> dict:
+        steps: int | None = None, checkpoint: str | os.PathLike[str] | None = None, device: str | None = None) -> dict:
     """Train every rank on the same data on `engine` (None: the fastest installed), with ``config["seeds"]``
     seeds from `seed` on; rows of copy accuracy (mean over the seeds, with their spread) beside Table 3, plus loss
     and accuracy curves and the accuracy at each marker for plots.  `steps` replaces the setting's number of
     steps (a longer run: on a GPU, say); `checkpoint` (an existing directory) saves every run there and resumes
-    those already saved (`train`)."""
+    those already saved (`train`); `device` ("cuda", say) is where the parameters train (None: the engine's
+    default)."""
     check_setting(quick, seed)
     engine = engine_named(engine).name
-    config: dict[str, Any] = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine))
+    config: dict[str, Any] = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine),
+                                  device=device)
     if steps is not None:
         config["steps"] = check_count(steps, "steps")
     if checkpoint is not None:

@@ -140,9 +140,9 @@ class Classifier:
 
 def train(model: Classifier, data: Mapping[str, Any], steps: int, batch: int, lr: float, clip: float | None,
           rng: np.random.Generator, progress: bool = True, description: str = "adam", engine: str = "numpy",
-          dtype: str = "float64") -> tuple[dict, list[float]]:
+          dtype: str = "float64", device: str | None = None) -> tuple[dict, list[float]]:
     """Fit `model` on ``data["x_train"]`` (standardised) by Adam with a cosine schedule on minibatches of `batch`
-    cases drawn by `rng` (which also initialises the parameters), on `engine` in `dtype`; returns (params,
+    cases drawn by `rng` (which also initialises the parameters), on `engine` in `dtype` on `device`; returns (params,
     per-step losses)."""
     x, mask, y = data["x_train"].astype(dtype), data["mask_train"], data["y_train"]
     stream = minibatches(len(y), min(batch, len(y)), rng)
@@ -151,7 +151,7 @@ def train(model: Classifier, data: Mapping[str, Any], steps: int, batch: int, lr
         return cross_entropy(model.apply(params, x[indices], mask[indices]), y[indices])
 
     return adam(loss, model.init(rng), steps, lambda step: next(stream), lr=lr, clip=clip, schedule="cosine",
-                progress=progress, description=description, engine=engine, dtype=dtype)
+                progress=progress, description=description, engine=engine, dtype=dtype, device=device)
 
 
 def prepare(name: str) -> dict:
@@ -163,15 +163,18 @@ def prepare(name: str) -> dict:
     return data
 
 
-def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None) -> dict:
+def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None,
+        device: str | None = None) -> dict:
     """Train and test every (dataset, model) of `QUICK` or `FULL` ``seeds`` times; rows give the test accuracy
     in percent (mean over the seeds, with the population ``std``, the per-seed ``accuracies`` and the model's
     ``parameters``) beside the paper's; ``curves`` holds the training losses, every steps / 50-th.  `engine`:
     numpy or torch (None: torch when installed); the masks of these variable-length series are numpy arrays
-    that a jitted JAX step cannot take, so JAX is refused."""
+    that a jitted JAX step cannot take, so JAX is refused.  `device`: where the parameters train (None: the
+    engine's default)."""
     check_setting(quick, seed)
     engine = engine_named(engine, SUPPORTED).name
-    config: dict[str, Any] = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine))
+    config: dict[str, Any] = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine),
+                                  device=device)
     seeds = config["seeds"]
     timings, rows, curves = Timings(), [], {}
     for dataset in config["datasets"]:
@@ -187,7 +190,7 @@ def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str |
                 with timings(f"{dataset}, {name}"):
                     params, history = train(model, data, config["steps"][dataset], config["batch"], config["lr"],
                                             config["clip"], np.random.default_rng((seed, replicate)), progress, label,
-                                            engine, config["dtype"])
+                                            engine, config["dtype"], device)
                     logits = model.apply(params, data["x_test"].astype(config["dtype"]), data["mask_test"])
                 scores.append(round(100 * accuracy(logits, data["y_test"]), 2))
                 curves[label] = history[::max(1, len(history) // CURVE_POINTS)]

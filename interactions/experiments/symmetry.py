@@ -197,10 +197,10 @@ def _predict(params: dict, lam_of: Parametrisation, images: Any, pool: int) -> n
                            for start in range(0, len(images), EVAL_BATCH)])
 
 
-def engine_arrays(engine: str, dtype: DTypeLike, *arrays: np.ndarray) -> list:
-    """numpy `arrays` as `engine`'s: floating ones in `dtype`, integer ones as they are."""
+def engine_arrays(engine: str, dtype: DTypeLike, *arrays: np.ndarray, device: str | None = None) -> list:
+    """numpy `arrays` as `engine`'s on `device`: floating ones in `dtype`, integer ones as they are."""
     found = engine_named(engine)
-    like = found.xp.zeros((), dtype=found.native_dtype(dtype))  # type: ignore[attr-defined]  # its array module
+    like = found.like(dtype, device)
     return [found.convert(np.asarray(a), like) for a in arrays]
 
 
@@ -214,7 +214,7 @@ def train_setting(setting: str, taps: int, config: dict, images: np.ndarray, lab
     pool, size = config["pool"], images.shape[1]
     lam_of = Parametrisation(setting, taps, size)
     dtype = config.get("dtype") or training_dtype(engine)
-    data, targets = engine_arrays(engine, dtype, images, labels)
+    data, targets = engine_arrays(engine, dtype, images, labels, device=config.get("device"))
 
     def loss(params: dict, batch: np.ndarray) -> Any:
         lam = lam_of(params)
@@ -224,21 +224,25 @@ def train_setting(setting: str, taps: int, config: dict, images: np.ndarray, lab
     stream = minibatches(len(images), config["batch"], np.random.default_rng([seed, 2]))
     params, history = adam(loss, lam_of.initial(config, size, seed), config["steps"], lambda step: next(stream),
                            lr=config["lr"], schedule="cosine", progress=progress,
-                           description=f"symmetry: {setting}, {taps} taps", engine=engine, dtype=dtype)
+                           description=f"symmetry: {setting}, {taps} taps", engine=engine, dtype=dtype,
+                           device=config.get("device"))
     return params, lam_of, history
 
 
-def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None) -> dict:
+def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None,
+        device: str | None = None) -> dict:
     """Train the three settings on the full lattice, and the support-size curve, on the same split and
-    minibatches, on `engine` (None: the fastest installed); rows of held-out accuracy beside Table 2."""
+    minibatches, on `engine` (None: the fastest installed) and `device` (None: its default); rows of held-out
+    accuracy beside Table 2."""
     check_setting(quick, seed)
     engine = engine_named(engine).name
-    config: dict[str, Any] = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine))
+    config: dict[str, Any] = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine),
+                                  device=device)
     timings = Timings()
     with timings("data"):
         images, labels = digits(config["source"])
         train, test = split(len(images), config["test_fraction"], np.random.default_rng(seed))
-        data, = engine_arrays(engine, config["dtype"], images)
+        data, = engine_arrays(engine, config["dtype"], images, device=config.get("device"))
     size = images.shape[1]
     full = size if config["taps"] == "full" else int(config["taps"])
     supports = sorted({min(int(t), size) for t in config["support_curve"]} - {full})

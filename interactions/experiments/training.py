@@ -93,10 +93,11 @@ def rebuild(structure: Any, arrays: Iterable[Any]) -> Any:
     return fill(structure)
 
 
-def to_engine(params: dict, engine: Engine, dtype: DTypeLike = np.float64) -> dict:
-    """Numpy parameters as `engine`'s arrays of `dtype` (arrays already of the engine are cast)."""
+def to_engine(params: dict, engine: Engine, dtype: DTypeLike = np.float64, device: Any = None) -> dict:
+    """Numpy parameters as `engine`'s arrays of `dtype` on `device` (None: the library's default; arrays already
+    of the engine are cast and moved)."""
     structure, arrays = leaves(params)
-    like = engine.xp.zeros((), dtype=engine.native_dtype(dtype))  # type: ignore[attr-defined]  # its array module
+    like = engine.like(dtype, device)
     converted = [engine.convert(np.asarray(engine.value(a) if engine.owns(a) else a, dtype=dtype), like)
                  for a in arrays]
     return rebuild(structure, converted)
@@ -165,7 +166,8 @@ class Adam:
     the global gradient norm; ``schedule="cosine"`` decays the rate to 0 over `steps`.  The parameters live in one
     flat vector (each parameter a view of it; gradients are taken by parameter, then joined), so an update is a
     handful of array calls however many parameters there are.  On JAX the whole step (gradient and update) is
-    compiled once, under jit.
+    compiled once, under jit.  With a `device` ("cuda", "cuda:1", JAX's "gpu"), the parameters and the moments
+    live there (the library's models bring numpy inputs to their parameters' device).
 
     >>> optimiser = Adam(lambda p, batch: ((p["w"] - batch) ** 2).sum(), {"w": np.zeros(2)}, lr=0.1)
     >>> losses = [optimiser.step(3.0) for _ in range(300)]
@@ -175,14 +177,14 @@ class Adam:
 
     def __init__(self, loss: Callable, params: dict, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, clip: float | None = None, schedule: str = "constant", steps: int | None = None,
-                 engine: str | None = "numpy", dtype: DTypeLike = np.float64) -> None:
+                 engine: str | None = "numpy", dtype: DTypeLike = np.float64, device: Any = None) -> None:
         if schedule not in ("constant", "cosine"):
             raise ValueError(f"schedule: expected 'constant' or 'cosine', got {schedule!r}")
         if schedule == "cosine" and steps is None:
             raise ValueError("steps: the cosine schedule needs the number of steps, got None")
         self.lr, self.betas, self.eps, self.clip, self.schedule, self.steps = lr, betas, eps, clip, schedule, steps
         self.engine = engine_named(engine)
-        self.structure, arrays = leaves(to_engine(params, self.engine, dtype))
+        self.structure, arrays = leaves(to_engine(params, self.engine, dtype, device))
         self.shapes = [tuple(a.shape) for a in arrays]
         flat = self._flatten(arrays)
         self._vectors, self.count = (flat, flat * 0, flat * 0), 0
@@ -261,10 +263,10 @@ class Adam:
 def adam(loss: Callable, params: dict, steps: int, batches: Callable, lr: float = 1e-3,
          betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, clip: float | None = None,
          schedule: str = "constant", progress: bool = True, description: str = "adam", engine: str | None = "numpy",
-         dtype: DTypeLike = np.float64) -> tuple[dict, list[float]]:
+         dtype: DTypeLike = np.float64, device: Any = None) -> tuple[dict, list[float]]:
     """Minimise ``loss(params, batches(step))`` for `steps` steps of `Adam` (same options); returns (params as the
     engine's arrays, per-step losses)."""
-    optimiser = Adam(loss, params, lr, betas, eps, clip, schedule, steps, engine, dtype)
+    optimiser = Adam(loss, params, lr, betas, eps, clip, schedule, steps, engine, dtype, device)
     history: list[float] = []
     bar = tqdm(range(steps), desc=description, disable=not progress, leave=False)
     for step in bar:

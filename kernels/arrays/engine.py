@@ -33,7 +33,7 @@ from .contract import contract
 from .normalisation import masked_softmax
 from .pointwise import FUNCTIONS
 from .prefix_scan import prefix_scan
-from .rates import NUMPY_RATES
+from .rates import NUMPY_RATES, Rates, stored_rates
 
 #: Converted constants kept per engine.
 CONSTANTS_KEPT = 256
@@ -61,8 +61,8 @@ class Engine:
 
     name = "abstract"
     xp = None
-    #: What the library's calls, memory traffic and matrix products cost: strategy="auto" ranks strategies by
-    #: them (`kernels.products.cost`).
+    #: What the library's calls, memory traffic and matrix products cost on the CPU: strategy="auto" ranks
+    #: strategies by them (`kernels.products.cost`); `rates_for` gives another device's.
     rates = NUMPY_RATES
     #: True where the library's own einsum runs a two-operand step faster than `kernels.arrays.contract`'s rewrite of
     #: it into one matmul (torch: its einsum is that rewrite, in C++).
@@ -80,12 +80,38 @@ class Engine:
     #: (paths, length, d) arrays, differentiable by its autodiff; ``reference`` (same arguments) computes the same
     #: by the engine's operations, for gradients of gradients.  None where its arrays cannot enter the loop.
     compiled_scan: Callable[..., Any] | None = None
-    #: Elements per time step from which a linear recurrence runs faster as a loop over time than as a log-depth
-    #: associative scan (`kernels.scans.recurrence.choose`); None: never, where the library's own scan serves (JAX).
-    loop_scan_width: int | None = None
 
     def __init__(self) -> None:
         self._constants: OrderedDict[tuple[int, Any, str], tuple[np.ndarray, Any]] = OrderedDict()
+        self._rates: dict[str, Rates] = {}
+
+    # ------------------------------------------------------------------ devices and their rates
+    def place(self, a: Any) -> str:
+        """The kind of device `a` lives on, named to tell machines apart ("cpu", "cuda/NVIDIA H200"): what rates
+        are kept by."""
+        return "cpu"
+
+    def shipped_rates(self, place: str) -> Rates:
+        """The rates the project ships for a device of this `place`."""
+        return self.rates
+
+    def rates_for(self, a: Any) -> Rates:
+        """The rates of the device `a` lives on: the ones `kernels.arrays.calibrate` measured and kept for it, else
+        the shipped ones (looked up once per place and process)."""
+        place = self.place(a)
+        found = self._rates.get(place)
+        if found is None:
+            shipped = self.shipped_rates(place)
+            found = self._rates[place] = stored_rates(self.name, place, shipped) or shipped
+        return found
+
+    def forget_rates(self) -> None:
+        """Look the rates up again at the next `rates_for` (after a calibration)."""
+        self._rates.clear()
+
+    def synchronize(self, a: Any) -> Any:
+        """`a`, once every operation queued on its device is done (a timer's fence; nothing to wait for here)."""
+        return a
 
     # ------------------------------------------------------------------ arrays and their numbers
     def owns(self, a: Any) -> bool:
@@ -99,6 +125,13 @@ class Engine:
     def device(self, a: Any) -> Any:
         """Where `a` lives (None where the library has one place, or places arrays itself)."""
         return None
+
+    def like(self, dtype: DTypeLike, device: Any = None) -> Any:
+        """A 0-d array of `dtype` on `device` (None: the library's default place), for `convert` to place arrays
+        by: a library with one place accepts None and "cpu"."""
+        if device not in (None, "cpu"):
+            raise ValueError(f"device: the {self.name} engine has only the CPU, got {device!r:.60}")
+        return np.zeros((), np.dtype(dtype))
 
     def runs_compiled(self, a: Any) -> bool:
         """True when `compiled_loop` and `compiled_scan` take `a` (on a device the loops reach)."""

@@ -11,8 +11,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
-from .rates import NUMPY_RATES
+from .rates import CUDA_RATES, NUMPY_RATES, Rates
 from .engine import Engine
 
 
@@ -21,7 +22,7 @@ class JaxEngine(Engine):
 
     name = "jax"
     #: Eager dispatch costs about 20x a numpy call; under jit calls fuse, and the choice matters less.
-    rates = dataclasses.replace(NUMPY_RATES, call=25e-6, compiled64=0.0, compiled32=0.0)
+    rates = dataclasses.replace(NUMPY_RATES, call=25e-6, compiled64=0.0, compiled32=0.0, loop_scan_width=None)
 
     @property
     def xp(self) -> Any:  # type: ignore[override]  # Engine.xp is None: the abstract engine has no namespace
@@ -35,6 +36,21 @@ class JaxEngine(Engine):
     def value(self, a: Any) -> np.ndarray:
         return np.asarray(a)
 
+    def place(self, a: Any) -> str:
+        jax = self._jax
+        devices = a.devices() if isinstance(a, jax.Array) and not isinstance(a, jax.core.Tracer) else ()
+        device = next(iter(devices), None) or jax.devices()[0]
+        return device.platform if device.platform == "cpu" else f"{device.platform}/{device.device_kind}"
+
+    def shipped_rates(self, place: str) -> Rates:
+        """On a GPU, CUDA's rates with JAX's dispatch cost, and its own associative scan for the recurrences."""
+        if place.startswith(("gpu", "cuda")):
+            return dataclasses.replace(CUDA_RATES, call=self.rates.call, chunked_scan_length=None)
+        return self.rates
+
+    def synchronize(self, a: Any) -> Any:
+        return a.block_until_ready() if hasattr(a, "block_until_ready") else a
+
     def detached(self, a: Any) -> Any:
         import jax
         return jax.lax.stop_gradient(a)
@@ -46,8 +62,34 @@ class JaxEngine(Engine):
         jnp = self.xp
         value = np.asarray(value)
         if value.dtype.kind == "f" and like is not None and np.dtype(like.dtype).kind == "f":
-            return jnp.asarray(value, dtype=like.dtype)
-        return jnp.asarray(value)
+            converted = jnp.asarray(value, dtype=like.dtype)
+        else:
+            converted = jnp.asarray(value)
+        jax = self._jax
+        if isinstance(like, jax.Array) and not isinstance(like, jax.core.Tracer) and like.committed:
+            return jax.device_put(converted, like.sharding)                # onto the device like was placed on
+        return converted
+
+    def like(self, dtype: DTypeLike, device: Any = None) -> Any:
+        """A 0-d array of `dtype` committed to `device` (a jax.Device or a platform's name: "cpu", "gpu" or
+        "cuda", "tpu"; None: JAX's default device, uncommitted)."""
+        jax = self._jax
+        if device is None:
+            return self.xp.zeros((), dtype=np.dtype(dtype))
+        if not isinstance(device, str):
+            return jax.device_put(self.xp.zeros((), dtype=np.dtype(dtype)), device)
+        platform = "gpu" if device in ("cuda", "gpu") else device
+        try:
+            found = jax.devices(platform)
+        except RuntimeError as error:
+            raise ValueError(f"device: JAX has no {device!r} device here (it has "
+                             f"{sorted({d.platform for d in jax.devices()})})") from error
+        return jax.device_put(self.xp.zeros((), dtype=np.dtype(dtype)), found[0])
+
+    @property
+    def _jax(self) -> Any:
+        import jax
+        return jax
 
     def constant(self, value: Any, like: Any) -> Any:
         return self.convert(value, like)                # jit keeps constants in the compiled program

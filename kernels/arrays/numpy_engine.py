@@ -48,9 +48,6 @@ class NumpyEngine(Engine):
 
     name = "numpy"
     xp = anp
-    #: Measured with float64 on 2 cores: below this a step costs more in call overhead than in arithmetic; from
-    #: about 128 elements the sequential scan is as fast or faster at any length.
-    loop_scan_width = 128
 
     def threads(self) -> int:
         return blas_threads()

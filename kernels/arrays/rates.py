@@ -1,13 +1,24 @@
-"""`Rates`: what an array library's operations cost on one machine, the numbers `kernels.products.cost` turns a
-lowering's `Cost` into seconds with.  Each engine carries its own (`Engine.rates`).
+"""`Rates`: what an array library's operations cost on one device, the numbers `kernels.products.cost` turns a
+lowering's `Cost` into seconds with, and the lengths the scans change method at (`kernels.scans.recurrence`).
+
+Rates belong to an (engine, device) pair: `Engine.rates_for(a)` gives those of the device `a` lives on.  The
+project ships the CPU's (measured on its 2-core machine) and CUDA's (`CUDA_RATES`, estimated from an H200);
+`kernels.arrays.calibrate` measures a device's own and keeps them in the cache folder, where `rates_for` finds them.
 
 >>> NUMPY_RATES.coefficients(8)[0] == NUMPY_RATES.call
 True
+>>> CUDA_RATES.compiled32, CUDA_RATES.chunked_scan_length      # no C loop on a GPU; long scans in chunks
+(0.0, 64)
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
+import re
 from dataclasses import dataclass
+
+from ... import cache
 
 
 @dataclass(frozen=True)
@@ -18,7 +29,11 @@ class Rates:
     float64/float32; ``loop`` FLOPs per second of per-row loops (short FFTs, batched products of small matrices);
     ``row`` seconds of overhead per row and per row loop; ``compiled64``/``compiled32`` FLOPs per second of the
     compiled loop (`kernels.clib`), 0 where the library's arrays cannot enter it; ``compiled_call`` seconds of the
-    loop's fixed cost per entry (the call, and the addresses, shapes and strides it is given)."""
+    loop's fixed cost per entry (the call, and the addresses, shapes and strides it is given).
+
+    The scans: ``loop_scan_width`` elements per step from which a linear recurrence runs faster as a loop over
+    time than as a log-depth scan (None: never); ``chunked_scan_length`` steps from which the chunked form
+    (`kernels.scans.chunked`) beats both (None: never).  ``origin`` says where the numbers come from."""
     call: float
     bandwidth: float
     gemm64: float
@@ -28,6 +43,9 @@ class Rates:
     compiled64: float = 0.0
     compiled32: float = 0.0
     compiled_call: float = 0.0
+    loop_scan_width: int | None = 128
+    chunked_scan_length: int | None = None
+    origin: str = "shipped"
 
     def coefficients(self, itemsize: int) -> tuple[float, float, float, float, float, float, float]:
         """What the model multiplies `Cost.terms` by: seconds per call, per byte moved, per GEMM FLOP, per loop
@@ -42,5 +60,58 @@ class Rates:
 #: made auto take the loop for translation(512) at 64 rows, 3.9x slower than fft; these lower ones err the other
 #: way only at 65,536 rows of translation(512) (1.8x and 3.3x).  The loop's fixed cost: a product of 64 rows of a
 #: 4-dimensional algebra took about 20 microseconds more than its FLOPs (ctypes and the arguments prepared for it).
+#: The scans, float64: below 128 elements a step costs more in call overhead than in arithmetic; from there the
+#: sequential scan is as fast or faster at any length.
 NUMPY_RATES = Rates(call=1.2e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=1.5e9, row=25e-9,
-                    compiled64=25e9, compiled32=30e9, compiled_call=18e-6)
+                    compiled64=25e9, compiled32=30e9, compiled_call=18e-6,
+                    origin="shipped, fitted on the project's 2-core machine")
+
+
+#: CUDA's rates, estimated from the measurements of one H200 (shared/notes/gpu-measurements.md; torch 2.11, CUDA 13):
+#: a call is torch's dispatch and a kernel launch (no arithmetic waits for the host); elementwise work streams at
+#: about 3 TB/s; matrix products of inner dimension 4-64 reach a fraction of the 50 TFLOP/s float32 peak; there
+#: is no per-row loop overhead and no C loop.  A sequential scan pays about three launches a step, so from 64 steps
+#: the chunked form's 2 sqrt(T) steps win (the measured 16-step chunks: 67 against 244 ms forward at 4,096 steps).
+#: `kernels.arrays.calibrate` replaces them with the device's own.
+CUDA_RATES = Rates(call=8e-6, bandwidth=3e12, gemm64=15e12, gemm32=20e12, loop=5e12, row=1e-12,
+                   loop_scan_width=None, chunked_scan_length=64, origin="shipped CUDA estimate (H200)")
+
+
+#: Calibrations kept in the cache folder ``rates`` (one per engine and kind of device), and the largest file read.
+RATES_KEPT, RATES_BYTES = 16, 4096
+_MEASURED = ("call", "bandwidth", "gemm64", "gemm32", "loop")
+
+
+def _file(engine: str, place: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{engine}-{place}")[:120] + ".json"
+
+
+def keep_rates(engine: str, place: str, rates: Rates) -> bool:
+    """Store measured `rates` for `engine` on devices of `place` in the cache (`product_interactions.cache`'s trust
+    rule; the least recently used beyond `RATES_KEPT` go); False where the cache is off or cannot be written."""
+    data = {"engine": engine, "place": place, **{name: getattr(rates, name) for name in _MEASURED},
+            "origin": rates.origin}
+    written = cache.write("rates", _file(engine, place), json.dumps(data).encode())
+    cache.prune("rates", "", RATES_KEPT)
+    return written
+
+
+def stored_rates(engine: str, place: str, shipped: Rates | None = None) -> Rates | None:
+    """The rates `keep_rates` stored for `engine` on `place`, over `shipped`'s other fields (the scans' lengths,
+    the compiled loop's), or None: no file, an untrusted one, or one that is not exactly what `keep_rates` writes
+    (other keys, another engine or place, a number that is not finite and positive)."""
+    data = cache.read("rates", _file(engine, place), RATES_BYTES)
+    if data is None:
+        return None
+    try:
+        found = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(found, dict) or set(found) != {"engine", "place", "origin", *_MEASURED} or \
+            found["engine"] != engine or found["place"] != place or not isinstance(found["origin"], str):
+        return None
+    numbers = {name: found[name] for name in _MEASURED}
+    if not all(type(v) in (int, float) and math.isfinite(v) and 0 < v < 1e18 for v in numbers.values()):
+        return None
+    base = shipped if shipped is not None else NUMPY_RATES
+    return dataclasses.replace(base, **{name: float(v) for name, v in numbers.items()}, origin=found["origin"][:200])

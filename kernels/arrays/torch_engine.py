@@ -18,7 +18,7 @@ import opt_einsum
 from numpy.typing import DTypeLike
 
 from ..native import clib
-from .rates import Rates
+from .rates import CUDA_RATES, Rates
 from .engine import Engine
 
 _DTYPES = {"float64": "float64", "float32": "float32", "float16": "float16", "bfloat16": "float32",
@@ -243,11 +243,13 @@ class TorchEngine(Engine):
     #: the first and the loop the second, no built-in algebra's choice changing.  The compiled loop's entry costs
     #: about as on numpy (translation(8) and complex numbers at 64 rows: 20-26 microseconds in all); priced as 15
     #: torch calls, it had lost to fft and codegen at 64 to 1,024 rows, which took 1.7-2.3x its time.
+    #: The scans (forward and backward, float32, 2 cores): the loop is 3-8x slower at 16-256 elements per step, and
+    #: faster from about 4,096 (13.5 against 17.1 ms at 196 steps; 103 against 410 ms at 65,536 elements); the
+    #: chunked form loses to the loop on the CPU, whose caches hold a step's arrays (3-10x at 1,024-4,096 steps of
+    #: 16,384 elements).
     rates = Rates(call=5e-6, bandwidth=17e9, gemm64=22e9, gemm32=75e9, loop=15e9, row=30e-9, compiled64=25e9,
-                  compiled32=30e9, compiled_call=20e-6)
-    #: Measured (forward and backward, float32, 2 cores): the loop is 3-8x slower at 16-256 elements per step, and
-    #: faster from about 4,096 (13.5 against 17.1 ms at 196 steps; 103 against 410 ms at 65,536 elements).
-    loop_scan_width = 4096
+                  compiled32=30e9, compiled_call=20e-6, loop_scan_width=4096,
+                  origin="shipped, fitted on the project's 2-core machine")
 
     @property
     def xp(self) -> Any:  # type: ignore[override]  # Engine.xp is None: the abstract engine has no namespace
@@ -267,6 +269,20 @@ class TorchEngine(Engine):
 
     def device(self, a: Any) -> Any:
         return a.device
+
+    def place(self, a: Any) -> str:
+        device = a.device
+        if device.type == "cuda":
+            return f"cuda/{self.xp.cuda.get_device_name(device)}"
+        return device.type
+
+    def shipped_rates(self, place: str) -> Rates:
+        return CUDA_RATES if place.startswith("cuda") else self.rates
+
+    def synchronize(self, a: Any) -> Any:
+        if a.device.type == "cuda":
+            self.xp.cuda.synchronize(a.device)
+        return a
 
     def runs_compiled(self, a: Any) -> bool:
         return bool(a.device.type == "cpu" and a.dtype in (self.xp.float32, self.xp.float64))
@@ -307,6 +323,22 @@ class TorchEngine(Engine):
 
     def native_dtype(self, dtype: DTypeLike, like: Any = None) -> Any:
         return getattr(self.xp, np.dtype(dtype).name)
+
+    def like(self, dtype: DTypeLike, device: Any = None) -> Any:
+        """A 0-d tensor of `dtype` on `device` (a torch.device or its name: "cpu", "cuda", "cuda:1", "mps")."""
+        torch = self.xp
+        try:
+            place = torch.device("cpu" if device is None else device)
+        except (RuntimeError, TypeError) as error:
+            raise ValueError(f"device: expected a torch device such as 'cpu' or 'cuda', got {device!r:.60}") \
+                from error
+        if place.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device: {str(place)!r} asked for, but this torch sees no CUDA device "
+                             f"(torch {torch.__version__}, built for CUDA {torch.version.cuda})")
+        try:
+            return torch.zeros((), dtype=self.native_dtype(dtype), device=place)
+        except RuntimeError as error:
+            raise ValueError(f"device: torch cannot place arrays on {str(place)!r}: {error}") from error
 
     def convert(self, value: Any, like: Any) -> Any:
         torch = self.xp

@@ -109,13 +109,15 @@ class Kernel:
         return self._programs[names]
 
     def strategies_for(self, rows: int, engine: Engine = NUMPY, itemsize: int | None = None,
-                       compiled: bool = True) -> tuple[str, ...]:
+                       compiled: bool = True, rates: Rates | None = None) -> tuple[str, ...]:
         """The strategies a call on `rows` batch rows of `itemsize`-byte numbers (the kernel's dtype by default)
-        runs on `engine` (auto chooses per power-of-four bucket of rows, by the engine's `kernels.products.cost.Rates`;
-        without the compiled loop where the arrays cannot enter it, `compiled` False)."""
+        runs on `engine` (auto chooses per power-of-four bucket of rows, by `rates`, the device's
+        `kernels.arrays.rates.Rates`: the engine's CPU rates by default; without the compiled loop where the arrays
+        cannot enter it, `compiled` False)."""
         if self.requested != "auto":
             return self.strategies
-        rates = engine.rates if compiled else replace(engine.rates, compiled64=0.0, compiled32=0.0)
+        rates = engine.rates if rates is None else rates
+        rates = rates if compiled else replace(rates, compiled64=0.0, compiled32=0.0)
         key = (max(int(rows), 1).bit_length() // 2, itemsize or self.dtype.itemsize, rates)
         if key not in self._choices:
             self._choices[key] = select.resolve("auto", self.factors, 4**key[0], key[1], rates)
@@ -168,7 +170,7 @@ class Kernel:
         x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
         batch = checks.batch_shape(x, y, len(self.factors), self.layout)
         if engine is NUMPY:
-            names = self.strategies_for(math.prod(batch))
+            names = self.strategies_for(math.prod(batch), rates=NUMPY.rates_for(x))
             ready = x.dtype == y.dtype == self.dtype and bool(batch) and 0 not in batch and \
                 self._rows(batch, self._program(names)) >= batch[0]
             call = self._checked_call
@@ -185,7 +187,7 @@ class Kernel:
                      ) -> tuple[Engine, tuple[str, ...], int, tuple[int, ...]]:
         """(engine, strategies, rows per chunk, batch shape) for a call on `batch` rows like `x`."""
         compiled = engine.runs_compiled(x)
-        names = self.strategies_for(math.prod(batch), engine, engine.dtype(x).itemsize, compiled)
+        names = self.strategies_for(math.prod(batch), engine, engine.dtype(x).itemsize, compiled, engine.rates_for(x))
         if not compiled:
             names = self._term_by_term(names, ("compiled",)) or names
         return engine, names, self._rows(batch, self._program(names), cache_chunks=False), batch
@@ -268,7 +270,7 @@ class Kernel:
         shape = self.shapes[2] + batch if component_major else batch + self.shapes[2]
         if 0 in batch:                                   # nothing to multiply
             return np.empty(shape, self.dtype)
-        names = self.strategies_for(math.prod(batch))
+        names = self.strategies_for(math.prod(batch), rates=NUMPY.rates_for(x))
         rows = self._rows(batch, self._program(names))
         whole = not batch or rows >= batch[0]
         z = self._run(names, NUMPY, x, y) if whole else None
@@ -338,8 +340,10 @@ class Kernel:
             self._transposed[argument] = Kernel(factors, names, self.dtype)
         return self._transposed[argument]
 
-    def explain(self) -> str:
-        """The lowering: strategy per factor, einsum strings or generated source, FLOPs and bytes moved."""
+    def explain(self, like: Any = None) -> str:
+        """The lowering: strategy per factor, einsum strings or generated source, FLOPs and bytes moved; under
+        ``"auto"``, also the strategies auto takes at each batch size on the engine and device of `like` (an array
+        of operands to come; None: numpy's) and the rates it prices by (`kernels.arrays.rates`)."""
         cost, itemsize = self.program.cost, self.dtype.itemsize
         shapes = [checks.expected_shape(s, self.layout) for s in self.shapes]
         lines = [f"Kernel {self.name}: z{shapes[2]} = x{shapes[0]} * y{shapes[1]}, {self.dtype.name}, "
@@ -353,7 +357,23 @@ class Kernel:
         lines.append(f"per batch element: {cost.flops:,.0f} FLOPs, {cost.moved * itemsize:,.0f} bytes moved, "
                      f"{cost.temporary * itemsize:,.0f} bytes of temporaries; constants "
                      f"{cost.fixed * itemsize:,.0f} bytes")
+        if self.requested == "auto":
+            lines += self._choices_by_rows(NUMPY if like is None else owner(like), np.zeros(1) if like is None else like)
         return "\n".join(lines)
+
+    def _choices_by_rows(self, engine: Engine, like: Any) -> list[str]:
+        """auto's choice per range of batch rows (the buckets `strategies_for` chooses by) on `like`'s device."""
+        rates, compiled = engine.rates_for(like), engine is NUMPY or engine.runs_compiled(like)
+        itemsize = engine.dtype(like).itemsize if engine.dtype(like).kind == "f" else self.dtype.itemsize
+        runs: list[tuple[int, tuple[str, ...]]] = []
+        for bucket in range(11):
+            names = self.strategies_for(4 ** bucket, engine, itemsize, compiled, rates)
+            if not runs or runs[-1][1] != names:
+                runs.append((1 if bucket == 0 else 2 ** (2 * bucket - 1), names))
+        ranges = [f"{start:,}-{runs[n + 1][0] - 1:,}" if n + 1 < len(runs) else f">= {start:,}"
+                  for n, (start, _) in enumerate(runs)]
+        return [f"auto on {engine.name}, {engine.place(like)}, by batch rows (rates: {rates.origin}):"] + \
+            [f"  rows {span}: {', '.join(names)}" for span, (_, names) in zip(ranges, runs)]
 
     def __repr__(self) -> str:
         return f"<Kernel {self.name}: {', '.join(self.strategies)}, {self.dtype.name}>"

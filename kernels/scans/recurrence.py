@@ -1,13 +1,15 @@
 """Linear recurrences h_t = a_t h_{t-1} + b_t, elementwise, along the leading (time) axis.
 
-Two evaluations, one result:
+Three evaluations, one result:
 
 * ``sequential``: one in-place update per step; the least work (2 operations per element);
 * ``parallel``: odd-even reduction of the associative pairs (a, b) . (a', b') = (a' a, a' b + b'): log2(T)
-  levels of whole-array operations, about 2.5 times the work.
+  levels of whole-array operations, about 2.5 times the work;
+* ``chunked``: about 2 sqrt(T) steps on whole chunks of time (`kernels.scans.chunked`), about twice the work: for a
+  device whose every call is a kernel launch (a GPU).
 
-``auto`` (see `choose`) takes ``parallel`` where the per-step update is too small to pay for a Python call, by
-the engine's measured threshold.
+``auto`` (see `choose`) takes ``parallel`` where the per-step update is too small to pay for a Python call, and
+``chunked`` for long sequences where the device's rates say so (`Engine.rates_for`).
 `linear_scan` is differentiable with autograd: its adjoint l_t = g_t + a_{t+1} l_{t+1} is the same recurrence run
 backwards (`reverse`).  Arrays may be real or complex, float32 or float64; the dtype is kept.  On torch and JAX
 arrays the same two methods run on their engine (the parallel one as an associative scan: JAX's own, or
@@ -30,21 +32,28 @@ from autograd.extend import defvjp_argnums, primitive
 from autograd.numpy.numpy_vjps import match_complex
 
 from ..arrays.checks import check_arrays
-from ..arrays import NUMPY, engine_of, outside_torch_compile
+from ..arrays import NUMPY, Rates, engine_of, outside_torch_compile
+from .chunked import chunked
 
 if TYPE_CHECKING:
     from ..arrays.engine import Engine
 
-METHODS = ("auto", "sequential", "parallel")
+METHODS = ("auto", "sequential", "parallel", "chunked")
 
-def choose(length: int, width: int, engine: Engine = NUMPY) -> str:
-    """The faster method for `length` steps of `width` elements each on `engine` (``auto``): the loop from the
-    engine's `loop_scan_width` elements per step on, or for 32 steps or fewer.
 
-    >>> choose(1024, 16), choose(192, 65536)
-    ('parallel', 'sequential')
+def choose(length: int, width: int, engine: Engine = NUMPY, rates: Rates | None = None) -> str:
+    """The faster method for `length` steps of `width` elements each on `engine` (``auto``), by `rates` (the
+    device's; None: the engine's CPU rates): chunked from their `chunked_scan_length` steps on, else the loop from
+    their `loop_scan_width` elements per step on, or for 32 steps or fewer, else parallel.
+
+    >>> from product_interactions.kernels.arrays.rates import CUDA_RATES
+    >>> choose(1024, 16), choose(192, 65536), choose(4096, 65536, rates=CUDA_RATES)
+    ('parallel', 'sequential', 'chunked')
     """
-    threshold = engine.loop_scan_width
+    rates = engine.rates if rates is None else rates
+    if rates.chunked_scan_length is not None and length >= rates.chunked_scan_length:
+        return "chunked"
+    threshold = rates.loop_scan_width
     return "parallel" if threshold is None or (length > 32 and width < threshold) else "sequential"
 
 
@@ -97,8 +106,18 @@ def _reduce(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     np.add(b[2::2], a[2::2] * odd[:len(even)], out=even)
 
 
+def in_chunks(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None,
+              out: np.ndarray | None = None) -> np.ndarray:
+    """The same recurrence by `kernels.scans.chunked` (`out` may be `b`)."""
+    out = _output(a, b, initial, out)
+    if len(out):
+        first = b[:1] if initial is None else a[:1] * initial + b[:1]
+        out[...] = chunked(NUMPY, a, np.concatenate([first, b[1:]]))
+    return out
+
+
 SCANS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None], np.ndarray]] = {
-    "sequential": sequential, "parallel": parallel}
+    "sequential": sequential, "parallel": parallel, "chunked": in_chunks}
 
 
 def scan(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None, method: str = "auto",
@@ -179,12 +198,14 @@ def _combine(first: tuple[Any, ...], second: tuple[Any, ...]) -> tuple[Any, ...]
 
 
 def on_engine(engine: Engine, a: Any, b: Any, initial: Any = None, method: str = "auto") -> Any:
-    """`linear_scan` on a torch or JAX engine: a loop over time, or an associative scan of the (a, b) pairs
-    (``"auto"``: `choose`)."""
+    """`linear_scan` on a torch or JAX engine: a loop over time, an associative scan of the (a, b) pairs, or
+    chunks (``"auto"``: `choose`, by the rates of b's device)."""
     if initial is not None:
         b = engine.concatenate([a[:1] * initial + b[:1], b[1:]], axis=0)
     if method == "auto":
-        method = choose(b.shape[0], math.prod(b.shape[1:]), engine)
+        method = choose(b.shape[0], math.prod(b.shape[1:]), engine, engine.rates_for(b))
+    if method == "chunked":
+        return chunked(engine, a, b)
     if method == "sequential":
         steps, inputs = engine.unstack(a), engine.unstack(b)
         h, states = inputs[0], [inputs[0]]

@@ -143,10 +143,11 @@ def _stepwise(engine: Engine, u: Any, delta: Any, A: Any, B: Any, C: Any) -> Any
 def time_major(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any, z: Any, method: str) -> Any:
     """`selective_scan` on time-major arrays (time first, then batch): u, delta, z (L, batch, channels), B, C
     (L, batch, N).  On torch and JAX arrays (differentiated by their own autodiff) the sequential method is
-    `_stepwise`; the parallel one runs the states as one associative scan (L x batch x N x channels numbers)."""
+    `_stepwise`; the parallel and chunked ones run the states as one associative or chunked scan (L x batch x N x
+    channels numbers)."""
     engine = engine_of({"u": u, "delta": delta, "A": A, "B": B, "C": C, "D": D, "z": z})
     if method == "auto":
-        method = choose(u.shape[0], u.shape[1] * A.shape[0] * A.shape[1], engine)
+        method = choose(u.shape[0], u.shape[1] * A.shape[0] * A.shape[1], engine, engine.rates_for(u))
     if engine is NUMPY:
         y = _readout(u, delta, A, B, C, method)
     elif method == "sequential":
@@ -166,8 +167,10 @@ def selective_scan(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any = None, z:
     """The selective scan: h_t = exp(delta_t A) h_{t-1} + delta_t B_t u_t, y_t = C_t h_t (+ D u_t) (* silu(z_t)).
 
     u, delta and z: (batch, length, channels); A: (channels, d_state); B, C: (batch, length, d_state); D:
-    (channels,).  Returns y (batch, length, channels).  `method`: "sequential" (chunked), "parallel" (one log-depth
-    scan over the whole sequence) or "auto".  Differentiable with autograd.
+    (channels,).  Returns y (batch, length, channels).  `method`: "sequential" (a loop over time, in cache-sized
+    pieces), "parallel" (one log-depth scan over the whole sequence), "chunked" (about 2 sqrt(length) steps on
+    whole chunks of time: `kernels.scans.chunked`, for a GPU) or "auto" (by the device's rates).  Differentiable
+    with autograd, torch and JAX.
 
     >>> import numpy as np
     >>> u, delta = np.ones((1, 3, 1)), np.full((1, 3, 1), 0.5)

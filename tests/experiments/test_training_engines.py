@@ -124,3 +124,51 @@ def test_adam_refuses_a_foreign_checkpoint_and_keeps_its_state_on_a_non_finite_s
     assert optimiser.count == 1 and np.array_equal(optimiser.params["w"], before["params"][0])
     with pytest.raises(ValueError, match="steps: the cosine schedule needs"):
         Adam(lambda p, batch: p["w"].sum(), {"w": np.ones(2)}, schedule="cosine")
+
+
+def _devices():
+    """(engine, device) pairs to train on here: the CPU named explicitly on every engine, and CUDA where torch
+    sees one (CI has none; the GPU machine runs those)."""
+    pairs = [pytest.param(name, "cpu", marks=mark) for name, mark in
+             (("numpy", ()), ("torch", ENGINES[1].marks), ("jax", ENGINES[2].marks))]
+    cuda = pytest.mark.skipif("torch" not in installed_engines() or not __import__("torch").cuda.is_available(),
+                              reason="no CUDA device")
+    return pairs + [pytest.param("torch", "cuda", marks=cuda)]
+
+
+@pytest.mark.parametrize("engine, device", _devices())
+def test_the_copy_model_trains_on_a_named_device_as_on_the_default(engine, device):
+    reference = selective_copy.train(dict(TINY, engine="numpy"), rank=2, seed=0)
+    result = selective_copy.train(dict(TINY, engine=engine, device=device), rank=2, seed=0)
+    losses = [value for _, value in result["curve"]]
+    assert np.allclose(losses, [value for _, value in reference["curve"]], rtol=1e-9, atol=0)
+    assert result["accuracy"] == reference["accuracy"]
+
+
+@pytest.mark.parametrize("engine, device", _devices())
+def test_adam_keeps_parameters_and_moments_on_its_device(engine, device):
+    optimiser = Adam(lambda p, batch: ((p["w"] - batch) ** 2).sum(), {"w": np.zeros(2)}, lr=0.1, engine=engine,
+                     device=device)
+    optimiser.step(3.0)
+    found = engine_named(engine)
+    placed = {str(found.device(v)) for v in (*optimiser._vectors, optimiser.params["w"])}
+    expected = {"numpy": {"None"}, "torch": {device}, "jax": {"None"}}[engine]
+    if engine == "jax":
+        placed = {str(d.platform) for v in optimiser._vectors for d in v.devices()}
+        expected = {device}
+    assert placed == expected or placed == {f"{device}:0"}
+    np.testing.assert_allclose(found.value(optimiser.params["w"]), 0.1, rtol=1e-6)
+
+
+@pytest.mark.parametrize("engine, device, message", [
+    ("numpy", "cuda", "device: the numpy engine has only the CPU, got 'cuda'"),
+    pytest.param("torch", "warp-drive", "device: expected a torch device such as 'cpu' or 'cuda', got 'warp-drive'",
+                 marks=ENGINES[1].marks),
+    pytest.param("jax", "tpu", r"device: JAX has no 'tpu' device here \(it has \['cpu'\]\)", marks=ENGINES[2].marks)])
+def test_a_device_the_engine_cannot_place_arrays_on_is_refused_by_name_before_training(engine, device, message,
+                                                                                      capsys):
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        Adam(lambda p, batch: (p["w"] ** 2).sum(), {"w": np.zeros(2)}, engine=engine, device=device)
+    with pytest.raises(SystemExit) as exit_:
+        main(["experiment", "copy", "--quick", "--engine", engine, "--device", device])
+    assert exit_.value.code == 2 and f"--{message}".replace("\\", "") in capsys.readouterr().err.replace("\n", " ")

@@ -101,7 +101,7 @@ def test_arrays_on_two_devices_are_refused_naming_them():
 
 def test_hand_kernels_on_every_engine():
     a, b = RNG.uniform(0.2, 0.9, (9, 2, 3)), RNG.standard_normal((9, 2, 3))
-    for method in ("sequential", "parallel"):
+    for method in ("sequential", "parallel", "chunked"):
         expected = linear_scan(a, b, method=method)
         np.testing.assert_allclose(linear_scan(torch.tensor(a), torch.tensor(b), method=method).numpy(), expected,
                                    rtol=1e-12)
@@ -112,7 +112,7 @@ def test_hand_kernels_on_every_engine():
     expected = selective_scan(u, delta, A, B, C)
     weights = RNG.standard_normal(u.shape)
     gradients = autograd.grad(lambda A: anp.sum(selective_scan(u, delta, A, B, C) * weights))(A)
-    for method in ("auto", "sequential", "parallel"):                 # torch's loop is its own (`_stepwise`)
+    for method in ("auto", "sequential", "parallel", "chunked"):      # torch's loop is its own (`_stepwise`)
         for to in (torch.tensor, jnp.asarray):
             np.testing.assert_allclose(np.asarray(selective_scan(*map(to, (u, delta, A, B, C)), method=method)),
                                        expected, rtol=1e-10)

@@ -19,9 +19,9 @@ def _models():
     yield "attention rank 2", attention(d_model=WIDTH, heads=2, rank=2), {}
     yield "convolution", convolution(channels_in=WIDTH, channels_out=3, size=3, cyclic=False), {}
     yield "gating", gating(channels=WIDTH), {}
-    for method in ("convolution", "sequential", "parallel", "expression"):
+    for method in ("convolution", "sequential", "parallel", "chunked", "expression"):
         yield f"ssm {method}", ssm(channels=WIDTH, d_state=3), {"method": method}
-    for method in ("sequential", "parallel", "expression"):
+    for method in ("sequential", "parallel", "chunked", "expression"):
         yield f"mamba {method}", mamba(d_model=WIDTH, d_state=3), {"method": method}
         yield f"dynamical {method}", dynamical(d_model=WIDTH), {"method": method}
     yield "ls2t", ls2t(d_in=WIDTH, width=3, order=3, return_sequences=True), {}

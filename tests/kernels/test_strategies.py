@@ -67,6 +67,21 @@ def test_auto_takes_the_cheapest_strategy_by_the_cost_model(rows):
         assert prices[chosen] == min(prices.values()), (A.name, rows, prices)
 
 
+def test_explain_shows_auto_s_choice_at_every_batch_size_and_the_rates_priced_by():
+    K = kernels.product(translation(8))
+    lines = K.explain().splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("auto on numpy, cpu, by batch rows (rates: "))
+    spans = [line.split(":")[0].strip() for line in lines[start + 1:]]
+    assert (spans[0] == "rows >= 1" or spans[0].startswith("rows 1-")) and spans[-1].startswith("rows >= ")
+    for line in lines[start + 1:]:
+        span, names = line.strip()[len("rows "):].split(": ")
+        first = int(span.replace(">= ", "").split("-")[0].replace(",", ""))
+        assert K.strategies_for(first) == tuple(names.split(", ")), line
+    torch = pytest.importorskip("torch")
+    assert "auto on torch, cpu, by batch rows" in K.explain(torch.zeros(1))
+    assert "by batch rows" not in kernels.product(translation(8), strategy="dense").explain()
+
+
 @pytest.mark.parametrize("engine_name", ["numpy", "torch", "jax"])
 @pytest.mark.parametrize("itemsize", [8, 4])
 def test_auto_prices_by_the_engine_s_rates_and_the_input_s_itemsize(engine_name, itemsize):

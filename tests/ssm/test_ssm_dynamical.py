@@ -23,7 +23,7 @@ def layer(input_order=3, hidden_order=2, d_model=4, length=6, batch=2, seed=0, d
 def test_every_grid_point_equals_its_loop(input_order, hidden_order):
     model, params, x = layer(input_order, hidden_order)
     expected = dynamical_loop(params, x, input_order, hidden_order)
-    for method in ("auto", "sequential", "parallel", "expression"):
+    for method in ("auto", "sequential", "parallel", "chunked", "expression"):
         np.testing.assert_allclose(model.apply(params, x, method=method), expected, rtol=1e-11, atol=1e-13)
 
 

@@ -5,7 +5,10 @@ import numpy as np
 import pytest
 
 from product_interactions.kernels.arrays import ENGINES, NUMPY
-from product_interactions.kernels.scans.recurrence import choose, linear_scan, parallel, reverse, sequential
+from product_interactions.kernels.arrays.rates import CUDA_RATES
+from product_interactions.kernels.scans.chunked import chunk_size, chunked
+from product_interactions.kernels.scans.recurrence import (choose, in_chunks, linear_scan, parallel, reverse,
+                                                           sequential)
 from ssm_support import check_gradient
 
 
@@ -31,11 +34,11 @@ def test_scans_equal_the_loop(dtype, initial):
         a, b = draw(rng, (length, 3, 2), dtype), draw(rng, (length, 3, 2), dtype)
         h0 = draw(rng, (3, 2), dtype) if initial else None
         expected = loop(a, b, h0)
-        for method in ("sequential", "parallel", "auto"):
+        for method in ("sequential", "parallel", "chunked", "auto"):
             states = linear_scan(a, b, h0, method=method)
             assert states.dtype == dtype
             np.testing.assert_allclose(states, expected, rtol=tolerance, atol=tolerance)
-        for scan in (sequential, parallel):                       # in place, into b
+        for scan in (sequential, parallel, in_chunks):            # in place, into b
             inplace = b.copy()
             scan(a, inplace, h0, out=inplace)
             np.testing.assert_allclose(inplace, expected, rtol=tolerance, atol=tolerance)
@@ -48,11 +51,11 @@ def test_reverse_is_the_adjoint_recurrence():
     for t in reversed(range(6)):
         l = b[t] + (a[t + 1] * l if t + 1 < 6 else l)
         expected.append(l)
-    for method in ("sequential", "parallel"):
+    for method in ("sequential", "parallel", "chunked"):
         np.testing.assert_allclose(reverse(a, b, final, method), expected[::-1], rtol=1e-13)
 
 
-@pytest.mark.parametrize("method", ["sequential", "parallel"])
+@pytest.mark.parametrize("method", ["sequential", "parallel", "chunked"])
 def test_gradients_equal_finite_differences(method):
     rng = np.random.default_rng(2)
     weights = rng.standard_normal((9, 4))
@@ -73,12 +76,48 @@ def test_gradients_by_hand():
 
 
 def test_auto_takes_the_parallel_scan_only_for_narrow_steps_by_the_engine_s_threshold():
-    width = NUMPY.loop_scan_width
+    width = NUMPY.rates.loop_scan_width
     assert choose(1024, 1) == "parallel" and choose(1024, width) == "sequential"
     assert choose(8, 1) == "sequential"
     torch = ENGINES["torch"]
-    assert choose(1024, width, torch) == "parallel" and choose(1024, torch.loop_scan_width, torch) == "sequential"
+    assert choose(1024, width, torch) == "parallel" and choose(1024, torch.rates.loop_scan_width, torch) == "sequential"
     assert choose(8, 10**6, ENGINES["jax"]) == "parallel"                     # JAX's own associative scan, always
+
+
+def test_auto_takes_chunks_for_long_sequences_where_the_device_s_rates_say_so():
+    torch = pytest.importorskip("torch")
+    engine = ENGINES["torch"]
+    assert engine.rates_for(torch.zeros(1)) is engine.rates                   # the CPU keeps its loops
+    assert choose(4096, 16384, engine, engine.rates_for(torch.zeros(1))) == "sequential"
+    assert [choose(n, 16384, engine, CUDA_RATES) for n in (8, 63, 64, 4096)] == \
+        ["parallel", "parallel", "chunked", "chunked"]
+
+
+@pytest.mark.parametrize("length, size", [(1, None), (2, 1), (7, 3), (16, 4), (17, 4), (10, 10), (5, 99)])
+def test_chunks_of_any_size_equal_the_loop_on_every_engine(length, size):
+    rng = np.random.default_rng(length)
+    a, b = rng.uniform(-1, 1, (length, 2, 3)), rng.standard_normal((length, 2, 3))
+    expected = loop(a, b)
+    np.testing.assert_allclose(chunked(NUMPY, a, b, size), expected, rtol=1e-12, atol=1e-12)
+    torch = pytest.importorskip("torch")
+    np.testing.assert_allclose(chunked(ENGINES["torch"], torch.tensor(a), torch.tensor(b), size).numpy(), expected,
+                               rtol=1e-12, atol=1e-12)
+    assert [chunk_size(n) for n in (1, 2, 4, 5, 4096, 4097)] == [1, 2, 2, 3, 64, 65]
+
+
+def test_chunked_gradients_on_torch_equal_the_loop_s():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    a, b, weights = rng.uniform(0.3, 1, (37, 5)), rng.standard_normal((37, 5)), rng.standard_normal((37, 5))
+    gradients = {}
+    for method in ("sequential", "chunked"):
+        at, bt = (torch.tensor(v, requires_grad=True) for v in (a, b))
+        (linear_scan(at, bt, method=method) * torch.tensor(weights)).sum().backward()
+        gradients[method] = (at.grad.numpy(), bt.grad.numpy())
+    expected = autograd.grad(lambda a, b: anp.sum(weights * linear_scan(a, b, method="sequential")), (0, 1))(a, b)
+    for got in gradients.values():
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-10)
+        np.testing.assert_allclose(got[1], expected[1], rtol=1e-10)
 
 
 def test_bad_input():

@@ -1,0 +1,150 @@
+"""The GPU issue's rows on one device: the library on torch against hand-written torch, ratios of medians timed in
+one run, every timed call fenced by the device's synchronisation.
+
+    python benchmarks/engines.py --device cuda [--repeats 5] [--scale 1.0]
+
+Rows (float32; at ``--scale 1`` the sizes of the issue's table, smaller ones on a CPU with ``--scale 0.01``):
+products of PGA (batch 10^6), CG lmax 4 (10^5) and lmax 6 (5 x 10^4), forward and forward plus backward, against
+the best of the hand forms (einsum over the dense constants, x @ lam then a batched matmul) and against the
+dense form alone (the block-sparse targets 0.5 and 1/3); causal attention (d_model 64, 4 heads) at L 1024 B 32
+and L 4096 B 8 against ``scaled_dot_product_attention``; the selective scan at Mamba's shapes (batch 8, d_inner
+128, d_state 16, L 1024 and 4096) forward plus backward against a hand-written chunked scan in plain torch
+(`chunked_reference`), and the Mamba block's against the same; a dense d = 64 product at batch 65,536 as a share of
+the device's GEMM peak measured in the same run (TF32 off); the copy model's training step through the library's
+Adam on the device against the same model in torch (`benchmarks.engines.copy_torch_rows`).  Before the rows, the
+rates auto prices by on the device (`Engine.rates_for`) and, with ``--calibrate``, the measured ones.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks.timing import ratio_row
+from product_interactions import kernels
+from product_interactions.algebra import Algebra, clebsch_gordan, clifford
+from product_interactions.interactions.architectures import attention, mamba
+from product_interactions.kernels.arrays import TORCH
+
+
+def fenced(torch, function):
+    """`function` followed by the device's synchronisation: what a timer must wait for on a GPU."""
+    def run():
+        result = function()
+        torch.cuda.synchronize() if torch.cuda.is_available() else None
+        return result
+    return run
+
+
+def chunked_reference(torch, u, delta, A, B, C, chunk: int = 16):
+    """Mamba's selective scan by hand in plain torch, in chunks of `chunk` steps: within a chunk
+    h_t = exp(S_t) h_0 + sum_{s <= t} exp(S_t - S_s) b_s (S the running sum of delta A, every exponent <= 0), the
+    chunks in sequence.  u, delta (batch, L, d), A (d, n), B, C (batch, L, n); L a multiple of `chunk`."""
+    batch, length, d = u.shape
+    log_a = torch.einsum("bld,dn->bldn", delta, A)
+    b = torch.einsum("bld,bln,bld->bldn", delta, B, u)
+    keep = torch.ones(chunk, chunk, dtype=torch.bool, device=u.device).tril()[None, :, :, None, None]
+    h, ys = torch.zeros(batch, d, A.shape[1], dtype=u.dtype, device=u.device), []
+    for start in range(0, length, chunk):
+        S = log_a[:, start:start + chunk].cumsum(1)
+        decay = torch.exp((S[:, :, None] - S[:, None, :]).masked_fill(~keep, float("-inf")))
+        states = torch.exp(S) * h[:, None] + torch.einsum("btsdn,bsdn->btdn", decay, b[:, start:start + chunk])
+        ys.append(torch.einsum("btdn,btn->btd", states, C[:, start:start + chunk]))
+        h = states[:, -1]
+    return torch.cat(ys, 1)
+
+
+def _products(torch, device, scale: float, repeats: int) -> list[str]:
+    rows = []
+    for A, batch, dense_target in ((clifford(3, 0, 1), 10**6, None), (clebsch_gordan(4), 10**5, 0.5),
+                                   (clebsch_gordan(6), 5 * 10**4, 1 / 3)):
+        batch = max(64, int(batch * scale))
+        kernel = kernels.product(A)
+        g = torch.Generator(device=device).manual_seed(A.dim)
+        x, y = (torch.randn(batch, A.dim, generator=g, device=device) for _ in range(2))
+        lam = torch.tensor(A.structure_constants(), dtype=x.dtype, device=device)
+        hand = {"dense einsum": lambda x, y: torch.einsum("bi,bj,ijk->bk", x, y, lam),
+                "x @ lam, bmm": lambda x, y: torch.bmm(y[:, None], (x @ lam.reshape(A.dim, -1)).reshape(
+                    len(x), A.dim, A.dim))[:, 0]}
+        assert torch.allclose(kernel(x, y), hand["dense einsum"](x, y), rtol=1e-3, atol=1e-3)
+        names = "+".join(kernel.strategies_for(batch, TORCH, 4, TORCH.runs_compiled(x), TORCH.rates_for(x)))
+
+        def both(product):
+            a, b = x.detach().requires_grad_(), y.detach().requires_grad_()
+            product(a, b).sum().backward()
+        for phase, step in (("fwd", lambda f: lambda: f(x, y)), ("fwd+bwd", lambda f: lambda: both(f))):
+            for name, reference in hand.items():
+                target = dense_target if dense_target and name == "dense einsum" else 1.0
+                rows.append(ratio_row(f"{A.name} batch {batch} {phase} ({names}) vs {name}",
+                                      fenced(torch, step(kernel)), fenced(torch, step(reference)), target, repeats))
+    return rows
+
+
+def _attention(torch, device, scale: float, repeats: int) -> list[str]:
+    functional, rows, model = torch.nn.functional, [], attention(d_model=64, heads=4)
+
+    def sdpa(p, x):
+        b, n, _ = x.shape
+        q, k, v = [(x @ p[w].T).reshape(b, n, 4, 16).transpose(1, 2) for w in ("W_Q", "W_K", "W_V")]
+        o = functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return o.transpose(1, 2).reshape(b, n, 64) @ p["W_O"].T
+
+    for length, batch, targets in ((1024, 32, (1.15, 1.1)), (4096, 8, (1.15, 1.1))):
+        length = max(16, int(length * scale ** 0.5))
+        params = {k: torch.tensor(v, dtype=torch.float32, device=device, requires_grad=True)
+                  for k, v in model.init(seed=0).items()}
+        x = torch.randn(batch, length, 64, device=device)
+        assert float((model.apply(params, x) - sdpa(params, x)).detach().abs().max()) < 1e-4
+        for phase, target, step in (("fwd", targets[0], lambda f: lambda: f(params, x)),
+                                    ("fwd+bwd", targets[1], lambda f: lambda: f(params, x).sum().backward())):
+            rows.append(ratio_row(f"attention L {length} B {batch} {phase} vs scaled_dot_product_attention",
+                                  fenced(torch, step(model.apply)), fenced(torch, step(sdpa)), target, repeats))
+    return rows
+
+
+def _scans(torch, device, scale: float, repeats: int) -> list[str]:
+    rows, g = [], torch.Generator(device=device).manual_seed(5)
+    for length in (1024, 4096):
+        length = max(64, int(length * scale ** 0.5) // 16 * 16)
+        batch, d, n = 8, 128, 16
+        u, B, C = (torch.randn(*shape, generator=g, device=device, requires_grad=True)
+                   for shape in ((batch, length, d), (batch, length, n), (batch, length, n)))
+        delta = (torch.rand(batch, length, d, generator=g, device=device) * 0.1 + 0.01).requires_grad_()
+        A = (-torch.rand(d, n, generator=g, device=device) - 0.5).requires_grad_()
+        reference = lambda: chunked_reference(torch, u, delta, A, B, C)  # noqa: E731
+        assert torch.allclose(kernels.selective_scan(u, delta, A, B, C), reference(), rtol=1e-3, atol=1e-3)
+        rows.append(ratio_row(f"selective scan B 8 L {length} d_inner 128 d_state 16 fwd+bwd vs hand chunked scan",
+                              fenced(torch, lambda: kernels.selective_scan(u, delta, A, B, C).sum().backward()),
+                              fenced(torch, lambda: reference().sum().backward()), 1.0, repeats))
+        block = mamba(d_model=64, d_state=16)
+        params = {k: torch.tensor(v, dtype=torch.float32, device=device, requires_grad=True)
+                  for k, v in block.init(seed=0).items()}
+        x = torch.randn(batch, length, 64, device=device)
+        rows.append(ratio_row(f"Mamba block d_model 64 B 8 L {length} fwd+bwd vs hand chunked scan alone",
+                              fenced(torch, lambda: block.apply(params, x).sum().backward()),
+                              fenced(torch, lambda: reference().sum().backward()), 1.0, repeats))
+    return rows
+
+
+def _dense_peak(torch, device, scale: float, repeats: int) -> list[str]:
+    from benchmarks.timing import median_time
+    torch.backends.cuda.matmul.allow_tf32 = False
+    rng = np.random.default_rng(0)
+    kernel = kernels.product(Algebra.from_structure_constants(rng.standard_normal((64, 64, 64)), exact=False))
+    batch, side = max(256, int(65536 * scale)), 8192 if device != "cpu" else 2048
+    x, y = (torch.randn(batch, 64, device=device) for _ in range(2))
+    square = torch.randn(side, side, device=device)
+    peak = 2 * side**3 / median_time(fenced(torch, lambda: square @ square), repeats=repeats)
+    share = 2 * batch * 64**3 / median_time(fenced(torch, lambda: kernel(x, y)), repeats=repeats) / peak
+    return [f"| dense d = 64, batch {batch}, float32: share of the GEMM peak ({peak / 1e12:.1f} TFLOP/s, TF32 off) "
+            f"| {share:.2f} | >= 0.6 | {'ok' if share >= 0.6 else 'MISSED'} |"]
+
+
+def device_rows(device: str, repeats: int, scale: float = 1.0, calibrate: bool = False) -> list[str]:
+    """Every row above on torch's `device`."""
+    import torch
+    like = TORCH.like("float32", device)
+    rates = TORCH.rates_for(like)
+    notes = [f"torch {torch.__version__} on {TORCH.place(like)}; auto prices by: {rates}"]
+    if calibrate:
+        notes.append(f"calibrated: {kernels.calibrate(like)}")
+    return notes + _products(torch, device, scale, repeats) + _attention(torch, device, scale, repeats) + \
+        _scans(torch, device, scale, repeats) + _dense_peak(torch, device, scale, repeats)

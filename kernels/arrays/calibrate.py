@@ -1,0 +1,84 @@
+"""`calibrate`: measure what an engine's operations cost on one device, and keep the rates for `auto` to price by.
+
+A handful of micro-kernels, each timed after a warm-up as the median of a few fenced runs (`Engine.synchronize`):
+the cost of a call on tiny arrays, elementwise bandwidth, matrix products of inner dimension 64 in float32 and
+float64, and batched 4 x 4 products (the per-row loops).  Their sizes grow with the device (a GPU's arrays are
+larger), so a calibration takes about a second.  The rates are kept in the cache folder (`rates.keep_rates`, under
+the cache's trust rule) and `Engine.rates_for` returns them from then on, in this process and later ones.
+
+>>> import numpy as np
+>>> from product_interactions.kernels.arrays import NUMPY
+>>> measured = calibrate(np.zeros(1), keep=False)
+>>> measured.origin.startswith("calibrated"), measured.loop_scan_width == NUMPY.rates.loop_scan_width
+(True, True)
+"""
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import time
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from .rates import Rates, keep_rates
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+#: Fenced runs per measurement (after one warm-up), and calls per run of the tiny-array timing.
+REPEATS, CALLS = 5, 200
+
+
+def _seconds(engine: Engine, run: Callable[[], Any], repeats: int = REPEATS) -> float:
+    """The median seconds of `run()`, each run fenced by the engine's `synchronize`."""
+    engine.synchronize(run())
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        engine.synchronize(run())
+        times.append(time.perf_counter() - start)
+    return max(statistics.median(times), 1e-9)
+
+
+def measure(engine: Engine, like: Any) -> dict[str, float]:
+    """The measured rates (`rates.Rates`' call, bandwidth, gemm64, gemm32 and loop) of `engine` on the device of
+    `like`, an array of the engine's library."""
+    large = engine.place(like) != "cpu"
+    single, double = engine.like(np.float32, engine.device(like)), engine.like(np.float64, engine.device(like))
+
+    def array(shape: tuple[int, ...], kind: Any = single) -> Any:
+        return engine.convert(np.random.default_rng(0).standard_normal(shape), kind)
+
+    tiny = array((16,))
+    call = _seconds(engine, lambda: [tiny + tiny for _ in range(CALLS)][-1]) / CALLS
+    n = 1 << (26 if large else 20)
+    a, b = array((n,)), array((n,))
+    bandwidth = 3 * n * 4 / _seconds(engine, lambda: a * b)
+    rows = 1 << (20 if large else 14)
+    gemm = {}
+    for name, kind in (("gemm32", single), ("gemm64", double)):
+        if engine.dtype(kind) != np.dtype(name.replace("gemm", "float")):      # JAX without x64: float32 only
+            continue
+        x, w = array((rows, 64), kind), array((64, 64), kind)
+        gemm[name] = 2 * rows * 64 * 64 / _seconds(engine, lambda: engine.matmul(x, w))
+    p, q = array((rows, 4, 4)), array((rows, 4, 4))
+    loop = 2 * rows * 64 / _seconds(engine, lambda: engine.matmul(p, q))
+    return {"call": call, "bandwidth": bandwidth, "loop": loop, **gemm}
+
+
+def calibrate(like: Any = None, keep: bool = True) -> Rates:
+    """Measure the rates of the engine and device `like` lives on (an array: numpy's, or a torch tensor on
+    "cuda", a JAX array; None: numpy on the CPU), keep them for `Engine.rates_for` (in the cache folder too, unless
+    `keep` is False), and return them: the shipped rates with the measured ones in their place."""
+    from .registry import owner
+    like = np.zeros(1) if like is None else like
+    engine = owner(like)
+    place = engine.place(like)
+    measured = measure(engine, like)
+    rates = dataclasses.replace(engine.shipped_rates(place), **measured,
+                                origin=f"calibrated {time.strftime('%Y-%m-%d')} on {place}")
+    if keep:
+        keep_rates(engine.name, place, rates)
+        engine.forget_rates()
+    return rates

@@ -1,0 +1,68 @@
+"""Rates per device: calibration kept in the cache and read back only as written; the engines' places."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+from product_interactions.kernels import calibrate
+from product_interactions.kernels.arrays import ENGINES, NUMPY
+from product_interactions.kernels.arrays.rates import CUDA_RATES, keep_rates, stored_rates
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    root = tmp_path / "cache"
+    root.mkdir(mode=0o700)
+    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", str(root))
+    NUMPY.forget_rates()
+    yield root
+    NUMPY.forget_rates()
+
+
+def test_a_calibration_is_kept_and_priced_by_from_then_on(cache):
+    measured = calibrate(np.zeros(1))
+    assert measured.origin.startswith("calibrated") and measured.origin.endswith("on cpu")
+    for name in ("call", "bandwidth", "gemm64", "gemm32", "loop"):
+        assert 0 < getattr(measured, name) < 1e18
+    assert measured.loop_scan_width == NUMPY.rates.loop_scan_width            # the fields it does not measure
+    assert NUMPY.rates_for(np.zeros(3)) == measured
+    assert (cache / "rates" / "numpy-cpu.json").is_file()
+
+
+@pytest.mark.parametrize("tamper", ["extra key", "negative", "infinite", "other engine", "not json", "a string"])
+def test_a_kept_file_is_used_only_exactly_as_written(cache, tamper):
+    keep_rates("numpy", "cpu", NUMPY.rates)
+    path = cache / "rates" / "numpy-cpu.json"
+    data = json.loads(path.read_text())
+    assert stored_rates("numpy", "cpu", NUMPY.rates) == NUMPY.rates
+    changed = {"extra key": {**data, "compiled64": 1.0}, "negative": {**data, "call": -1.0},
+               "infinite": {**data, "bandwidth": "Infinity"}, "other engine": {**data, "engine": "torch"},
+               "a string": {**data, "gemm64": "3e9"}}.get(tamper)
+    path.write_text("{not json" if changed is None else json.dumps(changed).replace('"Infinity"', "Infinity"))
+    assert stored_rates("numpy", "cpu", NUMPY.rates) is None
+    assert NUMPY.rates_for(np.zeros(1)) is NUMPY.rates
+
+
+def test_a_kept_file_others_may_write_is_not_trusted(cache):
+    keep_rates("numpy", "cpu", NUMPY.rates)
+    os.chmod(cache / "rates" / "numpy-cpu.json", 0o666)
+    assert stored_rates("numpy", "cpu") is None
+
+
+def test_without_a_disk_cache_calibration_still_returns_its_rates(monkeypatch):
+    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", "off")
+    assert calibrate(np.zeros(1)).origin.startswith("calibrated")
+    NUMPY.forget_rates()
+    assert NUMPY.rates_for(np.zeros(1)) is NUMPY.rates
+
+
+def test_each_engine_names_its_place_and_ships_cuda_rates_for_a_gpu():
+    torch = pytest.importorskip("torch")
+    jnp = pytest.importorskip("jax.numpy")
+    assert NUMPY.place(np.zeros(1)) == ENGINES["torch"].place(torch.zeros(1)) == ENGINES["jax"].place(
+        jnp.zeros(1)) == "cpu"
+    assert ENGINES["torch"].shipped_rates("cuda/NVIDIA H200") is CUDA_RATES
+    jax_gpu = ENGINES["jax"].shipped_rates("gpu/NVIDIA H200")
+    assert jax_gpu.bandwidth == CUDA_RATES.bandwidth and jax_gpu.chunked_scan_length is None   # JAX's own scan
+    assert CUDA_RATES.compiled32 == CUDA_RATES.compiled64 == 0.0                  # no C loop on a GPU
