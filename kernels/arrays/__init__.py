@@ -13,7 +13,7 @@ from .pointwise import FUNCTIONS as POINTWISE
 from .pointwise import sigmoid, silu, softplus
 from .rates import NUMPY_RATES, Rates
 from .registry import ENGINES, adopt, engine_of, owner
-from .torch_engine import TORCH, outside_torch_compile
+from .torch_engine import TORCH, outside_torch_compile, torch_compiling
 
 __all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "NUMPY_RATES", "POINTWISE", "Rates", "TORCH", "VOCABULARY", "adopt",
-           "engine_of", "outside_torch_compile", "owner", "sigmoid", "silu", "softplus"]
+           "engine_of", "outside_torch_compile", "owner", "torch_compiling", "sigmoid", "silu", "softplus"]

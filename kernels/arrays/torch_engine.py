@@ -73,6 +73,12 @@ def _state() -> tuple[Any, Any, Any]:
             torch.autograd.forward_ad)
 
 
+def torch_compiling() -> bool:
+    """True while torch.compile traces the caller (False where torch is not imported: it is not imported to ask)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and getattr(torch.compiler, "is_compiling", bool)()       # torch >= 2.3 can say
+
+
 def outside_torch_compile(function: Callable[..., Any]) -> Callable[..., Any]:
     """`function`, run as it is where torch.compile traces it (at a graph break; ``torch.compiler.disable``): the
     library's checks, caches, ctypes calls and in-place buffers are not code its tracer follows, and torch's
@@ -80,9 +86,8 @@ def outside_torch_compile(function: Callable[..., Any]) -> Callable[..., Any]:
     ask it)."""
     @functools.wraps(function)
     def entry(*arguments: Any, **options: Any) -> Any:
-        torch = sys.modules.get("torch")
-        if torch is not None and getattr(torch.compiler, "is_compiling", bool)():      # torch >= 2.3 can say
-            return torch.compiler.disable(function)(*arguments, **options)
+        if torch_compiling():
+            return sys.modules["torch"].compiler.disable(function)(*arguments, **options)
         return function(*arguments, **options)
     return entry
 

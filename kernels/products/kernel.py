@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from dataclasses import replace
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -42,7 +43,8 @@ from . import autodiff, select
 from ..arrays import checks
 from ..native import memory
 from ..arrays.axes import even_rows
-from ..arrays import NUMPY, engine_of, outside_torch_compile, owner
+from ..arrays import NUMPY, engine_of, owner, torch_compiling
+from . import torch_operator
 from .lowering import levels, lower
 from ..arrays.rates import Rates
 from .strategies import STRATEGIES
@@ -101,6 +103,8 @@ class Kernel:
         self._transposed: dict[int, Kernel] = {}
         self._calls: dict[tuple[Any, ...], tuple[tuple[str, ...], Callable[[Any, Any], Any]]] = {}
         self._direct: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...] | None] = {}
+        #: The kernel's name for `kernels.products.torch_operator` (the same in every process).
+        self.key = torch_operator.register(self)
 
     def _program(self, names: tuple[str, ...]) -> Program:
         """The lowered program for one choice of strategies (built once each)."""
@@ -127,9 +131,17 @@ class Kernel:
         return min((level.chunk_bytes for level in levels(program) if level.chunk_bytes), default=None)
 
     # ------------------------------------------------------------------ calling
-    @outside_torch_compile
     def __call__(self, x: Any, y: Any) -> Any:
-        """z = x * y; see the module docstring for shapes, layouts and array types."""
+        """z = x * y; see the module docstring for shapes, layouts and array types.  Traced by torch.compile, a
+        call on torch tensors is one operator of its graph (`kernels.products.torch_operator`)."""
+        if torch_compiling():
+            if torch_operator.applies(self, x, y):
+                return torch_operator.OPERATOR[0](x, y, self.key)
+            return sys.modules["torch"].compiler.disable(self.run)(x, y)
+        return self.run(x, y)
+
+    def run(self, x: Any, y: Any) -> Any:
+        """z = x * y, as `__call__` where torch.compile does not trace it."""
         engine = owner(x)
         if owner(y) is engine and (engine is not NUMPY or type(x) is np.ndarray and type(y) is np.ndarray):
             key = (x.shape, y.shape, x.dtype, y.dtype, engine.device(x), engine.device(y), memory.limit())

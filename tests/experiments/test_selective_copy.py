@@ -58,7 +58,8 @@ def test_run_refuses_bad_arguments():
 def test_quick_run_reports_one_row_per_rank(quick):
     assert quick["experiment"] == "copy" and quick["setting"] == "quick" and quick["seed"] == 0
     engine = quick["engine"]["name"]
-    assert quick["config"] == dict(QUICK, engine=engine, dtype="float64" if engine == "numpy" else "float32")
+    assert quick["config"] == dict(QUICK, engine=engine, dtype="float64" if engine == "numpy" else "float32",
+                                   device=None)
     assert [line["name"] for line in quick["rows"]] == ["R = 1", "R = 2", "R = 4"]
     assert [line["paper"] for line in quick["rows"]] == [0.3603, 0.9173, 0.9239]
     assert all(0.0 <= line["ours"] <= 1.0 for line in quick["rows"])

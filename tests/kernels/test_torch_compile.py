@@ -1,7 +1,8 @@
-"""Under torch.compile, kernels, plans and the functional entry points (scans, signature, seq2tens, masked softmax,
-causal convolution) run as they are at a graph break (`kernels.arrays.registry.outside_torch_compile`): the compiled
-function gives the eager values and gradients, for products of three kinds of strategy, a model's module and each
-entry point."""
+"""Under torch.compile, a kernel's call on torch tensors is one operator of the graph (`kernels.products.
+torch_operator`: fullgraph=True traces it), while plans and the functional entry points (scans, signature,
+seq2tens, masked softmax, causal convolution) run as they are at a graph break (`outside_torch_compile`): the
+compiled function gives the eager values and gradients, for products of three kinds of strategy, a model's module
+and each entry point."""
 from __future__ import annotations
 
 import pytest
@@ -33,6 +34,41 @@ def test_a_kernel_under_torch_compile_equals_the_eager_call(algebra, strategy):
     compiled = torch.compile(loss)
     for got, expected in zip(_values_and_gradient(compiled, x, y), _values_and_gradient(loss, x, y)):
         torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("algebra", [quaternions(), clebsch_gordan(2)], ids=["quaternions", "cg2"])
+def test_a_kernel_traces_whole_with_fullgraph_and_its_gradients_of_both_operands_are_the_eager_ones(algebra):
+    kernel = kernels.product(algebra)
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(5, 3, algebra.dim, dtype=torch.float64, generator=g, requires_grad=True)
+    y = torch.randn(3, algebra.dim, dtype=torch.float64, generator=g, requires_grad=True)    # broadcast
+
+    def loss(a, b):
+        return (kernel(a, b).cos() * 3).sum()
+    graphs = []
+
+    def backend(graph, inputs):
+        graphs.append(graph)
+        return graph.forward
+    compiled = torch.compile(loss, fullgraph=True, backend=backend)
+    value = compiled(x, y)
+    found = torch.autograd.grad(value, (x, y))
+    expected_value = loss(x, y)
+    expected = torch.autograd.grad(expected_value, (x, y))
+    torch.testing.assert_close(value, expected_value, rtol=1e-12, atol=1e-12)
+    for got, want in zip(found, expected):
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+    assert len(graphs) == 1 and "product_interactions.product" in str(graphs[0].graph)
+
+
+def test_the_kernel_operator_passes_torch_s_operator_checks():
+    from torch.library import opcheck
+    from product_interactions.kernels.products import torch_operator
+    kernel = kernels.product(clebsch_gordan(1))
+    g = torch.Generator().manual_seed(3)
+    x, y = (torch.randn(4, 4, dtype=torch.float64, generator=g, requires_grad=True) for _ in range(2))
+    results = opcheck(torch_operator.define(), (x, y, kernel.key))
+    assert set(results.values()) == {"SUCCESS"}, results
 
 
 def test_a_model_module_under_torch_compile_equals_the_eager_module():
@@ -73,3 +109,14 @@ def test_the_functional_entry_points_under_torch_compile_equal_the_eager_calls(n
     (gradient,) = torch.autograd.grad(compiled.sum(), x)
     torch.testing.assert_close(compiled, eager, rtol=1e-12, atol=1e-12)
     torch.testing.assert_close(gradient, eager_gradient, rtol=1e-12, atol=1e-12)
+
+
+def test_a_kernel_s_key_is_its_content_so_a_graph_kept_on_disk_finds_an_equal_kernel():
+    from product_interactions.kernels.products.torch_operator import identity, kernel_for
+    first, second = kernels.product(clebsch_gordan(2)), kernels.product(clebsch_gordan(2))
+    assert first.key == second.key == identity(first)
+    assert kernels.product(clebsch_gordan(2), dtype="float32").key != first.key
+    assert kernels.product(clebsch_gordan(2), strategy="dense").key != first.key
+    assert kernel_for(f"{first.key}^T1") is kernel_for(first.key).transposed(1)
+    with pytest.raises(KeyError, match="no kernel 'nowhere' lives in this process"):
+        kernel_for("nowhere")

@@ -1,0 +1,131 @@
+"""A `Kernel` call as one torch operator, ``torch.ops.product_interactions.product(x, y, key)``, so that
+``torch.compile(..., fullgraph=True)`` traces it as a node of its graph instead of breaking the graph there.
+
+The operator is registered through ``torch.library.custom_op``: its eager body is the kernel's call; its fake
+body gives the result's shape and dtype from the kernel's shapes, so the compiler needs no numbers; its gradient
+is two more calls of the operator, with the kernels of the vector-Jacobian products (`Kernel.transposed`), so
+gradients of gradients trace too.  A kernel is named by a `key` that is the same in every process (`identity`:
+torch keeps compiled graphs on disk), and a VJP's kernel by its kernel's key and the argument (`kernel_for`);
+the registry holds kernels weakly.  Where the operator does not apply (operands that are not torch tensors, a
+component-major layout), a traced call runs at a graph break as before.
+
+>>> import torch
+>>> from product_interactions import kernels
+>>> from product_interactions.algebra import quaternions
+>>> K = kernels.product(quaternions())
+>>> f = torch.compile(lambda x, y: K(x, y).sin(), fullgraph=True, backend="eager")
+>>> x = torch.randn(5, 4, dtype=torch.float64)
+>>> bool(torch.allclose(f(x, x), K(x, x).sin()))
+True
+"""
+from __future__ import annotations
+
+import hashlib
+import sys
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .kernel import Kernel
+
+#: key -> weak references to the live kernels of that key (equal kernels share a key; any of them serves).
+_KERNELS: dict[str, list[weakref.ref[Kernel]]] = {}
+#: The operator, once torch is imported and it is defined (`define`).
+OPERATOR: list[Any] = []
+#: Rule-based factors are named by their rule, the others by a hash of their table.
+RULES = ("diagonal", "cyclic", "truncated", "graded")
+
+
+def identity(kernel: Kernel) -> str:
+    """A name of `kernel` that is the same in every process for the same factors, strategies, dtype and layout: a
+    compiled graph kept on disk by torch (its FX and AOT caches) names the kernel by it."""
+    digest = hashlib.sha256(repr((kernel.strategies, kernel.dtype.str, kernel.layout)).encode())
+    for factor in kernel.factors:
+        digest.update(repr((factor.shape, factor.sparsity if factor.sparsity and factor.sparsity[0] in RULES
+                            else None)).encode())
+        if not (factor.sparsity and factor.sparsity[0] in RULES):
+            digest.update(np.ascontiguousarray(factor.indices).tobytes())
+            digest.update(np.ascontiguousarray(factor.values).tobytes())
+    return digest.hexdigest()[:32]
+
+
+def register(kernel: Kernel) -> str:
+    """`kernel`'s key (`identity`), the kernel held weakly under it, and the operator defined if torch is imported."""
+    key = identity(kernel)
+
+    def forget(reference: weakref.ref[Kernel]) -> None:
+        kept = _KERNELS.get(key, [])
+        if reference in kept:
+            kept.remove(reference)
+        if not kept:
+            _KERNELS.pop(key, None)
+    _KERNELS.setdefault(key, []).append(weakref.ref(kernel, forget))
+    if not OPERATOR and "torch" in sys.modules:
+        define()
+    return key
+
+
+def kernel_for(key: str) -> Kernel:
+    """The kernel of `key`: a registered one, or ``KEY^T0`` / ``KEY^T1``, the kernels of KEY's vector-Jacobian
+    products (`Kernel.transposed`)."""
+    for reference in _KERNELS.get(key, ()):
+        found = reference()
+        if found is not None:
+            return found
+    parent, mark, argument = key.rpartition("^T")
+    if mark and argument in ("0", "1"):
+        return kernel_for(parent).transposed(int(argument))
+    raise KeyError(f"key: no kernel {key!r} lives in this process (a compiled graph outlived its kernel)")
+
+
+def _result(kernel: Kernel, x: Any, y: Any) -> Any:
+    """An empty tensor of the product's shape, dtype and device (the fake body)."""
+    import torch
+    count = len(kernel.factors)
+    batch = torch.broadcast_shapes(tuple(x.shape[:x.ndim - count]), tuple(y.shape[:y.ndim - count]))
+    return x.new_empty(tuple(batch) + kernel.shapes[2], dtype=torch.promote_types(x.dtype, y.dtype))
+
+
+def define() -> Any:
+    """Define the operator (once; torch must be importable) and return it."""
+    if OPERATOR:
+        return OPERATOR[0]
+    import torch
+
+    @torch.library.custom_op("product_interactions::product", mutates_args=(),
+                             schema="(Tensor x, Tensor y, str key) -> Tensor")
+    def product(x: Any, y: Any, key: str) -> Any:
+        z = kernel_for(key).run(x, y)                     # fresh and contiguous, as the fake body says
+        shared = z.untyped_storage().data_ptr() in (x.untyped_storage().data_ptr(), y.untyped_storage().data_ptr())
+        return z.clone(memory_format=torch.contiguous_format) if shared or not z.is_contiguous() else z
+
+    @product.register_fake
+    def _(x: Any, y: Any, key: str) -> Any:
+        return _result(kernel_for(key), x, y)
+
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        x, y, key = inputs
+        ctx.save_for_backward(x, y)
+        ctx.key = key
+
+    def backward(ctx: Any, gradient: Any) -> tuple[Any, Any, None]:
+        x, y = ctx.saved_tensors
+        found: list[Any] = [None, None]
+        for argument, (operand, other) in enumerate(((x, y), (y, x))):
+            if ctx.needs_input_grad[argument]:
+                g = product(other, gradient, f"{ctx.key}^T{argument}")
+                found[argument] = g.sum_to_size(operand.shape).to(operand.dtype)
+        return found[0], found[1], None
+
+    product.register_autograd(backward, setup_context=setup_context)
+    OPERATOR.append(product)
+    return product
+
+
+def applies(kernel: Kernel, x: Any, y: Any) -> bool:
+    """True when a traced call of `kernel` on x, y can be the operator: torch tensors, the batch-first layout."""
+    torch = sys.modules.get("torch")
+    return bool(OPERATOR) and torch is not None and isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) \
+        and kernel.layout == "batch-first"
