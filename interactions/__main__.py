@@ -119,7 +119,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     experiment.add_argument("--steps", type=count, help="training steps, replacing the setting's (copy only)")
     experiment.add_argument("--checkpoint", metavar="DIR",
                             help="save each training run in this directory and resume those it holds (copy only)")
-    experiment.add_argument("--out", help="write the result as JSON to this path")
+    experiment.add_argument("--out", help="write the result as JSON to this path (a new path or a regular file, "
+                                          "replaced atomically)")
     arguments = parser.parse_args(argv)
     if arguments.command == "tour":
         return 0 if tour.run(seed=arguments.seed)["passed"] else 1
@@ -150,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments.out is not None:
         try:
             write(result, arguments.out)
-        except OSError as error:
+        except (OSError, ValueError) as error:                # ValueError: --out became unfit during the run
             print(f"could not write {arguments.out}: {error}", file=sys.stderr)
             return 1
         print(f"written to {arguments.out}")
