@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from . import identities, limits, numeric_laws
 from .element import Element, check_element_size
-from .exact import Entry, check_dtype, object_array
+from .exact import Entry, check_assumptions, check_dtype, object_array
 from .labels import BasisLike, Key, Label
 from .limits import check_size
 from .scalars import EXACT, Exact, Floats, common
@@ -216,8 +216,8 @@ class Algebra:
         basis = check_basis(basis, d)
         table: Table = {}
         for (i, j, k), value in np.ndenumerate(array):
-            if isinstance(value, (int, np.integer)) and value == 0:
-                continue
+            if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value == 0:
+                continue                              # a bool is refused by name in _add_entry, False too
             _add_entry(table, scalars, i, j, k, value, f"lam[{i}, {j}, {k}]")
         return cls(table, basis, name, scalars)
 
@@ -465,7 +465,7 @@ class Algebra:
             raise TypeError(f"symbols: {self.name} is numeric (its elements hold floats); symbolic elements need "
                             f"an exact algebra, such as .exact()")
         check_element_size(self, "symbols")
-        assumptions.setdefault("real", True)
+        assumptions = {"real": True, **check_assumptions(assumptions)}
         return Element(self, [sympy.Symbol(f"{name}_{suffix}", **assumptions) for suffix in self._symbol_suffixes()])
 
     def _symbol_suffixes(self) -> list[str]:

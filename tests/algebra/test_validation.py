@@ -96,3 +96,26 @@ def test_bad_labels_raise_value_error_naming_the_label(build, label):
 def test_negative_indices_in_a_mapping_are_named():
     with pytest.raises(ValueError, match=r"lam key \(-1, -1\): index -1 out of range"):
         Algebra.from_structure_constants({(-1, -1): {-1: 1}})
+
+
+@pytest.mark.parametrize("lam", [[[[False]]], [[[True]]], np.array([[[False]]]), np.zeros((2, 2, 2), dtype=bool),
+                                 {(0, 0): {0: False}}])
+@pytest.mark.parametrize("exact", [True, False])
+def test_bool_structure_constants_are_refused_whatever_their_value(lam, exact):
+    """Issue 36: from_structure_constants([[[False]]]) was accepted (a zero algebra) where True is refused."""
+    with pytest.raises(TypeError, match=r"lam\[.*\]: expected .*bool"):
+        Algebra.from_structure_constants(lam, exact=exact, dim=None if not isinstance(lam, dict) else 1)
+
+
+@pytest.mark.parametrize("assumptions, error, message", [
+    ({"real": "maybe"}, TypeError, "real: expected True or False, got str 'maybe'"),
+    ({"positive": 1}, TypeError, "positive: expected True or False, got int 1"),
+    ({"foo": True}, ValueError, "foo: expected a sympy assumption .* got the unknown name 'foo'"),
+    ({"commutative": False}, ValueError, "commutative: expected a sympy assumption"),
+])
+def test_symbols_refuses_unknown_assumptions_and_values_that_are_not_bools(assumptions, error, message):
+    A = Algebra.from_structure_constants({(0, 0): {0: 1}}, dim=1)
+    with pytest.raises(error, match=message):
+        A.symbols("x", **assumptions)
+    assert A.symbols("x", positive=True).coefficients[0].is_positive
+    assert A.symbols("x").coefficients[0].is_real
