@@ -259,11 +259,16 @@ class Engine:
         return self.broadcast_to(expanded, tuple(shape)) * 1
 
     def scatter(self, a: Any, axis: int, support: Sequence[int], size: int) -> Any:
-        """a's `axis` placed at positions `support` of a new axis of `size`, zeros elsewhere."""
-        placement = np.zeros((len(support), size))
-        placement[np.arange(len(support)), list(support)] = 1
-        moved = self.moveaxis(a, axis, -1)
-        return self.moveaxis(self.matmul(moved, self.constant(placement, a)), -1, axis)
+        """a's `axis` placed at positions `support` of a new axis of `size`, zeros elsewhere: taken from a with one
+        zero slice appended, never multiplied by a 0/1 placement matrix (0 * NaN is NaN: a NaN at one position
+        would have reached every position, breaking causality on torch and JAX)."""
+        axis %= a.ndim
+        shape = list(a.shape)
+        shape[axis] = 1
+        padded = self.concatenate([a, self.zeros(tuple(shape), a)], axis=axis)
+        source = np.full(size, len(support))
+        source[list(support)] = np.arange(len(support))
+        return self.take(padded, source, axis)
 
     def gather(self, a: Any, axis: int, index: np.ndarray, weight: np.ndarray, valid: np.ndarray) -> Any:
         """a[..., index[r, m], ...] along `axis` (a new pair of axes r, m there), times `weight`, 0 where not

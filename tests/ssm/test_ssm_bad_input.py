@@ -64,3 +64,29 @@ def test_selective_scan():
         selective_scan(u, u, A, BC, BC, D=np.ones(4))
     with pytest.raises(ValueError, match="method: expected one of auto, sequential, parallel"):
         selective_scan(u, u, A, BC, BC, method="expression")
+
+
+def _growing(method):
+    rng = np.random.default_rng(0)
+    u, delta = rng.standard_normal((1, 10, 2)), np.full((1, 10, 2), 100.0)
+    return u, delta, np.array([[1.0], [2.0]]), np.ones((1, 10, 1)), np.ones((1, 10, 1))
+
+
+@pytest.mark.parametrize("engine", ["numpy", "torch", "jax"])
+@pytest.mark.parametrize("method", ["sequential", "parallel"])
+def test_a_positive_A_whose_state_overflows_is_named_not_silent(engine, method):
+    """Issue 36: a positive A with large steps gave 8 of 10 outputs non-finite without a word."""
+    if engine != "numpy":
+        library = pytest.importorskip(engine)
+    to = {"numpy": np.asarray, "torch": lambda a: library.tensor(a),
+          "jax": lambda a: library.numpy.asarray(a)}[engine]
+    arrays = _growing(method)
+    with pytest.warns(RuntimeWarning, match=r"selective_scan: \d+ of 20 outputs are not finite, from finite inputs: "
+                                            r"A has positive entries \(largest 2\)"):
+        selective_scan(*map(to, arrays), method=method)
+    u, delta, A, B, C = arrays
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                   # a growing state that stays finite, or a decaying one
+        selective_scan(*map(to, (u, delta / 1000, A, B, C)), method=method)
+        selective_scan(*map(to, (u, delta, -A, B, C)), method=method)
