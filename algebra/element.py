@@ -202,6 +202,9 @@ class Element:
         unit = self.algebra.unit()
         if unit is None:
             raise ValueError(f"x: {self.algebra.name} has no unit, so no element has an inverse")
+        if self.algebra.tol is not None and self == 0:         # one rule: what equals 0 has no inverse
+            raise ValueError(f"x: {self!r} is 0 within the tolerance {self.algebra.tol:g} of {self.algebra.name} "
+                             f"(every coefficient at most tol), so it has no inverse")
         left = self.algebra.left_regular(self)
         rows = [{j: left[i, j] for j in range(self.algebra.dim)} for i in range(self.algebra.dim)]
         solution = self.algebra.scalars.solve(rows, unit.flat, self.algebra.dim)
@@ -209,7 +212,7 @@ class Element:
             raise ValueError(f"x: {self!r} is not invertible in {self.algebra.name} (x y = 1 has no solution: "
                              f"x is a zero divisor)")
         inverse = Element(self.algebra, solution)
-        if inverse * self != unit:
+        if not _within_rule(inverse * self, unit, inverse, self):
             raise ValueError(f"x: {self!r} has a right inverse in {self.algebra.name} but no two-sided one")
         return inverse
 
@@ -306,3 +309,14 @@ def _label_latex(label: str) -> str:
             r"([^^_]*)(?:\^([^_]*))?(?:_(.*))?", text).groups()
         return f"\\mathrm{{{base}}}" + (f"^{{{sup}}}" if sup else "") + (f"_{{{sub}}}" if sub else "")
     return " \\otimes ".join(part(p) for p in label.split("⊗"))
+
+
+def _within_rule(product: Element, expected: Element, x: Element, y: Element) -> bool:
+    """``product == expected`` for the product x y: exactly, or for a numeric algebra within the rule of
+    `algebra.scalars`: each constant moved by at most tol moves each coefficient of x y by at most
+    tol * sum|x_i| * sum|y_j| (and `expected` itself may be off by tol)."""
+    tol = product.algebra.tol
+    if tol is None:
+        return product == expected
+    allowed = tol * (1 + sum(abs(float(v)) for v in x.flat) * sum(abs(float(v)) for v in y.flat))
+    return all(abs(float(a) - float(b)) <= allowed for a, b in zip(product.flat, expected.flat))
