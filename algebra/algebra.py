@@ -91,6 +91,24 @@ def check_tolerance(value: object, argument: str) -> float:
     return float(number)
 
 
+def check_algebras(values: object, plain: bool, argument: str = "algebras") -> tuple[Algebra, ...]:
+    """`values` (an iterable) as a non-empty tuple of Algebras, plain ones (one axis) with `plain`; else a
+    TypeError or ValueError naming ``algebras[i]``."""
+    if isinstance(values, (str, bytes, Algebra)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{argument}: expected a list of Algebras, got {type(values).__name__} {values!r:.60}")
+    parts = tuple(values)  # type: ignore[call-overload]  # any iterable, checked just above
+    if not parts:
+        raise ValueError(f"{argument}: expected at least one algebra, got none")
+    for position, algebra in enumerate(parts):
+        if not isinstance(algebra, Algebra):
+            raise TypeError(f"{argument}[{position}]: expected an Algebra, got {type(algebra).__name__} "
+                            f"{algebra!r:.60}")
+        if plain and len(algebra.shape) != 1:
+            raise ValueError(f"{argument}[{position}]: expected a plain algebra (one axis), got {algebra.name} "
+                             f"with shape {algebra.shape}")
+    return parts
+
+
 def check_count(value: object, argument: str, minimum: int = 1) -> int:
     """An int (numpy ints too, not bool) >= minimum, or a TypeError / ValueError naming `argument`."""
     kind = {0: "a non-negative int", 1: "a positive int"}.get(minimum, f"an int >= {minimum}")
@@ -424,17 +442,24 @@ class Algebra:
         entries = self.entries()
         lam = np.zeros((self.dim,) * 3, dtype=dtype)
         for i, j, k, c in entries:
-            lam[i, j, k] = c if dtype == object else complex(c) if dtype.kind == "c" else float(c)
+            lam[i, j, k] = c if dtype == object else self._number(c, f"lam[{i}, {j}, {k}]", dtype)
         return lam
+
+    def _number(self, value: Any, where: str, dtype: np.dtype) -> float | complex:
+        """A constant as a number of `dtype`'s kind, or a TypeError naming it where it holds symbols."""
+        if isinstance(value, sympy.Basic) and value.free_symbols:
+            raise TypeError(f"dtype: {where} = {value} of {self.name} is symbolic, so it has no {dtype} value; use "
+                            f"dtype=object, or substitute values for {', '.join(sorted(map(str, value.free_symbols)))}"
+                            f" first")
+        return complex(value) if dtype.kind == "c" else float(value)
 
     def sparse_structure_constants(self, dtype: DTypeLike = float) -> tuple[np.ndarray, np.ndarray]:
         """``(indices, values)``: an (nnz, 3) int array of (i, j, k) and the matching values."""
         dtype = check_dtype(dtype, allow_object=True)
         entries = self.entries()
         indices = np.array([e[:3] for e in entries], dtype=np.int64).reshape(-1, 3)
-        values = [c for *_, c in entries]
-        convert = complex if dtype.kind == "c" else float
-        return indices, np.array(values if dtype == object else [convert(c) for c in values], dtype=dtype)
+        values = [c if dtype == object else self._number(c, f"lam[{i}, {j}, {k}]", dtype) for i, j, k, c in entries]
+        return indices, np.array(values, dtype=dtype)
 
     # ------------------------------------------------------------------ elements
     def element(self, coefficients: ArrayLike) -> Element:

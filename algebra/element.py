@@ -13,6 +13,8 @@ algebra, where ``==`` holds within the algebra's tolerance.
 """
 from __future__ import annotations
 
+import math
+
 import numbers
 import re
 from collections.abc import Iterator
@@ -150,15 +152,27 @@ class Element:
                             f"{type(other).__name__} {other!r:.60}")
         return operand
 
+    def _result(self, values: list[Any], operation: str, other: object) -> Element:
+        """The element with coefficients `values`, computed by `operation` from self and `other`: in a numeric
+        algebra, a coefficient that overflowed float64 is refused naming the operation and its operands (not the
+        coefficients the caller never passed)."""
+        if self.algebra.tol is not None:
+            for label, value in zip(self.algebra.basis, values):
+                if not math.isfinite(value):
+                    operand = "y" if isinstance(other, Element) else "scalar"
+                    raise ValueError(f"{operation}: x {operation} {operand} overflows float64 (largest 1.8e308): its "
+                                     f"coefficient of {_label_text(label)} is {value}; scale x or {operand} down")
+        return Element(self.algebra, values)
+
     def __add__(self, other: Element | ExactLike) -> Element:
         operand = self._operand(other, "+")
-        return Element(self.algebra, [a + b for a, b in zip(self.flat, operand.flat)])
+        return self._result([a + b for a, b in zip(self.flat, operand.flat)], "+", other)
 
     __radd__ = __add__
 
     def __sub__(self, other: Element | ExactLike) -> Element:
         operand = self._operand(other, "-")
-        return Element(self.algebra, [a - b for a, b in zip(self.flat, operand.flat)])
+        return self._result([a - b for a, b in zip(self.flat, operand.flat)], "-", other)
 
     def __rsub__(self, other: ExactLike) -> Element:
         operand = self._operand(other, "-")
@@ -171,13 +185,14 @@ class Element:
         if isinstance(other, Element):
             other = self._same_algebra(other, "*")
             scalars = self.algebra.scalars
-            return Element(self.algebra, [scalars.normal(c) for c in self.algebra._multiply(self.flat, other.flat)])
+            return self._result([scalars.normal(c) for c in self.algebra._multiply(self.flat, other.flat)], "*",
+                                other)
         scalar = self.algebra.scalars.convert(other, "scalar")
-        return Element(self.algebra, [scalar * a for a in self.flat])
+        return self._result([scalar * a for a in self.flat], "*", other)
 
     def __rmul__(self, other: ExactLike) -> Element:
         scalar = self.algebra.scalars.convert(other, "scalar")
-        return Element(self.algebra, [scalar * a for a in self.flat])
+        return self._result([scalar * a for a in self.flat], "*", other)
 
     def __truediv__(self, other: Element | ExactLike) -> Element:
         if isinstance(other, Element):
@@ -185,7 +200,7 @@ class Element:
         scalar = self.algebra.scalars.convert(other, "divisor")
         if not self.algebra.scalars.nonzero(scalar):
             raise ZeroDivisionError("divisor: cannot divide an element by zero")
-        return Element(self.algebra, [a / scalar for a in self.flat])
+        return self._result([a / scalar for a in self.flat], "/", other)
 
     def __rtruediv__(self, other: ExactLike) -> Element:
         return self.algebra.scalars.convert(other, "dividend") * self.inverse()

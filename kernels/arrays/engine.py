@@ -100,6 +100,11 @@ class Engine:
         """Where `a` lives (None where the library has one place, or places arrays itself)."""
         return None
 
+    def unusable(self, a: Any) -> str | None:
+        """Why `a`, an array of this library, holds no values a kernel can read (a torch meta or sparse tensor),
+        in words for an error; None for a usable one."""
+        return None
+
     def runs_compiled(self, a: Any) -> bool:
         """True when `compiled_loop` and `compiled_scan` take `a` (on a device the loops reach)."""
         return self.compiled_loop is not None

@@ -198,3 +198,44 @@ def test_out_that_becomes_a_device_during_the_run_is_not_written_and_exits_1(tmp
     captured = capsys.readouterr()
     assert "R = 1" in captured.out and "could not write" in captured.err and "FIFO" in captured.err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]
+
+
+@pytest.mark.parametrize("when", ["during the run", "while writing"])
+def test_ctrl_c_exits_130_with_one_line_and_no_file(tmp_path, capsys, monkeypatch, when):
+    """Issue 36: Ctrl-C during `experiment` printed a traceback and died by signal in half the runs."""
+    out = tmp_path / "result.json"
+
+    def interrupted(name, quick, seed, engine, threads):
+        if when == "during the run":
+            raise KeyboardInterrupt
+        return report(name, quick=quick, seed=seed, config={}, rows=[row("R = 1", 0.5, paper=0.36)])
+    monkeypatch.setattr(cli, "run", interrupted)
+    if when == "while writing":
+        from product_interactions.interactions.experiments import report as reporting
+
+        def fill_then_stop(file):
+            file.write(b'{"partial": ')
+            raise KeyboardInterrupt
+        monkeypatch.setattr(cli, "write", lambda result, path: reporting.replace_atomically(path, fill_then_stop))
+    assert cli.main(["experiment", "symmetry", "--out", str(out)]) == 130
+    assert capsys.readouterr().err == "product-interactions: interrupted (Ctrl-C): stopped, no file half-written\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_in_a_real_run_exits_130_without_a_traceback(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+    out = tmp_path / "copy.json"
+    process = subprocess.Popen([sys.executable, "-m", "product_interactions", "experiment", "copy", "--quick",
+                                "--engine", "numpy", "--out", str(out)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    time.sleep(6)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=120)
+    if process.returncode == 0:
+        pytest.skip("the run finished before the interrupt")
+    assert process.returncode == 130, (process.returncode, stderr[-2000:])
+    assert "Traceback" not in stderr and stderr.strip().endswith("no file half-written")
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == []
