@@ -96,7 +96,7 @@ def check_algebras(values: object, plain: bool, argument: str = "algebras") -> t
     TypeError or ValueError naming ``algebras[i]``."""
     if isinstance(values, (str, bytes, Algebra)) or not hasattr(values, "__iter__"):
         raise TypeError(f"{argument}: expected a list of Algebras, got {type(values).__name__} {values!r:.60}")
-    parts = tuple(values)  # type: ignore[call-overload]  # any iterable, checked just above
+    parts = tuple(values)
     if not parts:
         raise ValueError(f"{argument}: expected at least one algebra, got none")
     for position, algebra in enumerate(parts):

@@ -16,7 +16,7 @@ TypeError: c: expected an exact number (int, fractions.Fraction, sympy expressio
 from __future__ import annotations
 
 import numbers
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -76,7 +76,7 @@ ASSUMPTIONS = frozenset({
     "nonzero", "odd", "positive", "prime", "rational", "real", "transcendental", "zero"})
 
 
-def check_assumptions(assumptions: dict[str, object]) -> dict[str, bool]:
+def check_assumptions(assumptions: Mapping[str, object]) -> dict[str, bool]:
     """`assumptions` for ``sympy.Symbol``: names from `ASSUMPTIONS`, each True or False (sympy would take
     ``real='maybe'`` as True and store an unknown name without a word).
 

@@ -57,8 +57,8 @@ def check_out(path: str | os.PathLike[str], quick: bool = False) -> pathlib.Path
         raise TypeError(f"out: expected a file path, got {type(path).__name__} ({error})") from None
     except (ValueError, OSError) as error:              # a null byte, a name the system refuses
         raise ValueError(f"out: expected a usable file path, got {str(path)!r:.80} ({error})") from None
-    for test, kind in _NOT_REGULAR if mode is not None else ():
-        if test(mode):
+    for test, kind in _NOT_REGULAR:
+        if mode is not None and test(mode):
             raise ValueError(f"out: expected a file path, got {kind} {str(path)!r} (only a regular file or a new "
                              f"path is written)")
     if not parent:
