@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
-from .algebra import Algebra, Table
+from .algebra import Algebra, Table, check_algebras
 from .scalars import Exact, Floats, common
 
 
@@ -26,7 +26,7 @@ class DirectSum(Algebra):
 
     def __init__(self, summands: Iterable[Algebra], name: str | None = None,
                  scalars: Exact | Floats | None = None) -> None:
-        self.summands = tuple(summands)
+        self.summands = check_algebras(summands, plain=True)
         self.offsets = tuple(itertools.accumulate((s.dim for s in self.summands), initial=0))
         scalars = common(s.scalars for s in self.summands) if scalars is None else scalars
         table: Table = {}
@@ -43,12 +43,4 @@ class DirectSum(Algebra):
 
 def direct_sum(*algebras: Algebra, name: str | None = None) -> DirectSum:
     """A (+) B (+) ... of plain algebras (tensor products must be flattened by the caller)."""
-    if not algebras:
-        raise ValueError("algebras: expected at least one algebra, got none")
-    for position, algebra in enumerate(algebras):
-        if not isinstance(algebra, Algebra):
-            raise TypeError(f"algebras[{position}]: expected an Algebra, got {type(algebra).__name__}")
-        if len(algebra.shape) != 1:
-            raise ValueError(f"algebras[{position}]: expected a plain algebra (one axis), got {algebra.name} "
-                             f"with shape {algebra.shape}")
     return DirectSum(algebras, name=name)

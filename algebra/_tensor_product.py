@@ -21,7 +21,7 @@ import numpy as np
 import sympy
 
 from . import identities
-from .algebra import Algebra
+from .algebra import Algebra, check_algebras
 from .element import Element, check_element_size
 from .exact import Entry
 from .limits import check_size
@@ -57,7 +57,7 @@ class TensorProduct(StructuredAlgebra):
 
     def __init__(self, factors: Iterable[Algebra], name: str | None = None,
                  scalars: Exact | Floats | None = None) -> None:
-        self._factors = tuple(factors)
+        self._factors = check_algebras(factors, plain=True)
         self._scalars = common(f.scalars for f in self._factors) if scalars is None else scalars
         super().__init__(math.prod(f.dim for f in self._factors),
                          " ⊗ ".join(f.name for f in self._factors) if name is None else name)
@@ -208,12 +208,8 @@ def tensor_product(*algebras: Algebra, name: str | None = None) -> Algebra:
     >>> tensor_product(translation(4), translation(5)).shape   # a 2-D lattice
     (4, 5)
     """
-    if not algebras:
-        raise ValueError("algebras: expected at least one algebra, got none")
     factors: list[Algebra] = []
-    for position, algebra in enumerate(algebras):
-        if not isinstance(algebra, Algebra):
-            raise TypeError(f"algebras[{position}]: expected an Algebra, got {type(algebra).__name__}")
+    for algebra in check_algebras(algebras, plain=False):
         factors.extend(algebra.factors)
     if len(factors) == 1:
         return factors[0]

@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from . import identities, limits, numeric_laws
 from .element import Element, check_element_size
-from .exact import Entry, check_dtype, object_array
+from .exact import Entry, check_assumptions, check_dtype, object_array
 from .labels import BasisLike, Key, Label
 from .limits import check_size
 from .scalars import EXACT, Exact, Floats, common
@@ -89,6 +89,24 @@ def check_tolerance(value: object, argument: str) -> float:
     if isinstance(value, (bool, np.bool_)) or number is None or not 0 <= number <= _LARGEST_FLOAT:
         raise ValueError(f"{argument}: expected a finite number >= 0, got {value!r:.60}")
     return float(number)
+
+
+def check_algebras(values: object, plain: bool, argument: str = "algebras") -> tuple[Algebra, ...]:
+    """`values` (an iterable) as a non-empty tuple of Algebras, plain ones (one axis) with `plain`; else a
+    TypeError or ValueError naming ``algebras[i]``."""
+    if isinstance(values, (str, bytes, Algebra)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{argument}: expected a list of Algebras, got {type(values).__name__} {values!r:.60}")
+    parts = tuple(values)
+    if not parts:
+        raise ValueError(f"{argument}: expected at least one algebra, got none")
+    for position, algebra in enumerate(parts):
+        if not isinstance(algebra, Algebra):
+            raise TypeError(f"{argument}[{position}]: expected an Algebra, got {type(algebra).__name__} "
+                            f"{algebra!r:.60}")
+        if plain and len(algebra.shape) != 1:
+            raise ValueError(f"{argument}[{position}]: expected a plain algebra (one axis), got {algebra.name} "
+                             f"with shape {algebra.shape}")
+    return parts
 
 
 def check_count(value: object, argument: str, minimum: int = 1) -> int:
@@ -216,8 +234,8 @@ class Algebra:
         basis = check_basis(basis, d)
         table: Table = {}
         for (i, j, k), value in np.ndenumerate(array):
-            if isinstance(value, (int, np.integer)) and value == 0:
-                continue
+            if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value == 0:
+                continue                              # a bool is refused by name in _add_entry, False too
             _add_entry(table, scalars, i, j, k, value, f"lam[{i}, {j}, {k}]")
         return cls(table, basis, name, scalars)
 
@@ -424,17 +442,24 @@ class Algebra:
         entries = self.entries()
         lam = np.zeros((self.dim,) * 3, dtype=dtype)
         for i, j, k, c in entries:
-            lam[i, j, k] = c if dtype == object else complex(c) if dtype.kind == "c" else float(c)
+            lam[i, j, k] = c if dtype == object else self._number(c, f"lam[{i}, {j}, {k}]", dtype)
         return lam
+
+    def _number(self, value: Any, where: str, dtype: np.dtype) -> float | complex:
+        """A constant as a number of `dtype`'s kind, or a TypeError naming it where it holds symbols."""
+        if isinstance(value, sympy.Basic) and value.free_symbols:
+            raise TypeError(f"dtype: {where} = {value} of {self.name} is symbolic, so it has no {dtype} value; use "
+                            f"dtype=object, or substitute values for {', '.join(sorted(map(str, value.free_symbols)))}"
+                            f" first")
+        return complex(value) if dtype.kind == "c" else float(value)
 
     def sparse_structure_constants(self, dtype: DTypeLike = float) -> tuple[np.ndarray, np.ndarray]:
         """``(indices, values)``: an (nnz, 3) int array of (i, j, k) and the matching values."""
         dtype = check_dtype(dtype, allow_object=True)
         entries = self.entries()
         indices = np.array([e[:3] for e in entries], dtype=np.int64).reshape(-1, 3)
-        values = [c for *_, c in entries]
-        convert = complex if dtype.kind == "c" else float
-        return indices, np.array(values if dtype == object else [convert(c) for c in values], dtype=dtype)
+        values = [c if dtype == object else self._number(c, f"lam[{i}, {j}, {k}]", dtype) for i, j, k, c in entries]
+        return indices, np.array(values, dtype=dtype)
 
     # ------------------------------------------------------------------ elements
     def element(self, coefficients: ArrayLike) -> Element:
@@ -465,7 +490,7 @@ class Algebra:
             raise TypeError(f"symbols: {self.name} is numeric (its elements hold floats); symbolic elements need "
                             f"an exact algebra, such as .exact()")
         check_element_size(self, "symbols")
-        assumptions.setdefault("real", True)
+        assumptions = {"real": True, **check_assumptions(assumptions)}
         return Element(self, [sympy.Symbol(f"{name}_{suffix}", **assumptions) for suffix in self._symbol_suffixes()])
 
     def _symbol_suffixes(self) -> list[str]:

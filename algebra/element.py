@@ -13,6 +13,8 @@ algebra, where ``==`` holds within the algebra's tolerance.
 """
 from __future__ import annotations
 
+import math
+
 import numbers
 import re
 from collections.abc import Iterator
@@ -150,15 +152,27 @@ class Element:
                             f"{type(other).__name__} {other!r:.60}")
         return operand
 
+    def _result(self, values: list[Any], operation: str, other: object) -> Element:
+        """The element with coefficients `values`, computed by `operation` from self and `other`: in a numeric
+        algebra, a coefficient that overflowed float64 is refused naming the operation and its operands (not the
+        coefficients the caller never passed)."""
+        if self.algebra.tol is not None:
+            for label, value in zip(self.algebra.basis, values):
+                if not math.isfinite(value):
+                    operand = "y" if isinstance(other, Element) else "scalar"
+                    raise ValueError(f"{operation}: x {operation} {operand} overflows float64 (largest 1.8e308): its "
+                                     f"coefficient of {_label_text(label)} is {value}; scale x or {operand} down")
+        return Element(self.algebra, values)
+
     def __add__(self, other: Element | ExactLike) -> Element:
         operand = self._operand(other, "+")
-        return Element(self.algebra, [a + b for a, b in zip(self.flat, operand.flat)])
+        return self._result([a + b for a, b in zip(self.flat, operand.flat)], "+", other)
 
     __radd__ = __add__
 
     def __sub__(self, other: Element | ExactLike) -> Element:
         operand = self._operand(other, "-")
-        return Element(self.algebra, [a - b for a, b in zip(self.flat, operand.flat)])
+        return self._result([a - b for a, b in zip(self.flat, operand.flat)], "-", other)
 
     def __rsub__(self, other: ExactLike) -> Element:
         operand = self._operand(other, "-")
@@ -171,13 +185,14 @@ class Element:
         if isinstance(other, Element):
             other = self._same_algebra(other, "*")
             scalars = self.algebra.scalars
-            return Element(self.algebra, [scalars.normal(c) for c in self.algebra._multiply(self.flat, other.flat)])
+            return self._result([scalars.normal(c) for c in self.algebra._multiply(self.flat, other.flat)], "*",
+                                other)
         scalar = self.algebra.scalars.convert(other, "scalar")
-        return Element(self.algebra, [scalar * a for a in self.flat])
+        return self._result([scalar * a for a in self.flat], "*", other)
 
     def __rmul__(self, other: ExactLike) -> Element:
         scalar = self.algebra.scalars.convert(other, "scalar")
-        return Element(self.algebra, [scalar * a for a in self.flat])
+        return self._result([scalar * a for a in self.flat], "*", other)
 
     def __truediv__(self, other: Element | ExactLike) -> Element:
         if isinstance(other, Element):
@@ -185,7 +200,7 @@ class Element:
         scalar = self.algebra.scalars.convert(other, "divisor")
         if not self.algebra.scalars.nonzero(scalar):
             raise ZeroDivisionError("divisor: cannot divide an element by zero")
-        return Element(self.algebra, [a / scalar for a in self.flat])
+        return self._result([a / scalar for a in self.flat], "/", other)
 
     def __rtruediv__(self, other: ExactLike) -> Element:
         return self.algebra.scalars.convert(other, "dividend") * self.inverse()
@@ -202,6 +217,9 @@ class Element:
         unit = self.algebra.unit()
         if unit is None:
             raise ValueError(f"x: {self.algebra.name} has no unit, so no element has an inverse")
+        if self.algebra.tol is not None and self == 0:         # one rule: what equals 0 has no inverse
+            raise ValueError(f"x: {self!r} is 0 within the tolerance {self.algebra.tol:g} of {self.algebra.name} "
+                             f"(every coefficient at most tol), so it has no inverse")
         left = self.algebra.left_regular(self)
         rows = [{j: left[i, j] for j in range(self.algebra.dim)} for i in range(self.algebra.dim)]
         solution = self.algebra.scalars.solve(rows, unit.flat, self.algebra.dim)
@@ -209,7 +227,7 @@ class Element:
             raise ValueError(f"x: {self!r} is not invertible in {self.algebra.name} (x y = 1 has no solution: "
                              f"x is a zero divisor)")
         inverse = Element(self.algebra, solution)
-        if inverse * self != unit:
+        if not _within_rule(inverse * self, unit, inverse, self):
             raise ValueError(f"x: {self!r} has a right inverse in {self.algebra.name} but no two-sided one")
         return inverse
 
@@ -306,3 +324,14 @@ def _label_latex(label: str) -> str:
             r"([^^_]*)(?:\^([^_]*))?(?:_(.*))?", text).groups()
         return f"\\mathrm{{{base}}}" + (f"^{{{sup}}}" if sup else "") + (f"_{{{sub}}}" if sub else "")
     return " \\otimes ".join(part(p) for p in label.split("⊗"))
+
+
+def _within_rule(product: Element, expected: Element, x: Element, y: Element) -> bool:
+    """``product == expected`` for the product x y: exactly, or for a numeric algebra within the rule of
+    `algebra.scalars`: each constant moved by at most tol moves each coefficient of x y by at most
+    tol * sum|x_i| * sum|y_j| (and `expected` itself may be off by tol)."""
+    tol = product.algebra.tol
+    if tol is None:
+        return product == expected
+    allowed = tol * (1 + sum(abs(float(v)) for v in x.flat) * sum(abs(float(v)) for v in y.flat))
+    return all(abs(float(a) - float(b)) <= allowed for a, b in zip(product.flat, expected.flat))

@@ -16,7 +16,7 @@ TypeError: c: expected an exact number (int, fractions.Fraction, sympy expressio
 from __future__ import annotations
 
 import numbers
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -66,6 +66,34 @@ def to_exact(value: object, argument: str) -> sympy.Expr:
     raise TypeError(
         f"{argument}: expected an exact number (int, fractions.Fraction, sympy expression), "
         f"got {type(value).__name__} {value!r}")
+
+
+#: The sympy assumptions `Algebra.symbols` passes on (all of sympy's but ``commutative``: coefficients commute).
+ASSUMPTIONS = frozenset({
+    "algebraic", "antihermitian", "complex", "composite", "even", "extended_negative", "extended_nonnegative",
+    "extended_nonpositive", "extended_nonzero", "extended_positive", "extended_real", "finite", "hermitian",
+    "imaginary", "infinite", "integer", "irrational", "negative", "noninteger", "nonnegative", "nonpositive",
+    "nonzero", "odd", "positive", "prime", "rational", "real", "transcendental", "zero"})
+
+
+def check_assumptions(assumptions: Mapping[str, object]) -> dict[str, bool]:
+    """`assumptions` for ``sympy.Symbol``: names from `ASSUMPTIONS`, each True or False (sympy would take
+    ``real='maybe'`` as True and store an unknown name without a word).
+
+    >>> check_assumptions({"positive": True})
+    {'positive': True}
+    >>> check_assumptions({"real": "maybe"})
+    Traceback (most recent call last):
+    ...
+    TypeError: real: expected True or False, got str 'maybe'
+    """
+    for name, value in assumptions.items():
+        if name not in ASSUMPTIONS:
+            raise ValueError(f"{name}: expected a sympy assumption ({', '.join(sorted(ASSUMPTIONS))}), got the "
+                             f"unknown name {name!r}")
+        if not isinstance(value, bool):
+            raise TypeError(f"{name}: expected True or False, got {type(value).__name__} {value!r}"[:200])
+    return dict(assumptions)  # type: ignore[arg-type]  # every value is a bool, checked above
 
 
 def check_dtype(dtype: DTypeLike, allow_object: bool = False) -> np.dtype:

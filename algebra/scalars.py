@@ -5,9 +5,19 @@ the linear systems behind the queries (unit, inverse, centre, ideals, radical, K
 each query is written once for both kinds of algebra:
 
 * `EXACT`: sympy numbers.  Every answer is exact (`algebra.linear`).
-* ``Floats(tol)``: Python floats.  A value is zero when ``|value| <= tol``, and the rank of a linear system counts
-  its singular values above ``tol``.  The tolerance is absolute: for constants far from order 1, scale it with
-  them.
+* ``Floats(tol)``: Python floats, under one rule for every query of a numeric algebra: **each structure constant
+  is known to within tol, and a quantity derived from the constants counts as zero when it is within the most
+  that changing each constant by at most tol could move it** (plus float rounding).  So:
+
+  - an element coefficient is zero when ``|value| <= tol`` (``x == 0``), and what equals 0 has no inverse;
+  - a law (`numeric_laws`) holds when each coefficient of its defect is within its entrywise bound, computed on
+    the constants divided by the largest of them (homogeneous laws: no overflow at 1e200);
+  - a linear system (unit, inverse, centre, derivations, ideals) is divided by its largest coefficient, and a
+    direction is null when its singular value is at most ``TERMS * tol * sqrt(nonzero coefficients)`` on that
+    scale (each coefficient sums at most `TERMS` constants; Weyl: no singular value moves further), or within
+    the rounding of the largest; a solution is accepted when its residual is within the same bound.
+
+  An algebra within tol of an exact one (``A.exact() == H``) therefore answers every query as that one does.
 
 >>> Floats(1e-9).is_zero(1e-12), EXACT.is_zero(sympy.Rational(1, 10**12))
 (True, False)
@@ -143,53 +153,85 @@ class Floats:
         """The number of singular values above `tol`."""
         return int(np.sum(np.linalg.svd(np.asarray(matrix, dtype=float), compute_uv=False) > self.tol))
 
-    def _triangle(self, rows: Sequence[Row], ncols: int) -> np.ndarray:
-        """R with R^T R = M^T M for the matrix M of `rows` (so the same singular values and vectors, and the same
-        least-squares solutions), reduced block by block: it holds ncols^2 floats however many equations there
-        are."""
+    def _triangle(self, rows: Sequence[Row], ncols: int, columns: int | None = None) -> tuple[np.ndarray, float]:
+        """``(R, cutoff)``: R with R^T R = M^T M for the matrix M of `rows` divided by its largest entry among the
+        first `columns` (so the same singular values and vectors over that scale, and the same least-squares
+        solutions), reduced block by block: it holds ncols^2 floats however many equations there are.  `cutoff`
+        is the rule's singular value below which a direction counts as null, on that scale (`threshold`)."""
         check_size(ncols * ncols, "a numeric query", f"entries in the reduced matrix of a float system in {ncols} "
                    f"unknowns", "ask on a smaller algebra")
+        columns = ncols if columns is None else columns
+        scale = max((abs(float(v)) for row in rows for c, v in row.items() if c < columns), default=0.0) or 1.0
+        count = sum(1 for row in rows for c in row if c < columns)
         triangle = np.zeros((0, ncols))
         block = max(1, BLOCK_ENTRIES // max(1, ncols))
         for start in range(0, len(rows), block):
             dense = np.zeros((min(block, len(rows) - start), ncols))
             for r, row in enumerate(rows[start:start + block]):
                 for c, value in row.items():
-                    dense[r, c] += float(value)
+                    dense[r, c] += float(value) / scale
             triangle = np.linalg.qr(np.vstack([triangle, dense]), mode="r")  # type: ignore[assignment]  # R alone
-        return triangle
+        return triangle, self.threshold(count, scale)
+
+    def threshold(self, count: int, scale: float) -> float:
+        """The singular value up to which a system of `count` nonzero coefficients, divided by `scale`, has a null
+        direction within the rule: changing each constant by at most tol moves each coefficient (a sum of at most
+        `TERMS` constants) by at most TERMS * tol, so the matrix by at most TERMS * tol * sqrt(count) in norm
+        (Weyl: no singular value moves more)."""
+        return TERMS * self.tol * float(np.sqrt(max(count, 1))) / scale
 
     def _decompose(self, rows: Sequence[Row], ncols: int) -> tuple[int, np.ndarray]:
         """``(rank, V)``: the right singular vectors of the system, rows of V, those of the row space first."""
-        triangle = self._triangle(rows, ncols)
+        triangle, cutoff = self._triangle(rows, ncols)
         if not triangle.size:
             return 0, np.eye(ncols)
         _, singular, vectors = np.linalg.svd(triangle, full_matrices=True)
-        return int(np.sum(singular > self.tol)), vectors
+        return _rank(singular, cutoff, triangle.shape), vectors
 
     def nullspace(self, rows: Sequence[Row], ncols: int) -> list[dict[int, float]]:
-        """An orthonormal basis of the solutions: the singular vectors of singular value at most `tol`."""
+        """An orthonormal basis of the solutions: the singular vectors of singular value within the rule."""
         rank, vectors = self._decompose(rows, ncols)
         return [_sparse(v) for v in vectors[rank:]]
 
     def row_space(self, rows: Sequence[Row], ncols: int) -> list[dict[int, float]]:
-        """An orthonormal basis of the span of `rows`: the singular vectors of singular value above `tol`."""
+        """An orthonormal basis of the span of `rows`: the singular vectors of singular value beyond the rule."""
         rank, vectors = self._decompose(rows, ncols)
         return [_sparse(v) for v in vectors[:rank]]
 
     def solve(self, rows: Sequence[Row], rhs: Sequence[float], ncols: int) -> list[float] | None:
-        """The least-squares solution of least norm, or None when its residual (2-norm) exceeds `tol`: solved on
-        the reduced triangle of the system with the right-hand side as one more column."""
+        """The least-squares solution of least norm over the directions the rule does not count as null, or None
+        when its residual exceeds what the rule allows (the cutoff times the solution's norm, plus rounding):
+        solved on the reduced triangle of the system with the right-hand side as one more column."""
         augmented = [{**row, ncols: b} for row, b in zip(rows, rhs)]
-        triangle = self._triangle(augmented, ncols + 1)
+        triangle, cutoff = self._triangle(augmented, ncols + 1, columns=ncols)
         matrix, target = triangle[:, :ncols], triangle[:, ncols]
-        solution = np.linalg.lstsq(matrix, target, rcond=None)[0] if ncols else np.zeros(0)
-        if triangle.size and np.linalg.norm(matrix @ solution - target) > self.tol:
+        if not ncols:
+            return [] if not triangle.size or np.linalg.norm(target) <= cutoff else None
+        u, singular, vt = np.linalg.svd(matrix, full_matrices=False)
+        rank = _rank(singular, cutoff, matrix.shape)
+        solution = vt[:rank].T @ ((u[:, :rank].T @ target) / singular[:rank])
+        size = float(np.linalg.norm(solution))
+        allowed = cutoff * size + ROUNDING * max(matrix.shape, default=1) * (
+            (singular[0] if singular.size else 0.0) * size + float(np.linalg.norm(target)))
+        if triangle.size and np.linalg.norm(matrix @ solution - target) > allowed:
             return None
-        return [float(u) for u in solution]
+        return [float(v) for v in solution]
 
     def __repr__(self) -> str:
         return f"floats(tol={self.tol:g})"
+
+
+#: The most constants one coefficient of a query's linear system sums (the derivation equations: three).
+TERMS = 3
+#: Float rounding, per unknown, relative to the largest singular value.
+ROUNDING = 4 * float(np.finfo(float).eps)
+
+
+def _rank(singular: np.ndarray, cutoff: float, shape: tuple[int, ...]) -> int:
+    """The singular values beyond the rule's cutoff and beyond the rounding of the largest."""
+    if not singular.size:
+        return 0
+    return int(np.sum(singular > max(cutoff, ROUNDING * max(shape) * float(singular[0]))))
 
 
 def common(scalars: Iterable[Exact | Floats]) -> Exact | Floats:

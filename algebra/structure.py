@@ -88,9 +88,16 @@ def _sparse_product(table: dict[tuple[int, int], dict[int, sympy.Expr]], side: i
     return {k: c for k, c in result.items() if c != 0}
 
 
+def _is(A: Algebra, query: str, kind: str) -> bool:
+    """Whether A is associative or Lie (`kind`), for `query`: a check too large to start names the query too."""
+    try:
+        return A.is_associative() if kind == "associative" else A.is_lie()
+    except ValueError as error:
+        raise ValueError(f"{query}: needs to know whether {A.name} is {kind}, and {error}") from None
+
+
 def _require(A: Algebra, query: str, kind: str) -> None:
-    holds = A.is_associative() if kind == "associative" else A.is_lie()
-    if not holds:
+    if not _is(A, query, kind):
         raise ValueError(f"{query}: applies to {kind} algebras; {A.name} is not {kind}")
 
 
@@ -135,7 +142,7 @@ def killing_form(A: Algebra) -> sympy.Matrix | np.ndarray:
 def is_semisimple(A: Algebra) -> bool:
     """Associative: the radical is zero.  Lie: the Killing form is nondegenerate (Cartan's criterion).  Other
     algebras: a ValueError (semisimplicity is asked of one of the two)."""
-    if A.is_associative():
+    if _is(A, "is_semisimple", "associative"):
         return not radical(A)
     if A.is_lie():
         return A.dim > 0 and A.scalars.rank(killing_form(A)) == A.dim

@@ -2,8 +2,8 @@
 and ``experiment NAME``; ``product-interactions COMMAND --help`` shows each one's options and examples.
 
 Exit codes: 0 success; 1 the tour's checks failed, or the results could not be written; 2 a usage error (a bad
-argument, named in the message, or a missing extra, with the command that installs it).  Each command's help
-lists the codes it can return.
+argument, named in the message, or a missing extra, with the command that installs it); 130 interrupted (Ctrl-C),
+with a one-line message and no file half-written.  Each command's help lists the codes it can return.
 """
 from __future__ import annotations
 
@@ -38,13 +38,16 @@ DESCRIPTION = """Product Interactions: define algebras, derive architectures as 
 train them.  Each command's --help shows its options and examples."""
 
 USAGE = "a usage error: a bad argument, named in the message, or a missing extra, with its install command"
+INTERRUPTED = 130
+STOPPED = "interrupted (Ctrl-C): stopped, no file half-written"
 
 #: The exit codes each command can return, and what they mean; None: the whole program's.
 EXIT_CODES: dict[str | None, dict[int, str]] = {
-    None: {0: "success", 1: "the tour's checks failed, or the experiment's results could not be written", 2: USAGE},
-    "tour": {0: "success", 1: "the tour's checks failed", 2: USAGE},
-    "derive": {0: "success", 2: USAGE},
-    "experiment": {0: "success", 1: "the results could not be written", 2: USAGE},
+    None: {0: "success", 1: "the tour's checks failed, or the experiment's results could not be written", 2: USAGE,
+           INTERRUPTED: STOPPED},
+    "tour": {0: "success", 1: "the tour's checks failed", 2: USAGE, INTERRUPTED: STOPPED},
+    "derive": {0: "success", 2: USAGE, INTERRUPTED: STOPPED},
+    "experiment": {0: "success", 1: "the results could not be written", 2: USAGE, INTERRUPTED: STOPPED},
 }
 
 
@@ -55,6 +58,7 @@ def exit_codes(command: str | None = None) -> str:
     exit codes:
       0  success
       2  a usage error: a bad argument, named in the message, or a missing extra, with its install command
+      130  interrupted (Ctrl-C): stopped, no file half-written
     """
     return "\n".join(["exit codes:", *(f"  {code}  {meaning}" for code, meaning in EXIT_CODES[command].items())])
 
@@ -88,6 +92,16 @@ def size(text: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line on `argv` (default: sys.argv); returns the exit code (`EXIT_CODES`).  Ctrl-C anywhere
+    prints one line and returns 130: results are written atomically, so none is left half-written."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(f"product-interactions: {STOPPED}", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="product-interactions", description=DESCRIPTION, epilog=exit_codes(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -121,7 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     experiment.add_argument("--steps", type=count, help="training steps, replacing the setting's (copy only)")
     experiment.add_argument("--checkpoint", metavar="DIR",
                             help="save each training run in this directory and resume those it holds (copy only)")
-    experiment.add_argument("--out", help="write the result as JSON to this path")
+    experiment.add_argument("--out", help="write the result as JSON to this path (a new path or a regular file, "
+                                          "replaced atomically)")
     arguments = parser.parse_args(argv)
     if arguments.command == "tour":
         return 0 if tour.run(seed=arguments.seed)["passed"] else 1
@@ -154,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments.out is not None:
         try:
             write(result, arguments.out)
-        except OSError as error:
+        except (OSError, ValueError) as error:                # ValueError: --out became unfit during the run
             print(f"could not write {arguments.out}: {error}", file=sys.stderr)
             return 1
         print(f"written to {arguments.out}")

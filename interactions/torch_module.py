@@ -43,6 +43,12 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
 
         @outside_torch_compile
         def forward(self, *inputs: Any, **options: Any) -> Any:
+            expected = next(iter(self._parameters.values())).dtype if self._parameters else None
+            for n, x in enumerate(inputs):
+                if torch.is_tensor(x) and x.is_floating_point() and expected is not None and x.dtype != expected:
+                    argument = "x" if len(inputs) == 1 else f"inputs[{n}]"
+                    raise TypeError(f"{argument}: expected {expected}, the dtype of the module's parameters (convert "
+                                    f"the input, or the module with .to({x.dtype})), got {x.dtype}")
             return self.model.apply(dict(self._parameters), *inputs, **options)
 
         def extra_repr(self) -> str:

@@ -30,6 +30,7 @@ True
 from __future__ import annotations
 
 import os
+import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -144,10 +145,13 @@ def write(kind: str, name: str, data: bytes) -> bool:
     with _checked_folder(kind, make=True) as place:
         if place is None:
             return False
-        temporary = f".write-{os.getpid()}-{name}"
+        temporary = f".write-{secrets.token_hex(8)}-{name}"      # one per call: threads share the pid
         try:
             descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
                                  dir_fd=place)
+        except OSError:
+            return False                                     # never remove a file this call did not make
+        try:
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(data)
             os.chmod(temporary, 0o644, dir_fd=place)          # whatever the umask: no one else may write it

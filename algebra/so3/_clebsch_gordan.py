@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import random
 import warnings
 from collections.abc import Iterator
 from fractions import Fraction
@@ -61,6 +62,9 @@ from .wigner import wigner_D
 
 #: The most (m1, m2) pairs of one path computed exactly (each needs sympy's wigner_3j; 2^14 take seconds).
 MAX_PATH_PAIRS = 2**14
+
+#: Entries of each path that `verify_table` recomputes exactly (about a tenth of computing the table afresh).
+CHECKED_ENTRIES = 3
 
 
 # ---------------------------------------------------------------------- complex coefficients, from sympy
@@ -215,17 +219,21 @@ def paths(lmax: int) -> tuple[tuple[int, int, int], ...]:
 
 
 def verify_table(lmax: int, table: PathTable) -> None:
-    """Raise ValueError naming the path unless `table` (read from the disk cache) passes cheap identities.
+    """Raise ValueError naming the path unless `table` (read from the disk cache) is the exact one.
 
     Checked: the paths are exactly `paths(lmax)`; every entry has |m1| <= l1, |m2| <= l2, |m| <= l and obeys the
     real selection rule; the swap symmetry C_{l2 l1}[m2, m1, m] = (-1)^(l1 + l2 - l) C_{l1 l2}[m1, m2, m] holds
-    exactly; each path's columns are orthonormal and the path is equivariant under a fixed generic rotation (in
-    float64, to 1e-9); the paths with l1 + l2 <= 2 equal a fresh exact computation.  A whole path negated
-    consistently passes them all (it is still an equivariant, orthonormal path); the checksum beside the data
-    guards against that.
+    exactly; each path's columns are orthonormal and the path is equivariant under two fixed generic rotations
+    (in float64, to 1e-9), which generate a dense subgroup of SO(3).  The equivariant maps of a path form one line
+    (l appears once in l1 x l2), so these leave a path to be +-C; `CHECKED_ENTRIES` of its entries (the first,
+    the last and one drawn at random) recomputed exactly fix its sign and their values, and the paths with
+    l1 + l2 <= 2 are compared whole.  A checksum recomputed after an edit forges none of this: a whole path
+    negated with its mirror is caught by its exact entries.  What it leaves open is a change below 1e-9 to an
+    entry not recomputed, by someone who can write the user's own cache (the trust rule of `cache`).
     """
     expected = paths(lmax)
-    D = {l: wigner_D(l, rotation_from_euler(0.3, 1.1, 2.0)) for l in range(lmax + 1)}
+    rotations = [{l: wigner_D(l, rotation_from_euler(*angles)) for l in range(lmax + 1)}
+                 for angles in ((0.3, 1.1, 2.0), (1.7, 0.4, -0.9))]
     if set(table) != set(expected):
         raise ValueError(f"paths: expected the {len(expected)} paths up to lmax = {lmax}, got {len(table)} "
                          f"different ones")
@@ -246,11 +254,28 @@ def verify_table(lmax: int, table: PathTable) -> None:
         if not np.allclose(columns.T @ columns, np.eye(2 * l + 1), rtol=0, atol=1e-9):
             raise ValueError(f"{where}: the columns are not orthonormal")
         block = columns.reshape(2 * l1 + 1, 2 * l2 + 1, 2 * l + 1)
-        if not np.allclose(np.einsum("abk,ai,bj->ijk", block, D[l1], D[l2]), np.einsum("kq,ijq->ijk", D[l], block),
-                           rtol=0, atol=1e-9):
-            raise ValueError(f"{where}: not equivariant: C(D x, D y) != D C(x, y) for a rotation D")
-        if l1 + l2 <= 2 and entries != _real_path(l1, l2, l):
-            raise ValueError(f"{where}: differs from the exact coefficients")
+        for D in rotations:
+            if not np.allclose(np.einsum("abk,ai,bj->ijk", block, D[l1], D[l2]),
+                               np.einsum("kq,ijq->ijk", D[l], block), rtol=0, atol=1e-9):
+                raise ValueError(f"{where}: not equivariant: C(D x, D y) != D C(x, y) for a rotation D")
+        if l1 + l2 <= 2:
+            if entries != _real_path(l1, l2, l):
+                raise ValueError(f"{where}: differs from the exact coefficients")
+            continue
+        for (m1, m2, m), value in _sampled(entries):
+            exact = _real_entry(l1, m1, l2, m2, l, m)
+            if value != exact:
+                raise ValueError(f"{where}: the entry (m1, m2, m) = ({m1}, {m2}, {m}) is {value.to_sympy()}, the "
+                                 f"exact coefficient is {exact.to_sympy()}")
+
+
+def _sampled(entries: PathEntries) -> list[tuple[tuple[int, int, int], Surd]]:
+    """The first and the last of `entries` and others drawn at random, `CHECKED_ENTRIES` in all (fewer where the
+    path has fewer); drawn afresh on every load, so no edit can count on being left unchecked."""
+    if len(entries) <= CHECKED_ENTRIES:
+        return list(entries)
+    drawn = random.SystemRandom().sample(range(1, len(entries) - 1), CHECKED_ENTRIES - 2)
+    return [entries[0], *(entries[n] for n in drawn), entries[-1]]
 
 
 def _allowed(m1: int, m2: int, m: int, odd: int) -> bool:

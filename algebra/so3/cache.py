@@ -9,12 +9,17 @@ distinct coefficient once as exact ``[s, "p/q"]`` pairs (`Surd.to_json`), the en
 and the sha256 of the canonical JSON of both beside them.  It is read back with `json`, `int` and a strict
 rational parser only, never evaluated.
 
-**Trust.**  `load_table` returns None for a missing file and raises ValueError, naming the field, for a file
-that is too large, not UTF-8 JSON, nested too deeply, malformed or whose checksum does not match; callers check
-the table's own identities too (`clebsch_gordan.verify_table`), and recompute and rewrite it on any failure.
-Files are written to a temporary file in the same directory and moved into place with `os.replace`, so
-concurrent writers never leave a partial file, and a failed write leaves no temporary file behind; an
-unwritable directory just means no disk cache.
+**Trust.**  Files are read and written only through `product_interactions.cache` (`read`, `write`), under its
+rule: the cache root, the ``so3`` folder and the file are this user's alone and no link, each step opened without
+following links, the file read through the descriptor that was checked.  A file anyone else could have written
+or swapped, a larger file than the table can take, a folder that cannot be searched or a name too long for the
+file system is a miss: `load_table` returns None, as for a missing file, and the caller computes afresh.
+`load_table` raises ValueError, naming the field, for a trusted file that is not UTF-8 JSON, nested too deeply,
+malformed or whose checksum does not match.  The checksum only catches accidents: anyone who can write the file
+can recompute it, so callers check the table's content against the coefficients themselves
+(`clebsch_gordan.verify_table`: identities, and a few entries of every path recomputed exactly, signs
+included), and recompute and rewrite it on any failure.  Writes replace the file atomically, so concurrent
+writers never leave a partial file; an unwritable or untrusted folder just means no disk cache.
 
 >>> import tempfile, os
 >>> from fractions import Fraction
@@ -32,12 +37,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from ...cache import folder
+from ...cache import folder, read, write
 from .surds import PathTable, Surd
 
 FORMAT = "product-interactions/so3-table"
@@ -49,9 +52,8 @@ def cache_dir() -> Path | None:
     return folder("so3")
 
 
-def _file(name: str, lmax: int) -> Path | None:
-    folder = cache_dir()
-    return None if folder is None else folder / f"{name}-lmax{lmax}-v{VERSION}.json"
+def _file(name: str, lmax: int) -> str:
+    return f"{name}-lmax{lmax}-v{VERSION}.json"
 
 
 #: Bytes a file may take per entry of the table it holds (plus a fixed allowance), checked before reading it.
@@ -59,23 +61,18 @@ BYTES_PER_ENTRY = 128
 
 
 def load_table(name: str, lmax: int, max_entries: int, largest_prime: int) -> PathTable | None:
-    """The table stored under (name, lmax), None when there is none (or the cache is off).
+    """The table stored under (name, lmax); None when there is none, the cache is off, or the file is not trusted
+    or holds more bytes than a table of `max_entries` entries takes (see the module docstring).
 
-    Raises ValueError naming the field when the file holds more than `max_entries` entries (or more bytes than
-    such a table takes), is not valid, or fails its checksum; the square roots may hold primes up to
-    `largest_prime` (`Surd.from_json`).
+    Raises ValueError naming the field when the file holds more than `max_entries` entries, is not valid, or
+    fails its checksum; the square roots may hold primes up to `largest_prime` (`Surd.from_json`).
     """
-    path = _file(name, lmax)
-    if path is None or not path.is_file():
+    where = _file(name, lmax)
+    data = read("so3", where, BYTES_PER_ENTRY * max_entries + 2**16)
+    if data is None:
         return None
-    where = path.name
     try:
-        size = path.stat().st_size
-        if size > BYTES_PER_ENTRY * max_entries + 2**16:
-            raise ValueError(f"{where}: {size:,} bytes, more than a table of at most {max_entries:,} entries takes")
-        text = path.read_bytes().decode("utf-8")
-    except OSError as error:
-        raise ValueError(f"{where}: unreadable ({error})") from None
+        text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ValueError(f"{where}: not UTF-8 ({error.reason} at byte {error.start})") from None
     payload = _decode(text, where)
@@ -134,29 +131,15 @@ def _decode(text: str, where: str) -> dict[str, Any]:
 
 
 def store_table(name: str, lmax: int, table: PathTable) -> None:
-    """Write the table atomically; does nothing when the cache is off or the directory is not writable."""
-    path = _file(name, lmax)
-    if path is None:
-        return
+    """Write the table atomically (`product_interactions.cache.write`); does nothing when the cache is off, or its
+    folder is untrusted or not writable."""
     index: dict[Surd, int] = {}
     paths = [[list(key), [[*m, index.setdefault(value, len(index))] for m, value in entries]]
              for key, entries in sorted(table.items())]
     values = [v.to_json() for v in index]
     payload = {"format": FORMAT, "version": VERSION, "lmax": lmax, "sha256": checksum(values, paths),
                "values": values, "paths": paths}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle = tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False, encoding="utf-8")
-    except OSError:
-        return
-    try:
-        with handle:
-            json.dump(payload, handle, separators=(",", ":"))
-        os.replace(handle.name, path)
-    except OSError:
-        pass                                    # an unwritable directory is no disk cache
-    finally:
-        Path(handle.name).unlink(missing_ok=True)   # already moved after success; removed after any failure
+    write("so3", _file(name, lmax), json.dumps(payload, separators=(",", ":")).encode("utf-8"))
 
 
 def _ints(value: object, length: int, where: str) -> tuple[int, ...]:

@@ -95,6 +95,7 @@ class StateSpaceModel(Model):
             raise ValueError(f"method: expected one of {', '.join(self.methods)}, got {method!r}")
         self.geometry_of(x)
         check_signal(x)
+        self.check_precision(x)
         engine, arrays = adopt({"x": x, **check_params(params, self.parameters)})
         x, params = arrays.pop("x"), arrays
         if method == "expression":
@@ -103,6 +104,14 @@ class StateSpaceModel(Model):
 
     def expression_apply(self, engine: Engine, params: Mapping[str, Any], x: Any) -> Any:
         return super().apply(params, x)
+
+    def check_precision(self, x: Any) -> None:
+        """A TypeError naming x for a half-precision input (float16, bfloat16): the scans' exp and products of
+        small numbers underflow there, and torch has neither complex half numbers nor every kernel in them."""
+        name = str(getattr(x, "dtype", "")).split(".")[-1]
+        if name in ("float16", "bfloat16"):
+            raise TypeError(f"x: expected float32 or float64 ({type(self).__name__} scans in them), got {name}; "
+                            f"convert with x.float()")
 
     def fast(self, engine: Engine, params: Mapping[str, Any], x: Any, method: str) -> Any:
         raise NotImplementedError

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ...algebra.algebra import check_count, check_seed
+from ...kernels.arrays import NUMPY, owner
 from ..expression import Expr, Parameter, Signal
 from ..orders import order as self_interaction_order
 
@@ -74,6 +75,14 @@ def check_signal(x: Any, argument: str = "x") -> Any:
     name = str(dtype).split(".")[-1]
     if name.startswith("complex") or isinstance(dtype, np.dtype) and dtype.kind not in "biuf":
         raise TypeError(f"{argument}: expected an array of real numbers, got dtype {name}")
+    engine = owner(x)
+    if engine is not NUMPY:                    # torch and JAX compute in the input's dtype: it must be a float one
+        why = engine.unusable(x)
+        if why is not None:
+            raise TypeError(f"{argument}: expected a dense {engine.name} array with values, got {why}")
+        if "float" not in name:
+            raise TypeError(f"{argument}: expected floating-point values ({engine.name} computes in the input's "
+                            f"dtype; convert with x.float() or x.double(), or x.astype(float)), got {name}")
     shape = tuple(np.shape(x))
     if 0 in shape:
         raise ValueError(f"{argument}: expected positive sizes, got shape {shape}")

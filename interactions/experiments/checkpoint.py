@@ -68,9 +68,10 @@ def load(path: str | os.PathLike[str], optimiser: Adam, config: dict[str, Any]) 
     """Resume `optimiser` from the checkpoint at `path`, saved under the same `config`; returns its named arrays.
     Refuses, naming the checkpoint, a file that is not one or was saved under another configuration."""
     try:
+        _check_sizes(path)
         with np.load(path, allow_pickle=False) as stored:
             content = {name: stored[name] for name in stored.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError, MemoryError) as error:
         raise ValueError(f"checkpoint: {path} is not a readable checkpoint ({error})") from None
     if "config" not in content or "count" not in content:
         raise ValueError(f"checkpoint: {path} is not a checkpoint (no config or count)")
@@ -84,6 +85,22 @@ def load(path: str | os.PathLike[str], optimiser: Adam, config: dict[str, Any]) 
         raise ValueError(f"checkpoint: {path} lacks {missing}") from None
     optimiser.load({"count": int(content["count"]), **state})
     return {name[4:]: value for name, value in content.items() if name.startswith("run_")}
+
+
+def _check_sizes(path: str | os.PathLike[str]) -> None:
+    """A ValueError for a member of the ``.npz`` at `path` whose header claims more bytes than the member holds
+    (read before numpy allocates what the header claims: a forged shape of 2^40 values asked for 8 TiB)."""
+    with zipfile.ZipFile(path) as archive:
+        for member in archive.infolist():
+            with archive.open(member) as stream:
+                version = np.lib.format.read_magic(stream)
+                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+                    np.lib.format.read_array_header_2_0
+                shape, _, dtype = read(stream, max_header_size=10_000)
+                claimed = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                if claimed > member.file_size:
+                    raise ValueError(f"{member.filename}: its header claims shape {shape} of {dtype} "
+                                     f"({claimed:,} bytes), more than the {member.file_size:,} bytes it holds")
 
 
 def _text(config: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ import math
 import os
 import pathlib
 import platform
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -31,21 +32,35 @@ def check_setting(quick: object, seed: object) -> None:
         raise ValueError(f"seed: expected a non-negative int, got {seed}")
 
 
+#: What `check_out` calls a file that is not a regular one, by its ``stat`` type test.
+_NOT_REGULAR = ((stat.S_ISDIR, "the existing directory"), (stat.S_ISLNK, "the symbolic link"),
+                (stat.S_ISCHR, "the character device"), (stat.S_ISBLK, "the block device"),
+                (stat.S_ISFIFO, "the FIFO"), (stat.S_ISSOCK, "the socket"))
+
+
 def check_out(path: str | os.PathLike[str], quick: bool = False) -> pathlib.Path:
-    """`path` as a file `write` can create or replace: its parent an existing directory, itself not a directory,
-    and for a `quick` run not a full run's result (the results in the repository are replaced only by full runs).
+    """`path` as a file `write` can create or replace: a new path or an existing regular file (not a directory, a
+    symbolic link, a device, a FIFO or a socket, which `write` would replace by a file), its parent an existing
+    directory, and for a `quick` run not a full run's result (the results in the repository are replaced only by
+    full runs).  A ValueError names ``out``, what it expected and what it found.
     """
     try:
         path = pathlib.Path(path)
         if "\0" in str(path):
             raise ValueError("a null byte")
-        directory, parent = path.is_dir(), path.parent.is_dir()
+        try:
+            mode: int | None = path.lstat().st_mode         # the entry itself: a link is not followed
+        except (FileNotFoundError, NotADirectoryError):   # a new path (its parent is checked below)
+            mode = None
+        parent = path.parent.is_dir()
     except TypeError as error:
         raise TypeError(f"out: expected a file path, got {type(path).__name__} ({error})") from None
     except (ValueError, OSError) as error:              # a null byte, a name the system refuses
         raise ValueError(f"out: expected a usable file path, got {str(path)!r:.80} ({error})") from None
-    if directory:
-        raise ValueError(f"out: expected a file path, got the existing directory {str(path)!r}")
+    for test, kind in _NOT_REGULAR:
+        if mode is not None and test(mode):
+            raise ValueError(f"out: expected a file path, got {kind} {str(path)!r} (only a regular file or a new "
+                             f"path is written)")
     if not parent:
         problem = "is not a directory" if path.parent.exists() else "does not exist (create it first)"
         raise ValueError(f"out: the parent {str(path.parent)!r} of {str(path)!r} {problem}")

@@ -133,6 +133,11 @@ class Engine:
             raise ValueError(f"device: the {self.name} engine has only the CPU, got {device!r:.60}")
         return np.zeros((), np.dtype(dtype))
 
+    def unusable(self, a: Any) -> str | None:
+        """Why `a`, an array of this library, holds no values a kernel can read (a torch meta or sparse tensor),
+        in words for an error; None for a usable one."""
+        return None
+
     def runs_compiled(self, a: Any) -> bool:
         """True when `compiled_loop` and `compiled_scan` take `a` (on a device the loops reach)."""
         return self.compiled_loop is not None
@@ -292,11 +297,16 @@ class Engine:
         return self.broadcast_to(expanded, tuple(shape)) * 1
 
     def scatter(self, a: Any, axis: int, support: Sequence[int], size: int) -> Any:
-        """a's `axis` placed at positions `support` of a new axis of `size`, zeros elsewhere."""
-        placement = np.zeros((len(support), size))
-        placement[np.arange(len(support)), list(support)] = 1
-        moved = self.moveaxis(a, axis, -1)
-        return self.moveaxis(self.matmul(moved, self.constant(placement, a)), -1, axis)
+        """a's `axis` placed at positions `support` of a new axis of `size`, zeros elsewhere: taken from a with one
+        zero slice appended, never multiplied by a 0/1 placement matrix (0 * NaN is NaN: a NaN at one position
+        would have reached every position, breaking causality on torch and JAX)."""
+        axis %= a.ndim
+        shape = list(a.shape)
+        shape[axis] = 1
+        padded = self.concatenate([a, self.zeros(tuple(shape), a)], axis=axis)
+        source = np.full(size, len(support))
+        source[list(support)] = np.arange(len(support))
+        return self.take(padded, source, axis)
 
     def gather(self, a: Any, axis: int, index: np.ndarray, weight: np.ndarray, valid: np.ndarray) -> Any:
         """a[..., index[r, m], ...] along `axis` (a new pair of axes r, m there), times `weight`, 0 where not

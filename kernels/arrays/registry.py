@@ -62,6 +62,9 @@ def engine_of(arrays: dict[str, Any]) -> Engine:
         elif place is not None and engine.device(array) != place:
             raise ValueError(f"{first}, {argument}: expected arrays on one device, got {place} ({first}) and "
                              f"{engine.device(array)} ({argument})")
+        why = engine.unusable(array)
+        if why is not None:
+            raise TypeError(f"{argument}: expected a dense {engine.name} array with values, got {why}")
     return found
 
 

@@ -289,6 +289,13 @@ class TorchEngine(Engine):
             self.xp.cuda.synchronize(a.device)
         return a
 
+    def unusable(self, a: Any) -> str | None:
+        if a.device.type == "meta":
+            return "a meta tensor, which has a shape but no values to compute with"
+        if a.layout != self.xp.strided:
+            return f"a tensor of layout {a.layout} (convert it with .to_dense())"
+        return None
+
     def runs_compiled(self, a: Any) -> bool:
         return bool(a.device.type == "cpu" and a.dtype in (self.xp.float32, self.xp.float64))
 

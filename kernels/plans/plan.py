@@ -506,7 +506,14 @@ def _is_array(value: object) -> bool:
 
 def _real(value: Any, argument: str) -> Any:
     """`value` as a real floating-point array (lists are converted; other arrays kept as they are)."""
-    array = value if _is_array(value) else np.asarray(value, dtype=float)
+    if _is_array(value):
+        array = value
+    else:
+        try:
+            array = np.asarray(value, dtype=float)
+        except (TypeError, ValueError) as error:          # text, a ragged list, objects that are no numbers
+            raise TypeError(f"{argument}: expected real numbers (an array or a nested list of them), got "
+                            f"{type(value).__name__} {value!r:.60} ({error})") from None
     kind = owner(array).dtype(array).kind
     if kind != "f":
         raise TypeError(f"{argument}: expected a real floating-point array, got dtype {array.dtype}")

@@ -144,7 +144,8 @@ class Kernel:
         """z = x * y, as `__call__` where torch.compile does not trace it."""
         engine = owner(x)
         if owner(y) is engine and (engine is not NUMPY or type(x) is np.ndarray and type(y) is np.ndarray):
-            key = (x.shape, y.shape, x.dtype, y.dtype, engine.device(x), engine.device(y), memory.limit())
+            key = (x.shape, y.shape, x.dtype, y.dtype, engine.device(x), engine.device(y), memory.limit(),
+                   getattr(x, "layout", None), getattr(y, "layout", None))      # a sparse tensor: checked anew
             call = self._calls.get(key)           # operands of one library: checked once per signature
             if call is None:
                 call = self._signature_call(engine, x, y)

@@ -12,6 +12,7 @@ array([0.5  , 0.75 , 0.875])
 from __future__ import annotations
 
 import os
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -181,7 +182,25 @@ def selective_scan(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any = None, z:
     engine = engine_of({"u": u, "delta": delta, "A": A, "B": B, "C": C, "D": D, "z": z})
     swap = lambda v: None if v is None else engine.swapaxes(v, 0, 1)  # noqa: E731
     # each map gives two arrays, which mypy cannot count
-    return swap(time_major(*map(swap, (u, delta)), A, *map(swap, (B, C)), D, swap(z), method))  # type: ignore[call-arg, arg-type]
+    y = swap(time_major(*map(swap, (u, delta)), A, *map(swap, (B, C)), D, swap(z), method))  # type: ignore[call-arg, arg-type]
+    growth = float(np.max(engine.value(A)))
+    if growth > 0:                                      # a growing state: say so where it overflowed (issue 36)
+        _warn_overflow(engine, y, growth, {"u": u, "delta": delta, "A": A, "B": B, "C": C, "D": D, "z": z})
+    return y
+
+
+def _warn_overflow(engine: Engine, y: Any, growth: float, inputs: dict[str, Any]) -> None:
+    """A RuntimeWarning naming A where `y` has non-finite values that finite inputs did not bring: with A > 0 the
+    state grows by exp(delta A) at every step and overflows."""
+    values = engine.value(y)
+    bad = int(np.size(values) - np.count_nonzero(np.isfinite(values)))
+    if not bad or not all(np.all(np.isfinite(engine.value(v))) for v in inputs.values() if v is not None):
+        return
+    steps = float(np.max(engine.value(inputs["delta"])))
+    warnings.warn(f"selective_scan: {bad:,} of {np.size(values):,} outputs are not finite, from finite inputs: A has "
+                  f"positive entries (largest {growth:.3g}), so the state grows by exp(delta * A) (up to "
+                  f"exp({steps * growth:.3g})) at every step and overflows; use a negative A (Mamba's "
+                  f"A = -exp(A_log)), smaller delta or shorter sequences", RuntimeWarning, stacklevel=3)
 
 
 def _check_selective(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any, z: Any, method: str) -> None:

@@ -101,3 +101,38 @@ def test_builders_refuse_bad_input_by_name():
         exterior_algebra(11)
     with pytest.raises(ValueError, match="A: the doubling of diagonal.* has dimension 128"):
         cayley_dickson(diagonal(64))
+
+
+def _quickly_refused(call, pattern, seconds=2.0):
+    import re
+    import time
+    start = time.perf_counter()
+    with pytest.raises(ValueError) as error:
+        call()
+    assert time.perf_counter() - start < seconds, f"took {time.perf_counter() - start:.1f} s"
+    assert re.search(pattern, str(error.value)), str(error.value)
+
+
+def test_groups_too_large_are_refused_before_building_saying_the_size():
+    """Issue 36: group_algebra(cyclic_generators(10**6)) ran 50 s into a MemoryError (1,024 permutations of
+    degree 10^6 built before MAX_ORDER was checked); symmetric_generators(10**9) raised a raw MemoryError."""
+    _quickly_refused(lambda: group_algebra(cyclic_generators(10**6)),
+                     r"generators: the cyclic group they generate has 1,000,000 elements of degree 1,000,000")
+    _quickly_refused(lambda: group_algebra(cyclic_generators(2000)), r"has 2,000 elements .*MAX_ENTRIES")
+    for build in (symmetric_generators, cyclic_generators, dihedral_generators):
+        _quickly_refused(lambda: build(10**9), r"n: permutations of 1,000,000,000 points, more than "
+                                               r"algebra.group_algebra.MAX_DEGREE = 1,048,576", seconds=0.5)
+    _quickly_refused(lambda: group_algebra([[1, 0, 2], list(range(2 * 10**6))]), r"generators\[1\]: permutations of "
+                                                                                 r"2,000,000 points")
+    assert group_algebra([[1, 0] + list(range(2, 5000))]).dim == 2        # many points, a small group: fine
+
+
+def test_an_associativity_check_too_large_says_its_cost_before_starting():
+    """Issue 36: group_algebra(symmetric_generators(6)).radical() took 32 s and 850 MB."""
+    from product_interactions.algebra import identities
+    S6 = group_algebra(symmetric_generators(6))
+    for query in ("radical", "is_associative", "is_alternative", "is_semisimple"):
+        _quickly_refused(getattr(S6, query), rf"{query}: .*746,496,000 products of structure constants, more than "
+                                            r"algebra.identities.MAX_ASSOCIATOR_TERMS = 67,108,864 \(about 30 s\)")
+    assert identities.MAX_ASSOCIATOR_TERMS == 2**26
+    assert group_algebra(symmetric_generators(4)).radical() == []

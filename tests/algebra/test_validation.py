@@ -96,3 +96,63 @@ def test_bad_labels_raise_value_error_naming_the_label(build, label):
 def test_negative_indices_in_a_mapping_are_named():
     with pytest.raises(ValueError, match=r"lam key \(-1, -1\): index -1 out of range"):
         Algebra.from_structure_constants({(-1, -1): {-1: 1}})
+
+
+@pytest.mark.parametrize("lam", [[[[False]]], [[[True]]], np.array([[[False]]]), np.zeros((2, 2, 2), dtype=bool),
+                                 {(0, 0): {0: False}}])
+@pytest.mark.parametrize("exact", [True, False])
+def test_bool_structure_constants_are_refused_whatever_their_value(lam, exact):
+    """Issue 36: from_structure_constants([[[False]]]) was accepted (a zero algebra) where True is refused."""
+    with pytest.raises(TypeError, match=r"lam\[.*\]: expected .*bool"):
+        Algebra.from_structure_constants(lam, exact=exact, dim=None if not isinstance(lam, dict) else 1)
+
+
+@pytest.mark.parametrize("assumptions, error, message", [
+    ({"real": "maybe"}, TypeError, "real: expected True or False, got str 'maybe'"),
+    ({"positive": 1}, TypeError, "positive: expected True or False, got int 1"),
+    ({"foo": True}, ValueError, "foo: expected a sympy assumption .* got the unknown name 'foo'"),
+    ({"commutative": False}, ValueError, "commutative: expected a sympy assumption"),
+])
+def test_symbols_refuses_unknown_assumptions_and_values_that_are_not_bools(assumptions, error, message):
+    A = Algebra.from_structure_constants({(0, 0): {0: 1}}, dim=1)
+    with pytest.raises(error, match=message):
+        A.symbols("x", **assumptions)
+    assert A.symbols("x", positive=True).coefficients[0].is_positive
+    assert A.symbols("x").coefficients[0].is_real
+
+
+def test_combinator_classes_refuse_parts_that_are_not_algebras_by_name():
+    """Issue 36: DirectSum([1, 2]) and TensorProduct(['a']) raised AttributeError."""
+    from product_interactions.algebra import DirectSum, TensorProduct
+    with pytest.raises(TypeError, match=r"^algebras\[0\]: expected an Algebra, got int 1"):
+        DirectSum([1, 2])
+    with pytest.raises(TypeError, match=r"^algebras\[0\]: expected an Algebra, got str 'a'"):
+        TensorProduct(["a"])
+    with pytest.raises(TypeError, match=r"^algebras: expected a list of Algebras, got str"):
+        TensorProduct("ab")
+    with pytest.raises(ValueError, match=r"^algebras: expected at least one algebra"):
+        DirectSum([])
+    assert DirectSum([quaternions(), complex_numbers()]).dim == 6
+
+
+def test_float_constants_of_a_symbolic_algebra_are_refused_naming_the_entry():
+    """Issue 36: structure_constants() of a symbolic algebra raised sympy's "Cannot convert expression to float"."""
+    import sympy
+    A = Algebra.from_structure_constants({(0, 0): {0: sympy.Symbol("a")}}, dim=1)
+    for call in (A.structure_constants, A.sparse_structure_constants):
+        with pytest.raises(TypeError, match=r"^dtype: lam\[0, 0, 0\] = a of .* is symbolic, so it has no float64 "
+                                            r"value; use dtype=object, or substitute values for a first"):
+            call()
+    assert A.structure_constants(dtype=object)[0, 0, 0] == sympy.Symbol("a")
+
+
+def test_numeric_overflow_names_the_operation_and_its_operands():
+    """Issue 36: overflow was refused as "coefficients[0]: ... got inf", an argument the caller never passed."""
+    N = quaternions().numeric()
+    x = N.element([1e300, 0, 0, 0])
+    with pytest.raises(ValueError, match=r"^\*: x \* y overflows float64 .* its coefficient of 1 is inf"):
+        x * x
+    with pytest.raises(ValueError, match=r"^\*: x \* scalar overflows float64"):
+        x * 1e10
+    with pytest.raises(ValueError, match=r"^\+: x \+ y overflows float64"):
+        N.element([1.7e308, 0, 0, 0]) + N.element([1.7e308, 0, 0, 0])

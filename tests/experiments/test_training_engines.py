@@ -172,3 +172,26 @@ def test_a_device_the_engine_cannot_place_arrays_on_is_refused_by_name_before_tr
     with pytest.raises(SystemExit) as exit_:
         main(["experiment", "copy", "--quick", "--engine", engine, "--device", device])
     assert exit_.value.code == 2 and f"--{message}".replace("\\", "") in capsys.readouterr().err.replace("\n", " ")
+
+
+@pytest.mark.parametrize("values", [2**40, 2**29])
+def test_a_checkpoint_whose_header_claims_too_many_values_is_refused_cleanly(tmp_path, values):
+    """Issue 36: an .npy header claiming 2^40 values raised numpy's "Unable to allocate 8.00 TiB"."""
+    import io
+    import zipfile
+
+    from product_interactions.interactions.experiments import checkpoint
+    optimiser = Adam(lambda p, batch: (p["w"] ** 2).sum() * batch, {"w": np.ones(2)}, lr=0.1)
+    path = tmp_path / "c.npz"
+    checkpoint.save(path, optimiser, {"lr": 0.1})
+    with zipfile.ZipFile(path) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (values,)})
+    members["params_0.npy"] = header.getvalue() + b"\0" * 16
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    with pytest.raises(ValueError, match=rf"checkpoint: .*c.npz is not a readable checkpoint \(params_0.npy: its "
+                                         rf"header claims shape \({values},\) of float64"):
+        checkpoint.load(path, optimiser, {"lr": 0.1})

@@ -1,6 +1,9 @@
 """Causality with non-finite inputs: a NaN or an infinity at step t never reaches an output before t, in every
-sequence architecture and every method (masked entries are left out, never multiplied by zero)."""
+sequence architecture, every method and on every engine (numpy, torch, JAX; masked entries are left out, never
+multiplied by zero)."""
 from __future__ import annotations
+
+import importlib.util
 
 import numpy as np
 import pytest
@@ -33,17 +36,31 @@ def _models():
 MODELS = list(_models())
 
 
+def _engines():
+    yield "numpy", lambda a: a, np.asarray
+    if importlib.util.find_spec("torch") is not None:
+        import torch
+        yield "torch", torch.tensor, lambda t: t.detach().numpy()
+    if importlib.util.find_spec("jax") is not None:
+        import jax.numpy as jnp
+        yield "jax", jnp.asarray, np.asarray
+
+
+ENGINES = list(_engines())
+
+
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 @pytest.mark.parametrize("step", [LENGTH - 1, LENGTH // 2])
+@pytest.mark.parametrize("engine, to, back", ENGINES, ids=[e[0] for e in ENGINES])
 @pytest.mark.parametrize("name, model, options", MODELS, ids=[m[0] for m in MODELS])
-def test_a_non_finite_input_never_reaches_earlier_outputs(name, model, options, step, bad):
-    params = model.init(seed=1)
+def test_a_non_finite_input_never_reaches_earlier_outputs(name, model, options, engine, to, back, step, bad):
+    params = {key: to(value) for key, value in model.init(seed=1).items()}
     x = np.random.default_rng(2).standard_normal((2, LENGTH, WIDTH))
-    clean = model.apply(params, x, **options)
+    clean = back(model.apply(params, to(x), **options))
     poisoned = x.copy()
     poisoned[0, step, 1] = bad
-    out = model.apply(params, poisoned, **options)
-    assert np.all(np.isfinite(out[0, :step])), f"{name}: non-finite before step {step}"
+    out = back(model.apply(params, to(poisoned), **options))
+    assert np.all(np.isfinite(out[0, :step])), f"{name} on {engine}: non-finite before step {step}"
     np.testing.assert_allclose(out[0, :step], clean[0, :step], rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(out[1], clean[1], rtol=1e-10, atol=1e-12)        # the other sequence untouched
 

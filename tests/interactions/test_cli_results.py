@@ -2,6 +2,7 @@
 the file is written, and the file is replaced atomically."""
 import json
 import os
+import stat
 
 import pytest
 
@@ -138,3 +139,103 @@ def test_a_quick_run_does_not_replace_a_full_result(tmp_path, capsys, fake_run):
     quick = tmp_path / "quick.json"
     for _ in range(2):                                                    # a quick result may be replaced
         assert cli.main(["experiment", "copy", "--quick", "--out", str(quick)]) == 0
+
+
+def _special(kind, tmp_path):
+    """An existing path that is not a regular file, of `kind`; None where it cannot be made here."""
+    if kind == "character device":                          # a /dev/full of the test's own, never the real one
+        try:
+            os.mknod(tmp_path / "full", 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+        except OSError:
+            return None
+        return str(tmp_path / "full")
+    if kind == "FIFO":
+        os.mkfifo(tmp_path / "fifo")
+        return str(tmp_path / "fifo")
+    if kind == "socket":
+        import socket
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(tmp_path / "socket"))
+        return str(tmp_path / "socket")
+    if kind == "symbolic link":
+        (tmp_path / "target.json").write_text("{}")
+        (tmp_path / "link.json").symlink_to(tmp_path / "target.json")
+        return str(tmp_path / "link.json")
+    (tmp_path / "dangling.json").symlink_to(tmp_path / "nowhere.json")
+    return str(tmp_path / "dangling.json")
+
+
+@pytest.mark.parametrize("kind", ["character device", "FIFO", "socket", "symbolic link", "dangling link"])
+@pytest.mark.parametrize("quick", [False, True])
+def test_out_onto_a_device_fifo_socket_or_link_is_a_usage_error_and_nothing_is_written(tmp_path, capsys, fake_run,
+                                                                                        kind, quick):
+    """Issue 36, item 4: run as root, `--out /dev/full` had replaced the device with a JSON file and exited 0 (and a
+    FIFO or /dev/zero with --quick would block or read forever while looking for a full run's result)."""
+    out = _special(kind, tmp_path)
+    if out is None:
+        pytest.skip("making a device node needs root")
+    before = os.lstat(out)
+    with pytest.raises(SystemExit) as exit:
+        cli.main(["experiment", "symmetry", "--out", out] + (["--quick"] if quick else []))
+    expected = "symbolic link" if "link" in kind else kind
+    assert exit.value.code == 2 and not fake_run
+    assert f"--out: expected a file path, got the {expected} {out!r}" in capsys.readouterr().err
+    after = os.lstat(out)
+    assert (after.st_mode, after.st_ino, after.st_rdev) == (before.st_mode, before.st_ino, before.st_rdev)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []      # no temporary file either
+    with pytest.raises(ValueError, match=f"out: expected a file path, got the {expected}"):
+        write({"a": 1}, out)
+
+
+def test_out_that_becomes_a_device_during_the_run_is_not_written_and_exits_1(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "result.json"
+
+    def instant(name, quick, seed, engine, threads):
+        os.mkfifo(out)                                        # the path changes while the experiment runs
+        return report(name, quick=quick, seed=seed, config={}, rows=[row("R = 1", 0.5, paper=0.36)])
+    monkeypatch.setattr(cli, "run", instant)
+    assert cli.main(["experiment", "symmetry", "--out", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert "R = 1" in captured.out and "could not write" in captured.err and "FIFO" in captured.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]
+
+
+@pytest.mark.parametrize("when", ["during the run", "while writing"])
+def test_ctrl_c_exits_130_with_one_line_and_no_file(tmp_path, capsys, monkeypatch, when):
+    """Issue 36: Ctrl-C during `experiment` printed a traceback and died by signal in half the runs."""
+    out = tmp_path / "result.json"
+
+    def interrupted(name, quick, seed, engine, threads):
+        if when == "during the run":
+            raise KeyboardInterrupt
+        return report(name, quick=quick, seed=seed, config={}, rows=[row("R = 1", 0.5, paper=0.36)])
+    monkeypatch.setattr(cli, "run", interrupted)
+    if when == "while writing":
+        from product_interactions.interactions.experiments import report as reporting
+
+        def fill_then_stop(file):
+            file.write(b'{"partial": ')
+            raise KeyboardInterrupt
+        monkeypatch.setattr(cli, "write", lambda result, path: reporting.replace_atomically(path, fill_then_stop))
+    assert cli.main(["experiment", "symmetry", "--out", str(out)]) == 130
+    assert capsys.readouterr().err == "product-interactions: interrupted (Ctrl-C): stopped, no file half-written\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_in_a_real_run_exits_130_without_a_traceback(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+    out = tmp_path / "copy.json"
+    process = subprocess.Popen([sys.executable, "-m", "product_interactions", "experiment", "copy", "--quick",
+                                "--engine", "numpy", "--out", str(out)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    time.sleep(6)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=120)
+    if process.returncode == 0:
+        pytest.skip("the run finished before the interrupt")
+    assert process.returncode == 130, (process.returncode, stderr[-2000:])
+    assert "Traceback" not in stderr and stderr.strip().endswith("no file half-written")
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == []

@@ -293,3 +293,14 @@ def test_a_symbolic_softmax_is_shorter_and_rewrites_to_the_expanded_formula():
         assert abs(float(sympy.N(sympy.sympify(a).subs(values))) - float(sympy.N(sympy.sympify(b).subs(values)))) < 1e-9
     with pytest.raises(ValueError, match="softmax: expected one of 'expand', 'symbolic'"):
         model.formula(softmax="compact")
+
+
+@pytest.mark.parametrize("bad", [["a", "b", "c"], [[1.0, 2.0], [3.0]], [object()] * 3])
+def test_a_compiled_expression_called_on_text_or_ragged_lists_names_its_input(bad):
+    """Issue 36: a compiled expression called on strings raised numpy's conversion error."""
+    from product_interactions.algebra import diagonal
+    from product_interactions.interactions import Signal
+    X = Signal("x", diagonal(3))
+    plan = (X * X).compile()
+    with pytest.raises(TypeError, match=r"^inputs\['x'\]: expected real numbers \(an array or a nested list"):
+        plan(bad)

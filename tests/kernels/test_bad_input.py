@@ -1,4 +1,6 @@
 """Bad input: clear errors that name the argument, never a silent broadcast over algebra axes."""
+import re
+
 import numpy as np
 import pytest
 import sympy
@@ -96,3 +98,28 @@ def test_symbolic_algebras_are_refused_with_the_coefficient_named():
     A = Algebra.from_structure_constants({(0, 0): {0: a}}, dim=1, name="symbolic")
     with pytest.raises(TypeError, match=r"symbolic: lam\[0, 0, 0\]: expected a number, got Symbol a"):
         kernels.product(A)
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda torch: torch.ones(3, 4, device="meta"), "a meta tensor, which has a shape but no values"),
+    (lambda torch: torch.ones(3, 4, dtype=torch.float64).to_sparse(), "a tensor of layout torch.sparse_coo (convert "
+                                                                        "it with .to_dense())"),
+])
+def test_meta_and_sparse_torch_operands_are_refused_by_name(make, words):
+    """Issue 36: torch internals escaped ("Tensor.item() cannot be called on meta tensors", "Cannot access data
+    pointer") from products, attention and the ssm."""
+    torch = pytest.importorskip("torch")
+    from product_interactions import kernels
+    from product_interactions.algebra import quaternions
+    from product_interactions.interactions.architectures import attention, ssm
+    bad, good = make(torch), torch.ones(3, 4, dtype=torch.float64)
+    product = kernels.product(quaternions())
+    product(good, good)                                   # a dense signature first: the bad one is checked anew
+    calls = [lambda: product(bad, make(torch))] + ([lambda: product(good, bad)] if "layout" in words else [])
+    for call in calls:                    # (a meta y beside a CPU x is refused as on another device)
+        with pytest.raises(TypeError, match=rf"^[xy]: expected a dense torch array with values, got {re.escape(words)}"):
+            call()
+    for model in (attention(d_model=4, heads=2), ssm(channels=4, d_state=2)):
+        params = {name: torch.tensor(value) for name, value in model.init(seed=0).items()}
+        with pytest.raises(TypeError, match=rf"^x: expected a dense torch array with values, got {re.escape(words)}"):
+            model.apply(params, make(torch)[None])

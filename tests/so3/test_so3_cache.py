@@ -1,6 +1,7 @@
 """The disk cache of Clebsch-Gordan tables: altered, hostile or unwritable files never change a result."""
 import importlib
 import json
+import os
 import re
 import threading
 import time
@@ -120,7 +121,6 @@ HOSTILE = [
     ("short path", _with(paths=[[[1, 1], [[0, 0, 0, 0]]]]), "paths[0][0]"),
     ("duplicate path", _with(paths=[[[1, 1, 0], [[0, 0, 0, 0]]]] * 2), "appears twice"),
     ("too many entries", _with(paths=[[[1, 1, 0], [[0, 0, 0, 0]] * 200]]), "more than 100 entries"),
-    ("too large", b" " * (cache.BYTES_PER_ENTRY * 100 + 2**16 + 1), "bytes"),
 ]
 
 
@@ -145,9 +145,9 @@ def test_valid_file_reads_back(folder):
 
 
 def test_failed_write_leaves_no_temporary_file(folder, monkeypatch):
-    def refuse(*args):
+    def refuse(*args, **kwargs):
         raise OSError("disk full")
-    monkeypatch.setattr(cache.os, "replace", refuse)
+    monkeypatch.setattr(os, "replace", refuse)
     cache.store_table("clebsch_gordan", 1, cg_module.path_table(1))
     assert folder.is_dir() and not list(folder.iterdir())
 
@@ -191,3 +191,117 @@ def test_a_consistent_edit_with_a_new_checksum_is_caught_by_equivariance(folder)
     with pytest.warns(RuntimeWarning, match="not equivariant"):
         again = clebsch_gordan(2)
     assert again.entries() == fresh_entries
+
+
+def test_a_file_larger_than_its_table_can_take_is_a_miss_not_read(folder):
+    folder.mkdir(mode=0o700, parents=True)
+    _file(folder).write_bytes(b" " * (cache.BYTES_PER_ENTRY * 100 + 2**16 + 1))
+    assert cache.load_table("clebsch_gordan", 1, max_entries=100, largest_prime=4) is None
+
+
+def _negate_paths(payload, negated):
+    for path, entries in payload["paths"]:
+        if path in negated:
+            for entry in entries:
+                value = payload["values"][entry[3]]
+                payload["values"].append([[radicand, str(-Fraction(rational))] for radicand, rational in value])
+                entry[3] = len(payload["values"]) - 1
+    return payload
+
+
+@pytest.mark.parametrize("lmax, negated", [(2, ([1, 2, 2], [2, 1, 2])), (2, ([2, 2, 2],)), (3, ([3, 3, 1],)),
+                                           (3, ([1, 3, 3], [3, 1, 3]))])
+def test_a_whole_path_negated_with_its_mirror_and_a_new_checksum_is_caught(folder, lmax, negated):
+    """Issue 36, item 3: a whole path (l1 + l2 >= 3) and its mirror negated keep every identity (still an
+    orthonormal equivariant path) and the re-hashed file its checksum; the exact entries catch the sign."""
+    fresh_entries = clebsch_gordan(lmax).entries()
+    file = folder / f"clebsch_gordan-lmax{lmax}-v{cache.VERSION}.json"
+    file.write_text(json.dumps(_resign(_negate_paths(json.loads(file.read_text()), negated))))
+    cg_module.path_table.cache_clear()
+    with pytest.warns(RuntimeWarning, match="the exact coefficient is"):
+        again = clebsch_gordan(lmax)
+    assert again.entries() == fresh_entries
+
+
+def _planted(folder):
+    """A valid table whose one entry is marked (1/3 -> 1/2, checksum recomputed): loaded only if trusted."""
+    clebsch_gordan(1)
+    payload = json.loads(_file(folder).read_text())
+    tamper_third(payload)
+    return json.dumps(_resign(payload))
+
+
+def test_a_linked_so3_folder_is_never_read_or_written(folder, tmp_path):
+    data = _planted(folder)
+    elsewhere = tmp_path / "elsewhere"
+    folder.rename(elsewhere)
+    (elsewhere / _file(folder).name).write_text(data)
+    folder.symlink_to(elsewhere)
+    assert cache.load_table("clebsch_gordan", 1, max_entries=100, largest_prime=4) is None
+    cg_module.path_table.cache_clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)                   # a miss: not read, so not invalid
+        assert clebsch_gordan(1).nnz > 0
+    assert os.listdir(elsewhere) == [_file(folder).name] and (elsewhere / _file(folder).name).read_text() == data
+
+
+NOBODY = 65534
+as_root = pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="another owner needs root")
+
+
+@as_root
+@pytest.mark.parametrize("owned", ["folder", "file", "root"])
+def test_a_table_in_a_folder_or_file_of_another_user_is_never_read(folder, owned):
+    """nobody owns the so3 folder, the file, or a shared cache root (mode 0777, a /tmp/pi all users set) and plants
+    a table there: it is not read, and the victim writes nothing into nobody's folder."""
+    data = _planted(folder)
+    _file(folder).write_text(data)
+    target = {"folder": folder, "file": _file(folder), "root": folder.parent}[owned]
+    os.chown(target, NOBODY, NOBODY)
+    if owned == "root":
+        folder.parent.chmod(0o777)
+    assert cache.load_table("clebsch_gordan", 1, max_entries=100, largest_prime=4) is None
+    cg_module.path_table.cache_clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        fresh = clebsch_gordan(1)
+    assert fresh.nnz > 0 and "1/2" not in str(fresh.entries())
+    if owned != "file":                                       # the file in the user's own folder is replaced
+        assert _file(folder).read_text() == data
+
+
+def _unsearchable(monkeypatch, locked):
+    """Calls that reach into `locked` fail as in a folder the user cannot search (root ignores modes: simulated)."""
+    import errno
+    for name in ("open", "stat", "mkdir", "lstat"):
+        original = getattr(os, name)
+
+        def refuse(path, *args, _original=original, **kwargs):
+            if str(path).startswith(str(locked) + os.sep):
+                raise PermissionError(errno.EACCES, "Permission denied", str(path))
+            return _original(path, *args, **kwargs)
+        monkeypatch.setattr(os, name, refuse)
+        if original in os.supports_dir_fd:                    # the cache walks with dir_fd where it can
+            monkeypatch.setattr(os, "supports_dir_fd", os.supports_dir_fd | {refuse})
+
+
+def test_an_unsearchable_cache_folder_or_a_too_long_name_skips_the_disk_cache(monkeypatch, tmp_path):
+    """The README's promise: a cache that cannot be used is skipped, never an error (issue 36: PermissionError and
+    "File name too long" escaped from clebsch_gordan)."""
+    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", str(tmp_path / ("x" * 300)))
+    cg_module.path_table.cache_clear()
+    assert clebsch_gordan(1).nnz > 0
+    locked = tmp_path / "locked"
+    (locked / "cache").mkdir(parents=True, mode=0o700)
+    monkeypatch.setenv("PRODUCT_INTERACTIONS_CACHE", str(locked / "cache"))
+    cg_module.path_table.cache_clear()
+    if os.getuid() == 0:
+        _unsearchable(monkeypatch, locked)
+    else:
+        locked.chmod(0)
+    try:
+        assert clebsch_gordan(2).nnz > 0
+    finally:
+        monkeypatch.undo()
+        locked.chmod(0o700)
+        cg_module.path_table.cache_clear()

@@ -64,3 +64,54 @@ def test_selective_scan():
         selective_scan(u, u, A, BC, BC, D=np.ones(4))
     with pytest.raises(ValueError, match="method: expected one of auto, sequential, parallel"):
         selective_scan(u, u, A, BC, BC, method="expression")
+
+
+def _growing(method):
+    rng = np.random.default_rng(0)
+    u, delta = rng.standard_normal((1, 10, 2)), np.full((1, 10, 2), 100.0)
+    return u, delta, np.array([[1.0], [2.0]]), np.ones((1, 10, 1)), np.ones((1, 10, 1))
+
+
+@pytest.mark.parametrize("engine", ["numpy", "torch", "jax"])
+@pytest.mark.parametrize("method", ["sequential", "parallel"])
+def test_a_positive_A_whose_state_overflows_is_named_not_silent(engine, method):
+    """Issue 36: a positive A with large steps gave 8 of 10 outputs non-finite without a word."""
+    if engine != "numpy":
+        library = pytest.importorskip(engine)
+    to = {"numpy": np.asarray, "torch": lambda a: library.tensor(a),
+          "jax": lambda a: library.numpy.asarray(a)}[engine]
+    arrays = _growing(method)
+    with pytest.warns(RuntimeWarning, match=r"selective_scan: \d+ of 20 outputs are not finite, from finite inputs: "
+                                            r"A has positive entries \(largest 2\)"):
+        selective_scan(*map(to, arrays), method=method)
+    u, delta, A, B, C = arrays
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                   # a growing state that stays finite, or a decaying one
+        selective_scan(*map(to, (u, delta / 1000, A, B, C)), method=method)
+        selective_scan(*map(to, (u, delta, -A, B, C)), method=method)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float16", "bfloat16"])
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: type(m).__name__)
+def test_torch_inputs_of_int_bool_or_half_dtypes_are_refused_by_name(model, dtype):
+    """Issue 36: mamba on int or bool torch input raised "expected scalar type Long but found Double"; the ssm in
+    float16 or bfloat16 raised torch's "exp_vml_cpu not implemented for 'ComplexHalf'" / "Unsupported dtype"."""
+    torch = pytest.importorskip("torch")
+    params = {name: torch.tensor(value) for name, value in model.init(seed=0).items()}
+    x = torch.ones((1, 5, 3)).to(getattr(torch, dtype))
+    expected = "x: expected floating-point values" if dtype in ("int64", "bool") else \
+        "x: expected float32 or float64"
+    with pytest.raises(TypeError, match=rf"^{expected} .*got {dtype}"):
+        model.apply(params, x)
+
+
+def test_a_float64_torch_module_names_the_dtype_of_a_float32_input():
+    """Issue 36: a float64 to_torch() module on float32 input raised "expected m1 and m2 to have the same dtype"."""
+    torch = pytest.importorskip("torch")
+    from product_interactions.interactions.architectures import attention
+    module = attention(d_model=4, heads=2).to_torch(seed=0)
+    with pytest.raises(TypeError, match=r"^x: expected torch.float64, the dtype of the module's parameters \(convert "
+                                        r"the input, or the module with .to\(torch.float32\)\), got torch.float32"):
+        module(torch.ones(1, 5, 4))
+    assert module.to(torch.float32)(torch.ones(1, 5, 4)).dtype == torch.float32
