@@ -16,7 +16,7 @@ def fake_run(monkeypatch):
     """Replace the experiment by an instant one; returns the list of its calls."""
     calls = []
 
-    def instant(name, quick, seed, engine, threads):
+    def instant(name, quick, seed, engine, threads, device=None):
         calls.append(name)
         return report(name, quick=quick, seed=seed, config={}, rows=[row("R = 1", 0.5, paper=0.36)])
     monkeypatch.setattr(cli, "run", instant)
@@ -190,7 +190,7 @@ def test_out_onto_a_device_fifo_socket_or_link_is_a_usage_error_and_nothing_is_w
 def test_out_that_becomes_a_device_during_the_run_is_not_written_and_exits_1(tmp_path, capsys, monkeypatch):
     out = tmp_path / "result.json"
 
-    def instant(name, quick, seed, engine, threads):
+    def instant(name, quick, seed, engine, threads, device=None):
         os.mkfifo(out)                                        # the path changes while the experiment runs
         return report(name, quick=quick, seed=seed, config={}, rows=[row("R = 1", 0.5, paper=0.36)])
     monkeypatch.setattr(cli, "run", instant)
@@ -205,7 +205,7 @@ def test_ctrl_c_exits_130_with_one_line_and_no_file(tmp_path, capsys, monkeypatc
     """Issue 36: Ctrl-C during `experiment` printed a traceback and died by signal in half the runs."""
     out = tmp_path / "result.json"
 
-    def interrupted(name, quick, seed, engine, threads):
+    def interrupted(name, quick, seed, engine, threads, device=None):
         if when == "during the run":
             raise KeyboardInterrupt
         return report(name, quick=quick, seed=seed, config={}, rows=[row("R = 1", 0.5, paper=0.36)])
