@@ -124,6 +124,26 @@ def _scans(torch, device, scale: float, repeats: int) -> list[str]:
     return rows
 
 
+def _ls2t(torch, device, scale: float, repeats: int) -> list[str]:
+    """LS2T (width 64, order 4) forward plus backward against the depth-4 signature of the same paths (256 paths of
+    length 1,024 in R^4 at scale 1; target <= 2)."""
+    from product_interactions.interactions.architectures import ls2t
+    from product_interactions.interactions.feature_map import signature
+    paths, length = max(8, int(256 * scale ** 0.5)), max(16, int(1024 * scale ** 0.5))
+    layer = ls2t(d_in=4, width=64, order=4, static=None)
+    params = {k: torch.tensor(v, dtype=torch.float32, device=device, requires_grad=True)
+              for k, v in layer.init(seed=0).items()}
+    x = torch.randn(paths, length, 4, device=device, requires_grad=True)
+
+    def ours():
+        layer.apply(params, x).sum().backward()
+
+    def reference():
+        signature(x, 4).sum().backward()
+    return [ratio_row(f"LS2T width 64 order 4, {paths} paths of length {length} in R^4, fwd+bwd vs the depth-4 "
+                      f"signature's", fenced(torch, ours), fenced(torch, reference), 2.0, repeats)]
+
+
 def _dense_peak(torch, device, scale: float, repeats: int) -> list[str]:
     from benchmarks.timing import median_time
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -147,4 +167,5 @@ def device_rows(device: str, repeats: int, scale: float = 1.0, calibrate: bool =
     if calibrate:
         notes.append(f"calibrated: {kernels.calibrate(like)}")
     return notes + _products(torch, device, scale, repeats) + _attention(torch, device, scale, repeats) + \
-        _scans(torch, device, scale, repeats) + _dense_peak(torch, device, scale, repeats)
+        _scans(torch, device, scale, repeats) + _ls2t(torch, device, scale, repeats) + \
+        _dense_peak(torch, device, scale, repeats)

@@ -73,8 +73,8 @@ def run(name: str, quick: bool = False, seed: int = 0, out: str | os.PathLike[st
         checkpoint: str | os.PathLike[str] | None = None, threads: int | None = None,
         device: str | None = None) -> dict[str, Any]:
     """Run experiment `name` on `engine` (None: the fastest installed that it supports), `device` ("cuda", say;
-    None: the engine's default) and `threads` (`threads.run_threads`); writes the result as JSON to `out` when given (checked before the run), and returns
-    it.  The `RESUMABLE` experiments also take `steps` (replacing the setting's) and `checkpoint` (a directory to
+    None: the engine's default) and `threads` (`threads.run_threads`); writes the result as JSON to `out` when
+    given (checked before the run), and returns it.  The `RESUMABLE` experiments also take `steps` (replacing the setting's) and `checkpoint` (a directory to
     save to and resume from).  Every argument is checked before the run starts."""
     check_setting(quick, seed)
     chosen = engine_for(name, engine)

@@ -33,7 +33,9 @@ class Rates:
 
     The scans: ``loop_scan_width`` elements per step from which a linear recurrence runs faster as a loop over
     time than as a log-depth scan (None: never); ``chunked_scan_length`` steps from which the chunked form
-    (`kernels.scans.chunked`) beats both (None: never).  ``origin`` says where the numbers come from."""
+    (`kernels.scans.chunked`) beats both (None: never); ``block_numbers`` how many numbers a pass that runs
+    through time in blocks holds at once (LS2T's `kernels.scans.seq2tens.low_rank`: cache-sized on a CPU, where a
+    GPU takes whole sequences in a few launches).  ``origin`` says where the numbers come from."""
     call: float
     bandwidth: float
     gemm64: float
@@ -45,6 +47,7 @@ class Rates:
     compiled_call: float = 0.0
     loop_scan_width: int | None = 128
     chunked_scan_length: int | None = None
+    block_numbers: int = 2 ** 19
     origin: str = "shipped"
 
     def coefficients(self, itemsize: int) -> tuple[float, float, float, float, float, float, float]:
@@ -70,11 +73,14 @@ NUMPY_RATES = Rates(call=1.2e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=
 #: CUDA's rates, estimated from the measurements of one H200 (shared/notes/gpu-measurements.md; torch 2.11, CUDA 13):
 #: a call is torch's dispatch and a kernel launch (no arithmetic waits for the host); elementwise work streams at
 #: about 3 TB/s; matrix products of inner dimension 4-64 reach a fraction of the 50 TFLOP/s float32 peak; there
-#: is no per-row loop overhead and no C loop.  A sequential scan pays about three launches a step, so from 64 steps
+#: is no per-row loop overhead and no C loop; LS2T runs through time in blocks of 2^28 numbers (1 GiB in float32),
+#: where the CPU's 4 MB blocks had made 128 blocks of a few launches each (192 ms against the signature's 3.6 ms).
+#: A sequential scan pays about three launches a step, so from 64 steps
 #: the chunked form's 2 sqrt(T) steps win (the measured 16-step chunks: 67 against 244 ms forward at 4,096 steps).
 #: `kernels.arrays.calibrate` replaces them with the device's own.
 CUDA_RATES = Rates(call=8e-6, bandwidth=3e12, gemm64=15e12, gemm32=20e12, loop=5e12, row=1e-12,
-                   loop_scan_width=None, chunked_scan_length=64, origin="shipped CUDA estimate (H200)")
+                   loop_scan_width=None, chunked_scan_length=64, block_numbers=2 ** 28,
+                   origin="shipped CUDA estimate (H200)")
 
 
 #: Calibrations kept in the cache folder ``rates`` (one per engine and kind of device), and the largest file read.

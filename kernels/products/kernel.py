@@ -371,7 +371,8 @@ class Kernel:
                      f"{cost.temporary * itemsize:,.0f} bytes of temporaries; constants "
                      f"{cost.fixed * itemsize:,.0f} bytes")
         if self.requested == "auto":
-            lines += self._choices_by_rows(NUMPY if like is None else owner(like), np.zeros(1) if like is None else like)
+            like = np.zeros(1) if like is None else like
+            lines += self._choices_by_rows(owner(like), like)
         return "\n".join(lines)
 
     def _choices_by_rows(self, engine: Engine, like: Any) -> list[str]:

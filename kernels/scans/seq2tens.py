@@ -41,9 +41,6 @@ from ..arrays.prefix_scan import prefix_scan, tree_reduce
 
 METHODS = ("sequential", "levelwise", "parallel", "compiled")
 
-#: `low_rank` runs through time in blocks whose projections hold about this many numbers (4 MB in float64).
-BLOCK_NUMBERS = 2 ** 19
-
 #: Working memory (bytes) up to which `choose_method` takes the level-wise kernel; past it, the sequential one.
 LEVELWISE_BYTES = 2 ** 28
 
@@ -275,7 +272,8 @@ def low_rank(x: Any, V: Any, degree: int, independent: bool, return_sequences: b
     levels (l_m = v^1 (x) ... (x) v^m); with ``independent=True`` K = degree (degree + 1) / 2 and the slots come in
     groups k = 1..degree, group k holding v^k_m for m = k..degree.  With z^k_t = <v^k, x_t>, the recursion
     R_1 = z^1, R_k(t) = z^k_t sum_{s<t} R_{k-1}(s), level k = sum_t R_k(t) costs O(K L N h).  Time runs in blocks
-    of about `BLOCK_NUMBERS` projections, carrying the sums, so the working set stays small at any L.  Returns
+    of about the device's `Rates.block_numbers` projections (4 MB of float64 on a CPU; whole sequences on a GPU),
+    carrying the sums, so the working set stays small at any L.  Returns
     (batch, degree, N), or (batch, L, degree, N) over the expanding windows [0, t] with `return_sequences`.
 
     >>> import numpy as np
@@ -287,7 +285,7 @@ def low_rank(x: Any, V: Any, degree: int, independent: bool, return_sequences: b
     batch, length, h = tuple(x.shape)
     slots, width = tuple(V.shape[1:])
     projection = engine.reshape(V, (h, slots * width))
-    block = max(1, BLOCK_NUMBERS // (batch * slots * width))
+    block = max(1, engine.rates_for(x).block_numbers // (batch * slots * width))
     totals: list[Any]                                   # None until a block has run
     totals, outputs = [None] * degree, []
     for start in range(0, length, block):

@@ -1,11 +1,12 @@
 """LS2T layers against <l, Phi(x)> from the full tensors, masks, static maps, initialisation and gradients."""
+import dataclasses
 from functools import reduce
 
 import autograd
 import numpy as np
 import pytest
 
-from product_interactions.kernels.scans import seq2tens as seq2tens_kernels
+from product_interactions.kernels.arrays import NUMPY
 
 from product_interactions.interactions.architectures import convolution
 from product_interactions.interactions.architectures.seq2tens import deep_ls2t, ls2t
@@ -45,7 +46,8 @@ def test_ls2t_equals_functionals_of_the_full_tensors_with_masked_variable_length
                                                                                 return_sequences, one_step_blocks,
                                                                                 monkeypatch):
     if one_step_blocks:                                         # the recursion carried across blocks of time
-        monkeypatch.setattr(seq2tens_kernels, "BLOCK_NUMBERS", 1)
+        one_step = dataclasses.replace(NUMPY.rates, block_numbers=1)
+        monkeypatch.setattr(NUMPY, "rates_for", lambda a: one_step)
     layer = ls2t(d_in=2, width=3, order=3, weights=weights, static=None, reverse=reverse,
                  return_sequences=return_sequences)
     params = layer.init(seed=1)
@@ -147,3 +149,19 @@ def test_gradients_equal_finite_differences(weights):
         analytic = sum(np.sum(grad_params[k] * direction[k]) for k in params) + np.sum(grad_x * dx)
         np.testing.assert_allclose((plus - minus) / (2 * h), analytic, rtol=1e-6, atol=1e-8)
     np.testing.assert_array_equal(grad_x[1, 3:], 0)             # padding gets no gradient
+
+
+def test_ls2t_on_a_device_whose_blocks_are_whole_sequences_gives_the_same_numbers(monkeypatch):
+    """A GPU's rates run LS2T's recursion over the whole sequence in one block (CUDA_RATES.block_numbers), the CPU
+    in cache-sized blocks carrying the sums: the same numbers and gradients either way."""
+    from product_interactions.kernels.arrays.rates import CUDA_RATES
+    layer = ls2t(d_in=3, width=4, order=3, static=None, return_sequences=True)
+    params = layer.init(seed=3)
+    x = np.random.default_rng(4).standard_normal((5, 40, 3))
+    loss = lambda p: np.sum(layer.apply(p, x) ** 2)                      # noqa: E731
+    monkeypatch.setattr(NUMPY, "rates_for", lambda a: dataclasses.replace(NUMPY.rates, block_numbers=5 * 4 * 3))
+    blocked, blocked_gradient = layer.apply(params, x), autograd.grad(loss)(params)["V"]
+    monkeypatch.setattr(NUMPY, "rates_for", lambda a: CUDA_RATES)
+    whole, whole_gradient = layer.apply(params, x), autograd.grad(loss)(params)["V"]
+    np.testing.assert_allclose(whole, blocked, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(whole_gradient, blocked_gradient, rtol=1e-11, atol=1e-12)
