@@ -76,7 +76,10 @@ def calibrate(like: Any = None, keep: bool = True) -> Rates:
     engine = owner(like)
     place = engine.place(like)
     measured = measure(engine, like)
-    rates = dataclasses.replace(engine.shipped_rates(place), **measured,
+    shipped = engine.shipped_rates(place)
+    rates = dataclasses.replace(shipped, call=measured["call"], bandwidth=measured["bandwidth"], loop=measured["loop"],
+                                gemm32=measured.get("gemm32", shipped.gemm32),
+                                gemm64=measured.get("gemm64", shipped.gemm64),       # JAX without x64: float32 only
                                 origin=f"calibrated {time.strftime('%Y-%m-%d')} on {place}")
     if keep:
         keep_rates(engine.name, place, rates)

@@ -120,4 +120,6 @@ def stored_rates(engine: str, place: str, shipped: Rates | None = None) -> Rates
     if not all(type(v) in (int, float) and math.isfinite(v) and 0 < v < 1e18 for v in numbers.values()):
         return None
     base = shipped if shipped is not None else NUMPY_RATES
-    return dataclasses.replace(base, **{name: float(v) for name, v in numbers.items()}, origin=found["origin"][:200])
+    return dataclasses.replace(base, call=float(numbers["call"]), bandwidth=float(numbers["bandwidth"]),
+                               gemm64=float(numbers["gemm64"]), gemm32=float(numbers["gemm32"]),
+                               loop=float(numbers["loop"]), origin=found["origin"][:200])
