@@ -6,6 +6,8 @@
     python benchmarks/mutation.py algebra/identities.py --only 186:11:and->or 187:4:return-None
     python benchmarks/mutation.py --presets                              # every preset module in turn
 
+(`--tests` takes paths and node ids, not pytest options such as `-k`: name a test as path::function.)
+
 Run from the repository root with the project installed editable (the mutant is written over the module in this
 checkout, and restored afterwards, also on Ctrl-C; run it in a worktree of your own, never where someone is
 testing).  One mutant at a time: the module is parsed with `ast`, one classic mutation is applied (an arithmetic

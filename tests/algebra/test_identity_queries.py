@@ -150,5 +150,7 @@ def test_alternative_needs_both_one_sided_laws(opposite, exact):
     assert _one_sided_laws(lam, np.random.default_rng(1)) == (left, right)
     A = Algebra.from_structure_constants(lam) if exact else Algebra.from_structure_constants(
         lam.astype(float), exact=False, tol=1e-9)
-    assert not A.is_alternative()
+    assert A.is_alternative() is False
     assert not A.is_associative() and A.is_flexible() == _holds(LAWS["is_flexible"], A, np.random.default_rng(2))
+    octonions = cayley_dickson(8) if exact else cayley_dickson(8).numeric(tol=1e-9)     # alternative (Artin)
+    assert octonions.is_alternative() is True and octonions.is_associative() is False
