@@ -120,3 +120,37 @@ def test_exact_queries_are_not_decided_by_floating_point(perturbation):
     A = Algebra.from_structure_constants(table, dim=4)
     assert A.is_associative() == (perturbation == 0)
     assert A.is_commutative() is False and A.is_alternative() == (perturbation == 0)
+
+
+# A nilpotent algebra found by brute force over sparse {0, +-1} tables (issue 39): e1 e0 = e2, e0 e2 = e2 e0 = e3.
+# Its only nonzero associators are (e1, e0, e0) = e3 and (e0, e1, e0) = -e3, so (x, x, y) = 0 for all x, y (left
+# alternative) while (y, x, x) is e3 at y = e1, x = e0 (not right alternative).  Its opposite (a b := b a)
+# is right alternative and not left alternative.
+ONE_SIDED = np.zeros((4, 4, 4), dtype=np.int64)
+ONE_SIDED[1, 0, 2] = ONE_SIDED[0, 2, 3] = ONE_SIDED[2, 0, 3] = 1
+
+
+def _one_sided_laws(lam, rng, trials=5):
+    """(left, right) alternative laws on random integer elements, by brute force."""
+    mul = lambda a, b: np.einsum("i,j,ijk->k", a, b, lam)  # noqa: E731
+    elements = [(rng.integers(-3, 4, 4), rng.integers(-3, 4, 4)) for _ in range(trials)]
+    left = all(np.array_equal(mul(mul(x, x), y), mul(x, mul(x, y))) for x, y in elements)
+    right = all(np.array_equal(mul(mul(y, x), x), mul(y, mul(x, x))) for x, y in elements)
+    return left, right
+
+
+@pytest.mark.parametrize("opposite", [False, True])
+@pytest.mark.parametrize("exact", [True, False])
+def test_alternative_needs_both_one_sided_laws(opposite, exact):
+    """is_alternative() checks the left and the right law: an algebra with only one of them is not alternative,
+    whichever side it has (a check of one law alone passes one of the two)."""
+    lam = ONE_SIDED.transpose(1, 0, 2) if opposite else ONE_SIDED
+    left, right = _one_sided_laws(lam, np.random.default_rng(0))
+    assert (left, right) == ((False, True) if opposite else (True, False))
+    assert _one_sided_laws(lam, np.random.default_rng(1)) == (left, right)
+    A = Algebra.from_structure_constants(lam) if exact else Algebra.from_structure_constants(
+        lam.astype(float), exact=False, tol=1e-9)
+    assert A.is_alternative() is False
+    assert not A.is_associative() and A.is_flexible() == _holds(LAWS["is_flexible"], A, np.random.default_rng(2))
+    octonions = cayley_dickson(8) if exact else cayley_dickson(8).numeric(tol=1e-9)     # alternative (Artin)
+    assert octonions.is_alternative() is True and octonions.is_associative() is False

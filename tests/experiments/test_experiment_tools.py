@@ -103,3 +103,26 @@ def test_run_refuses_unknown_experiments_and_seeds():
         run("cifar")
     with pytest.raises(TypeError, match="seed"):
         run("copy", seed=1.5)
+
+
+def test_timings_add_up_a_repeated_phase(monkeypatch):
+    """Issue 39: ``Timings`` documents that a phase timed twice adds to its total (not the last run alone); with a
+    scripted clock the totals are exact, including a phase that raises."""
+    import product_interactions.interactions.experiments.report as report_module
+    ticks = iter([0.0, 1.5, 10.0, 12.25, 20.0, 20.5, 30.0, 34.0])
+
+    class Clock:
+        @staticmethod
+        def perf_counter():
+            return next(ticks)
+    monkeypatch.setattr(report_module, "time", Clock)
+    timings = Timings()
+    with timings("train"):
+        pass
+    with timings("evaluate"):
+        pass
+    with timings("train"):
+        pass
+    with pytest.raises(RuntimeError), timings("train"):
+        raise RuntimeError("stopped")
+    assert timings == {"train": 1.5 + 0.5 + 4.0, "evaluate": 2.25}

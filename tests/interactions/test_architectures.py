@@ -31,6 +31,19 @@ def test_attention_equals_numpy(causal, heads, rank):
     np.testing.assert_allclose(model.apply(params, x), expected, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("causal, rank", [(True, 1), (False, 2)])
+def test_attention_with_its_own_d_head(causal, rank):
+    """d_head away from its default d_model // heads (issue 39): the scores are scaled by 1 / sqrt(d_head) (here 3),
+    not 1 / sqrt(d_model / heads) (4); the hand-written reference is independent of the model's expression."""
+    model = attention(d_model=8, heads=2, causal=causal, rank=rank, d_head=3)
+    params = model.init(seed=11)
+    assert params["W_Q"].shape == (2 * rank * 3, 8) and params["W_O"].shape == (8, 2 * rank * 3)
+    params = {name: 2.0 * value for name, value in params.items()}   # scores of order 1: the scale shows
+    x = np.random.default_rng(12).standard_normal((2, 6, 8))
+    expected = attention_reference(params, x, 2 * rank, 3, causal)
+    np.testing.assert_allclose(model.apply(params, x), expected, rtol=1e-12, atol=1e-12)
+
+
 def test_attention_float32_stays_float32():
     model = attention(d_model=8, heads=2)
     params = model.init(seed=1, dtype=np.float32)

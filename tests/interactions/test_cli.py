@@ -99,3 +99,24 @@ def test_version(capsys):
         main(["--version"])
     assert exit_code.value.code == 0
     assert capsys.readouterr().out == f"product-interactions {product_interactions.__version__}\n"
+
+
+PASSING = {"_algebra": {"quaternions_associative": True},
+           "_attention_formula": {"attention_order": 3, "attention_formula_matches": True},
+           "_attention_numeric": {"attention_max_error": 0.0}, "_convolution": {"convolution_derived": True},
+           "_copy": {}}
+FAILING = {"_algebra": {"quaternions_associative": False},
+           "_attention_formula": {"attention_order": 3, "attention_formula_matches": False},
+           "_attention_numeric": {"attention_max_error": 1e-3}, "_convolution": {"convolution_derived": False}}
+
+
+@pytest.mark.parametrize("failing", [None, *sorted(FAILING)])
+def test_tour_exits_1_when_any_check_fails(failing, monkeypatch, capsys):
+    """Issue 39: each of the tour's checks replaced by one that fails (the others pass, all instantly): the tour
+    says so and the command exits 1; with every check passing it exits 0."""
+    from product_interactions.interactions import tour
+    for name, figures in PASSING.items():
+        result = FAILING[name] if name == failing else figures
+        monkeypatch.setattr(tour, name, lambda *args, result=result: dict(result))
+    assert main(["tour"]) == (0 if failing is None else 1)
+    assert capsys.readouterr().out.rstrip().endswith(f"All checks passed: {failing is None}")

@@ -304,3 +304,27 @@ def test_a_compiled_expression_called_on_text_or_ragged_lists_names_its_input(ba
     plan = (X * X).compile()
     with pytest.raises(TypeError, match=r"^inputs\['x'\]: expected real numbers \(an array or a nested list"):
         plan(bad)
+
+
+@pytest.mark.parametrize("mask", [masks.Mask.band(1), masks.Mask.fixed([[1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 1],
+                                                                          [0, 0, 1, 0]])],
+                         ids=["band", "holes"])
+def test_a_symbolic_softmax_under_a_mask_whose_kept_keys_are_not_a_prefix(mask):
+    """Issue 39: with a band mask (or one with holes) the kept keys of a query start after 0 or skip some; the
+    weight of key l is exp(s_ql) / sum over the kept l' of exp(s_ql'), 0 where the mask drops l (written by hand
+    here), in both the symbolic and the expanded formula."""
+    from product_interactions.interactions.pointwise import softmax
+    n = 4
+    S = Signal("s", tensor_product(position(n), position(n)))
+    s = formula(S)                                                       # the symbols s_{q,l}
+    kept = mask.array(n, n)
+    P = Pointwise("softmax", S, factor=1, mask=mask)
+    symbolic, expanded = formula(P, softmax="symbolic"), formula(P)
+    for q in range(n):
+        keys = [l for l in range(n) if kept[q, l]]
+        for l in range(n):
+            expected = sympy.exp(s[q, l]) / sum(sympy.exp(s[q, m]) for m in keys) if l in keys else 0
+            assert sympy.simplify(symbolic[q, l].rewrite(sympy.exp) - expected) == 0, (q, l)
+            assert sympy.simplify(expanded[q, l] - expected) == 0, (q, l)
+            if l in keys:
+                assert symbolic[q, l].func is softmax or len(keys) == 1

@@ -264,3 +264,41 @@ def test_an_empty_batch_gives_an_empty_result_on_every_strategy(name):
             continue
         assert kernel(np.ones((0, *A.shape)), np.ones((0, *A.shape))).shape == (0, *A.shape), strategy
         assert kernel(np.ones((3, 0, *A.shape)), np.ones(A.shape)).shape == (3, 0, *A.shape), strategy
+
+
+TRANSPOSED_CASES = {"translation(9)": translation(9), "translation(8)": translation(8),
+                    "translation(3) x translation(4)": tensor_product(translation(3), translation(4)),
+                    "quaternions": quaternions(), "translation(5) x quaternions": tensor_product(translation(5),
+                                                                                               quaternions())}
+
+
+TRANSPOSES = {0: (1, 2, 0), 1: (0, 2, 1)}
+
+
+@pytest.mark.parametrize("name", TRANSPOSED_CASES)
+def test_every_strategy_s_transposed_kernels_equal_the_transposed_dense_reference(name):
+    """Issue 39: the VJP kernels KEY^T0 and KEY^T1, and theirs (second derivatives), evaluated directly (not only
+    through a gradient), for every strategy that represents them: a cyclic factor's transposes give the FFT's
+    signs (-1, 1) and (1, -1), on real spectra (one axis) and on complex ones (the inner axis of a 2-D lattice);
+    the quaternions fix the orientation of a non-commutative product.  Reference: einsum with the dense constants
+    transposed, lam -> lam.transpose(1, 2, 0) for T0 and lam.transpose(0, 2, 1) for T1."""
+    A = TRANSPOSED_CASES[name]
+    x, y = (v.reshape(4, A.dim) for v in operands(A, batch=(4,), seed=5))
+    ran = set()
+    for strategy in ("auto",) + STRATEGY_NAMES:
+        kernel = representable(A, strategy)
+        if kernel is None:
+            continue
+        signs = set()
+        for chain in ((0,), (1,), (0, 0), (0, 1), (1, 0), (1, 1)):
+            transposed, lam = kernel, A.structure_constants()
+            for which in chain:
+                transposed, lam = transposed.transposed(which), lam.transpose(TRANSPOSES[which])
+            expected = np.einsum("bi,bj,ijk->bk", x, y, lam)
+            got = np.asarray(transposed(x.reshape(4, *A.shape), y.reshape(4, *A.shape))).reshape(4, A.dim)
+            assert relative_error(got, expected) < 1e-12, (strategy, chain)
+            signs |= {f.cyclic_signs() for f in transposed.factors}
+        ran.add(strategy)
+        if strategy == "fft":
+            assert {(-1, 1), (1, -1)} <= signs
+    assert "fft" in ran or "quaternions" in name

@@ -74,3 +74,21 @@ def test_translation_filters_are_convolutions():
     K = np.random.default_rng(6).standard_normal(4)
     lam = translation(4).structure_constants()
     assert is_equivariant(lambda x: np.einsum("i,j,ijk->k", K, x, lam), T, samples=4, seed=0)
+
+
+@pytest.mark.parametrize("size", [1.0, 1e12])
+def test_is_equivariant_scales_its_tolerance_with_the_output(size):
+    """Issue 39: circular convolution by FFT commutes with every cyclic shift (a textbook fact), up to rounding of
+    order eps times its output; scaled by 1e12 those rounding errors are about 1e-4 in absolute terms, far above
+    the tolerance 1e-8, yet still an equivariant operator.  A relative defect of 1e-5 is not equivariant at
+    either size."""
+    rng = np.random.default_rng(3)
+    n, kernel = 16, rng.standard_normal(16)
+    convolve = lambda x: size * np.fft.ifft(np.fft.fft(x) * np.fft.fft(kernel)).real  # noqa: E731
+    T = translations(n)
+    x = rng.standard_normal(n)
+    assert np.allclose(convolve(np.roll(x, 1)), np.roll(convolve(x), 1), rtol=1e-12, atol=1e-12 * size)
+    if size > 1:    # the rounding error is far above the absolute tolerance: only a scaled one passes it
+        assert np.max(np.abs(convolve(np.roll(x, 3)) - np.roll(convolve(x), 3))) > 1e-6
+    assert is_equivariant(convolve, T, seed=4, tolerance=1e-8)
+    assert not is_equivariant(lambda x: convolve(x) * (1 + 1e-5 * np.arange(n)), T, seed=4, tolerance=1e-8)
