@@ -260,13 +260,8 @@ def _excluding(engine: Engine, terms: list[str], output: str, arrays: list[Any],
             return _poisoned(engine, terms, output, arrays, lone, key, query, keep, bad, mask_terms, mask_arrays)
         return _contract(engine, terms + mask_terms, output, arrays + mask_arrays)
     positions = np.flatnonzero(engine.value(bad))
-    clean, picked = list(arrays), list(arrays)
-    for n in lone:
-        axis = _key_axis(arrays[n], terms[n], key)
-        shape = [1] * len(arrays[n].shape)
-        shape[axis] = -1
-        clean[n] = engine.where(engine.reshape(bad, shape), 0.0, arrays[n])
-    main = _contract(engine, terms + mask_terms, output, clean + mask_arrays)
+    picked = list(arrays)
+    main = _contract(engine, terms + mask_terms, output, _zeroed(engine, terms, arrays, lone, key, bad) + mask_arrays)
     for n in holders:
         picked[n] = engine.take(arrays[n], positions, _key_axis(arrays[n], terms[n], key))
     kept_labels = output + (query if query not in output else "") + key
@@ -278,17 +273,21 @@ def _excluding(engine: Engine, terms: list[str], output: str, arrays: list[Any],
     return main + engine.sum(term, axis=summed)
 
 
+def _zeroed(engine: Engine, terms: list[str], arrays: list[Any], lone: list[int], key: str, bad: Any) -> list[Any]:
+    """`arrays` with the `lone` operands' entries at the keys `bad` marks set to 0 (the others as they are)."""
+    clean = list(arrays)
+    for n in lone:
+        shape = [1] * len(arrays[n].shape)
+        shape[_key_axis(arrays[n], terms[n], key)] = -1
+        clean[n] = engine.where(engine.reshape(bad, shape), 0.0, arrays[n])
+    return clean
+
+
 def _poisoned(engine: Engine, terms: list[str], output: str, arrays: list[Any], lone: list[int], key: str,
               query: str, keep: Any, bad: Any, mask_terms: list[str], mask_arrays: list[Any]) -> Any:
     """Traced arrays (JAX under jit): no data-dependent shapes, so the non-finite key entries are zeroed and every
     query a mask lets see one comes out NaN (the exact infinity, where there is one, is not kept)."""
-    clean = list(arrays)
-    for n in lone:
-        axis = _key_axis(arrays[n], terms[n], key)
-        shape = [1] * len(arrays[n].shape)
-        shape[axis] = -1
-        clean[n] = engine.where(engine.reshape(bad, shape), 0.0, arrays[n])
-    main = _contract(engine, terms + mask_terms, output, clean + mask_arrays)
+    main = _contract(engine, terms + mask_terms, output, _zeroed(engine, terms, arrays, lone, key, bad) + mask_arrays)
     seen = engine.contract(f"...{query}{key},{key}->...{query}", engine.floats(keep, main),
                            engine.floats(bad, main))
     labels = output.replace("...", "")
