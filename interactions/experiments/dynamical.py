@@ -229,9 +229,9 @@ def experiment(config: dict, seed: int = 0, progress: bool = True, quick: bool =
     timed = {"Mamba": models["Mamba"], "dynamical": models[points[1]]}
     index = train[:config["batch"]]
     for on in timed_on:
+        dtype, device = (config["dtype"], config.get("device")) if on == engine else (training_dtype(on), None)
         with timings(f"throughput on {on}"):
-            speed = _throughput(timed, x[index], labels[index], config["repeats"], on,
-                                *((config["dtype"], config.get("device")) if on == engine else (training_dtype(on),)))
+            speed = _throughput(timed, x[index], labels[index], config["repeats"], on, dtype, device)
         for phase, (label, paper) in enumerate((("training", PAPER_TRAINING), ("inference", PAPER_INFERENCE))):
             rows.append(row(f"{label} throughput, dynamical / Mamba ({on})",
                             speed["dynamical"][phase] / speed["Mamba"][phase],
