@@ -73,6 +73,13 @@ def _state() -> tuple[Any, Any, Any]:
             torch.autograd.forward_ad)
 
 
+@functools.lru_cache(maxsize=16)
+def _cuda_name(device: Any) -> str:
+    """The model of a CUDA device (asked once per device: every scan called with auto asks its rates)."""
+    import torch
+    return str(torch.cuda.get_device_name(device))
+
+
 def torch_compiling() -> bool:
     """True while torch.compile traces the caller (False where torch is not imported: it is not imported to ask)."""
     torch = sys.modules.get("torch")
@@ -277,9 +284,7 @@ class TorchEngine(Engine):
 
     def place(self, a: Any) -> str:
         device = a.device
-        if device.type == "cuda":
-            return f"cuda/{self.xp.cuda.get_device_name(device)}"
-        return device.type
+        return f"cuda/{_cuda_name(device)}" if device.type == "cuda" else device.type
 
     def shipped_rates(self, place: str) -> Rates:
         return CUDA_RATES if place.startswith("cuda") else self.rates
