@@ -64,19 +64,9 @@ def compiler() -> tuple[list[str] | None, str | None]:
     return ([found], None) if found else (None, "no C compiler found (set CC, or install cc, gcc or clang)")
 
 
-def _cpu() -> str:
-    """What -march=native depends on: the CPU's model and feature flags where the system tells them."""
-    try:
-        with open("/proc/cpuinfo") as info:
-            lines = [line for line in info if line.startswith(("model name", "flags", "Features"))]
-        return "".join(sorted(set(lines)))
-    except OSError:
-        return platform.processor()
-
-
 def key(command: list[str], version: bytes, flags: tuple[str, ...]) -> str:
     """The build key: what the library's bytes depend on (source, sizes, compiler and version, flags, CPU)."""
-    parts = (csource.text(), csource.defines(), command, version, flags, platform.machine(), _cpu(), sys.platform)
+    parts = (csource.text(), csource.defines(), command, version, flags, platform.machine(), csource.cpu(), sys.platform)
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:20]
 
 

@@ -222,8 +222,9 @@ def block_rows(dtype: np.dtype[Any], shape: tuple[int, int, int]) -> int:
     """Rows per block of the product loop for a factor of `shape` in `dtype`: `WIDE_BLOCK` where that many rows of x
     and y components fit `WIDE_BYTES`, else `BLOCK`.
 
-    >>> block_rows(np.dtype(np.float32), (25, 25, 25)), block_rows(np.dtype(np.float32), (64, 64, 64))
-    (128, 64)
+    >>> single = np.dtype(np.float32)
+    >>> block_rows(single, (25, 25, 25)) == WIDE_BLOCK[single], block_rows(single, (200, 200, 200)) == BLOCK[single]
+    (True, True)
     """
     wide = WIDE_BLOCK[dtype]
     return wide if (shape[0] + shape[1]) * wide * dtype.itemsize <= WIDE_BYTES else BLOCK[dtype]

@@ -128,7 +128,7 @@ def test_auto_takes_the_loop_for_sparse_products_and_keeps_the_structured_strate
 def test_explain_names_the_loop_and_its_terms():
     text = kernels.product(tensor_product(diagonal(2), clebsch_gordan(2)), strategy=("identify", "compiled")).explain()
     assert "factor 1: clebsch_gordan(2), 9 x 9 -> 9, 137 nonzeros" in text
-    assert "compiled on axis -1: one C loop over the 137 nonzero terms in blocks of 64 float64 rows" in text
+    assert f"compiled on axis -1: one C loop over the 137 nonzero terms in blocks of {clib.WIDE_BLOCK[np.dtype(np.float64)]} float64 rows" in text
 
 
 def test_the_loop_is_never_chosen_around_what_it_cannot_call():
@@ -459,3 +459,54 @@ def test_the_loops_take_omp_num_threads_within_the_cores_this_process_may_use(mo
         assert clib.threads(10**9) == (expected or available)
     finally:
         clib.cores.cache_clear()
+
+
+#: Run in a fresh process: the product loop built for vectors of argv[1] bytes, against brute force.
+AT_WIDTH = """
+import sys
+import numpy as np
+from types import MappingProxyType
+from product_interactions.kernels.native import clib, csource
+width = int(sys.argv[1])
+csource.VECTOR_BYTES = MappingProxyType({**csource.VECTOR_BYTES, "product": width})
+csource.BLOCK = clib.BLOCK = csource.rows_per_block(width)
+csource.WIDE_BLOCK = clib.WIDE_BLOCK = MappingProxyType({d: 2 * rows for d, rows in csource.BLOCK.items()})
+from product_interactions import kernels
+from product_interactions.algebra import clebsch_gordan, translation
+rng = np.random.default_rng(width)
+for A in (clebsch_gordan(2), translation(40)):
+    lam = A.structure_constants()
+    for dtype, tolerance in ((np.float64, 1e-12), (np.float32, 1e-5)):
+        for rows in (1, 3 * clib.BLOCK[np.dtype(dtype)] + 5):             # a partial block, and several
+            x, y = (rng.standard_normal((rows, A.dim)).astype(dtype) for _ in range(2))
+            z = kernels.product(A, strategy="compiled", dtype=dtype)(x, y)
+            expected = np.einsum("ijk,ri,rj->rk", lam, x.astype(float), y.astype(float))
+            assert np.abs(z - expected).max() <= tolerance * np.abs(expected).max(), (A.name, dtype, rows)
+print("blocks", dict((d.name, r) for d, r in clib.BLOCK.items()))
+"""
+
+
+@pytest.mark.parametrize("width", [16, 32, 64])
+def test_the_loop_is_right_at_every_vector_width_a_cpu_may_get(tmp_path, width):
+    """SSE and NEON (16 bytes), AVX (32), AVX-512 (64): the loop is built for the CPU's own width
+    (`csource.VECTOR_BYTES`), and GCC's vector extensions emulate the others, so each is checked here."""
+    import subprocess
+    import sys
+    environment = {**os.environ, "PRODUCT_INTERACTIONS_CACHE": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", AT_WIDTH, str(width)], capture_output=True, text=True,
+                          env=environment, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"'float64': {width // 2}, 'float32': {width}" in done.stdout
+
+
+def test_the_vector_width_is_the_cpu_s_widest_register():
+    import platform
+    from product_interactions.kernels.native import csource
+    assert csource.register_bytes("flags\t\t: fpu sse2 avx avx2 fma avx512f avx512bw", "x86_64") == 64
+    assert csource.register_bytes("flags\t\t: fpu sse2 avx avx2 fma", "x86_64") == 32
+    assert csource.register_bytes("flags\t\t: fpu sse2 sse4_2", "x86_64") == 16
+    assert csource.register_bytes("Features\t: fp asimd evtstrm", "aarch64") == 16
+    assert csource.register_bytes("x86_64", "x86_64") == 32               # no flags listed: AVX, as nearly all have
+    assert csource.register_bytes("arm", "arm64") == 16
+    assert csource.VECTOR_BYTES["product"] == csource.register_bytes(csource.cpu(), platform.machine())
+    assert all(rows * dtype.itemsize == 4 * csource.VECTOR_BYTES["product"] for dtype, rows in clib.BLOCK.items())
