@@ -2,7 +2,7 @@
 
 A handful of micro-kernels, each timed after a warm-up as the median of a few fenced runs (`Engine.synchronize`):
 the cost of a call on tiny arrays, elementwise bandwidth, matrix products of inner dimension 64 in float32 and
-float64, and batched 4 x 4 products (the per-row loops).  Their sizes grow with the device (a GPU's arrays are
+float64, batched 4 x 4 products (the per-row loops) and FFTs of length 256.  Their sizes grow with the device (a GPU's arrays are
 larger), so a calibration takes about a second.  The rates are kept in the cache folder (`rates.keep_rates`, under
 the cache's trust rule) and `Engine.rates_for` returns them from then on, in this process and later ones.
 
@@ -42,8 +42,8 @@ def _seconds(engine: Engine, run: Callable[[], Any], repeats: int = REPEATS) -> 
 
 
 def measure(engine: Engine, like: Any) -> dict[str, float]:
-    """The measured rates (`rates.Rates`' call, bandwidth, gemm64, gemm32 and loop) of `engine` on the device of
-    `like`, an array of the engine's library."""
+    """The measured rates (`rates.Rates`' call, bandwidth, gemm64, gemm32, loop and transform) of `engine` on the
+    device of `like`, an array of the engine's library."""
     large = engine.place(like) != "cpu"
     single, double = engine.like(np.float32, engine.device(like)), engine.like(np.float64, engine.device(like))
 
@@ -64,7 +64,9 @@ def measure(engine: Engine, like: Any) -> dict[str, float]:
         gemm[name] = 2 * rows * 64 * 64 / _seconds(engine, lambda: engine.matmul(x, w))
     p, q = array((rows, 4, 4)), array((rows, 4, 4))
     loop = 2 * rows * 64 / _seconds(engine, lambda: engine.matmul(p, q))
-    return {"call": call, "bandwidth": bandwidth, "loop": loop, **gemm}
+    signals = array((rows // 4, 256), double)           # the lengths where fft and the direct strategies meet
+    transform = 2.5 * 256 * 8 * (rows // 4) / _seconds(engine, lambda: engine.rfft(signals))
+    return {"call": call, "bandwidth": bandwidth, "loop": loop, "transform": transform, **gemm}
 
 
 def calibrate(like: Any = None, keep: bool = True) -> Rates:
@@ -78,6 +80,7 @@ def calibrate(like: Any = None, keep: bool = True) -> Rates:
     measured = measure(engine, like)
     shipped = engine.shipped_rates(place)
     rates = dataclasses.replace(shipped, call=measured["call"], bandwidth=measured["bandwidth"], loop=measured["loop"],
+                                transform=measured["transform"],
                                 gemm32=measured.get("gemm32", shipped.gemm32),
                                 gemm64=measured.get("gemm64", shipped.gemm64),       # JAX without x64: float32 only
                                 origin=f"calibrated {time.strftime('%Y-%m-%d')} on {place}")

@@ -26,8 +26,8 @@ class Rates:
     """What an array library's operations cost: ``call`` seconds per call on small arrays (dispatch and the
     Python around it); ``bandwidth`` bytes per second of elementwise work on cache-sized chunks (read and
     written); ``gemm64``/``gemm32`` FLOPs per second of matrix products with an inner dimension of 4 to 64 in
-    float64/float32; ``loop`` FLOPs per second of per-row loops (short FFTs, batched products of small matrices);
-    ``row`` seconds of overhead per row and per row loop; ``compiled64``/``compiled32`` FLOPs per second of the
+    float64/float32; ``loop`` FLOPs per second of per-row loops (einsum steps, batched products of small
+    matrices); ``transform`` FLOPs per second of batched FFTs; ``row`` seconds of overhead per row and per row loop; ``compiled64``/``compiled32`` FLOPs per second of the
     compiled loop (`kernels.clib`), 0 where the library's arrays cannot enter it; ``compiled_call`` seconds of the
     loop's fixed cost per entry (the call, and the addresses, shapes and strides it is given).
 
@@ -42,6 +42,7 @@ class Rates:
     gemm32: float
     loop: float
     row: float
+    transform: float
     compiled64: float = 0.0
     compiled32: float = 0.0
     compiled_call: float = 0.0
@@ -50,22 +51,27 @@ class Rates:
     block_numbers: int = 2 ** 19
     origin: str = "shipped"
 
-    def coefficients(self, itemsize: int) -> tuple[float, float, float, float, float, float, float]:
+    def coefficients(self, itemsize: int) -> tuple[float, float, float, float, float, float, float, float]:
         """What the model multiplies `Cost.terms` by: seconds per call, per byte moved, per GEMM FLOP, per loop
-        FLOP, per row loop, per compiled FLOP and per entry into the compiled loop, for `itemsize`-byte numbers."""
+        FLOP, per row loop, per compiled FLOP, per entry into the compiled loop and per FFT FLOP, for
+        `itemsize`-byte numbers."""
         gemm, compiled = (self.gemm32, self.compiled32) if itemsize == 4 else (self.gemm64, self.compiled64)
         return (self.call, 1 / self.bandwidth, 1 / gemm, 1 / self.loop, self.row,
-                1 / compiled if compiled else math.inf, self.compiled_call)
+                1 / compiled if compiled else math.inf, self.compiled_call, 1 / self.transform)
 
 
 #: numpy's rates (the default engine's, and the model's when no engine is named).  The compiled loop's, at 3 FLOPs a
 #: term on two threads: ``benchmarks/strategies.py --fit`` gave 41 and 81 GFLOP/s (float64, float32), but those
 #: made auto take the loop for translation(512) at 64 rows, 3.9x slower than fft; these lower ones err the other
 #: way only at 65,536 rows of translation(512) (1.8x and 3.3x).  The loop's fixed cost: a product of 64 rows of a
-#: 4-dimensional algebra took about 20 microseconds more than its FLOPs (ctypes and the arguments prepared for it).
+#: 4-dimensional algebra took about 20 microseconds more than its FLOPs (ctypes and the arguments prepared for it);
+#: on an AVX2 machine (once its vectors were the CPU's own, `kernels.native.csource.VECTOR_BYTES`) ``--fit`` gave
+#: 24 GFLOP/s.  The FFTs of translation(8-512) ran at about 6 GFLOP/s, where the per-row loops' 1.5 (which einsum's
+#: steps run at) priced fft at up to 4-5x its time (translation(256): 1.4x the loop's speed by the model, 3-4x
+#: measured).
 #: The scans, float64: below 128 elements a step costs more in call overhead than in arithmetic; from there the
 #: sequential scan is as fast or faster at any length.
-NUMPY_RATES = Rates(call=1.2e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=1.5e9, row=25e-9,
+NUMPY_RATES = Rates(call=1.2e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=1.5e9, row=25e-9, transform=6e9,
                     compiled64=25e9, compiled32=30e9, compiled_call=18e-6,
                     origin="shipped, fitted on the project's 2-core machine")
 
@@ -78,14 +84,14 @@ NUMPY_RATES = Rates(call=1.2e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=
 #: A sequential scan pays about three launches a step, so from 64 steps
 #: the chunked form's 2 sqrt(T) steps win (the measured 16-step chunks: 67 against 244 ms forward at 4,096 steps).
 #: `kernels.arrays.calibrate` replaces them with the device's own.
-CUDA_RATES = Rates(call=8e-6, bandwidth=3e12, gemm64=15e12, gemm32=20e12, loop=5e12, row=1e-12,
+CUDA_RATES = Rates(call=8e-6, bandwidth=3e12, gemm64=15e12, gemm32=20e12, loop=5e12, row=1e-12, transform=5e12,
                    loop_scan_width=None, chunked_scan_length=64, block_numbers=2 ** 28,
                    origin="shipped CUDA estimate (H200)")
 
 
 #: Calibrations kept in the cache folder ``rates`` (one per engine and kind of device), and the largest file read.
 RATES_KEPT, RATES_BYTES = 16, 4096
-_MEASURED = ("call", "bandwidth", "gemm64", "gemm32", "loop")
+_MEASURED = ("call", "bandwidth", "gemm64", "gemm32", "loop", "transform")
 
 
 def _file(engine: str, place: str) -> str:
@@ -122,4 +128,5 @@ def stored_rates(engine: str, place: str, shipped: Rates | None = None) -> Rates
     base = shipped if shipped is not None else NUMPY_RATES
     return dataclasses.replace(base, call=float(numbers["call"]), bandwidth=float(numbers["bandwidth"]),
                                gemm64=float(numbers["gemm64"]), gemm32=float(numbers["gemm32"]),
-                               loop=float(numbers["loop"]), origin=found["origin"][:200])
+                               loop=float(numbers["loop"]), transform=float(numbers["transform"]),
+                               origin=found["origin"][:200])

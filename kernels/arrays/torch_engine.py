@@ -259,7 +259,9 @@ class TorchEngine(Engine):
     #: faster from about 4,096 (13.5 against 17.1 ms at 196 steps; 103 against 410 ms at 65,536 elements); the
     #: chunked form loses to the loop on the CPU, whose caches hold a step's arrays (3-10x at 1,024-4,096 steps of
     #: 16,384 elements).
-    rates = Rates(call=5e-6, bandwidth=17e9, gemm64=22e9, gemm32=75e9, loop=15e9, row=30e-9, compiled64=25e9,
+    #: FFTs (``transform``) are priced as the per-row loops (not measured apart on torch).
+    rates = Rates(call=5e-6, bandwidth=17e9, gemm64=22e9, gemm32=75e9, loop=15e9, row=30e-9, transform=15e9,
+                  compiled64=25e9,
                   compiled32=30e9, compiled_call=20e-6, loop_scan_width=4096,
                   origin="shipped, fitted on the project's 2-core machine")
 

@@ -6,10 +6,11 @@ array-library calls one evaluation makes, which a small batch pays for more than
 
     seconds = (calls * rates.call + compiled_calls * rates.compiled_call) * chunks
               + rows * (moved * itemsize / rates.bandwidth + gemm / rates.gemm + loop / rates.loop
-                        + row_calls * rates.row + compiled / rates.compiled)
+                        + transform / rates.transform + row_calls * rates.row + compiled / rates.compiled)
 
 prices the calls, the memory traffic (elementwise arithmetic is bandwidth-bound), the FLOPs done inside large
-matrix products (``gemm``), inside per-row loops (``loop``: FFTs, batched small matrix products) and inside the
+matrix products (``gemm``), inside per-row loops (``loop``: einsum steps, batched small matrix products), inside
+FFTs (``transform``) and inside the
 compiled loop of `kernels.native.clib` (``compiled``), the overhead the per-row loops pay per row (``row_calls``), and
 the compiled loop's own fixed cost per entry (``compiled_calls``: a C call, which costs the same whatever the
 library's calls cost).
@@ -38,7 +39,8 @@ class Cost:
     alive at once; ``fixed`` words held whatever the batch (structure-constant arrays); ``calls`` array-library
     calls per evaluation (per chunk); ``gemm`` and ``loop`` the parts of ``flops`` done by large matrix products
     and by per-row loops, ``row_calls`` those loops per row, ``compiled`` the part done by the compiled loop (see
-    the module docstring), ``compiled_calls`` entries into the compiled loop per evaluation (per chunk)."""
+    the module docstring), ``compiled_calls`` entries into the compiled loop per evaluation (per chunk),
+    ``transform`` the part done by FFTs."""
     x: int
     y: int
     z: int
@@ -52,6 +54,7 @@ class Cost:
     row_calls: float = 0
     compiled: float = 0
     compiled_calls: float = 0
+    transform: float = 0
 
     @classmethod
     def elementwise(cls, size: int) -> Cost:
@@ -70,13 +73,13 @@ class Cost:
                    if t)
 
     def terms(self, rows: int, itemsize: int, chunk_bytes: float | None = None
-              ) -> tuple[float, float, float, float, float, float, float]:
-        """Calls, bytes moved, GEMM FLOPs, loop FLOPs, row loops, compiled FLOPs and entries into the compiled loop
-        of `rows` rows cut in chunks of `chunk_bytes` (the model's seconds are their dot product with
+              ) -> tuple[float, float, float, float, float, float, float, float]:
+        """Calls, bytes moved, GEMM FLOPs, loop FLOPs, row loops, compiled FLOPs, entries into the compiled loop
+        and FFT FLOPs of `rows` rows cut in chunks of `chunk_bytes` (the model's seconds are their dot product with
         `Rates.coefficients`)."""
         chunks = 1 if not chunk_bytes else max(1, math.ceil(rows * self.working() * itemsize / chunk_bytes))
         return (self.calls * chunks, rows * self.moved * itemsize, rows * self.gemm, rows * self.loop,
-                rows * self.row_calls, rows * self.compiled, self.compiled_calls * chunks)
+                rows * self.row_calls, rows * self.compiled, self.compiled_calls * chunks, rows * self.transform)
 
     def plus(self, **extra: float) -> Cost:
         """This cost with `extra` added to the named fields."""

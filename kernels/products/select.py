@@ -1,7 +1,8 @@
 """Choosing strategies: `choose` is ``strategy="auto"`` for one factor, `resolve` for a kernel of several.
 
 auto asks every strategy that applies for its cost (`kernels.products.strategies`) and takes what the time model
-(`kernels.products.cost`) says is fastest for the batch at hand; small batches weigh calls more than arithmetic.  For a
+(`kernels.products.cost`) says is fastest for the batch at hand (small batches weigh calls more than arithmetic),
+the FFT, whose error is bounded by the operands' norms, only where it saves half the time or more (`cheapest`).  For a
 tensor product the strategies nest (a level multiplies through the levels inside it), so `resolve` prices every
 combination as it would be lowered (`nested_cost`), diagonal factors always sharing their index.
 
@@ -9,8 +10,6 @@ combination as it would be lowered (`nested_cost`), diagonal factors always shar
 >>> from product_interactions.kernels.products.factor import Factor
 >>> [choose(Factor.from_algebra(A)) for A in (diagonal(4), translation(256))]
 ['identify', 'fft']
->>> choose(Factor.from_algebra(translation(8)), rows=8)                     # a few rows: few calls
-'fft'
 >>> choose(Factor.from_algebra(tensor_algebra(4, 4))) in ("compiled", "graded")   # compiled needs a C compiler
 True
 >>> resolve("identify", [Factor.from_algebra(clifford(1))])  # doctest: +ELLIPSIS
@@ -21,20 +20,27 @@ ValueError: strategy: 'identify' cannot represent factor 0: lam[0, 1, 1] = 1 in 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from . import leaf
 from ..arrays.rates import NUMPY_RATES, Rates
 from .cost import Cost
-from .strategies import LEVELS, STRATEGIES
+from .strategies import LEVELS, NORMWISE, STRATEGIES
 from .strategies.level import Level
 
 if TYPE_CHECKING:
     from .factor import Factor
 
+Option = TypeVar("Option", str, tuple[str, ...])
+
 #: The batch rows auto chooses for when the kernel is built (calls re-choose for their own batch).
 NOMINAL_ROWS = 4096
+#: How many times less time than the best strategy that gets each output to its own precision a normwise one (fft,
+#: `strategies.NORMWISE`: error bounded by the operands' norms) must take, by the model, for auto to choose it.  On
+#: inputs spanning many orders of magnitude it can lose an output's every digit (translation(128) on 4 rows gave
+#: 0.0 for an entry of 1.0), which a few percent of speed does not pay for.
+NORMWISE_GAIN = 2.0
 
 
 def estimate(factor: Factor, name: str, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1,
@@ -52,10 +58,32 @@ def applicable(factor: Factor) -> list[str]:
     return [name for name, module in STRATEGIES.items() if module.unsupported(factor) is None]
 
 
+def _normwise(option: str | Sequence[str]) -> bool:
+    return not NORMWISE.isdisjoint([option] if isinstance(option, str) else option)
+
+
+def cheapest(options: Iterable[Option], seconds: Callable[[Option], float]) -> Option:
+    """The option (a strategy name, or one per factor) of least `seconds`, where one with a normwise strategy
+    (`strategies.NORMWISE`) must take at most 1 / `NORMWISE_GAIN` of the best other option's time.
+
+    >>> cheapest(["fft", "gather"], {"fft": 0.6, "gather": 1.0}.get)      # 1.7x faster: not enough
+    'gather'
+    >>> cheapest(["fft", "gather"], {"fft": 0.4, "gather": 1.0}.get)
+    'fft'
+    """
+    times = {option: seconds(option) for option in options}
+    best = min(times, key=times.__getitem__)
+    exact = [option for option in times if not _normwise(option)]
+    if _normwise(best) and exact:
+        direct = min(exact, key=times.__getitem__)
+        return direct if times[best] * NORMWISE_GAIN > times[direct] else best
+    return best
+
+
 def choose(factor: Factor, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1,
            rates: Rates = NUMPY_RATES) -> str:
-    """The strategy auto picks for `factor` (the cheapest by the cost model)."""
-    return min(applicable(factor), key=lambda name: estimate(factor, name, rows, itemsize, rest, rates))
+    """The strategy auto picks for `factor`: the cheapest by the cost model (`cheapest`)."""
+    return cheapest(applicable(factor), lambda name: estimate(factor, name, rows, itemsize, rest, rates))
 
 
 def nested_cost(factors: Sequence[Factor], names: Sequence[str]) -> Cost:
@@ -101,8 +129,8 @@ def resolve(strategy: str | Sequence[str], factors: Sequence[Factor], rows: int 
     if len(factors) == 1:
         return (choose(factors[0], rows, itemsize, rates=rates) if names[0] == "auto" else
                 options[0][0],)
-    return min(itertools.product(*options),
-               key=lambda combination: _seconds(factors, combination, rows, itemsize, rates))
+    return cheapest(itertools.product(*options),
+                    lambda combination: _seconds(factors, combination, rows, itemsize, rates))
 
 
 #: Batch rows `in_plan` prices for (a plan's batch is unknown when it is built).

@@ -11,6 +11,8 @@ Every strategy module declares
   pair of components (``inner``);
 * how it lowers in a `Kernel`: ``term(factor, fresh)`` and ``constant(factor, dtype)`` (a leaf's einsum term and its
   constant operand, `kernels.products.leaf`) or ``lower(factor, axis, inner)`` (a level around the program `inner`);
+* optionally, ``NORMWISE = True`` where its error is bounded by the operands' norms rather than by each output
+  (fft): auto then takes it only for a clear gain (`kernels.products.select.NORMWISE_GAIN`);
 * optionally, how it enters a plan's contraction (``operand``, ``operand_cost``, ``operand_unsupported``:
   `strategies.operand`); a strategy without them runs a plan's product as a level, through a `Kernel` step.
 
@@ -46,3 +48,6 @@ STRATEGIES = _discover()
 #: The strategies that are levels around the leaf, outermost first.
 LEVELS = tuple(sorted((name for name, m in STRATEGIES.items() if m.ROLE == "level"),
                       key=lambda name: STRATEGIES[name].NESTING))
+
+#: The strategies whose error is bounded by the operands' norms, not by each output's (``NORMWISE``).
+NORMWISE = frozenset(name for name, module in STRATEGIES.items() if getattr(module, "NORMWISE", False))

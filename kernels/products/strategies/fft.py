@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 NAME = "fft"
 ROLE = "level"
 NESTING = 0                     # outermost: one transform for everything inside
+NORMWISE = True                 # see "What it trades" above: auto takes it only for a clear gain
 #: The constant of the normwise error bound in the module docstring (Higham, Accuracy and Stability of Numerical
 #: Algorithms, section 24.1: about log2(n) eps per transform, three transforms and a product; with margin).
 ERROR_FACTOR = 5
@@ -56,8 +57,9 @@ def cost(factor: Factor, inner: Cost) -> Cost:
     transforms = transform * (c.x + c.y + c.z)
     return around(factor, c, flops=transforms + 4 * half * c.flops, moved=4 * n * (c.x + c.y + c.z) + 2 * half * c.moved,
                   temporary=2 * half * (c.x + c.y + c.z + c.temporary), calls=6 + 4 * c.calls, gemm=4 * half * c.gemm,
-                  loop=transforms + 4 * half * c.loop, row_calls=c.x + c.y + c.z + 4 * half * c.row_calls,
-                  compiled=4 * half * c.compiled, compiled_calls=4 * c.compiled_calls)
+                  loop=4 * half * c.loop, row_calls=c.x + c.y + c.z + 4 * half * c.row_calls,
+                  compiled=4 * half * c.compiled, compiled_calls=4 * c.compiled_calls,
+                  transform=transforms + 4 * half * c.transform)
 
 
 def lower(factor: Factor, axis: int, inner: Program) -> Fourier:

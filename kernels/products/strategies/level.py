@@ -35,11 +35,11 @@ OVERHEAD_CALLS = 12
 
 def around(factor: Factor, inner: Cost, flops: float, moved: float, temporary: float, calls: float,
            gemm: float = 0, loop: float = 0, row_calls: float = 0, compiled: float = 0,
-           compiled_calls: float = 0) -> Cost:
+           compiled_calls: float = 0, transform: float = 0) -> Cost:
     """A level's cost: sizes from the factor's dimensions times the inner level's, constants inherited."""
     d1, d2, d3 = factor.shape
     return Cost(d1 * inner.x, d2 * inner.y, d3 * inner.z, flops, moved, temporary, inner.fixed,
-                calls + OVERHEAD_CALLS, gemm, loop, row_calls, compiled, compiled_calls)
+                calls + OVERHEAD_CALLS, gemm, loop, row_calls, compiled, compiled_calls, transform)
 
 
 class Level:
