@@ -187,6 +187,19 @@ def _causal(engine: str) -> bool:
     return bool(np.all(np.isfinite(out[0, :6])))
 
 
+def _small_outputs_kept() -> bool:
+    """auto's product of translation(128) on 1 to 4 rows keeps an output of 1.0 beside one of 1e16 (the FFT lost it)."""
+    from product_interactions import kernels
+    from product_interactions.algebra import translation
+    kernel = kernels.product(translation(128))
+    for rows in range(1, 5):
+        x, y = np.zeros((rows, 128)), np.zeros((rows, 128))
+        x[:, 0], x[:, 1], y[:, 0] = 1e16, 1.0, 1.0
+        if not (kernel(x, y)[:, 1] == 1.0).all():
+            return False
+    return True
+
+
 def _torch_model(kind: str, dtype: str = "float64", device: str = "cpu"):
     import torch
     from product_interactions.interactions.architectures import attention, mamba, ssm
@@ -307,6 +320,8 @@ def cases(place: str) -> list[tuple[str, str, Callable[[], Any], Callable, float
     add("silent", "H + noise: centre dimension", lambda: len(_noisy_H().center()), value(lambda n: n == 1))
     add("silent", "H + noise: x = 1e-10 * 1 == 0 has no inverse", lambda: _noisy_H().element([1e-10, 0, 0, 0]) ** -1,
         error(r"x: .*(no inverse|not invertible)"))
+    add("silent", "auto on translation(128), 1-4 rows, entries 1e16 and 1: z_1 exactly 1", _small_outputs_kept,
+        value(bool))
     add("silent", "selective_scan, positive A and large steps", lambda: selective_scan(
         np.ones((1, 10, 2)), np.full((1, 10, 2), 100.0), np.array([[1.0], [2.0]]), np.ones((1, 10, 1)),
         np.ones((1, 10, 1))), warned(r"selective_scan: .*A has positive entries"))
