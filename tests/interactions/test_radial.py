@@ -1,0 +1,56 @@
+"""The radial filter of the point-cloud layers away from its defaults (radius, basis, hidden): against its formula
+written out here, and the radius as the edge of every neighbourhood."""
+import numpy as np
+import pytest
+from cloud_support import cloud
+
+from product_interactions.algebra.so3 import spherical_harmonics
+from product_interactions.interactions.architectures import se3_attention, tfn
+from product_interactions.interactions.architectures.radial import RadialFilter
+
+
+def written_out(params, radius, basis, lmax, channels_out, channels_in, r_ab):
+    """R(|r|) cutoff(|r|) Y(r / |r|) for one edge vector r_ab, from the docstring's formula."""
+    d = np.linalg.norm(r_ab)
+    centres = np.linspace(0.0, radius, basis)
+    features = np.exp(-((d - centres) * basis / radius) ** 2)
+    pre = params["K_W_radial"] @ features + params["K_b_radial"]
+    hidden = pre / (1 + np.exp(-pre))
+    cutoff = 0.5 * (np.cos(np.pi * d / radius) + 1) if d < radius else 0.0
+    R = (params["K_W_out"] @ hidden * cutoff).reshape(lmax + 1, channels_out, channels_in)
+    degrees = np.repeat(np.arange(lmax + 1), 2 * np.arange(lmax + 1) + 1)
+    return spherical_harmonics(lmax, r_ab)[:, None, None] * R[degrees]
+
+
+@pytest.mark.parametrize("radius, basis, hidden", [(0.7, 3, 2), (3.0, 11, 6), (2.0, 8, 16)])
+def test_the_filter_equals_its_formula_inside_and_is_zero_from_the_radius_out(radius, basis, hidden):
+    lmax, channels_out, channels_in = 2, 2, 3
+    radial = RadialFilter("K", lmax, channels_out, channels_in, radius, basis, hidden)
+    rng = np.random.default_rng(int(10 * radius) + basis)
+    params = {name: rng.standard_normal(shape) for name, shape in radial.parameters.items()}
+    direction = rng.standard_normal(3)
+    direction /= np.linalg.norm(direction)
+    distances = radius * np.array([0.05, 0.3, 0.6, 0.99, 1.0, 1.4])
+    points = np.stack([np.zeros((6, 3)), distances[:, None] * direction], axis=1)      # six clouds of two points
+    K = radial(params, points)                                                          # (6, a, b, F, o, i)
+    for cloud_index, d in enumerate(distances):
+        expected = written_out(params, radius, basis, lmax, channels_out, channels_in, -d * direction)
+        np.testing.assert_allclose(K[cloud_index, 0, 1], expected, rtol=1e-12, atol=1e-14)
+        assert (np.abs(K[cloud_index, 0, 1]).max() == 0) == (d >= radius), d
+
+
+@pytest.mark.parametrize("layer", [tfn, se3_attention])
+@pytest.mark.parametrize("radius", [0.5, 3.0])
+def test_a_point_is_a_neighbour_exactly_within_the_radius(layer, radius):
+    """A point moved just beyond the radius of all others stops changing their outputs; just within, it changes them."""
+    model = layer(lmax=1, channels_in=2, radius=radius, **({"channels_out": 2} if layer is tfn else {"channels": 2}))
+    params = model.init(seed=0)
+    points, features = cloud(1, 3, 2)
+    points = np.zeros_like(points)
+    points[0, 1, 0] = 0.1 * radius                                     # points 0 and 1 near the origin
+    changed = features.copy()
+    changed[0, 2] += 1.0
+    for gap, apart in ((1.02, True), (0.9, False)):
+        points[0, 2] = [0.1 * radius + gap * radius, 0.0, 0.0]         # point 2 on the x axis beyond point 1
+        before, after = model.apply(params, points, features), model.apply(params, points, changed)
+        assert np.allclose(before[0, :2], after[0, :2], rtol=0, atol=1e-14) is apart, (gap, radius)
