@@ -2,7 +2,8 @@
 
 The module's parameters start at ``model.init(seed)``; calling it on a batch runs ``model.apply`` on the torch
 engine (`kernels.arrays.registry`), so torch's autograd, optimisers, devices (``.to("cuda")``) and
-`DistributedDataParallel` all apply.  Compiled expressions and product kernels take torch tensors directly, so
+`DistributedDataParallel` all apply.  ``torch.compile(module, fullgraph=True)`` traces a call as one operator
+(`interactions.module_operator`).  Compiled expressions and product kernels take torch tensors directly, so
 they can be called inside any module of one's own.  torch is imported only here.
 """
 from __future__ import annotations
@@ -13,7 +14,8 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ..extras import require
-from ..kernels.arrays import outside_torch_compile
+from ..kernels.arrays import outside_torch_compile, torch_compiling
+from . import module_operator
 
 
 def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:
@@ -40,8 +42,13 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
             self.model = model
             for name, value in model.init(seed, dtype).items():
                 self.register_parameter(name, torch.nn.Parameter(torch.as_tensor(value)))
+            self.key = module_operator.register(self)
 
-        @outside_torch_compile
+        def __setstate__(self, state: dict[str, Any]) -> None:
+            """A copy (``copy.deepcopy``) gets a key of its own: the operator finds a module by its key."""
+            super().__setstate__(state)
+            self.key = module_operator.register(self)
+
         def forward(self, *inputs: Any, **options: Any) -> Any:
             expected = next(iter(self._parameters.values())).dtype if self._parameters else None
             for n, x in enumerate(inputs):
@@ -49,6 +56,13 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
                     argument = "x" if len(inputs) == 1 else f"inputs[{n}]"
                     raise TypeError(f"{argument}: expected {expected}, the dtype of the module's parameters (convert "
                                     f"the input, or the module with .to({x.dtype})), got {x.dtype}")
+            if torch_compiling() and module_operator.applies(inputs, options):
+                return module_operator.OPERATORS[0]([p for _, p in self.named_parameters()], list(inputs), self.key)
+            return self.run(*inputs, **options)
+
+        @outside_torch_compile
+        def run(self, *inputs: Any, **options: Any) -> Any:
+            """The forward as the library runs it (traced by torch.compile: at a graph break)."""
             return self.model.apply(dict(self._parameters), *inputs, **options)
 
         def extra_repr(self) -> str:

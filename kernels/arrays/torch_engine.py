@@ -80,6 +80,13 @@ def _cuda_name(device: Any) -> str:
     return str(torch.cuda.get_device_name(device))
 
 
+def _fake(a: Any) -> bool:
+    """True for torch's fake tensors (shapes without numbers: a custom operator's fake body computes on them), whose
+    values no branch may ask for."""
+    fake_tensor = getattr(getattr(sys.modules.get("torch"), "_subclasses", None), "fake_tensor", None)
+    return fake_tensor is not None and fake_tensor.is_fake(a)
+
+
 def torch_compiling() -> bool:
     """True while torch.compile traces the caller (False where torch is not imported: it is not imported to ask)."""
     torch = sys.modules.get("torch")
@@ -370,11 +377,20 @@ class TorchEngine(Engine):
             return torch.as_tensor(value, device=device)
         return torch.as_tensor(value, device=device)
 
+    def concrete(self, a: Any) -> bool:
+        """False for fake tensors (a custom operator's fake body: shapes without numbers) and under torch.func
+        transforms (whose wrapped tensors have no memory to read)."""
+        return not _fake(a) and not _transformed()
+
+    def branch(self, condition: Any, then: Callable[[], Any], otherwise: Callable[[], Any]) -> Any:
+        """`Engine.branch`; on a fake `condition` ``then()``, whose result has the shape of either branch's."""
+        return then() if _fake(condition) or bool(condition) else otherwise()
+
     def constant(self, value: Any, like: Any) -> Any:
-        """`Engine.constant`, kept only when made outside torch.func transforms and forward mode: a tensor made
-        under one is wrapped at its level, and kept, it escaped into the next transform (a hessian after a jvp
-        failed an internal assertion of torch's)."""
-        return self.convert(value, like) if _transformed() else super().constant(value, like)
+        """`Engine.constant`, kept only when made outside torch.func transforms and forward mode, and not for a fake
+        tensor: a tensor made under a transform is wrapped at its level, and kept, it escaped into the next transform
+        (a hessian after a jvp failed an internal assertion of torch's); a fake one, kept, met real ones."""
+        return self.convert(value, like) if _transformed() or _fake(like) else super().constant(value, like)
 
     def _placement(self, like: Any) -> Any:
         return like.dtype, like.device
@@ -511,7 +527,7 @@ class TorchEngine(Engine):
         None when k or v is not finite (a sum overflowing only costs the fast path): the kernel would not keep such
         a key from the queries that do not see it.  (A non-finite query spoils only its own row, as in the plan.)"""
         import torch.nn.functional as functional
-        if not bool(self.xp.isfinite(k.sum() + v.sum())):                # one check: NaN and inf propagate
+        if not _fake(k) and not bool(self.xp.isfinite(k.sum() + v.sum())):   # one check: NaN and inf propagate
             return None
         q, k, v = (a if a.stride(-1) == 1 else a.contiguous() for a in (q, k, v))
         return functional.scaled_dot_product_attention(q, k, v, attn_mask=keep, is_causal=causal, scale=1.0)

@@ -1,0 +1,123 @@
+"""Every architecture's torch module under ``torch.compile(fullgraph=True)`` (one operator of the graph,
+`interactions.module_operator`): the eager values and gradients for the parameters and the inputs, a new length
+traced again, torch's operator checks, and the registry's weak hold."""
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+from product_interactions.interactions import module_operator
+from product_interactions.interactions.architectures import (attention, convolution, deep_ls2t, dynamical, gating,
+                                                             ls2t, mamba, se3_attention, ssm, tfn)
+
+torch = pytest.importorskip("torch")
+
+SEQUENCE = np.random.default_rng(0).standard_normal((2, 6, 4))
+POINTS, FEATURES = np.random.default_rng(1).standard_normal((2, 5, 3)), np.random.default_rng(2).standard_normal(
+    (2, 5, 4, 2))
+MODELS = [(attention(d_model=4, heads=2), (SEQUENCE,)), (gating(channels=4), (SEQUENCE,)),
+          (convolution(channels_in=4, channels_out=2, size=3), (SEQUENCE,)), (ssm(channels=4, d_state=2), (SEQUENCE,)),
+          (mamba(d_model=4, d_state=2), (SEQUENCE,)), (dynamical(d_model=4), (SEQUENCE,)),
+          (ls2t(d_in=4, width=2, order=2), (SEQUENCE,)), (deep_ls2t(d_in=4, widths=(2, 2), order=2), (SEQUENCE,)),
+          (tfn(lmax=1, channels_in=2, channels_out=2), (POINTS, FEATURES)),
+          (se3_attention(lmax=1, channels_in=2, channels=2), (POINTS, FEATURES))]
+
+
+@pytest.fixture(autouse=True)
+def fresh_compiler():
+    """Each test compiles afresh: the modules share one forward, whose compiled forms torch caps (recompile_limit)."""
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def values_and_gradients(function, module, inputs, weights):
+    """The function's value at `inputs`, and its gradients for the module's parameters and the last input."""
+    inputs = [x.detach().requires_grad_(n == len(inputs) - 1) for n, x in enumerate(inputs)]
+    value = (function(*inputs) * weights).sum()
+    return [value, *torch.autograd.grad(value, [*module.parameters(), inputs[-1]])]
+
+
+@pytest.mark.parametrize("model, arrays", MODELS, ids=[type(m).__name__ for m, _ in MODELS])
+def test_a_module_traces_whole_with_fullgraph_and_equals_the_eager_module(model, arrays):
+    module = model.to_torch(seed=1)
+    inputs = [torch.tensor(x) for x in arrays]
+    weights = torch.randn(module(*inputs).shape, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    compiled = torch.compile(module, fullgraph=True, backend="eager")
+    for got, expected in zip(values_and_gradients(compiled, module, inputs, weights),
+                             values_and_gradients(module, module, inputs, weights)):
+        torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_a_new_length_traces_again_and_a_traced_module_trains():
+    module = mamba(d_model=4, d_state=2).to_torch(seed=0)
+    compiled = torch.compile(module, fullgraph=True, backend="eager")
+    for length in (6, 9, 4):
+        x = torch.tensor(np.random.default_rng(length).standard_normal((2, length, 4)))
+        torch.testing.assert_close(compiled(x), module(x), rtol=1e-12, atol=1e-12)
+    optimiser = torch.optim.SGD(module.parameters(), lr=0.05)
+    x = torch.tensor(SEQUENCE)
+    losses = []
+    for _ in range(5):
+        optimiser.zero_grad()
+        loss = (compiled(x) ** 2).mean()
+        loss.backward()
+        optimiser.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+
+
+def test_the_module_operator_passes_torch_s_operator_checks():
+    module = attention(d_model=4, heads=2).to_torch(seed=0)
+    x = torch.tensor(SEQUENCE, requires_grad=True)
+    forward, _ = module_operator.define()
+    torch.library.opcheck(forward, ([p for p in module.parameters()], [x], module.key))
+
+
+def test_the_registry_holds_modules_weakly_and_a_gone_one_is_named():
+    module = gating(channels=4).to_torch()
+    key = module.key
+    assert module_operator.module_for(key) is module
+    del module
+    gc.collect()
+    with pytest.raises(KeyError, match=f"key: no module '{key}' lives in this process"):
+        module_operator.module_for(key)
+
+
+def test_keyword_options_run_at_a_graph_break_as_before():
+    module = ssm(channels=4, d_state=2).to_torch(seed=0)
+    x = torch.tensor(SEQUENCE)
+    traced = torch.compile(lambda x: module(x, method="sequential"), backend="eager")
+    torch.testing.assert_close(traced(x), module(x, method="sequential"), rtol=1e-12, atol=1e-12)
+    with pytest.raises(Exception, match="marked as skipped|graph break|disable"):
+        torch.compile(lambda x: module(x, method="sequential"), fullgraph=True, backend="eager")(x)
+
+
+def test_torch_func_differentiates_a_module_that_reads_its_inputs_values():
+    """S4D's causal convolution asks where its input is not finite; under torch.func its wrapped tensors have no
+    memory to read, so it takes the form that needs no value (it had failed: '.numpy() is not supported')."""
+    module = ssm(channels=4, d_state=2).to_torch(seed=0)
+    x = torch.tensor(SEQUENCE)
+    gradient = torch.func.grad(lambda x: module(x).sin().sum())(x)
+    expected, = torch.autograd.grad(module(x.requires_grad_()).sin().sum(), x)
+    torch.testing.assert_close(gradient, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_a_copy_has_a_key_of_its_own_and_outlives_its_original():
+    import copy
+    module = gating(channels=4).to_torch(seed=0)
+    x = torch.tensor(SEQUENCE)
+    duplicate = copy.deepcopy(module)
+    assert duplicate.key != module.key and module_operator.module_for(duplicate.key) is duplicate
+    expected = module(x)
+    del module
+    gc.collect()
+    torch.testing.assert_close(torch.compile(duplicate, fullgraph=True, backend="eager")(x), expected)
+
+
+def test_a_traced_call_in_another_dtype_is_refused_by_name():
+    module = gating(channels=4).to_torch(seed=0)
+    with pytest.raises(Exception, match=r"x: expected torch.float64, the dtype of the module's parameters"):
+        torch.compile(module, fullgraph=True, backend="eager")(torch.tensor(SEQUENCE, dtype=torch.float32))
