@@ -3,7 +3,8 @@
 The module's parameters start at ``model.init(seed)``; calling it on a batch runs ``model.apply`` on the torch
 engine (`kernels.arrays.registry`), so torch's autograd, optimisers, devices (``.to("cuda")``) and
 `DistributedDataParallel` all apply.  ``torch.compile(module, fullgraph=True)`` traces a call as one operator
-(`interactions.module_operator`).  Compiled expressions and product kernels take torch tensors directly, so
+(`kernels.arrays.torch_call`).  Every module of `to_torch` shares one ``forward``, whose compiled forms torch caps
+per process (``recompile_limit``, 8): compile the model that holds many modules, not each of them.  Compiled expressions and product kernels take torch tensors directly, so
 they can be called inside any module of one's own.  torch is imported only here.
 """
 from __future__ import annotations
@@ -14,8 +15,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ..extras import require
-from ..kernels.arrays import outside_torch_compile, torch_compiling
-from . import module_operator
+from ..kernels.arrays import outside_torch_compile, torch_call, torch_compiling
 
 
 def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:
@@ -42,12 +42,12 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
             self.model = model
             for name, value in model.init(seed, dtype).items():
                 self.register_parameter(name, torch.nn.Parameter(torch.as_tensor(value)))
-            self.key = module_operator.register(self)
+            self.key = torch_call.register(self)
 
         def __setstate__(self, state: dict[str, Any]) -> None:
             """A copy (``copy.deepcopy``) gets a key of its own: the operator finds a module by its key."""
             super().__setstate__(state)
-            self.key = module_operator.register(self)
+            self.key = torch_call.register(self)
 
         def forward(self, *inputs: Any, **options: Any) -> Any:
             expected = next(iter(self._parameters.values())).dtype if self._parameters else None
@@ -56,9 +56,14 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
                     argument = "x" if len(inputs) == 1 else f"inputs[{n}]"
                     raise TypeError(f"{argument}: expected {expected}, the dtype of the module's parameters (convert "
                                     f"the input, or the module with .to({x.dtype})), got {x.dtype}")
-            if torch_compiling() and module_operator.applies(inputs, options):
-                return module_operator.OPERATORS[0]([p for _, p in self.named_parameters()], list(inputs), self.key)
+            if torch_compiling() and not options and torch_call.applies(list(inputs)):
+                return torch_call.traced(self.key, [*(p for _, p in self.named_parameters()), *inputs])
             return self.run(*inputs, **options)
+
+        def flat_call(self, operands: list[Any]) -> Any:
+            """The model on its parameters, then its inputs, in one list (`kernels.arrays.torch_call`)."""
+            names = [name for name, _ in self.named_parameters()]
+            return self.model.apply(dict(zip(names, operands)), *operands[len(names):])
 
         @outside_torch_compile
         def run(self, *inputs: Any, **options: Any) -> Any:

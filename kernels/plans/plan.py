@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Collection, Iterable, NamedTuple, Sequenc
 
 import numpy as np
 
-from ..arrays import NUMPY, engine_of, outside_torch_compile, owner
+from ..arrays import NUMPY, engine_of, outside_torch_compile, owner, torch_call, torch_compiling
 from .masks import Mask
 
 if TYPE_CHECKING:
@@ -547,6 +547,13 @@ class Plan:
         self.signals = {spec.name: spec for spec in self.inputs if spec.kind == "signal"}
         self.parameters = {spec.name: spec for spec in self.inputs if spec.kind == "parameter"}
         self._release = self._last_uses()
+        #: The plan's name for `kernels.arrays.torch_call` (a traced call on torch tensors is one operator).
+        self.key = torch_call.register(self)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A copy or an unpickled plan gets a key of its own."""
+        self.__dict__.update(state)
+        self.key = torch_call.register(self)
 
     def _last_uses(self) -> list[list[int]]:
         """For each step, the registers no later step (nor the output) reads; steps that may overwrite their
@@ -613,8 +620,30 @@ class Plan:
     def __call__(self, inputs: Any, parameters: Any = None) -> Any:
         """The plan on `inputs` (an array for a single signal, or a dict name -> array) and `parameters` (a dict
         name -> array).  Arrays may be numpy (autograd's traced ones too), torch or JAX arrays; the rule for
-        mixing them is `kernels.arrays.registry`'.  The result is in the inputs' library, dtype and device."""
+        mixing them is `kernels.arrays.registry`'.  The result is in the inputs' library, dtype and device.  Traced
+        by torch.compile on torch tensors, the call is one operator (`kernels.arrays.torch_call`)."""
+        if torch_compiling():
+            operands = self._operands(inputs, parameters)
+            if operands is not None and torch_call.applies(operands):
+                return torch_call.traced(self.key, operands)
         return self.run(self.check(inputs, parameters))
+
+    def _operands(self, inputs: Any, parameters: Any) -> list[Any] | None:
+        """The signals, then the parameters, in the plan's order (`flat_call`'s operands), or None where they are
+        not all given as they must be."""
+        signals = {next(iter(self.signals)): inputs} if len(self.signals) == 1 and not isinstance(inputs, dict) \
+            else inputs
+        if not isinstance(signals, dict) or not hasattr(parameters or {}, "keys"):
+            return None
+        given = {**signals, **(parameters or {})}
+        names = [*self.signals, *self.parameters]
+        return [given[name] for name in names] if all(name in given for name in names) else None
+
+    def flat_call(self, operands: list[Any]) -> Any:
+        """The plan on its signals, then its parameters, in one list (`kernels.arrays.torch_call`)."""
+        count = len(self.signals)
+        return self.run(self.check(dict(zip(self.signals, operands[:count])),
+                                   dict(zip(self.parameters, operands[count:]))))
 
     def check(self, inputs: Any, parameters: Any = None) -> Call:
         """The arguments of a call checked once (errors name the argument): their engine, the arrays in the

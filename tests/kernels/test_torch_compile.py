@@ -1,6 +1,7 @@
 """Under torch.compile, a kernel's call on torch tensors is one operator of the graph (`kernels.products.
-torch_operator`: fullgraph=True traces it), while plans and the functional entry points (scans, signature,
-seq2tens, masked softmax, causal convolution) run as they are at a graph break (`outside_torch_compile`): the
+torch_operator`: fullgraph=True traces it; plans and modules: tests/interactions/test_torch_call.py), while the
+functional entry points (scans, signature, seq2tens, masked softmax, causal convolution) run as they are at a
+graph break (`outside_torch_compile`): the
 compiled function gives the eager values and gradients, for products of three kinds of strategy, a model's module
 and each entry point."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Every architecture's torch module under ``torch.compile(fullgraph=True)`` (one operator of the graph,
-`interactions.module_operator`): the eager values and gradients for the parameters and the inputs, a new length
-traced again, torch's operator checks, and the registry's weak hold."""
+"""Every architecture's torch module and a compiled expression under ``torch.compile(fullgraph=True)`` (one
+operator of the graph, `kernels.arrays.torch_call`): the eager values and gradients for the parameters and the
+inputs, a new length traced again, torch's operator checks, copies, and the registry's weak hold."""
 from __future__ import annotations
 
 import gc
@@ -8,7 +8,7 @@ import gc
 import numpy as np
 import pytest
 
-from product_interactions.interactions import module_operator
+from product_interactions.kernels.arrays import torch_call
 from product_interactions.interactions.architectures import (attention, convolution, deep_ls2t, dynamical, gating,
                                                              ls2t, mamba, se3_attention, ssm, tfn)
 
@@ -69,21 +69,36 @@ def test_a_new_length_traces_again_and_a_traced_module_trains():
     assert losses[-1] < losses[0]
 
 
-def test_the_module_operator_passes_torch_s_operator_checks():
+def test_the_operator_passes_torch_s_operator_checks():
     module = attention(d_model=4, heads=2).to_torch(seed=0)
     x = torch.tensor(SEQUENCE, requires_grad=True)
-    forward, _ = module_operator.define()
-    torch.library.opcheck(forward, ([p for p in module.parameters()], [x], module.key))
+    forward, _ = torch_call.define()
+    torch.library.opcheck(forward, ([*module.parameters(), x], module.key))
+
+
+def test_a_compiled_expression_traces_whole_and_equals_the_eager_plan():
+    model = attention(d_model=4, heads=2)
+    plan = model.plan((6,))
+    params = {name: torch.tensor(value, requires_grad=True) for name, value in model.init(seed=0).items()}
+    x = torch.tensor(SEQUENCE)
+
+    def loss(x, params):
+        return plan(x, params).sin().sum()
+    compiled = torch.compile(loss, fullgraph=True, backend="eager")
+    got, expected = compiled(x, params), loss(x, params)
+    torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
+    for a, b in zip(torch.autograd.grad(got, list(params.values())), torch.autograd.grad(expected, list(params.values()))):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
 
 
 def test_the_registry_holds_modules_weakly_and_a_gone_one_is_named():
     module = gating(channels=4).to_torch()
     key = module.key
-    assert module_operator.module_for(key) is module
+    assert torch_call.owner_for(key) is module
     del module
     gc.collect()
-    with pytest.raises(KeyError, match=f"key: no module '{key}' lives in this process"):
-        module_operator.module_for(key)
+    with pytest.raises(KeyError, match=f"key: nothing named '{key}' lives in this process"):
+        torch_call.owner_for(key)
 
 
 def test_keyword_options_run_at_a_graph_break_as_before():
@@ -110,7 +125,7 @@ def test_a_copy_has_a_key_of_its_own_and_outlives_its_original():
     module = gating(channels=4).to_torch(seed=0)
     x = torch.tensor(SEQUENCE)
     duplicate = copy.deepcopy(module)
-    assert duplicate.key != module.key and module_operator.module_for(duplicate.key) is duplicate
+    assert duplicate.key != module.key and torch_call.owner_for(duplicate.key) is duplicate
     expected = module(x)
     del module
     gc.collect()
