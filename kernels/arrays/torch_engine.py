@@ -382,10 +382,6 @@ class TorchEngine(Engine):
         transforms (whose wrapped tensors have no memory to read)."""
         return not _fake(a) and not _transformed()
 
-    def branch(self, condition: Any, then: Callable[[], Any], otherwise: Callable[[], Any]) -> Any:
-        """`Engine.branch`; on a fake `condition` ``then()``, whose result has the shape of either branch's."""
-        return then() if _fake(condition) or bool(condition) else otherwise()
-
     def constant(self, value: Any, like: Any) -> Any:
         """`Engine.constant`, kept only when made outside torch.func transforms and forward mode, and not for a fake
         tensor: a tensor made under a transform is wrapped at its level, and kept, it escaped into the next transform
@@ -478,7 +474,10 @@ class TorchEngine(Engine):
 
     def branch(self, condition: Any, then: Callable[[], Any], otherwise: Callable[[], Any]) -> Any:
         """Under torch.func transforms and forward mode, where the condition may differ from one mapped slice to the
-        next, both results and ``torch.where`` (the one control flow vmap takes)."""
+        next, both results and ``torch.where`` (the one control flow vmap takes); on a fake `condition` (a custom
+        operator's fake body) ``then()``, whose result has the shape of either branch's."""
+        if _fake(condition):
+            return then()
         if not _transformed():
             return then() if bool(condition) else otherwise()
         return self.xp.where(condition, then(), otherwise())

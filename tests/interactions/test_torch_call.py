@@ -136,3 +136,18 @@ def test_a_traced_call_in_another_dtype_is_refused_by_name():
     module = gating(channels=4).to_torch(seed=0)
     with pytest.raises(Exception, match=r"x: expected torch.float64, the dtype of the module's parameters"):
         torch.compile(module, fullgraph=True, backend="eager")(torch.tensor(SEQUENCE, dtype=torch.float32))
+
+
+def test_the_torch_engine_asks_no_fake_tensor_for_a_value():
+    """A fake body runs the library on fake tensors: they are not concrete, a branch on one takes `then` (both
+    branches give one shape), and a constant made for one is not kept to meet real tensors later."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from product_interactions.kernels.arrays import TORCH
+    with FakeTensorMode():
+        fake = torch.zeros(3, dtype=torch.float64)
+        assert not TORCH.concrete(fake)
+        assert TORCH.branch(TORCH.isfinite(fake.sum()), lambda: "then", lambda: "otherwise") == "then"
+        constant = np.arange(3.0)
+        TORCH.constant(constant, fake)
+    real = torch.zeros(3, dtype=torch.float64)
+    assert TORCH.concrete(real) and type(TORCH.constant(constant, real)) is torch.Tensor
