@@ -13,8 +13,11 @@ numeric path on time-major arrays (`dynamics_fast`), and the factors its state h
 frame around the selective SSM; `dynamical_block` the same frame around the paper's Section 5.1 recurrence.
 
 >>> from product_interactions.interactions.architectures import dynamical_block, mamba
->>> sorted(set(mamba(d_model=4).parameters) & set(dynamical_block(d_model=4).parameters))
+>>> ours, theirs = dynamical_block(d_model=4).parameters, mamba(d_model=4).parameters
+>>> sorted(name for name, shape in ours.items() if theirs.get(name) == shape)     # the frame's, shared
 ['W_out', 'W_x', 'W_z', 'conv_0', 'conv_1', 'conv_2', 'conv_3', 'conv_bias']
+>>> ours["A_log"], theirs["A_log"]                  # the state: d_inner numbers against d_inner x d_state
+((8,), (8, 16))
 """
 from __future__ import annotations
 
