@@ -132,7 +132,7 @@ def _main(argv: Sequence[str] | None) -> int:
     experiment.add_argument("--threads", type=count, metavar="N",
                             help="threads for torch, numpy's BLAS and the compiled loop (default: OMP_NUM_THREADS "
                                  "or the like if set, else 1 with --quick, else the libraries' own)")
-    experiment.add_argument("--steps", type=count, help="training steps, replacing the setting's (copy only)")
+    experiment.add_argument("--steps", type=count, help="training steps, replacing the setting's (copy and dynamical)")
     experiment.add_argument("--checkpoint", metavar="DIR",
                             help="save each training run in this directory and resume those it holds (copy only)")
     experiment.add_argument("--out", help="write the result as JSON to this path (a new path or a regular file, "

@@ -20,7 +20,7 @@ optimiser's state live and the models run (the JSON's ``config.device``).  Each 
 sets the threads of torch, numpy's BLAS and the compiled loop for the run (by default the environment's, such as
 ``OMP_NUM_THREADS``, else one for ``--quick``: `threads`); the JSON records them under ``machine``.  The copy
 experiment also takes ``--steps`` (a longer run, on a GPU say) and ``--checkpoint DIR``, where it saves each
-training run as it goes and from which it resumes one that stopped.
+training run as it goes and from which it resumes one that stopped; the dynamical experiment takes ``--steps``.
 symmetry, seq2tens and dynamical read their data from packages of the ``experiments`` extra (`datasets`).
 """
 from __future__ import annotations
@@ -40,17 +40,29 @@ if TYPE_CHECKING:
 EXPERIMENTS = {"copy": "selective_copy", "symmetry": "symmetry", "seq2tens": "seq2tens", "dynamical": "dynamical"}
 
 
-#: The experiments that take a number of steps and a checkpoint directory (`run`'s `steps` and `checkpoint`).
+#: The experiments that take a checkpoint directory (`run`'s `checkpoint`), and those that take a number of
+#: training steps (`run`'s `steps`).
 RESUMABLE = ("copy",)
+STEPPED = ("copy", "dynamical")
 
 
 def resumable_options(name: str, steps: int | None = None,
                       checkpoint: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """The given ones of `steps` and `checkpoint` as options for experiment `name`, checked: only the `RESUMABLE`
-    experiments take them, and a checkpoint directory must exist (a ValueError names the option)."""
+    """The given ones of `steps` and `checkpoint` as options for experiment `name`, checked: only the `STEPPED`
+    experiments take `steps`, only the `RESUMABLE` ones `checkpoint`, and a checkpoint directory must exist (a
+    ValueError names the option).
+
+    >>> resumable_options("dynamical", steps=600)
+    {'steps': 600}
+    >>> resumable_options("dynamical", checkpoint="runs")
+    Traceback (most recent call last):
+    ...
+    ValueError: checkpoint: only copy takes it, not dynamical
+    """
+    for option, value, takers in (("steps", steps, STEPPED), ("checkpoint", checkpoint, RESUMABLE)):
+        if value is not None and name not in takers:
+            raise ValueError(f"{option}: only {', '.join(takers)} takes it, not {name}")
     options = {key: value for key, value in (("steps", steps), ("checkpoint", checkpoint)) if value is not None}
-    if options and name not in RESUMABLE:
-        raise ValueError(f"{next(iter(options))}: only {', '.join(RESUMABLE)} takes it, not {name}")
     if checkpoint is not None:
         check_directory(checkpoint)
     return options
@@ -74,8 +86,8 @@ def run(name: str, quick: bool = False, seed: int = 0, out: str | os.PathLike[st
         device: str | None = None) -> dict[str, Any]:
     """Run experiment `name` on `engine` (None: the fastest installed that it supports), `device` ("cuda", say;
     None: the engine's default) and `threads` (`threads.run_threads`); writes the result as JSON to `out` when
-    given (checked before the run), and returns it.  The `RESUMABLE` experiments also take `steps` (replacing the setting's) and `checkpoint` (a directory to
-    save to and resume from).  Every argument is checked before the run starts."""
+    given (checked before the run), and returns it.  The `STEPPED` experiments also take `steps` (replacing the
+    setting's), the `RESUMABLE` ones `checkpoint` (a directory to save to and resume from).  Every argument is checked before the run starts."""
     check_setting(quick, seed)
     chosen = engine_for(name, engine)
     check_device(chosen, device)
@@ -104,4 +116,5 @@ def check_device(engine: Engine, device: str | None) -> None:
         engine.like("float32", device)
 
 
-__all__ = ["EXPERIMENTS", "check_device", "RESUMABLE", "engine_for", "resumable_options", "run", "table", "write"]
+__all__ = ["EXPERIMENTS", "check_device", "RESUMABLE", "STEPPED", "engine_for", "resumable_options", "run", "table",
+           "write"]

@@ -60,6 +60,16 @@ def test_seeds_are_averaged_and_throughput_is_timed_on_each_engine_asked():
         experiment({**config, "throughput_on": ["cuda"]}, progress=False)
 
 
+def test_steps_replace_the_settings(monkeypatch):
+    seen = []
+    monkeypatch.setattr(dynamical, "experiment", lambda config, **options: seen.append(config["steps"]))
+    run(quick=True, progress=False, steps=7)
+    run(quick=True, progress=False)
+    assert seen == [7, QUICK["steps"]]
+    with pytest.raises(ValueError, match="steps: expected a positive int, got 0"):
+        run(quick=True, steps=0)
+
+
 def test_images_pooled_before_reading():
     images = np.arange(32.0).reshape(2, 4, 4)
     pooled = sequences(images, "pixels", 2)
