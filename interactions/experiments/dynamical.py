@@ -70,28 +70,35 @@ SUPPORTED = PREFERENCE
 GRID = ((3, 2), (3, 1), (2, 1), (1, 1))
 PAPER_ACCURACY = {"Mamba": 86.818, (3, 2): 87.118, (3, 1): 86.748, (2, 1): 85.760, (1, 1): 86.112}
 PAPER_TRAINING, PAPER_INFERENCE = {"Mamba": 4.81, "dynamical": 12.95}, {"Mamba": 15.0, "dynamical": 39.0}
-READINGS = ("rows", "pixels")
+READINGS = ("rows", "pixels", "patches")
 
 QUICK = {"source": "sklearn", "reading": "rows", "pool": 1, "test_fraction": 0.25, "grid": [(3, 2), (1, 1)],
-         "bare": [(3, 2)], "d_model": 16, "d_state": 16, "layers": 1, "batch": 32, "steps": 150, "lr": 1e-2, "clip": 1.0, "seeds": 1,
-         "repeats": 5, "throughput_on": []}
+         "bare": [(3, 2)], "bidirectional": False, "d_model": 16, "d_state": 16, "layers": 1, "batch": 32,
+         "steps": 150, "lr": 1e-2, "clip": 1.0, "seeds": 1, "repeats": 5, "throughput_on": []}
 FULL = {"source": "mnist", "reading": "pixels", "pool": 2, "test_fraction": 0.2, "grid": list(GRID), "bare": [(3, 2)],
-        "d_model": 32,
-        "d_state": 16, "layers": 1, "batch": 64, "steps": 300, "lr": 1e-2, "clip": 1.0, "seeds": 3, "repeats": 7,
-        "throughput_on": ["numpy"]}
+        "bidirectional": False, "d_model": 32, "d_state": 16, "layers": 1, "batch": 64, "steps": 300, "lr": 1e-2,
+        "clip": 1.0, "seeds": 3, "repeats": 7, "throughput_on": ["numpy"]}
+#: Like Vision Mamba: 4 x 4 patches as tokens (49 of 16 pixels) read forward and backward.
+PATCHES = dict(FULL, reading="patches", pool=4, bidirectional=True, throughput_on=[])
+#: The full settings by name (``--setting``): FULL is "pixels".
+SETTINGS = {"pixels": FULL, "patches": PATCHES}
 
 
 def sequences(images: np.ndarray, reading: str = "rows", pool: int = 1) -> np.ndarray:
-    """Images (count, height, width) as sequences (count, steps, features), after averaging each `pool` x `pool`
-    cell (the last rows and columns that fill no cell are dropped): ``"rows"`` reads row by row (height steps of
-    width features), ``"pixels"`` pixel by pixel in raster order (height * width steps of 1 feature)."""
+    """Images (count, height, width) as sequences (count, steps, features) of `pool` x `pool` cells (the last rows
+    and columns that fill no cell are dropped): ``"patches"`` reads the cells in raster order, each cell's pixels
+    its features (row by row); ``"rows"`` and ``"pixels"`` average each cell, then read row by row (height steps
+    of width features) or pixel by pixel in raster order (height * width steps of 1 feature)."""
     images = np.asarray(images)
     if images.ndim != 3:
         raise ValueError(f"images: expected shape (count, height, width), got {images.shape}")
     if isinstance(pool, bool) or not isinstance(pool, (int, np.integer)) or not 1 <= pool <= min(images.shape[1:]):
         raise ValueError(f"pool: expected an int from 1 to {min(images.shape[1:])}, got {pool!r}")
     count, height, width = images.shape[0], images.shape[1] // pool, images.shape[2] // pool
-    images = images[:, :height * pool, :width * pool].reshape(count, height, pool, width, pool).mean(axis=(2, 4))
+    cells = images[:, :height * pool, :width * pool].reshape(count, height, pool, width, pool)
+    if reading == "patches":
+        return cells.transpose(0, 1, 3, 2, 4).reshape(count, height * width, pool * pool)
+    images = cells.mean(axis=(2, 4))
     if reading == "rows":
         return images
     if reading == "pixels":
@@ -125,34 +132,44 @@ def rms_norm(x: Any, gain: Any, engine: Engine) -> Any:
 
 class SequenceClassifier:
     """embed -> `layers` x (x + block(rms(x))) -> mean over time -> rms -> readout, on (batch, steps, features);
-    `block` is a `layer` (d_model is its width).
+    `block` is a `layer` (d_model is its width).  `bidirectional` (as Vision Mamba): each layer adds a second
+    block of its own, run on the sequence reversed in time and reversed back, x + block(rms(x)) +
+    flip(block'(flip(rms(x)))) (Vision Mamba's two directions share the projections; here they share nothing).
 
     Parameters: ``embed`` (features, d_model), ``embed_bias``; ``blocks`` (one parameter dict per layer) and
-    ``gains`` (d_model,) each; ``final_gain``; ``readout`` (d_model, classes), ``readout_bias``.
+    ``gains`` (d_model,) each; ``backward`` (bidirectional: one parameter dict per layer); ``final_gain``;
+    ``readout`` (d_model, classes), ``readout_bias``.
     """
 
-    def __init__(self, block: Mamba | DynamicalBlock | Dynamical, features: int, layers: int = 1, classes: int = 10) -> None:
+    def __init__(self, block: Mamba | DynamicalBlock | Dynamical, features: int, layers: int = 1, classes: int = 10,
+                 bidirectional: bool = False) -> None:
         self.block, self.d_model = block, block.width
-        self.features, self.layers, self.classes = features, layers, classes
+        self.features, self.layers, self.classes, self.bidirectional = features, layers, classes, bidirectional
 
     def init(self, seed: int = 0) -> dict:
         """Normal weights with standard deviation 1 / sqrt(fan-in), unit gains, zero biases; each block's own
         `init`."""
         rng = check_seed(seed)
-        return {"embed": rng.standard_normal((self.features, self.d_model)) / np.sqrt(self.features),
-                "embed_bias": np.zeros(self.d_model),
-                "blocks": [self.block.init(seed=rng) for _ in range(self.layers)],
-                "gains": [np.ones(self.d_model) for _ in range(self.layers)], "final_gain": np.ones(self.d_model),
-                "readout": rng.standard_normal((self.d_model, self.classes)) / np.sqrt(self.d_model),
-                "readout_bias": np.zeros(self.classes)}
+        params = {"embed": rng.standard_normal((self.features, self.d_model)) / np.sqrt(self.features),
+                  "embed_bias": np.zeros(self.d_model),
+                  "blocks": [self.block.init(seed=rng) for _ in range(self.layers)],
+                  "gains": [np.ones(self.d_model) for _ in range(self.layers)], "final_gain": np.ones(self.d_model),
+                  "readout": rng.standard_normal((self.d_model, self.classes)) / np.sqrt(self.d_model),
+                  "readout_bias": np.zeros(self.classes)}
+        if self.bidirectional:
+            params["backward"] = [self.block.init(seed=rng) for _ in range(self.layers)]
+        return params
 
     def logits(self, params: Mapping[str, Any], x: Any) -> Any:
         """Class scores (batch, classes) of the sequences `x` (batch, steps, features), in the parameters'
         library (numpy `x` is converted into it)."""
         engine, arrays = adopt({"embed": params["embed"], "x": x})
         h = arrays["x"] @ params["embed"] + params["embed_bias"]
-        for block, gain in zip(params["blocks"], params["gains"]):
-            h = h + self.block.apply(block, rms_norm(h, gain, engine))
+        for layer, (block, gain) in enumerate(zip(params["blocks"], params["gains"])):
+            normed = rms_norm(h, gain, engine)
+            h = h + self.block.apply(block, normed)
+            if self.bidirectional:
+                h = h + engine.flip(self.block.apply(params["backward"][layer], engine.flip(normed, 1)), 1)
         pooled = rms_norm(engine.mean(h, axis=1), params["final_gain"], engine)
         return pooled @ params["readout"] + params["readout_bias"]
 
@@ -233,7 +250,8 @@ def experiment(config: dict, seed: int = 0, progress: bool = True, quick: bool =
         images, labels = datasets.digits(config["source"])
         x = sequences(images, config["reading"], config["pool"])
         train, test = datasets.split(len(x), config["test_fraction"], np.random.default_rng(seed))
-    models = {key: SequenceClassifier(block, x.shape[2], config["layers"]) for key, (_, block) in blocks.items()}
+    models = {key: SequenceClassifier(block, x.shape[2], config["layers"], bidirectional=config["bidirectional"])
+              for key, (_, block) in blocks.items()}
     rows = []
     for key, model in models.items():
         (point, bare), scores = blocks[key][0], []
@@ -264,12 +282,16 @@ def experiment(config: dict, seed: int = 0, progress: bool = True, quick: bool =
 
 
 def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None,
-        device: str | None = None, steps: int | None = None) -> dict:
-    """The experiment in the `QUICK` or `FULL` setting, on `engine` (None: the fastest installed), training on
-    `device` (None: the engine's default) for `steps` steps (None: the setting's; a larger setting, such as the
-    600 steps that take about twice the 15 minutes of `FULL` on 2 CPU cores)."""
+        device: str | None = None, steps: int | None = None, setting: str | None = None) -> dict:
+    """The experiment in the `QUICK` setting or a full one (`SETTINGS`: `setting`, None for "pixels", `FULL`), on
+    `engine` (None: the fastest installed), training on `device` (None: the engine's default) for `steps` steps
+    (None: the setting's; a larger setting, such as the 600 steps that take about twice the 15 minutes of `FULL`
+    on 2 CPU cores)."""
     check_setting(quick, seed)
-    setting = dict(QUICK if quick else FULL, engine=engine, device=device)
+    if setting is not None and (quick or setting not in SETTINGS):
+        raise ValueError(f"setting: expected one of {sorted(SETTINGS)} (a full setting, without quick), got "
+                         f"{setting!r}{' with quick' if quick else ''}")
+    config = dict(QUICK if quick else SETTINGS[setting or "pixels"], engine=engine, device=device)
     if steps is not None:
-        setting["steps"] = check_count(steps, "steps")
-    return experiment(setting, seed=seed, progress=progress, quick=quick)
+        config["steps"] = check_count(steps, "steps")
+    return experiment(config, seed=seed, progress=progress, quick=quick)

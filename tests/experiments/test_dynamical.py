@@ -70,6 +70,44 @@ def test_steps_replace_the_settings(monkeypatch):
         run(quick=True, steps=0)
 
 
+def test_settings_by_name_and_patches_read_forward_and_backward(monkeypatch):
+    seen = []
+    monkeypatch.setattr(dynamical, "experiment", lambda config, **options: seen.append(config))
+    run(progress=False, setting="patches")
+    run(progress=False)
+    assert [config["reading"] for config in seen] == ["patches", "pixels"]
+    assert seen[0]["bidirectional"] and not seen[1]["bidirectional"] and seen[0]["pool"] == 4
+    from product_interactions.interactions import experiments
+    assert experiments.SETTINGS["dynamical"] == tuple(dynamical.SETTINGS)        # the CLI's names are the module's
+    for quick, setting in ((True, "patches"), (False, "rows")):
+        with pytest.raises(ValueError, match=r"setting: expected one of \['patches', 'pixels'\]"):
+            run(quick=quick, setting=setting)
+
+
+def test_images_read_as_patches_in_raster_order():
+    images = np.arange(32.0).reshape(2, 4, 4)
+    patches = sequences(images, "patches", 2)
+    assert patches.shape == (2, 4, 4)
+    assert patches[0, 1].tolist() == [2.0, 3.0, 6.0, 7.0]                        # the top right 2 x 2 cell
+    assert patches[1, 2].tolist() == [24.0, 25.0, 28.0, 29.0]                    # image 1, bottom left
+    assert sequences(images, "patches", 1).tolist() == sequences(images, "pixels", 1).tolist()
+
+
+def test_the_bidirectional_classifier_adds_a_backward_block():
+    from product_interactions.interactions.experiments.dynamical import SequenceClassifier
+    x = np.random.default_rng(0).standard_normal((2, 5, 3))
+    both, forward = (SequenceClassifier(layer((2, 1), d_model=4), 3, bidirectional=flag) for flag in (True, False))
+    params = both.init(seed=1)
+    assert len(params["backward"]) == 1 and "backward" not in forward.init(seed=1)
+    silent = {**params, "backward": [{**params["backward"][0], "W_out": np.zeros((4, 8))}]}
+    unidirectional = {key: value for key, value in params.items() if key != "backward"}
+    np.testing.assert_allclose(both.logits(silent, x), forward.logits(unidirectional, x), rtol=1e-12)
+    assert not np.allclose(both.logits(params, x), forward.logits(unidirectional, x))
+    # backward: the reversed sequence's logits with the directions swapped
+    swapped = {**params, "blocks": params["backward"], "backward": params["blocks"]}
+    np.testing.assert_allclose(both.logits(params, x), both.logits(swapped, x[:, ::-1]), rtol=1e-10)
+
+
 def test_images_pooled_before_reading():
     images = np.arange(32.0).reshape(2, 4, 4)
     pooled = sequences(images, "pixels", 2)
@@ -90,7 +128,7 @@ def test_images_read_row_by_row_and_pixel_by_pixel():
 
 def test_bad_input_raises_a_value_error_naming_the_argument():
     images = np.zeros((2, 4, 4))
-    with pytest.raises(ValueError, match="reading: expected one of"):
+    with pytest.raises(ValueError, match=r"reading: expected one of \('rows', 'pixels', 'patches'\), got 'columns'"):
         sequences(images, "columns")
     with pytest.raises(ValueError, match="images: expected shape"):
         sequences(images[0], "rows")
