@@ -239,10 +239,10 @@ def experiment(config: dict, seed: int = 0, progress: bool = True, quick: bool =
     config = dict(config, engine=engine, dtype=config.get("dtype") or training_dtype(engine))
     if not config["grid"]:
         raise ValueError("grid: expected at least one (I, H) point, got none")
-    points = [("Mamba", False)] + [(tuple(point), False) for point in config["grid"]] + \
+    points: list[tuple[Any, bool]] = [("Mamba", False)] + [(tuple(point), False) for point in config["grid"]] + \
         [(tuple(point), True) for point in config.get("bare", [])]
-    blocks = {name(*point): (point, layer(*point[:1], config["d_model"], config["d_state"], bare=point[1]))
-              for point in points}                                                               # checked first
+    blocks = {name(point, bare): ((point, bare), layer(point, config["d_model"], config["d_state"], bare=bare))
+              for point, bare in points}                                                         # checked first
     timed_on = [engine] + [engine_named(other).name for other in config["throughput_on"] if other != engine]
     seeds = [seed + n for n in range(config["seeds"])]
     timings = Timings()

@@ -193,7 +193,7 @@ class Classifier:
             raise ValueError(f"norm: population moments need an FCN with batch norm, got norm {self.norm!r}, "
                              f"{self.filters} filters")
         _, used = self.fcn(params, x, mask)
-        return [tuple(owner(value).value(value) for value in pair) for pair in used]
+        return [(owner(mean).value(mean), owner(variance).value(variance)) for mean, variance in used]
 
     def apply(self, params: Mapping[str, Any], x: Any, mask: Any, moments: list[tuple[Any, Any]] | None = None) -> Any:
         """Logits (cases, classes) of standardised x (cases, length, d_in) with its mask; with batch norm, the
