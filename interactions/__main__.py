@@ -78,6 +78,7 @@ EXAMPLES = {
   product-interactions experiment copy --quick --threads 1 --out copy-quick.json
   product-interactions experiment copy --engine torch --out copy.json
   product-interactions experiment copy --steps 50000 --checkpoint runs/   (resumes a stopped run)
+  product-interactions experiment dynamical --setting patches --out dynamical-patches.json
 
 --quick is the setting the tests run (seconds); without it, at most 15 minutes on 2 CPU cores.  A --quick run
 does not replace a full run's result file.""",
@@ -132,7 +133,9 @@ def _main(argv: Sequence[str] | None) -> int:
     experiment.add_argument("--threads", type=count, metavar="N",
                             help="threads for torch, numpy's BLAS and the compiled loop (default: OMP_NUM_THREADS "
                                  "or the like if set, else 1 with --quick, else the libraries' own)")
-    experiment.add_argument("--steps", type=count, help="training steps, replacing the setting's (copy only)")
+    experiment.add_argument("--steps", type=count, help="training steps, replacing the setting's (copy and dynamical)")
+    experiment.add_argument("--setting", metavar="NAME",
+                            help="a full setting by name, replacing the default one (dynamical: pixels, patches)")
     experiment.add_argument("--checkpoint", metavar="DIR",
                             help="save each training run in this directory and resume those it holds (copy only)")
     experiment.add_argument("--out", help="write the result as JSON to this path (a new path or a regular file, "
@@ -153,7 +156,7 @@ def _main(argv: Sequence[str] | None) -> int:
         engine = chosen.name
         if arguments.out is not None:
             check_out(arguments.out, arguments.quick)
-        options = resumable_options(arguments.name, arguments.steps, arguments.checkpoint)
+        options = resumable_options(arguments.name, arguments.steps, arguments.checkpoint, arguments.setting)
     except (ValueError, MissingExtra) as error:
         experiment.error(f"--{error}")
     try:
@@ -162,7 +165,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except MissingExtra as error:                                # data of an extra that is not installed
         experiment.error(str(error))
     except ValueError as error:
-        if not str(error).startswith("checkpoint:"):             # a checkpoint of another run: the user's to fix
+        if not str(error).startswith(("checkpoint:", "setting:")):   # another run's checkpoint, a quick setting
             raise
         experiment.error(f"--{error}")
     print(table(result))

@@ -12,8 +12,10 @@ reduce the channels, the step is O_{exp(Delta A)}(H) + O_Delta(O_B(u_t)): the pa
 `order()`: the input term Delta(u) B(u) u has order 3 (the paper's "Mamba is order 3"), the hidden term
 exp(Delta A) H order 1, and the block order 5 (C_t h_t adds 1, the gate silu(z) 1).
 
-The block's fast path runs the selective scan of `kernels.scans.selective_ssm` (re-exported here) on time-major
-arrays: cache-sized chunks of time, a hand-written gradient.
+The block is the `GatedBlock` frame (projections, convolution, gate) around the selective SSM; `dynamical_block`
+puts the same frame around the paper's simplified dynamical layer.  The fast path runs the selective scan of
+`kernels.scans.selective_ssm` (re-exported here) on time-major arrays: cache-sized chunks of time, a
+hand-written gradient.
 
 >>> import numpy as np
 >>> model = mamba(d_model=4, d_state=3)
@@ -32,40 +34,35 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import DTypeLike
 
-from ...algebra import Algebra, diagonal, position, tensor_product
-from ...algebra.algebra import check_count
-from ...kernels.arrays import silu, softplus
+from ...algebra import diagonal, tensor_product
+from ...kernels.arrays import softplus
 from ...kernels.scans import selective_scan, time_major
-from ..expression import Expr, Linear, Parameter, Scale, Signal
+from ..expression import Expr, Parameter, Scale
 from ..pointwise import Pointwise
-from ..structural import Lag, Reduce
+from ..structural import Reduce
 from .model import check_seed, check_width
-from ._ssm import StateSpaceModel, check_steps
+from ._gated_block import GatedBlock, project
+from ._ssm import check_steps
 
 if TYPE_CHECKING:
     from ...kernels.arrays import Engine
 
 __all__ = ["Mamba", "mamba", "selective_scan"]
 
-# ---------------------------------------------------------------------- the block
-class Mamba(StateSpaceModel):
-    """The Mamba block of the module docstring.  Parameters: ``W_x``, ``W_z`` (d_inner, d_model); ``conv_k``
-    (k < d_conv) and ``conv_bias`` (d_inner,); ``W_delta`` (dt_rank, d_inner), ``W_dt`` (d_inner, dt_rank),
-    ``dt_bias`` (d_inner,); ``A_log``, ``W_B``, ``W_C`` (d_inner, d_state); ``D`` (d_inner,); ``W_out``
-    (d_model, d_inner)."""
+class Mamba(GatedBlock):
+    """The Mamba block of the module docstring: the `GatedBlock` frame around the selective SSM.  Parameters:
+    the frame's (``W_x``, ``W_z``, ``conv_k``, ``conv_bias``, ``W_out``); ``W_delta`` (dt_rank, d_inner),
+    ``W_dt`` (d_inner, dt_rank), ``dt_bias`` (d_inner,); ``A_log``, ``W_B``, ``W_C`` (d_inner, d_state); ``D``
+    (d_inner,)."""
 
     def __init__(self, d_model: int, d_state: int, expand: int, d_conv: int, dt_rank: int | None, dt_min: float,
                  dt_max: float, length: int) -> None:
-        super().__init__()
-        self.width, self.d_state = check_width(d_model, "d_model"), check_width(d_state, "d_state")
-        self.d_inner = check_width(expand, "expand") * self.width
-        self.d_conv = check_width(d_conv, "d_conv")
+        super().__init__(d_model, expand, d_conv, length)
+        self.d_state = check_width(d_state, "d_state")
+        self.hidden = (diagonal(self.d_state),)
         self.dt_rank = check_width(-(-self.width // 16) if dt_rank is None else dt_rank, "dt_rank")
         self.dt_min, self.dt_max = check_steps(dt_min, dt_max, "dt_min", "dt_max")
-        self.geometry = (check_count(length, "length"),)
-        taps = 1.0 / np.sqrt(self.d_conv)
-        self.scales = {**{f"conv_{k}": taps for k in range(self.d_conv)}, "conv_bias": taps,
-                       "W_B": 1.0 / np.sqrt(self.d_inner), "W_C": 1.0 / np.sqrt(self.d_inner)}
+        self.scales.update({"W_B": 1.0 / np.sqrt(self.d_inner), "W_C": 1.0 / np.sqrt(self.d_inner)})
 
     def init(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> dict[str, np.ndarray]:
         """Normal weights (`scales`), A = -(1..d_state), D = 1, and dt_bias the inverse softplus of steps drawn
@@ -78,19 +75,8 @@ class Mamba(StateSpaceModel):
         params["D"] = np.ones(self.d_inner, dtype)
         return params
 
-    def build(self, geometry: tuple[int, ...]) -> tuple[Expr, Signal]:
-        (length,) = geometry
-        channels, hidden = diagonal(self.d_inner), diagonal(self.d_state)
-        X = Signal("x", tensor_product(position(length), diagonal(self.width), hidden), units=[2])
-
-        def project(name: str, value: Expr, into: Algebra, factor: int = 1) -> Linear:
-            W = Parameter(name, (into.dim, value.factors[factor].dim))
-            return Linear(W, value, factor=factor, into=into)
-
-        x = project("W_x", X, channels)
-        taps = [Parameter(f"conv_{k}", x.algebra, units=[0, 2]) * (Lag(x, k) if k else x)
-                for k in range(self.d_conv)]
-        u = Pointwise("silu", sum(taps[1:], taps[0]) + Parameter("conv_bias", x.algebra, units=[0, 2]))
+    def dynamics(self, u: Expr) -> Expr:
+        channels = diagonal(self.d_inner)
 
         def step(h: Expr, u_t: Expr) -> tuple[Expr, Expr]:
             low = project("W_delta", u_t, diagonal(self.dt_rank), factor=0)
@@ -100,24 +86,15 @@ class Mamba(StateSpaceModel):
             B = Reduce(Parameter("W_B", u_t.algebra) * u_t, factor=0, query=1)    # (no mask: query is unused)
             return Pointwise("exp", delta * A) * h, delta * B * u_t
 
-        H = self.recurrence(step, u, tensor_product(channels, hidden))
+        H = self.recurrence(step, u, tensor_product(channels, *self.hidden))
         C = Reduce(Parameter("W_C", u.algebra, units=[0]) * u, factor=1)
-        y = Reduce(C * H, factor=2) + Parameter("D", u.algebra, units=[0, 2]) * u
-        return project("W_out", y * Pointwise("silu", project("W_z", X, channels)), diagonal(self.width)), X
+        return Reduce(C * H, factor=2) + Parameter("D", u.algebra, units=[0, 2]) * u
 
-    def fast(self, engine: Engine, params: Mapping[str, Any], x: Any, method: str) -> Any:
-        p, lag = params, self.d_conv - 1
+    def dynamics_fast(self, engine: Engine, params: Mapping[str, Any], u: Any, method: str) -> Any:
+        p = params
         T = lambda name: engine.swapaxes(p[name], 0, 1)                              # noqa: E731
-        xt = engine.swapaxes(x, 0, 1)                                                # (L, batch, d_model)
-        x_in = xt @ T("W_x")
-        padded = engine.concatenate([engine.zeros((lag,) + tuple(x_in.shape[1:]), x_in), x_in], axis=0)
-        length = x_in.shape[0]
-        conv = sum(p[f"conv_{k}"] * padded[lag - k:lag - k + length] for k in range(self.d_conv))
-        u = silu(conv + p["conv_bias"], engine)
         delta = softplus((u @ T("W_delta")) @ T("W_dt") + p["dt_bias"], engine)
-        y = time_major(u, delta, -engine.exp(p["A_log"]), u @ p["W_B"], u @ p["W_C"], p["D"], xt @ T("W_z"),
-                       method)
-        return engine.swapaxes(y @ T("W_out"), 0, 1)
+        return time_major(u, delta, -engine.exp(p["A_log"]), u @ p["W_B"], u @ p["W_C"], p["D"], None, method)
 
 
 def mamba(d_model: int = 64, d_state: int = 16, expand: int = 2, d_conv: int = 4, dt_rank: int | None = None,

@@ -20,7 +20,8 @@ optimiser's state live and the models run (the JSON's ``config.device``).  Each 
 sets the threads of torch, numpy's BLAS and the compiled loop for the run (by default the environment's, such as
 ``OMP_NUM_THREADS``, else one for ``--quick``: `threads`); the JSON records them under ``machine``.  The copy
 experiment also takes ``--steps`` (a longer run, on a GPU say) and ``--checkpoint DIR``, where it saves each
-training run as it goes and from which it resumes one that stopped.
+training run as it goes and from which it resumes one that stopped; the dynamical experiment takes ``--steps``
+and ``--setting pixels|patches`` (`SETTINGS`).
 symmetry, seq2tens and dynamical read their data from packages of the ``experiments`` extra (`datasets`).
 """
 from __future__ import annotations
@@ -40,17 +41,37 @@ if TYPE_CHECKING:
 EXPERIMENTS = {"copy": "selective_copy", "symmetry": "symmetry", "seq2tens": "seq2tens", "dynamical": "dynamical"}
 
 
-#: The experiments that take a number of steps and a checkpoint directory (`run`'s `steps` and `checkpoint`).
+#: The experiments that take a checkpoint directory (`run`'s `checkpoint`), and those that take a number of
+#: training steps (`run`'s `steps`).
 RESUMABLE = ("copy",)
+STEPPED = ("copy", "dynamical")
+#: The experiments with full settings to choose from by name (`run`'s `setting`; the first is the default).
+SETTINGS = {"dynamical": ("pixels", "patches")}
 
 
-def resumable_options(name: str, steps: int | None = None,
-                      checkpoint: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """The given ones of `steps` and `checkpoint` as options for experiment `name`, checked: only the `RESUMABLE`
-    experiments take them, and a checkpoint directory must exist (a ValueError names the option)."""
-    options = {key: value for key, value in (("steps", steps), ("checkpoint", checkpoint)) if value is not None}
-    if options and name not in RESUMABLE:
-        raise ValueError(f"{next(iter(options))}: only {', '.join(RESUMABLE)} takes it, not {name}")
+def resumable_options(name: str, steps: int | None = None, checkpoint: str | os.PathLike[str] | None = None,
+                      setting: str | None = None) -> dict[str, Any]:
+    """The given ones of `steps`, `checkpoint` and `setting` as options for experiment `name`, checked: only the
+    `STEPPED` experiments take `steps`, only the `RESUMABLE` ones `checkpoint`, only those of `SETTINGS` a
+    `setting` (one of theirs), and a checkpoint directory must exist (a ValueError names the option).
+
+    >>> resumable_options("dynamical", steps=600)
+    {'steps': 600}
+    >>> resumable_options("dynamical", checkpoint="runs")
+    Traceback (most recent call last):
+    ...
+    ValueError: checkpoint: only copy takes it, not dynamical
+    >>> resumable_options("dynamical", setting="patches")
+    {'setting': 'patches'}
+    """
+    for option, value, takers in (("steps", steps, STEPPED), ("checkpoint", checkpoint, RESUMABLE),
+                                  ("setting", setting, tuple(SETTINGS))):
+        if value is not None and name not in takers:
+            raise ValueError(f"{option}: only {', '.join(takers)} takes it, not {name}")
+    if setting is not None and setting not in SETTINGS[name]:
+        raise ValueError(f"setting: expected one of {list(SETTINGS[name])} for {name}, got {setting!r}")
+    options = {key: value for key, value in (("steps", steps), ("checkpoint", checkpoint), ("setting", setting))
+               if value is not None}
     if checkpoint is not None:
         check_directory(checkpoint)
     return options
@@ -71,17 +92,18 @@ def engine_for(name: str, engine: str | None = None) -> Engine:
 def run(name: str, quick: bool = False, seed: int = 0, out: str | os.PathLike[str] | None = None, progress: bool = True,
         engine: str | None = None, steps: int | None = None,
         checkpoint: str | os.PathLike[str] | None = None, threads: int | None = None,
-        device: str | None = None) -> dict[str, Any]:
+        device: str | None = None, setting: str | None = None) -> dict[str, Any]:
     """Run experiment `name` on `engine` (None: the fastest installed that it supports), `device` ("cuda", say;
     None: the engine's default) and `threads` (`threads.run_threads`); writes the result as JSON to `out` when
-    given (checked before the run), and returns it.  The `RESUMABLE` experiments also take `steps` (replacing the setting's) and `checkpoint` (a directory to
-    save to and resume from).  Every argument is checked before the run starts."""
+    given (checked before the run), and returns it.  The `STEPPED` experiments also take `steps` (replacing the
+    setting's), the `RESUMABLE` ones `checkpoint` (a directory to save to and resume from), those of `SETTINGS`
+    a full `setting` by name.  Every argument is checked before the run starts."""
     check_setting(quick, seed)
     chosen = engine_for(name, engine)
     check_device(chosen, device)
     if out is not None:
         check_out(out, quick)
-    options = resumable_options(name, steps, checkpoint)
+    options = resumable_options(name, steps, checkpoint, setting)
     count = run_threads(threads, quick)
     module = importlib.import_module(f".{EXPERIMENTS[name]}", __name__)
     with limited(count, chosen):
@@ -104,4 +126,5 @@ def check_device(engine: Engine, device: str | None) -> None:
         engine.like("float32", device)
 
 
-__all__ = ["EXPERIMENTS", "check_device", "RESUMABLE", "engine_for", "resumable_options", "run", "table", "write"]
+__all__ = ["EXPERIMENTS", "check_device", "RESUMABLE", "SETTINGS", "STEPPED", "engine_for", "resumable_options", "run",
+           "table", "write"]

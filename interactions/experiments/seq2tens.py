@@ -13,6 +13,13 @@ points (mask 1); padding stays 0.  With x~ the standardised sequence of n points
   with p = 8, 5, 3 taps centred by c_k = floor(p_k / 2) as in the FCN's "same" convolutions (h = 0 outside the
   sequence): the causal zero-padded convolution of `interactions.architectures.convolution` (``cyclic=False``)
   shifted c_k steps back; layernorm standardises the channels at each time step; then the LS2T stack on h^3;
+* FCN-LS2T, batch norm (the original FCN's normalisation): layernorm replaced by batch normalisation,
+  gamma_k (h - mu_k) / sqrt(sigma_k^2 + eps) + beta_k per channel, mu_k and sigma_k^2 the mean and variance over
+  the batch and time (kept points only).  While training they are the minibatch's (and differentiated);
+  at test time they are the training set's population moments (`Classifier.population_moments`, computed once
+  after training layer by layer, each layer's input normalised by the moments of the layers before it) where
+  a framework keeps running averages of the minibatch moments: the fixed-point these averages estimate, with
+  no optimiser state to add to a functional training loop;
 
 and both read out logits = A y^D_{n-1} + c, the last layer's features over the whole sequence.  Every layer
 re-zeroes the padding and reads only kept points and zeros (LS2T is causal; a convolution looks c_k steps ahead,
@@ -46,19 +53,24 @@ from ..architectures.model import check_seed
 from ..feature_map import check_sequences, zero_padding
 from .datasets import time_series
 from .report import Timings, check_setting, report, row
-from ...kernels.arrays import adopt
+from ...kernels.arrays import adopt, owner
 from .training import accuracy, adam, cross_entropy, engine_named, minibatches, training_dtype
 
 #: The engines it trains on: the masks of variable-length series are numpy arrays that a jitted JAX step cannot
 #: take.
 SUPPORTED = ("torch", "numpy")
 
-MODELS = ("LS2T", "FCN-LS2T")
-#: The paper's test accuracies (%), mean +- std over its trainings; BasicMotions is not in its table.
-PAPER = {("JapaneseVowels", "LS2T"): "98.4 +- 0.5", ("JapaneseVowels", "FCN-LS2T"): "99.1 +- 0.3"}
+#: The models, and the (filters or 0, normalisation) each has: "FCN-LS2T" normalises each time step's channels
+#: (layer norm), "FCN-LS2T, batch norm" as the original FCN.
+MODELS = ("LS2T", "FCN-LS2T", "FCN-LS2T, batch norm")
+NORMS = ("layer", "batch")
+#: The paper's test accuracies (%), mean +- std over its trainings (its FCN normalises by batch); BasicMotions is
+#: not in its table.
+PAPER = {("JapaneseVowels", "LS2T"): "98.4 +- 0.5", ("JapaneseVowels", "FCN-LS2T"): "99.1 +- 0.3",
+         ("JapaneseVowels", "FCN-LS2T, batch norm"): "99.1 +- 0.3"}
 #: The FCN's convolution taps (Wang et al. 2017, as in the paper).
 KERNEL_SIZES = (8, 5, 3)
-LAYERNORM_EPSILON = 1e-5
+LAYERNORM_EPSILON = BATCHNORM_EPSILON = 1e-5
 CURVE_POINTS = 50
 
 QUICK = {"datasets": ("JapaneseVowels", "BasicMotions"), "models": MODELS, "seeds": 1, "widths": (8, 8), "order": 2,
@@ -80,6 +92,22 @@ def statistics(x: Any, mask: Any) -> tuple[np.ndarray, np.ndarray]:
     return kept.mean(axis=0), np.where(std > 0, std, 1.0)
 
 
+def batch_moments(h: Any, mask: np.ndarray) -> tuple[Any, Any]:
+    """Per-channel mean and variance of h (cases, length, channels) over the cases and times that the (cases,
+    length) `mask` keeps, in h's library (differentiable).
+
+    >>> h, mask = np.array([[[1.0], [3.0], [9.0]]]), np.array([[True, True, False]])
+    >>> batch_moments(h, mask)
+    (array([2.]), array([1.]))
+    """
+    engine = owner(h)
+    weights = engine.constant(mask[:, :, None].astype(np.float64), h)
+    count = max(int(np.sum(mask)), 1)
+    mean = engine.sum(h * weights, axis=(0, 1)) / count
+    centred = (h - mean) * weights
+    return mean, engine.sum(centred * centred, axis=(0, 1)) / count
+
+
 def standardise(x: Any, mask: Any, mean: np.ndarray, std: np.ndarray) -> Any:
     """(x - mean) / std at the kept points of `mask`, 0 on padding (which may hold anything, NaN included)."""
     x, mask = check_sequences(x, mask, np.shape(mean)[-1])
@@ -87,14 +115,18 @@ def standardise(x: Any, mask: Any, mean: np.ndarray, std: np.ndarray) -> Any:
 
 
 class Classifier:
-    """An optional FCN (``filters`` > 0: three convolution blocks) and a deep LS2T, then a linear readout to
-    `classes` logits (see the module docstring); `parameters`, `init(seed)`, `apply(params, x, mask)`."""
+    """An optional FCN (``filters`` > 0: three convolution blocks, normalised by ``norm``, "layer" or "batch") and
+    a deep LS2T, then a linear readout to `classes` logits (see the module docstring); `parameters`, `init(seed)`,
+    `apply(params, x, mask, moments)` and, with batch norm, `population_moments`."""
 
     def __init__(self, d_in: int, classes: int, filters: int = 0, widths: Iterable[int] = (64, 64, 64), order: int = 2,
-                 typical_length: int = 64) -> None:
+                 typical_length: int = 64, norm: str = "layer") -> None:
         self.classes, self.filters = int(classes), int(filters)
         if self.classes < 2 or self.filters < 0:
             raise ValueError(f"classes, filters: expected >= 2 and >= 0, got {classes!r}, {filters!r}")
+        if norm not in NORMS:
+            raise ValueError(f"norm: expected one of {NORMS}, got {norm!r}")
+        self.norm = norm
         channels = (d_in,) + (self.filters,) * len(KERNEL_SIZES)
         self.convolutions = [convolution(c_in, c_out, size, cyclic=False) for c_in, c_out, size in
                              zip(channels, channels[1:], KERNEL_SIZES)] if self.filters else []
@@ -105,34 +137,69 @@ class Classifier:
 
     @property
     def parameters(self) -> dict:
-        """Parameter name -> shape: ``fcn{k}/K``, ``fcn{k}/b``, ``ls2t/...``, ``readout/A``, ``readout/c``."""
+        """Parameter name -> shape: ``fcn{k}/K``, ``fcn{k}/b`` (and with batch norm its ``fcn{k}/gamma``,
+        ``fcn{k}/beta``), ``ls2t/...``, ``readout/A``, ``readout/c``."""
         shapes = {}
         for k, layer in enumerate(self.convolutions):
             shapes[f"fcn{k}/K"], shapes[f"fcn{k}/b"] = layer.parameters["K"], (layer.channels_out,)
+            if self.norm == "batch":
+                shapes[f"fcn{k}/gamma"] = shapes[f"fcn{k}/beta"] = (layer.channels_out,)
         shapes.update({f"ls2t/{name}": shape for name, shape in self.ls2t.parameters.items()})
         shapes["readout/A"], shapes["readout/c"] = (self.features, self.classes), (self.classes,)
         return shapes
 
     def init(self, seed: int | np.random.Generator = 0) -> dict:
-        """Seeded parameters: the layers' own initialisations, zero biases and a zero readout."""
+        """Seeded parameters: the layers' own initialisations, zero biases and a zero readout; batch norm's gains
+        1 and shifts 0."""
         rng = check_seed(seed)
         params = {}
         for k, layer in enumerate(self.convolutions):
             params[f"fcn{k}/K"], params[f"fcn{k}/b"] = layer.init(rng)["K"], np.zeros(layer.channels_out)
+            if self.norm == "batch":
+                params[f"fcn{k}/gamma"], params[f"fcn{k}/beta"] = np.ones(layer.channels_out), np.zeros(
+                    layer.channels_out)
         params.update({f"ls2t/{name}": value for name, value in self.ls2t.init(rng).items()})
         params["readout/A"], params["readout/c"] = np.zeros((self.features, self.classes)), np.zeros(self.classes)
         return params
 
-    def apply(self, params: Mapping[str, Any], x: Any, mask: Any) -> Any:
-        """Logits (cases, classes) of standardised x (cases, length, d_in) with its mask."""
+    def fcn(self, params: Mapping[str, Any], x: Any, mask: Any,
+            moments: list[tuple[Any, Any]] | None = None) -> tuple[Any, list[tuple[Any, Any]]]:
+        """The FCN's output on standardised x (cases, length, d_in) with its mask, and the batch norm moments
+        (mean, variance) it used per block: `moments` (test time) or, when None, the batch's (training)."""
         x, mask = check_sequences(x, mask, self.d_in)
+        if mask is None:
+            mask = np.ones(np.shape(x)[:2], bool)
         engine, arrays = adopt({"readout/A": params.get("readout/A"), "x": x})
-        h = zero_padding(arrays["x"], mask)
+        h, used = zero_padding(arrays["x"], mask), []
         for k, layer in enumerate(self.convolutions):
             ahead = layer.size // 2                 # centre the causal taps: look `ahead` steps into the zero padding
             h = engine.concatenate([h, engine.zeros((h.shape[0], ahead, h.shape[2]), h)], axis=1)
             h = layer.apply({"K": params[f"fcn{k}/K"]}, h)[:, ahead:] + params[f"fcn{k}/b"]
-            h = zero_padding(engine.pointwise("relu", engine.layer_norm(h, LAYERNORM_EPSILON)), mask)
+            if self.norm == "layer":
+                h = engine.layer_norm(h, LAYERNORM_EPSILON)
+            else:
+                mean, variance = batch_moments(h, mask) if moments is None else (
+                    engine.constant(np.asarray(value), h) for value in moments[k])
+                used.append((mean, variance))
+                h = (h - mean) / engine.sqrt(variance + BATCHNORM_EPSILON) * params[f"fcn{k}/gamma"] + \
+                    params[f"fcn{k}/beta"]
+            h = zero_padding(engine.pointwise("relu", h), mask)
+        return h, used
+
+    def population_moments(self, params: Mapping[str, Any], x: Any, mask: Any) -> list[tuple[Any, Any]]:
+        """Batch norm's test-time moments: the FCN's per-block (mean, variance) over all of x (the training set),
+        as numpy arrays; block k's are of its input normalised by the population moments of blocks < k."""
+        if self.norm != "batch" or not self.convolutions:
+            raise ValueError(f"norm: population moments need an FCN with batch norm, got norm {self.norm!r}, "
+                             f"{self.filters} filters")
+        _, used = self.fcn(params, x, mask)
+        return [(owner(mean).value(mean), owner(variance).value(variance)) for mean, variance in used]
+
+    def apply(self, params: Mapping[str, Any], x: Any, mask: Any, moments: list[tuple[Any, Any]] | None = None) -> Any:
+        """Logits (cases, classes) of standardised x (cases, length, d_in) with its mask; with batch norm, the
+        `moments` of `population_moments` at test time (None: the batch's, as in training)."""
+        x, mask = check_sequences(x, mask, self.d_in)
+        h, _ = self.fcn(params, x, mask, moments)
         features = self.ls2t.apply({name[5:]: value for name, value in params.items() if name.startswith("ls2t/")},
                                    h, mask)
         return features @ params["readout/A"] + params["readout/c"]
@@ -182,16 +249,20 @@ def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str |
             data = prepare(dataset)
         length = int(round(data["mask_train"].sum(axis=1).mean()))
         for name in config["models"]:
-            filters, scores = {"LS2T": 0, "FCN-LS2T": config["filters"]}[name], []
+            filters, scores = (0 if name == "LS2T" else config["filters"]), []
+            norm = "batch" if name.endswith("batch norm") else "layer"
             for replicate in range(seeds):
                 model = Classifier(data["x_train"].shape[2], len(data["classes"]), filters, config["widths"],
-                                   config["order"], typical_length=max(length, config["order"]))
+                                   config["order"], typical_length=max(length, config["order"]), norm=norm)
                 label = f"{dataset}, {name}, seed {replicate}"
                 with timings(f"{dataset}, {name}"):
                     params, history = train(model, data, config["steps"][dataset], config["batch"], config["lr"],
                                             config["clip"], np.random.default_rng((seed, replicate)), progress, label,
                                             engine, config["dtype"], device)
-                    logits = model.apply(params, data["x_test"].astype(config["dtype"]), data["mask_test"])
+                    moments = model.population_moments(params, data["x_train"].astype(config["dtype"]),
+                                                       data["mask_train"]) if norm == "batch" else None
+                    logits = model.apply(params, data["x_test"].astype(config["dtype"]), data["mask_test"],
+                                         moments)
                 scores.append(round(100 * accuracy(logits, data["y_test"]), 2))
                 curves[label] = history[::max(1, len(history) // CURVE_POINTS)]
             rows.append(row(f"{dataset}, {name} (test %, {seeds} seed{'s' * (seeds > 1)})",

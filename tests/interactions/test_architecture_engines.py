@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from product_interactions.interactions import flatten, seq2tens, signature
-from product_interactions.interactions.architectures import (attention, convolution, deep_ls2t, dynamical, gating,
-                                                             ls2t, mamba, se3_attention, ssm, tfn)
+from product_interactions.interactions.architectures import (attention, convolution, deep_ls2t, dynamical,
+                                                             dynamical_block, gating, ls2t, mamba, se3_attention,
+                                                             ssm, tfn)
 from product_interactions.kernels import linear_scan, selective_scan
 
 torch = pytest.importorskip("torch")
@@ -33,6 +34,7 @@ def _cases():
     for method in ("sequential", "parallel", "expression"):
         yield f"mamba {method}", mamba(d_model=4, d_state=2), (SEQUENCE,), {"method": method}
         yield f"dynamical {method}", dynamical(d_model=4), (SEQUENCE,), {"method": method}
+        yield f"dynamical_block {method}", dynamical_block(d_model=4, d_conv=3), (SEQUENCE,), {"method": method}
     yield "ls2t", ls2t(d_in=4, width=3, order=3, normalise=True, time=True), (SEQUENCE,), {}
     yield "deep_ls2t", deep_ls2t(d_in=4, widths=(3, 2), order=2, difference_between=True), (SEQUENCE,), {}
     yield "tfn", tfn(lmax=1, channels_in=2, channels_out=2), (POINTS, FEATURES), {}

@@ -10,8 +10,8 @@ import pytest
 
 from product_interactions.algebra import diagonal, position, tensor_product
 from product_interactions.interactions import CausalReduce, Flip, Mask, NeighbourhoodReduce, Pointwise, Signal
-from product_interactions.interactions.architectures import (attention, convolution, deep_ls2t, dynamical, gating,
-                                                             ls2t, mamba, ssm)
+from product_interactions.interactions.architectures import (attention, convolution, deep_ls2t, dynamical,
+                                                             dynamical_block, gating, ls2t, mamba, ssm)
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")         # NaN arithmetic, on purpose
 LENGTH, WIDTH = 12, 4
@@ -27,6 +27,7 @@ def _models():
     for method in ("sequential", "parallel", "chunked", "expression"):
         yield f"mamba {method}", mamba(d_model=WIDTH, d_state=3), {"method": method}
         yield f"dynamical {method}", dynamical(d_model=WIDTH), {"method": method}
+        yield f"dynamical_block {method}", dynamical_block(d_model=WIDTH, d_conv=3), {"method": method}
     yield "ls2t", ls2t(d_in=WIDTH, width=3, order=3, return_sequences=True), {}
     yield "ls2t convolution static", ls2t(d_in=WIDTH, width=3, order=2, static="convolution", difference=True,
                                            normalise=True, return_sequences=True), {}

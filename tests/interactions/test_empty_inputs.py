@@ -2,10 +2,12 @@
 import numpy as np
 import pytest
 
-from product_interactions.interactions.architectures import (attention, convolution, deep_ls2t, dynamical, gating,
-                                                             ls2t, mamba, se3_attention, ssm, tfn)
+from product_interactions.interactions.architectures import (attention, convolution, deep_ls2t, dynamical,
+                                                             dynamical_block, gating, ls2t, mamba, se3_attention,
+                                                             ssm, tfn)
 
 SEQUENCE_MODELS = {"attention": lambda: attention(d_model=4, heads=2), "dynamical": lambda: dynamical(d_model=4),
+                   "dynamical_block": lambda: dynamical_block(d_model=4, d_conv=2),
                    "mamba": lambda: mamba(d_model=4, d_state=2), "ssm": lambda: ssm(channels=4, d_state=2)}
 
 

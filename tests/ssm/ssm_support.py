@@ -55,8 +55,8 @@ def selective_scan_loop(u, delta, A, B, C, D=None, z=None):
     return np.stack(ys, axis=1)
 
 
-def mamba_loop(params, x):
-    """The Mamba block: projections, causal depthwise convolution, then the selective scan step by step."""
+def frame_inputs(params, x):
+    """u and z of Mamba's block: the projections and the causal depthwise convolution, tap by tap."""
     p = params
     taps = [p[f"conv_{k}"] for k in range(sum(name.startswith("conv_") for name in p) - 1)]
     x_in, z = x @ p["W_x"].T, x @ p["W_z"].T
@@ -64,7 +64,13 @@ def mamba_loop(params, x):
     for t in range(x.shape[1]):
         for k, tap in enumerate(taps[:t + 1]):
             conv[:, t] += tap * x_in[:, t - k]
-    u = silu(conv)
+    return silu(conv), z
+
+
+def mamba_loop(params, x):
+    """The Mamba block: projections, causal depthwise convolution, then the selective scan step by step."""
+    p = params
+    u, z = frame_inputs(params, x)
     delta = softplus(u @ p["W_delta"].T @ p["W_dt"].T + p["dt_bias"])
     y = selective_scan_loop(u, delta, -np.exp(p["A_log"]), u @ p["W_B"], u @ p["W_C"], p["D"], z)
     return y @ p["W_out"].T
@@ -83,6 +89,23 @@ def dynamical_loop(params, x, input_order, hidden_order):
         h = h + K * (-np.exp(p["A_log"]) * h) + term
         ys.append(((x_s @ p["W_c"].T) * h) @ p["W_o"].T)
     return np.stack(ys, axis=1)
+
+
+def dynamical_block_loop(params, x, input_order, hidden_order):
+    """The dynamical layer in Mamba's block: u, z as Mamba's, H(s) = H(s-1) + K (a H(s-1)) + I(s) on u step by
+    step, y = (W_c u) H, out = W_out (y * silu(z))."""
+    p = params
+    u, z = frame_inputs(params, x)
+    h = np.zeros((u.shape[0], u.shape[2]), u.dtype)
+    ys = []
+    for s in range(u.shape[1]):
+        u_s = u[:, s]
+        gate = sigmoid(u_s @ p["W_g"].T)
+        K = gate if hidden_order == 1 else gate * sigmoid(u_s @ p["W_h"].T)
+        term = (u_s @ p["W_u"].T) * (1 if input_order == 1 else u_s @ p["W_b"].T) * (gate if input_order == 3 else 1)
+        h = h + K * (-np.exp(p["A_log"]) * h) + term
+        ys.append((u_s @ p["W_c"].T) * h)
+    return (np.stack(ys, axis=1) * silu(z)) @ p["W_out"].T
 
 
 def check_gradient(loss, params, seed=0, eps=1e-6, rtol=1e-6):
