@@ -137,7 +137,8 @@ def _main(argv: Sequence[str] | None) -> int:
     experiment.add_argument("--setting", metavar="NAME",
                             help="a full setting by name, replacing the default one (dynamical: pixels, patches)")
     experiment.add_argument("--checkpoint", metavar="DIR",
-                            help="save each training run in this directory and resume those it holds (copy only)")
+                            help="save each training run in this directory and resume those it holds (copy, "
+                                 "dynamical)")
     experiment.add_argument("--out", help="write the result as JSON to this path (a new path or a regular file, "
                                           "replaced atomically)")
     arguments = parser.parse_args(argv)

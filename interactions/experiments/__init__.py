@@ -19,9 +19,9 @@ the engine and its version.  ``--device`` (``cuda``, ``cuda:1``; JAX's ``gpu``) 
 optimiser's state live and the models run (the JSON's ``config.device``).  Each experiment names the engines it supports (its ``SUPPORTED``).  ``--threads``
 sets the threads of torch, numpy's BLAS and the compiled loop for the run (by default the environment's, such as
 ``OMP_NUM_THREADS``, else one for ``--quick``: `threads`); the JSON records them under ``machine``.  The copy
-experiment also takes ``--steps`` (a longer run, on a GPU say) and ``--checkpoint DIR``, where it saves each
-training run as it goes and from which it resumes one that stopped; the dynamical experiment takes ``--steps``
-and ``--setting pixels|patches`` (`SETTINGS`).
+and dynamical experiments also take ``--steps`` (a longer run, on a GPU say) and ``--checkpoint DIR``, where they
+save each training run as it goes and from which they resume one that stopped; the dynamical experiment takes
+``--setting pixels|patches`` too (`SETTINGS`).
 symmetry, seq2tens and dynamical read their data from packages of the ``experiments`` extra (`datasets`).
 """
 from __future__ import annotations
@@ -43,7 +43,7 @@ EXPERIMENTS = {"copy": "selective_copy", "symmetry": "symmetry", "seq2tens": "se
 
 #: The experiments that take a checkpoint directory (`run`'s `checkpoint`), and those that take a number of
 #: training steps (`run`'s `steps`).
-RESUMABLE = ("copy",)
+RESUMABLE = ("copy", "dynamical")
 STEPPED = ("copy", "dynamical")
 #: The experiments with full settings to choose from by name (`run`'s `setting`; the first is the default).
 SETTINGS = {"dynamical": ("pixels", "patches")}
@@ -57,10 +57,10 @@ def resumable_options(name: str, steps: int | None = None, checkpoint: str | os.
 
     >>> resumable_options("dynamical", steps=600)
     {'steps': 600}
-    >>> resumable_options("dynamical", checkpoint="runs")
+    >>> resumable_options("seq2tens", checkpoint="runs")
     Traceback (most recent call last):
     ...
-    ValueError: checkpoint: only copy takes it, not dynamical
+    ValueError: checkpoint: only copy, dynamical takes it, not seq2tens
     >>> resumable_options("dynamical", setting="patches")
     {'setting': 'patches'}
     """

@@ -43,20 +43,25 @@ term, output, as `order()` reads them).
 """
 from __future__ import annotations
 
+import os
+import pathlib
+import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+from tqdm import tqdm
 
 from ..architectures import dynamical, dynamical_block, mamba
 from ...algebra.algebra import check_count
 from ..architectures.model import check_seed
+from . import checkpoint as checkpoints
 from . import datasets
 from .report import Timings, check_setting, report, row
 from ...kernels.arrays import adopt, owner
-from .training import (PREFERENCE, accuracy, adam, cross_entropy, engine_named, leaves, minibatches, rebuild,
+from .training import (PREFERENCE, Adam, accuracy, cross_entropy, engine_named, leaves, minibatches, rebuild,
                        to_engine, training_dtype, value_and_gradient)
 
 if TYPE_CHECKING:
@@ -180,19 +185,33 @@ class SequenceClassifier:
         return cross_entropy(self.logits(params, x), labels)
 
 
+#: Steps between the checkpoints of a run given a checkpoint directory (and at its last step).
+CHECKPOINT_EVERY = 50
+
+
 def _train(model: SequenceClassifier, x: np.ndarray, y: np.ndarray, config: dict, seed: int, progress: bool,
-           description: str) -> dict:
-    """Adam with a cosine schedule on seeded minibatches (the same stream for every model); returns the params."""
+           description: str, checkpoint: str | os.PathLike[str] | None = None) -> dict:
+    """Adam with a cosine schedule on seeded minibatches (the same stream for every model); returns the params.
+    With `checkpoint` (a directory) the run saves itself there every `CHECKPOINT_EVERY` steps and at its end, as
+    ``dynamical-<model>-seed<seed>.npz``, and a run that finds its file resumes from it exactly."""
     stream = minibatches(len(x), config["batch"], np.random.default_rng([seed, 1]))
-
-    def batches(step: int) -> tuple[np.ndarray, np.ndarray]:
+    optimiser = Adam(model.loss, model.init(seed), lr=config["lr"], clip=config["clip"], schedule="cosine",
+                     steps=config["steps"], engine=config["engine"], dtype=config["dtype"],
+                     device=config.get("device"))
+    path = None if checkpoint is None else \
+        pathlib.Path(checkpoint) / f"dynamical-{re.sub(r'[^A-Za-z0-9]+', '-', description)}.npz"
+    run_config = {k: v for k, v in config.items()                      # what one model's run depends on
+                  if k not in ("engine", "device", "throughput_on", "repeats", "seeds", "grid", "bare")}
+    if path is not None and path.exists():
+        checkpoints.load(path, optimiser, run_config)
+    for _ in range(optimiser.count):                                      # the batches the saved steps took
+        next(stream)
+    for step in tqdm(range(optimiser.count, config["steps"]), desc=description, disable=not progress, leave=False):
         index = next(stream)
-        return x[index].astype(config["dtype"]), y[index]
-
-    params, _ = adam(model.loss, model.init(seed), config["steps"], batches, lr=config["lr"], clip=config["clip"],
-                     schedule="cosine", progress=progress, description=description, engine=config["engine"],
-                     dtype=config["dtype"], device=config.get("device"))
-    return params
+        optimiser.step((x[index].astype(config["dtype"]), y[index]))
+        if path is not None and ((step + 1) % CHECKPOINT_EVERY == 0 or step + 1 == config["steps"]):
+            checkpoints.save(path, optimiser, run_config)
+    return optimiser.params
 
 
 def _predict(model: SequenceClassifier, params: Mapping[str, Any], x: np.ndarray, size: int = 500) -> np.ndarray:
@@ -229,13 +248,14 @@ def _throughput(models: Mapping[str, SequenceClassifier], x: ArrayLike, y: np.nd
     return {key: tuple(1.0 / np.median(times[1:]) for times in pair) for key, pair in seconds.items()}
 
 
-def experiment(config: dict, seed: int = 0, progress: bool = True, quick: bool = False) -> dict:
+def experiment(config: dict, seed: int = 0, progress: bool = True, quick: bool = False,
+               checkpoint: str | os.PathLike[str] | None = None) -> dict:
     """Train and test Mamba, the dynamical layer in Mamba's block at each (I, H) of ``config["grid"]`` and the
     bare layer at each of ``config["bare"]`` (the ablation) on the digits of ``config["source"]`` read as
     ``config["reading"]``, with ``config["seeds"]`` seeds from `seed` on, then time Mamba against the first grid
     point and the first bare one; the `report` of `run`.  Every point and engine is checked before the data are
     read.  ``config["engine"]`` (absent or None: the fastest installed) trains in ``config["dtype"]`` (absent:
-    `training_dtype`)."""
+    `training_dtype`).  With `checkpoint` (a directory) every run saves itself there and resumes (`_train`)."""
     engine = engine_named(config.get("engine")).name
     config = dict(config, engine=engine, dtype=config.get("dtype") or training_dtype(engine))
     if not config["grid"]:
@@ -258,7 +278,8 @@ def experiment(config: dict, seed: int = 0, progress: bool = True, quick: bool =
         (point, bare), scores = blocks[key][0], []
         for each in seeds:
             with timings(f"train {key}"):
-                params = _train(model, x[train], labels[train], config, each, progress, f"{key}, seed {each}")
+                params = _train(model, x[train], labels[train], config, each, progress, f"{key}, seed {each}",
+                                checkpoint)
             scores.append(100 * accuracy(_predict(model, params, x[test]), labels[test]))
         rows.append(row(key, float(np.mean(scores)), paper=None if bare else PAPER_ACCURACY[point],
                         std=float(np.std(scores)), seeds=scores, orders=model.block.order()._asdict(),
@@ -283,11 +304,12 @@ def experiment(config: dict, seed: int = 0, progress: bool = True, quick: bool =
 
 
 def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None,
-        device: str | None = None, steps: int | None = None, setting: str | None = None) -> dict:
+        device: str | None = None, steps: int | None = None, setting: str | None = None,
+        checkpoint: str | os.PathLike[str] | None = None) -> dict:
     """The experiment in the `QUICK` setting or a full one (`SETTINGS`: `setting`, None for "pixels", `FULL`), on
     `engine` (None: the fastest installed), training on `device` (None: the engine's default) for `steps` steps
     (None: the setting's; a larger setting, such as the 600 steps that take about twice the 15 minutes of `FULL`
-    on 2 CPU cores)."""
+    on 2 CPU cores), saving each run to and resuming it from `checkpoint` (an existing directory)."""
     check_setting(quick, seed)
     if setting is not None and (quick or setting not in SETTINGS):
         raise ValueError(f"setting: expected one of {sorted(SETTINGS)} (a full setting, without quick), got "
@@ -295,4 +317,6 @@ def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str |
     config = dict(QUICK if quick else SETTINGS[setting or "pixels"], engine=engine, device=device)
     if steps is not None:
         config["steps"] = check_count(steps, "steps")
-    return experiment(config, seed=seed, progress=progress, quick=quick)
+    if checkpoint is not None:
+        checkpoints.check_directory(checkpoint)
+    return experiment(config, seed=seed, progress=progress, quick=quick, checkpoint=checkpoint)

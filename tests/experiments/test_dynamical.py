@@ -150,3 +150,34 @@ def test_grid_points_sit_in_mambas_block_and_the_ablation_is_the_bare_layer():
     assert [block.parameters[key] for key in frame] == [baseline.parameters[key] for key in frame]
     assert not set(frame) & set(bare.parameters) and bare.parameters["W_u"] == (4, 4)
     assert block.parameters["W_u"] == (8, 8)                                    # on d_inner = 2 d_model features
+
+
+class Interrupted(Exception):
+    pass
+
+
+def test_an_interrupted_run_resumes_from_its_checkpoint_exactly(tmp_path, monkeypatch):
+    """Stopped after its first checkpoint, a run resumes from it with the same batches: the same accuracies."""
+    monkeypatch.setattr(dynamical, "CHECKPOINT_EVERY", 2)
+    config = {**QUICK, "grid": [(1, 1)], "bare": [], "steps": 5, "repeats": 1, "engine": "numpy",
+              "throughput_on": []}
+    whole = experiment(config, seed=0, progress=False, quick=True)
+    step = dynamical.Adam.step
+
+    def stop_at_step_3(self, batch):
+        if self.count == 3:
+            raise Interrupted
+        return step(self, batch)
+    monkeypatch.setattr(dynamical.Adam, "step", stop_at_step_3)
+    with pytest.raises(Interrupted):
+        experiment(config, seed=0, progress=False, quick=True, checkpoint=tmp_path)
+    monkeypatch.setattr(dynamical.Adam, "step", step)
+    assert [p.name for p in tmp_path.iterdir()] == ["dynamical-Mamba-seed-0.npz"]   # saved at step 2
+    resumed = experiment(config, seed=0, progress=False, quick=True, checkpoint=tmp_path)
+    assert [line["ours"] for line in resumed["rows"][:2]] == [line["ours"] for line in whole["rows"][:2]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dynamical-I-1-H-1-seed-0.npz", "dynamical-Mamba-seed-0.npz"]
+    with pytest.raises(ValueError, match="checkpoint: .*dynamical-Mamba-seed-0.npz was saved with another "
+                                         "configuration"):
+        experiment({**config, "lr": 0.5}, seed=0, progress=False, quick=True, checkpoint=tmp_path)
+    with pytest.raises(ValueError, match="checkpoint: expected an existing directory"):
+        run(quick=True, checkpoint=tmp_path / "absent")

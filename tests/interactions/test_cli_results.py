@@ -108,7 +108,7 @@ def test_check_setting_refuses_a_negative_seed():
     (["experiment", "copy", "--steps", "0"], "argument --steps: expected a positive int, got '0'"),
     (["experiment", "copy", "--steps", "1e3"], "argument --steps: expected a positive int, got '1e3'"),
     (["experiment", "symmetry", "--steps", "10"], "--steps: only copy, dynamical takes it, not symmetry"),
-    (["experiment", "dynamical", "--checkpoint", "."], "--checkpoint: only copy takes it, not dynamical"),
+    (["experiment", "seq2tens", "--checkpoint", "."], "--checkpoint: only copy, dynamical takes it, not seq2tens"),
     (["experiment", "copy", "--setting", "patches"], "--setting: only dynamical takes it, not copy"),
     (["experiment", "dynamical", "--setting", "rows"],
      "--setting: expected one of ['pixels', 'patches'] for dynamical, got 'rows'"),
