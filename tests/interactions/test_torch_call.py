@@ -152,3 +152,11 @@ def test_the_torch_engine_asks_no_fake_tensor_for_a_value():
         TORCH.constant(constant, fake)
     real = torch.zeros(3, dtype=torch.float64)
     assert TORCH.concrete(real) and type(TORCH.constant(constant, real)) is torch.Tensor
+
+
+def test_only_floating_torch_tensors_become_the_operator():
+    torch_call.define()
+    assert torch_call.applies([torch.zeros(2), torch.zeros(3, dtype=torch.float64)])
+    for arrays in ([], [np.zeros(2)], [torch.zeros(2), np.zeros(2)], [torch.zeros(2, dtype=torch.int64)],
+                   [torch.zeros(2), torch.zeros(2, dtype=torch.bool)]):
+        assert not torch_call.applies(arrays), arrays
