@@ -32,6 +32,13 @@ and the loss curve (subsampled; it includes the weighted penalty for the regular
 trains the exact and the free lam again with filters of ``support_curve`` taps (the full lattice's figures close
 it): test and train accuracy against the support, which shows where the constraint stops mattering.
 
+The ablations (``run(setting="ablations")``, ``experiment symmetry --setting ablations``) test what might keep the
+free lam from collapsing as the paper's did: each of `ABLATIONS` changes one option of the model or data and
+trains the three settings again: ``"pool": 1`` (no pooling: the readout sees every pixel of every channel),
+``"readout": "direct"`` (W vec(O_K(X)) + w_0: no bias, relu or pooling) and ``"train_images": 500`` (the first 500
+of the training split); then the regulariser alone at each of ``reg_weights``.  ``paper_ordering`` says, per
+ablation, whether exact > regulariser > none on the held-out split (`ordering`).
+
 >>> import numpy as np
 >>> solution = exact_parametrisation(taps=2, size=5)
 >>> solution.method, solution.dim                     # one circulant per tap
