@@ -79,6 +79,7 @@ EXAMPLES = {
   product-interactions experiment copy --engine torch --out copy.json
   product-interactions experiment copy --steps 50000 --checkpoint runs/   (resumes a stopped run)
   product-interactions experiment dynamical --setting patches --out dynamical-patches.json
+  product-interactions experiment symmetry --setting ablations --engine torch --threads 1
 
 --quick is the setting the tests run (seconds); without it, at most 15 minutes on 2 CPU cores.  A --quick run
 does not replace a full run's result file.""",
@@ -135,7 +136,8 @@ def _main(argv: Sequence[str] | None) -> int:
                                  "or the like if set, else 1 with --quick, else the libraries' own)")
     experiment.add_argument("--steps", type=count, help="training steps, replacing the setting's (copy and dynamical)")
     experiment.add_argument("--setting", metavar="NAME",
-                            help="a full setting by name, replacing the default one (dynamical: pixels, patches)")
+                            help="a setting by name, replacing the default one (dynamical: pixels, patches; "
+                                 "symmetry: paper, ablations)")
     experiment.add_argument("--checkpoint", metavar="DIR",
                             help="save each training run in this directory and resume those it holds (copy, "
                                  "dynamical)")

@@ -21,7 +21,8 @@ sets the threads of torch, numpy's BLAS and the compiled loop for the run (by de
 ``OMP_NUM_THREADS``, else one for ``--quick``: `threads`); the JSON records them under ``machine``.  The copy
 and dynamical experiments also take ``--steps`` (a longer run, on a GPU say) and ``--checkpoint DIR``, where they
 save each training run as it goes and from which they resume one that stopped; the dynamical experiment takes
-``--setting pixels|patches`` too (`SETTINGS`).
+``--setting pixels|patches`` too, the symmetry experiment ``--setting paper|ablations`` (the ablations of its
+free model and the regulariser's weight, with ``--quick`` too: `symmetry.SETTINGS`).
 symmetry, seq2tens and dynamical read their data from packages of the ``experiments`` extra (`datasets`).
 """
 from __future__ import annotations
@@ -46,7 +47,7 @@ EXPERIMENTS = {"copy": "selective_copy", "symmetry": "symmetry", "seq2tens": "se
 RESUMABLE = ("copy", "dynamical")
 STEPPED = ("copy", "dynamical")
 #: The experiments with full settings to choose from by name (`run`'s `setting`; the first is the default).
-SETTINGS = {"dynamical": ("pixels", "patches")}
+SETTINGS = {"dynamical": ("pixels", "patches"), "symmetry": ("paper", "ablations")}
 
 
 def resumable_options(name: str, steps: int | None = None, checkpoint: str | os.PathLike[str] | None = None,

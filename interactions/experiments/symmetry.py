@@ -32,6 +32,13 @@ and the loss curve (subsampled; it includes the weighted penalty for the regular
 trains the exact and the free lam again with filters of ``support_curve`` taps (the full lattice's figures close
 it): test and train accuracy against the support, which shows where the constraint stops mattering.
 
+The ablations (``run(setting="ablations")``, ``experiment symmetry --setting ablations``) test what might keep the
+free lam from collapsing as the paper's did: each of `ABLATIONS` changes one option of the model or data and
+trains the three settings again: ``"pool": 1`` (no pooling: the readout sees every pixel of every channel),
+``"readout": "direct"`` (W vec(O_K(X)) + w_0: no bias, relu or pooling) and ``"train_images": 500`` (the first 500
+of the training split); then the regulariser alone at each of ``reg_weights``.  ``paper_ordering`` says, per
+ablation, whether exact > regulariser > none on the held-out split (`ordering`).
+
 >>> import numpy as np
 >>> solution = exact_parametrisation(taps=2, size=5)
 >>> solution.method, solution.dim                     # one circulant per tap
@@ -72,9 +79,25 @@ PAPER = {"exact constraint": 0.988, "no constraint": 0.445, "regulariser": 0.943
 CURVE_SETTINGS = ("exact constraint", "no constraint")
 
 QUICK = {"source": "sklearn", "test_fraction": 0.25, "taps": "full", "support_curve": [2], "channels": 8,
-         "pool": 2, "steps": 250, "batch": 64, "lr": 0.01, "reg_weight": 1.0, "curve_points": 50}
+         "pool": 2, "readout": "pooled", "train_images": None, "steps": 250, "batch": 64, "lr": 0.01,
+         "reg_weight": 1.0, "curve_points": 50}
 FULL = {"source": "mnist", "test_fraction": 0.2, "taps": "full", "support_curve": [1, 2, 3, 5, 9, 14],
-        "channels": 8, "pool": 4, "steps": 1500, "batch": 64, "lr": 0.005, "reg_weight": 1.0, "curve_points": 100}
+        "channels": 8, "pool": 4, "readout": "pooled", "train_images": None, "steps": 1500, "batch": 64,
+        "lr": 0.005, "reg_weight": 1.0, "curve_points": 100}
+#: The readouts: ``"pooled"``, W vec(avgpool(relu(O_K(X) + b))) + w_0; ``"direct"``, W vec(O_K(X)) + w_0 (no
+#: bias, relu or pooling: a linear classifier of the image, parametrised through lam).
+READOUTS = ("pooled", "direct")
+
+#: The ablations (``setting="ablations"``): what each changes of the setting, trained for the three settings of
+#: lam, then the regulariser alone at each of ``reg_weights`` (no support curve).
+ABLATIONS = {"no pooling": {"pool": 1}, "direct readout": {"readout": "direct"},
+             "500 training images": {"train_images": 500}}
+QUICK_ABLATIONS = dict(QUICK, support_curve=[], steps=40, ablations={"no pooling": {"pool": 1},
+                       "direct readout": {"readout": "direct"}, "200 training images": {"train_images": 200}},
+                       reg_weights=[0.1, 10.0])
+FULL_ABLATIONS = dict(FULL, support_curve=[], ablations=ABLATIONS, reg_weights=[0.01, 0.1, 1.0, 10.0])
+#: The full settings by name (``--setting``; the first is the default), and the quick one of each.
+SETTINGS = {"paper": (QUICK, FULL), "ablations": (QUICK_ABLATIONS, FULL_ABLATIONS)}
 
 #: Images per forward pass when evaluating (bounds memory on 28 x 28).
 EVAL_BATCH = 250
@@ -146,10 +169,38 @@ def multiply(filters: Any, lam: Any, images: Any) -> Any:
     return engine.transpose(engine.reshape(out, (channels, size, batch, size)), (2, 0, 1, 3))
 
 
-def logits(params: dict, lam: Any, images: Any, pool: int) -> Any:
-    """The classifier: relu(O_K(X) + b), average pooling over pool x pool cells, a linear readout."""
+def check_config(config: dict, size: int, train_count: int | None = None) -> None:
+    """Refuse, by name, a model option of `config` that does not fit images of `size` x `size` (and a training set
+    of `train_count` images): ``pool`` a positive int dividing `size`, ``readout`` one of `READOUTS`,
+    ``train_images`` None or an int from 1 to `train_count`, ``reg_weight`` a non-negative number.
+
+    >>> check_config(dict(FULL, pool=3), 28)
+    Traceback (most recent call last):
+    ...
+    ValueError: pool: expected a positive int dividing the image size 28, got 3
+    """
+    pool, readout, count = config["pool"], config.get("readout", "pooled"), config.get("train_images")
+    if isinstance(pool, bool) or not isinstance(pool, int) or pool < 1 or size % pool:
+        raise ValueError(f"pool: expected a positive int dividing the image size {size}, got {pool!r}")
+    if readout not in READOUTS:
+        raise ValueError(f"readout: expected one of {list(READOUTS)}, got {readout!r}")
+    upper = "" if train_count is None else f" to {train_count}"
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1
+                              or (train_count is not None and count > train_count)):
+        raise ValueError(f"train_images: expected None or an int from 1{upper}, got {count!r}")
+    weight = config["reg_weight"]
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight >= 0:
+        raise ValueError(f"reg_weight: expected a non-negative number, got {weight!r}")
+
+
+def logits(params: dict, lam: Any, images: Any, pool: int, readout: str = "pooled") -> Any:
+    """The classifier: relu(O_K(X) + b), average pooling over pool x pool cells (pool 1: none), a linear readout;
+    or for the ``"direct"`` readout the linear readout of O_K(X) itself."""
     engine = engine_of({"lam": lam, "images": images})
     batch, size = images.shape[0], images.shape[1]
+    if readout == "direct":
+        return engine.matmul(engine.reshape(multiply(params["filters"], lam, images), (batch, -1)),
+                             params["readout"]) + params["offset"]
     channels, cells = params["filters"].shape[0], size // pool
     hidden = engine.pointwise("relu", multiply(params["filters"], lam, images)
                               + engine.reshape(params["bias"], (channels, 1, 1)))
@@ -177,9 +228,12 @@ class Parametrisation:
         1/sqrt(size)."""
         rng = np.random.default_rng(seed)
         taps, channels = self.shape[0], config["channels"]
-        features = channels * (size // config["pool"]) ** 2
+        direct = config.get("readout", "pooled") == "direct"
+        features = channels * (size // (1 if direct else config["pool"])) ** 2
         params = {"filters": rng.standard_normal((channels, taps, taps)) / taps, "bias": np.zeros(channels),
                   "readout": rng.standard_normal((features, 10)) / np.sqrt(features), "offset": np.zeros(10)}
+        if direct:                                  # no bias: the readout reads O_K(X) itself
+            del params["bias"]
         lam_rng = np.random.default_rng([seed, 1])
         if self.solution is not None:
             # Scaled so that each entry of lam = sum_b theta_b basis_b has variance 1 / size, like the free lam.
@@ -190,10 +244,10 @@ class Parametrisation:
         return params
 
 
-def _predict(params: dict, lam_of: Parametrisation, images: Any, pool: int) -> np.ndarray:
+def _predict(params: dict, lam_of: Parametrisation, images: Any, pool: int, readout: str) -> np.ndarray:
     lam = lam_of(params)
     engine = owner(lam)
-    return np.concatenate([engine.value(logits(params, lam, images[start:start + EVAL_BATCH], pool))
+    return np.concatenate([engine.value(logits(params, lam, images[start:start + EVAL_BATCH], pool, readout))
                            for start in range(0, len(images), EVAL_BATCH)])
 
 
@@ -210,15 +264,16 @@ def train_setting(setting: str, taps: int, config: dict, images: np.ndarray, lab
     """Adam on cross-entropy (plus ``reg_weight * penalty(lam)`` for the regulariser, `penalty` a `Penalty`) on
     `engine`'s arrays of ``config["dtype"]``; returns (params, lam's parametrisation, per-step losses).  Every
     setting and support sees the same minibatches for a given seed."""
+    check_config(config, images.shape[1])
     weight = config["reg_weight"] if setting == "regulariser" else 0.0
-    pool, size = config["pool"], images.shape[1]
+    pool, readout, size = config["pool"], config.get("readout", "pooled"), images.shape[1]
     lam_of = Parametrisation(setting, taps, size)
     dtype = config.get("dtype") or training_dtype(engine)
     data, targets = engine_arrays(engine, dtype, images, labels, device=config.get("device"))
 
     def loss(params: dict, batch: np.ndarray) -> Any:
         lam = lam_of(params)
-        value = cross_entropy(logits(params, lam, data[batch], pool), targets[batch])
+        value = cross_entropy(logits(params, lam, data[batch], pool, readout), targets[batch])
         return value + weight * penalty(lam) if weight else value  # type: ignore[misc]  # weight: the regulariser's
 
     stream = minibatches(len(images), config["batch"], np.random.default_rng([seed, 2]))
@@ -229,32 +284,50 @@ def train_setting(setting: str, taps: int, config: dict, images: np.ndarray, lab
     return params, lam_of, history
 
 
+def ordering(accuracies: dict[str, float]) -> bool:
+    """Whether held-out `accuracies` by setting show the paper's ordering, exact > regulariser > none.
+
+    >>> ordering({"exact constraint": 0.988, "no constraint": 0.445, "regulariser": 0.943})
+    True
+    """
+    return accuracies["exact constraint"] > accuracies["regulariser"] > accuracies["no constraint"]
+
+
 def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str | None = None,
-        device: str | None = None) -> dict:
+        device: str | None = None, setting: str | None = None) -> dict:
     """Train the three settings on the full lattice, and the support-size curve, on the same split and
     minibatches, on `engine` (None: the fastest installed) and `device` (None: its default); rows of held-out
-    accuracy beside Table 2."""
+    accuracy beside Table 2.  `setting` "ablations" (`SETTINGS`; None is "paper") trains the three settings again
+    under each of the config's ``ablations`` (rows "ABLATION: SETTING", and ``paper_ordering``: whether each shows
+    the paper's ordering) and the regulariser at each of its ``reg_weights`` (rows "regulariser weight W"), with
+    no support curve; `quick` takes the setting's small version."""
     check_setting(quick, seed)
+    if setting is not None and setting not in SETTINGS:
+        raise ValueError(f"setting: expected one of {list(SETTINGS)}, got {setting!r}")
     engine = engine_named(engine).name
-    config: dict[str, Any] = dict(QUICK if quick else FULL, engine=engine, dtype=training_dtype(engine),
-                                  device=device)
+    config: dict[str, Any] = dict(SETTINGS[setting or "paper"][0 if quick else 1], engine=engine,
+                                  dtype=training_dtype(engine), device=device)
     timings = Timings()
     with timings("data"):
         images, labels = digits(config["source"])
         train, test = split(len(images), config["test_fraction"], np.random.default_rng(seed))
         data, = engine_arrays(engine, config["dtype"], images, device=config.get("device"))
     size = images.shape[1]
+    variants = {name: dict(config, **change) for name, change in config.get("ablations", {}).items()}
+    for variant in [config, *variants.values()]:
+        check_config(variant, size, len(train))
     full = size if config["taps"] == "full" else int(config["taps"])
     supports = sorted({min(int(t), size) for t in config["support_curve"]} - {full})
 
-    def trained(setting: str, taps: int, penalty: Penalty | None = None) -> tuple[dict, Parametrisation, list[float],
-                                                                                   list[float]]:
-        with timings(f"train {setting}, {taps} taps"):
-            params, lam_of, history = train_setting(setting, taps, config, images[train], labels[train], seed,
+    def trained(setting: str, taps: int, options: dict, penalty: Penalty | None = None, name: str | None = None
+                ) -> tuple[dict, Parametrisation, list[float], list[float]]:
+        chosen = train[:options["train_images"]]                       # None: all of them
+        with timings(f"train {name or setting}, {taps} taps"):
+            params, lam_of, history = train_setting(setting, taps, options, images[chosen], labels[chosen], seed,
                                                     penalty, progress, engine)
         with timings("evaluate"):
-            scores = [accuracy(_predict(params, lam_of, data[part], config["pool"]), labels[part])
-                      for part in (test, train)]
+            scores = [accuracy(_predict(params, lam_of, data[part], options["pool"], options["readout"]),
+                               labels[part]) for part in (test, chosen)]
         return params, lam_of, history, scores
 
     with timings("regulariser"):
@@ -262,24 +335,39 @@ def run(quick: bool = False, seed: int = 0, progress: bool = True, engine: str |
     rows: list[dict[str, Any]]
     extras: dict[str, dict[Any, Any]]
     rows, extras = [], {"free_parameters": {}, "structure_constant_parameters": {}, "final_regulariser": {},
-                        "loss_curves": {}, "train_accuracy": {}, "support_curve": {s: [] for s in CURVE_SETTINGS}}
-    for setting, paper in PAPER.items():
-        params, lam_of, history, (ours, train_score) = trained(setting, full, penalty)
-        rows.append(row(setting, ours, paper=paper, train=train_score))
-        lam = np.asarray(engine_named(engine).value(lam_of(params)), dtype=np.float64)
-        extras["train_accuracy"][setting] = train_score
-        extras["free_parameters"][setting] = sum(math.prod(value.shape) for value in params.values())
-        extras["structure_constant_parameters"][setting] = math.prod(
-            params.get("theta", params.get("lam")).shape)  # type: ignore[union-attr]  # one of them is there
-        extras["final_regulariser"][setting] = float(penalty.exact(lam))
-        extras["loss_curves"][setting] = subsample(history, config["curve_points"])
-        if setting in CURVE_SETTINGS:
-            extras["support_curve"][setting].append([full, ours, train_score])
+                        "loss_curves": {}, "train_accuracy": {}}
+    # (ablation, its config, the row name of each setting of lam it trains)
+    runs: list[tuple[str, dict, dict[str, str]]]
+    if setting == "ablations":
+        extras["paper_ordering"] = {}
+        runs = [(name, variant, {s: f"{name}: {s}" for s in PAPER}) for name, variant in variants.items()]
+        runs += [("", dict(config, reg_weight=weight), {"regulariser": f"regulariser weight {weight:g}"})
+                 for weight in config["reg_weights"]]
+    else:
+        extras["support_curve"] = {s: [] for s in CURVE_SETTINGS}
+        runs = [("", config, {s: s for s in PAPER})]
+    for ablation, options, names in runs:
+        held_out = {}
+        for name, key in names.items():
+            params, lam_of, history, (ours, train_score) = trained(name, full, options, penalty, key)
+            rows.append(row(key, ours, paper=PAPER[name], train=train_score))
+            held_out[name] = ours
+            lam = np.asarray(engine_named(engine).value(lam_of(params)), dtype=np.float64)
+            extras["train_accuracy"][key] = train_score
+            extras["free_parameters"][key] = sum(math.prod(value.shape) for value in params.values())
+            extras["structure_constant_parameters"][key] = math.prod(
+                params.get("theta", params.get("lam")).shape)  # type: ignore[union-attr]  # one of them is there
+            extras["final_regulariser"][key] = float(penalty.exact(lam))
+            extras["loss_curves"][key] = subsample(history, config["curve_points"])
+            if "support_curve" in extras and name in CURVE_SETTINGS:
+                extras["support_curve"][name].append([full, ours, train_score])
+        if ablation:
+            extras["paper_ordering"][ablation] = ordering(held_out)
     for taps in supports:
-        for setting in CURVE_SETTINGS:
-            *_, (ours, train_score) = trained(setting, taps)
-            extras["support_curve"][setting].append([taps, ours, train_score])
-    for setting in CURVE_SETTINGS:
-        extras["support_curve"][setting].sort()
+        for name in CURVE_SETTINGS:
+            *_, (ours, train_score) = trained(name, taps, config)
+            extras["support_curve"][name].append([taps, ours, train_score])
+    for name in extras.get("support_curve", {}):
+        extras["support_curve"][name].sort()
     return report("symmetry", quick, seed, config, rows, timings, engine=engine, size=size, taps=full,
                   train_count=len(train), test_count=len(test), **extras)

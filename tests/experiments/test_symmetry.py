@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -124,3 +125,65 @@ def test_a_setting_takes_the_same_steps_on_every_engine(name, setting):
         return symmetry.train_setting(setting, TAPS, config, images, labels, 0, symmetry.Penalty(TAPS, SIZE),
                                       False, engine)[2]
     np.testing.assert_allclose(losses(name), losses("numpy"), rtol=1e-9)
+
+
+def model(readout, pool, size=SIZE, channels=3):
+    """Parameters of the free model on `size` x `size` images: the readout and pooling of the ablations."""
+    config = dict(symmetry.QUICK, channels=channels, pool=pool, readout=readout)
+    return symmetry.Parametrisation("no constraint", TAPS, size).initial(config, size, seed=9)
+
+
+def test_no_pooling_reads_every_pixel_and_the_direct_readout_drops_bias_and_relu():
+    pooled, unpooled, direct = model("pooled", 2, size=4), model("pooled", 1, size=4), model("direct", 2, size=4)
+    assert pooled["readout"].shape == (3 * 2 * 2, 10) and unpooled["readout"].shape == (3 * 4 * 4, 10)
+    assert direct["readout"].shape == (3 * 4 * 4, 10) and sorted(direct) == ["filters", "lam", "offset", "readout"]
+    images = np.random.default_rng(10).standard_normal((5, 4, 4))
+    operated = symmetry.multiply(direct["filters"], direct["lam"], images)               # (5, 3, 4, 4)
+    expected = operated.reshape(5, -1) @ direct["readout"] + direct["offset"]            # linear in O_K(X)
+    found = symmetry.logits(direct, direct["lam"], images, 2, "direct")
+    np.testing.assert_allclose(found, expected, rtol=1e-12)
+    assert (expected < 0).any() and np.allclose(symmetry.logits(direct, direct["lam"], -images, 2, "direct"),
+                                                2 * direct["offset"] - expected)         # no relu: odd about w_0
+    hidden = np.maximum(symmetry.multiply(unpooled["filters"], unpooled["lam"], images), 0)  # bias 0 at the start
+    np.testing.assert_allclose(symmetry.logits(unpooled, unpooled["lam"], images, 1),
+                               hidden.reshape(5, -1) @ unpooled["readout"] + unpooled["offset"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("pool", 3, "pool: expected a positive int dividing the image size 5, got 3"),
+    ("pool", 0, "pool: expected a positive int dividing the image size 5, got 0"),
+    ("readout", "global", "readout: expected one of ['pooled', 'direct'], got 'global'"),
+    ("train_images", 0, "train_images: expected None or an int from 1, got 0"),
+    ("reg_weight", -1.0, "reg_weight: expected a non-negative number, got -1.0")])
+def test_bad_model_options_are_refused_by_name(option, value, message):
+    config = dict(symmetry.QUICK, pool=1) | {option: value}
+    images, labels = np.zeros((4, SIZE, SIZE)), np.arange(4)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        symmetry.train_setting("no constraint", TAPS, config, images, labels, 0, progress=False)
+
+
+def test_bad_settings_and_too_many_images_are_refused_before_training(monkeypatch):
+    with pytest.raises(ValueError, match=re.escape("setting: expected one of ['paper', 'ablations'], got 'pixels'")):
+        symmetry.run(quick=True, setting="pixels", progress=False)
+    monkeypatch.setitem(symmetry.QUICK_ABLATIONS, "ablations", {"many": {"train_images": 10 ** 6}})
+    with pytest.raises(ValueError, match=r"train_images: expected None or an int from 1 to 1348, got 1000000"):
+        symmetry.run(quick=True, setting="ablations", progress=False)
+
+
+def test_the_quick_ablations_run_end_to_end():
+    result = symmetry.run(quick=True, setting="ablations", progress=False)
+    names = [line["name"] for line in result["rows"]]
+    ablations = list(symmetry.QUICK_ABLATIONS["ablations"])
+    assert names == [f"{a}: {s}" for a in ablations for s in symmetry.PAPER] + ["regulariser weight 0.1",
+                                                                                 "regulariser weight 10"]
+    assert "support_curve" not in result and sorted(result["paper_ordering"]) == sorted(ablations)
+    held_out = {line["name"]: line["ours"] for line in result["rows"]}
+    for ablation, shown in result["paper_ordering"].items():
+        assert shown == symmetry.ordering({s: held_out[f"{ablation}: {s}"] for s in symmetry.PAPER})
+    free = result["free_parameters"]                 # 8 x 8 digits, 8 channels, 10 classes; pooled 2 x 2: 16 cells
+    assert free["no pooling: no constraint"] - free["200 training images: no constraint"] == 8 * (64 - 16) * 10
+    assert free["direct readout: no constraint"] == free["no pooling: no constraint"] - 8          # no bias
+    assert all(0 <= line["ours"] <= 1 and 0 <= line["train"] <= 1 for line in result["rows"])
+    # the heavier the weight, the nearer lam to the constraint
+    penalty = result["final_regulariser"]
+    assert penalty["regulariser weight 10"] < penalty["regulariser weight 0.1"] < penalty["no pooling: no constraint"]

@@ -109,9 +109,11 @@ def test_check_setting_refuses_a_negative_seed():
     (["experiment", "copy", "--steps", "1e3"], "argument --steps: expected a positive int, got '1e3'"),
     (["experiment", "symmetry", "--steps", "10"], "--steps: only copy, dynamical takes it, not symmetry"),
     (["experiment", "seq2tens", "--checkpoint", "."], "--checkpoint: only copy, dynamical takes it, not seq2tens"),
-    (["experiment", "copy", "--setting", "patches"], "--setting: only dynamical takes it, not copy"),
+    (["experiment", "copy", "--setting", "patches"], "--setting: only dynamical, symmetry takes it, not copy"),
     (["experiment", "dynamical", "--setting", "rows"],
      "--setting: expected one of ['pixels', 'patches'] for dynamical, got 'rows'"),
+    (["experiment", "symmetry", "--setting", "patches"],
+     "--setting: expected one of ['paper', 'ablations'] for symmetry, got 'patches'"),
     (["experiment", "copy", "--checkpoint", "/nonexistent/directory"],
      "--checkpoint: expected an existing directory, got '/nonexistent/directory'")])
 def test_steps_and_checkpoint_are_checked_before_the_run(argv, message, capsys, fake_run):
