@@ -76,36 +76,43 @@ def mamba_loop(params, x):
     return y @ p["W_out"].T
 
 
-def dynamical_loop(params, x, input_order, hidden_order):
-    """H(s) = H(s-1) + K (a H(s-1)) + I(s), Y(s) = W_o((W_c X(s)) H(s)) step by step."""
+def dynamical_recurrence(params, v, input_order, hidden_order):
+    """H(s) = H(s-1) + K (a H(s-1)) + I(s) on the features v (batch, length, width) step by step, read out as
+    (W_c v(s)) H(s): (batch, length, width)."""
     p = params
-    h = np.zeros((x.shape[0], x.shape[2]), x.dtype)
+    h = np.zeros((v.shape[0], v.shape[2]), v.dtype)
     ys = []
-    for s in range(x.shape[1]):
-        x_s = x[:, s]
-        gate = sigmoid(x_s @ p["W_g"].T)
-        K = gate if hidden_order == 1 else gate * sigmoid(x_s @ p["W_h"].T)
-        term = (x_s @ p["W_u"].T) * (1 if input_order == 1 else x_s @ p["W_b"].T) * (gate if input_order == 3 else 1)
+    for s in range(v.shape[1]):
+        v_s = v[:, s]
+        gate = sigmoid(v_s @ p["W_g"].T)
+        K = gate if hidden_order == 1 else gate * sigmoid(v_s @ p["W_h"].T)
+        term = (v_s @ p["W_u"].T) * (1 if input_order == 1 else v_s @ p["W_b"].T) * (gate if input_order == 3 else 1)
         h = h + K * (-np.exp(p["A_log"]) * h) + term
-        ys.append(((x_s @ p["W_c"].T) * h) @ p["W_o"].T)
+        ys.append((v_s @ p["W_c"].T) * h)
     return np.stack(ys, axis=1)
 
 
+def dynamical_loop(params, x, input_order, hidden_order):
+    """The bare layer: Y(s) = W_o((W_c X(s)) H(s)), the recurrence on X itself."""
+    return dynamical_recurrence(params, x, input_order, hidden_order) @ params["W_o"].T
+
+
 def dynamical_block_loop(params, x, input_order, hidden_order):
-    """The dynamical layer in Mamba's block: u, z as Mamba's, H(s) = H(s-1) + K (a H(s-1)) + I(s) on u step by
-    step, y = (W_c u) H, out = W_out (y * silu(z))."""
-    p = params
+    """The dynamical layer in Mamba's block: u, z as Mamba's, the recurrence on u, y = (W_c u) H,
+    out = W_out (y * silu(z))."""
     u, z = frame_inputs(params, x)
-    h = np.zeros((u.shape[0], u.shape[2]), u.dtype)
-    ys = []
-    for s in range(u.shape[1]):
-        u_s = u[:, s]
-        gate = sigmoid(u_s @ p["W_g"].T)
-        K = gate if hidden_order == 1 else gate * sigmoid(u_s @ p["W_h"].T)
-        term = (u_s @ p["W_u"].T) * (1 if input_order == 1 else u_s @ p["W_b"].T) * (gate if input_order == 3 else 1)
-        h = h + K * (-np.exp(p["A_log"]) * h) + term
-        ys.append((u_s @ p["W_c"].T) * h)
-    return (np.stack(ys, axis=1) * silu(z)) @ p["W_out"].T
+    return (dynamical_recurrence(params, u, input_order, hidden_order) * silu(z)) @ params["W_out"].T
+
+
+def check_causal(model, params, x, step=4):
+    """Changing the input from `step` on leaves every earlier output of every path as it was, and changes the
+    later ones."""
+    changed = x.copy()
+    changed[:, step:] -= 0.5
+    for method in ("sequential", "parallel", "expression"):
+        before, after = model.apply(params, x, method=method), model.apply(params, changed, method=method)
+        np.testing.assert_allclose(before[:, :step], after[:, :step], rtol=1e-12, atol=1e-14)
+        assert not np.allclose(before[:, step:], after[:, step:])
 
 
 def check_gradient(loss, params, seed=0, eps=1e-6, rtol=1e-6):
