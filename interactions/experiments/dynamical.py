@@ -28,8 +28,8 @@ Throughput is iterations per second of the whole classifier at the same d_model 
 is the loss's value and gradient, an inference iteration the logits.  Mamba, the first grid point of the setting
 ((3, 2), the one the paper times) and the first bare point are timed alternately on one batch, on the training
 engine and on each of ``throughput_on``, and each ratio is of the medians over `repeats`; the it/s themselves are
-extra fields of the ratio rows.  Each accuracy row also carries the block's self-interaction orders (``orders``: input term, hidden
-term, output, as `order()` reads them).
+extra fields of the ratio rows.  Each accuracy row also carries the block's self-interaction orders (``orders``:
+input term, hidden term, output, as `order()` reads them).
 
 >>> import numpy as np
 >>> images = np.arange(12.0).reshape(1, 3, 4)

@@ -17,4 +17,5 @@ from . import torch_call
 from .torch_engine import TORCH, outside_torch_compile, torch_compiling
 
 __all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "NUMPY_RATES", "POINTWISE", "Rates", "TORCH", "VOCABULARY", "adopt",
-           "engine_of", "outside_torch_compile", "owner", "torch_call", "torch_compiling", "sigmoid", "silu", "softplus"]
+           "engine_of", "outside_torch_compile", "owner", "torch_call", "torch_compiling", "sigmoid", "silu",
+           "softplus"]

@@ -2,9 +2,10 @@
 
 A handful of micro-kernels, each timed after a warm-up as the median of a few fenced runs (`Engine.synchronize`):
 the cost of a call on tiny arrays, elementwise bandwidth, matrix products of inner dimension 64 in float32 and
-float64, batched 4 x 4 products (the per-row loops) and FFTs of length 256.  Their sizes grow with the device (a GPU's arrays are
-larger), so a calibration takes about a second.  The rates are kept in the cache folder (`rates.keep_rates`, under
-the cache's trust rule) and `Engine.rates_for` returns them from then on, in this process and later ones.
+float64, batched 4 x 4 products (the per-row loops) and FFTs of length 256.  Their sizes grow with the device (a
+GPU's arrays are larger), so a calibration takes about a second.  The rates are kept in the cache folder
+(`rates.keep_rates`, under the cache's trust rule) and `Engine.rates_for` returns them from then on, in this
+process and later ones.
 
 >>> import numpy as np
 >>> from product_interactions.kernels.arrays import NUMPY

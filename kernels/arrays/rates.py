@@ -27,9 +27,10 @@ class Rates:
     Python around it); ``bandwidth`` bytes per second of elementwise work on cache-sized chunks (read and
     written); ``gemm64``/``gemm32`` FLOPs per second of matrix products with an inner dimension of 4 to 64 in
     float64/float32; ``loop`` FLOPs per second of per-row loops (einsum steps, batched products of small
-    matrices); ``transform`` FLOPs per second of batched FFTs; ``row`` seconds of overhead per row and per row loop; ``compiled64``/``compiled32`` FLOPs per second of the
-    compiled loop (`kernels.clib`), 0 where the library's arrays cannot enter it; ``compiled_call`` seconds of the
-    loop's fixed cost per entry (the call, and the addresses, shapes and strides it is given).
+    matrices); ``transform`` FLOPs per second of batched FFTs; ``row`` seconds of overhead per row and per row
+    loop; ``compiled64``/``compiled32`` FLOPs per second of the compiled loop (`kernels.clib`), 0 where the
+    library's arrays cannot enter it; ``compiled_call`` seconds of the loop's fixed cost per entry (the call, and
+    the addresses, shapes and strides it is given).
 
     The scans: ``loop_scan_width`` elements per step from which a linear recurrence runs faster as a loop over
     time than as a log-depth scan (None: never); ``chunked_scan_length`` steps from which the chunked form

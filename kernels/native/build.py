@@ -66,7 +66,8 @@ def compiler() -> tuple[list[str] | None, str | None]:
 
 def key(command: list[str], version: bytes, flags: tuple[str, ...]) -> str:
     """The build key: what the library's bytes depend on (source, sizes, compiler and version, flags, CPU)."""
-    parts = (csource.text(), csource.defines(), command, version, flags, platform.machine(), csource.cpu(), sys.platform)
+    parts = (csource.text(), csource.defines(), command, version, flags, platform.machine(), csource.cpu(),
+             sys.platform)
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:20]
 
 

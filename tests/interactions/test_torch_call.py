@@ -77,7 +77,8 @@ def test_a_compiled_expression_traces_whole_and_equals_the_eager_plan():
     compiled = torch.compile(loss, fullgraph=True, backend="eager")
     got, expected = compiled(x, params), loss(x, params)
     torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
-    for a, b in zip(torch.autograd.grad(got, list(params.values())), torch.autograd.grad(expected, list(params.values()))):
+    weights = list(params.values())
+    for a, b in zip(torch.autograd.grad(got, weights), torch.autograd.grad(expected, weights)):
         torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
 
 

@@ -128,7 +128,8 @@ def test_auto_takes_the_loop_for_sparse_products_and_keeps_the_structured_strate
 def test_explain_names_the_loop_and_its_terms():
     text = kernels.product(tensor_product(diagonal(2), clebsch_gordan(2)), strategy=("identify", "compiled")).explain()
     assert "factor 1: clebsch_gordan(2), 9 x 9 -> 9, 137 nonzeros" in text
-    assert f"compiled on axis -1: one C loop over the 137 nonzero terms in blocks of {clib.WIDE_BLOCK[np.dtype(np.float64)]} float64 rows" in text
+    rows = clib.WIDE_BLOCK[np.dtype(np.float64)]
+    assert f"compiled on axis -1: one C loop over the 137 nonzero terms in blocks of {rows} float64 rows" in text
 
 
 def test_the_loop_is_never_chosen_around_what_it_cannot_call():
