@@ -4,6 +4,7 @@
     python benchmarks/mutation.py kernels/scans/chunked.py --tests tests/ssm/test_ssm_linear_scan.py
     python benchmarks/mutation.py algebra/identities.py --list           # the mutants, without running
     python benchmarks/mutation.py algebra/identities.py --only 186:11:and->or 187:4:return-None
+    python benchmarks/mutation.py kernels/scans/seq2tens.py --sample 40  # a seeded random 40 of its mutants
     python benchmarks/mutation.py --presets                              # every preset module in turn
 
 (`--tests` takes paths and node ids, not pytest options such as `-k`: name a test as path::function.)
@@ -33,6 +34,7 @@ import argparse
 import ast
 import os
 import pathlib
+import random
 import signal
 import subprocess
 import sys
@@ -208,15 +210,31 @@ class Restored:
             signal.signal(s, handler)
 
 
-def mutate_module(module: str, tests: list[str], timeout: float, only: list[str] | None = None,
-                  limit: int | None = None) -> dict[str, list[tuple[Mutant, str]]]:
-    path = ROOT / module
-    source = path.read_text()
-    every = mutants(source)
+def chosen(every: list[Mutant], only: list[str] | None = None, limit: int | None = None,
+           sample: int | None = None, seed: int = 0) -> list[Mutant]:
+    """The mutants to run: those named in `only`, the first `limit`, or a seeded random `sample` (in source order).
+
+    >>> every = [Mutant(i, f"{i}:0:x", i) for i in range(10)]
+    >>> [m.index for m in chosen(every, sample=3, seed=1)] == [m.index for m in chosen(every, sample=3, seed=1)]
+    True
+    >>> len(chosen(every, sample=30)), [m.id for m in chosen(every, only=["4:0:x"])]
+    (10, ['4:0:x'])
+    """
     if only is not None:
         every = [m for m in every if m.id in only]
     if limit is not None:
         every = every[:limit]
+    if sample is not None and sample < len(every):
+        every = sorted(random.Random(seed).sample(every, sample), key=lambda m: m.index)
+    return every
+
+
+def mutate_module(module: str, tests: list[str], timeout: float, only: list[str] | None = None,
+                  limit: int | None = None, sample: int | None = None,
+                  seed: int = 0) -> dict[str, list[tuple[Mutant, str]]]:
+    path = ROOT / module
+    source = path.read_text()
+    every = chosen(mutants(source), only, limit, sample, seed)
     known = equivalent(module)
     lines = source.splitlines()
     outcome: dict[str, list[tuple[Mutant, str]]] = {"killed": [], "survived": [], "equivalent": [], "timeout": []}
@@ -261,6 +279,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     parser.add_argument("--only", metavar="ID", nargs="+", help="run these mutants only")
     parser.add_argument("--limit", type=int, help="run the first N mutants only")
+    parser.add_argument("--sample", type=int, help="run a seeded random N of the mutants (the ratio is then an "
+                                                   "estimate: report the sample's size beside it)")
+    parser.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
     parser.add_argument("--presets", action="store_true", help="every module of PRESETS in turn")
     arguments = parser.parse_args(argv)
     modules = list(PRESETS) if arguments.presets else [arguments.module] if arguments.module else []
@@ -277,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         tests = arguments.tests or PRESETS.get(module)
         if not tests:
             parser.error(f"--tests: {module} has no preset; name the tests that cover it")
-        outcome = mutate_module(module, tests, arguments.timeout, arguments.only, arguments.limit)
+        outcome = mutate_module(module, tests, arguments.timeout, arguments.only, arguments.limit,
+                                arguments.sample, arguments.seed)
         reports.append(report(module, outcome))
         print(reports[-1], flush=True)
     if len(reports) > 1:
