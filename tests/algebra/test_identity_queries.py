@@ -154,3 +154,69 @@ def test_alternative_needs_both_one_sided_laws(opposite, exact):
     assert not A.is_associative() and A.is_flexible() == _holds(LAWS["is_flexible"], A, np.random.default_rng(2))
     octonions = cayley_dickson(8) if exact else cayley_dickson(8).numeric(tol=1e-9)     # alternative (Artin)
     assert octonions.is_alternative() is True and octonions.is_associative() is False
+
+
+def _random_sparse_table(rng, dim=5, density=0.3):
+    lam = rng.integers(-2, 3, (dim, dim, dim)) * (rng.random((dim, dim, dim)) < density)
+    return Algebra.from_structure_constants(lam)
+
+
+def _associator_products(entries):
+    """How many products of two constants the associator takes, pair by pair (brute force): a constant
+    e_i e_j -> e_p meets every constant e_p e_k (left side) and every constant e_i' e_p (right side)."""
+    return sum((a[2] == b[0]) + (a[2] == b[1]) for a in entries for b in entries)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_associators_cost_is_counted_exactly_and_refused_just_above_the_limit(seed, monkeypatch):
+    from product_interactions.algebra import identities
+    A = _random_sparse_table(np.random.default_rng(seed))
+    terms = _associator_products(A.entries())
+    assert terms > 0
+    monkeypatch.setattr(identities, "MAX_ASSOCIATOR_TERMS", terms)
+    assert A.is_associative() in (True, False)                     # at the limit: answered
+    monkeypatch.setattr(identities, "MAX_ASSOCIATOR_TERMS", terms - 1)
+    for query in ("is_associative", "is_alternative", "is_flexible"):
+        with pytest.raises(ValueError, match=rf"{query}: .* {A.dim}-dimensional algebra takes {terms:,} products"):
+            getattr(A, query)()
+
+
+def _brute_force_associative(A):
+    lam = np.array(A.structure_constants(), dtype=object)
+    left = np.einsum("ijp,pkm->ijkm", lam, lam)
+    right = np.einsum("jkp,ipm->ijkm", lam, lam)
+    return bool((left == right).all())
+
+
+@pytest.mark.parametrize("scale", [1, sympy.sqrt(2)])
+@pytest.mark.parametrize("seed", range(4))
+def test_associativity_in_many_chunks_agrees_with_brute_force(seed, scale, monkeypatch):
+    """The sparse associator is computed in chunks of i bounded by _CHUNK_ENTRIES; at a bound of one entry each
+    row is its own chunk, and the answers (integer and float-screened paths) equal the dense associator's."""
+    from product_interactions.algebra import identities
+    rng = np.random.default_rng(seed)
+    candidates = [_random_sparse_table(rng), cayley_dickson(4), cayley_dickson(8), matrix_algebra(2)]
+    A = candidates[seed]
+    if scale != 1:
+        A = Algebra.from_structure_constants({(i, j): {k: scale * c for k, c in A.product_of_basis(i, j).items()}
+                                              for i in range(A.dim) for j in range(A.dim)}, dim=A.dim)
+    expected = _brute_force_associative(A)
+    monkeypatch.setattr(identities, "_CHUNK_ENTRIES", 1)
+    assert A.is_associative() == expected
+
+
+def test_a_non_associative_table_with_irrational_constants_is_settled_in_floating_point(monkeypatch):
+    """Not associative is proved by a float associator entry beyond its rounding bound, before any exact
+    arithmetic: with the exact domain made unavailable the answer is still False (and True needs it)."""
+    from product_interactions.algebra import identities
+    octonions = cayley_dickson(8)
+    scaled = lambda A: Algebra.from_structure_constants(  # noqa: E731
+        {(i, j): {k: sympy.sqrt(3) * c for k, c in A.product_of_basis(i, j).items()}
+         for i in range(A.dim) for j in range(A.dim)}, dim=A.dim)
+
+    def no_exact_domain(*args, **kwargs):
+        raise AssertionError("the exact associator was built")
+    monkeypatch.setattr(identities, "associator_tensors", no_exact_domain)
+    assert scaled(octonions).is_associative() is False
+    with pytest.raises(AssertionError, match="exact associator"):
+        scaled(quaternions()).is_associative()

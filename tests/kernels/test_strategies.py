@@ -336,3 +336,30 @@ def test_every_strategy_s_transposed_kernels_equal_the_transposed_dense_referenc
         if strategy == "fft":
             assert {(-1, 1), (1, -1)} <= signs
     assert "fft" in ran or "quaternions" in name
+
+
+WORK_KINDS = ("gemm", "loop", "row_calls", "compiled", "compiled_calls", "transform")
+
+
+@pytest.mark.parametrize("name", [name for name in kernels.STRATEGIES if kernels.STRATEGIES[name].ROLE == "level"
+                                  and name != "compiled"])
+def test_a_level_prices_every_kind_of_work_its_inner_program_does_and_only_its_own_besides(name):
+    """A level repeats its inner program, so each kind of the inner's work (GEMM, loop FLOPs, row loops, compiled
+    FLOPs and entries, FFT FLOPs) grows the level's, and a kind neither does stays zero; its sizes are the factor's
+    dimensions times the inner's (the compiled level takes only the elementwise leaf, so it is left out).  Before,
+    codegen and graded dropped an einsum leaf's loop FLOPs and row loops, pricing themselves below the others."""
+    from dataclasses import replace
+    from product_interactions.kernels.products.cost import Cost
+    module = kernels.STRATEGIES[name]
+    own = {"fft": {"transform", "row_calls"}}.get(name, set())     # fft transforms each row itself
+    inside = WORK_KINDS if name == "fft" else WORK_KINDS[:-1]      # fft is outermost: no transform inside others
+    inner = Cost(2, 3, 5, flops=10, moved=20, temporary=4, calls=2)
+    for A in [translation(8), quaternions(), tensor_algebra(2, 2), diagonal(3), clifford(1, 1, 0)]:
+        factor = kernels.Factor.from_algebra(A)
+        if module.unsupported(factor):
+            continue
+        bare = module.cost(factor, inner)
+        assert (bare.x, bare.y, bare.z) == (A.dim * 2, A.dim * 3, A.dim * 5)
+        assert {kind for kind in WORK_KINDS if getattr(bare, kind)} == own, A
+        for kind in inside:
+            assert getattr(module.cost(factor, replace(inner, **{kind: 7})), kind) > getattr(bare, kind), (A, kind)
