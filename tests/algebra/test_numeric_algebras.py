@@ -342,3 +342,53 @@ def test_constants_far_from_one_are_decided_in_scaled_form(scale):
     assert len(N.derivations()) == 3 and len(N.center()) == 1
     big = Algebra.from_structure_constants(1e200 * H.structure_constants().astype(float), exact=False, tol=1e-9)
     assert big.is_associative() and big.is_alternative() and len(big.derivations()) == 3
+
+
+def _brute_law_holds(law: str, lam: np.ndarray, tol: float) -> bool:
+    """The rule of algebra.scalars for a multilinear law, by brute force over basis triples: its defect is a signed
+    sum of products of constants; it holds where each defect entry is within the sum, over its products, of the
+    most that changes of at most tol in each constant could move them ((|a| + tol)(|b| + tol) - |a||b|)."""
+    d, size = lam.shape[0], np.abs(lam)
+    if law in ("is_commutative", "is_anticommutative"):
+        sign = -1 if law == "is_commutative" else 1
+        return bool(np.all(np.abs(lam + sign * lam.transpose(1, 0, 2)) <= 2 * tol + 1e-15))
+
+    def first(i, j, k):            # (e_i e_j) e_k: its value and its bound, over e_m
+        return lam[i, j] @ lam[:, k], (size[i, j] + tol) @ (size[:, k] + tol) - size[i, j] @ size[:, k]
+
+    def second(i, j, k):           # e_i (e_j e_k)
+        return lam[j, k] @ lam[i], (size[j, k] + tol) @ (size[i] + tol) - size[j, k] @ size[i]
+
+    def associator(i, j, k):
+        (a, bound_a), (b, bound_b) = first(i, j, k), second(i, j, k)
+        return a - b, bound_a + bound_b
+
+    sums = {"is_associative": [((0, 1, 2), associator)],
+            "is_alternative": [((0, 1, 2), associator), ((1, 0, 2), associator)],
+            "is_flexible": [((0, 1, 2), associator), ((2, 1, 0), associator)],
+            "is_lie": [((0, 1, 2), first), ((1, 2, 0), first), ((2, 0, 1), first)]}[law]
+    groups = [sums] + ([[((0, 1, 2), associator), ((0, 2, 1), associator)]] if law == "is_alternative" else [])
+    for triple in itertools.product(range(d), repeat=3):
+        for group in groups:
+            parts = [part(*(triple[p] for p in order)) for order, part in group]
+            if np.any(np.abs(sum(v for v, _ in parts)) > sum(b for _, b in parts) + 1e-15):
+                return False
+    return True
+
+
+@pytest.mark.parametrize("law, name", [("is_commutative", "complex"), ("is_anticommutative", "cross"),
+                                       ("is_associative", "M2"), ("is_alternative", "octonions"),
+                                       ("is_flexible", "octonions"), ("is_lie", "so3")])
+def test_each_multilinear_law_holds_exactly_up_to_the_tolerance_brute_force_finds(law, name):
+    """The least tol at which a noisy table satisfies the law, found by bisection on the brute-force rule: the
+    query says yes just above it and no just below (the bound of every defect term, on its own law's tensor)."""
+    lam = BUILT_IN[name]().structure_constants().astype(float)
+    lam = lam + 1e-6 * np.random.default_rng(len(law)).standard_normal(lam.shape)
+    low, high = 0.0, 1e-3
+    assert _brute_law_holds(law, lam, high) and not _brute_law_holds(law, lam, low)
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (low, middle) if _brute_law_holds(law, lam, middle) else (middle, high)
+    assert 1e-8 < high < 1e-4
+    assert getattr(Algebra.from_structure_constants(lam, exact=False, tol=high * 1.001), law)()
+    assert not getattr(Algebra.from_structure_constants(lam, exact=False, tol=high * 0.999), law)()
