@@ -7,7 +7,8 @@ import sympy
 
 from product_interactions.algebra import (clifford, complex_numbers, diagonal, position, quaternions, tensor_algebra, tensor_product,
                      translation)
-from product_interactions.interactions import (Add, CausalReduce, Scan, Flip, Linear, Mul, NeighbourhoodReduce, Parameter, Pointwise,
+from product_interactions.interactions import (Add, CausalReduce, Scan, Flip, Lag, Linear, Mul, NeighbourhoodReduce, Parameter,
+                                               Pointwise,
                           RankProjection, Reduce, Scale, ScalarProjection, Signal, formula, masks,
                           multiplication_operator, order)
 from product_interactions.interactions.orders import polynomial_degree
@@ -37,7 +38,12 @@ def cases():
     ssm = Scan(lambda h, x_t: rotation * h + x_t * x_t, S, state=complex_numbers(),
                initial=Parameter("h0", complex_numbers()))
     neighbours = Signal("mask", tensor_product(position(N), position(N)))        # one 0/1 mask per batch entry
+    L = Signal("l", tensor_product(diagonal(2), position(4)))
     return [
+        ("signal", G, G, 1),
+        ("parameter times signal", Parameter("c", G.algebra) * G, G, 1),
+        ("linear", Linear(W, G), G, 1),
+        ("lag along the second factor", Lag(L, 2, factor=1) * L + Lag(L, 1, factor=1), L, 2),
         ("convolution", K * C, C, 1),
         ("data-dependent mask", Pointwise("softmax", score, factor=1, mask=neighbours), X, 2),
         ("quadratic", quadratic, X, 2),
@@ -117,6 +123,19 @@ def test_flip_and_reduce_formulas():
     # component e_0 of sum_{l <= 1} x^(1) x^(l) in the quaternions, stored on every key slot
     expected = sum(x(1, 0) * x(l, 0) - sum(x(1, a) * x(l, a) for a in (1, 2, 3)) for l in (0, 1))
     assert sympy.expand(causal[1, 2, 0] - expected) == 0
+
+
+@pytest.mark.parametrize("lag", [1, 3, 4, 6])
+def test_a_lag_shifts_its_factor_by_hand_and_leaves_the_others(lag):
+    """T_k x at (c, t) is x at (c, t - k), zero for t < k (all zero once k reaches the length), on the second
+    factor only; the order is read off the expression (2 for T_k x * x, even where the lag empties it)."""
+    X = Signal("x", tensor_product(diagonal(2), position(4)))
+    x = lambda c, t: sympy.Symbol(f"x_{{{c},{t}}}", real=True)  # noqa: E731
+    expected = np.array([[x(c, t - lag) if t >= lag else 0 for t in range(4)] for c in range(2)], dtype=object)
+    assert (formula(Lag(X, lag, factor=1)) == expected).all()
+    assert order(Lag(X, lag, factor=1) * X, X) == 2
+    with pytest.raises(ValueError, match="lag: expected a positive int, got 0"):
+        Lag(X, 0)
 
 
 def test_attention_score_formula_is_a_dot_product():
