@@ -220,3 +220,17 @@ def test_a_non_associative_table_with_irrational_constants_is_settled_in_floatin
     assert scaled(octonions).is_associative() is False
     with pytest.raises(AssertionError, match="exact associator"):
         scaled(quaternions()).is_associative()
+
+
+def test_proportionality_of_two_sparse_tensors_by_hand():
+    from sympy.polys.domains import QQ, ZZ
+
+    from product_interactions.algebra.identities import proportionality
+    a, b, c = (0, 0, 0, 0), (0, 1, 2, 3), (1, 1, 1, 1)
+    assert proportionality({a: ZZ(6), b: ZZ(-4)}, {a: ZZ(3), b: ZZ(-2)}, ZZ) == 2
+    assert proportionality({a: ZZ(3), b: ZZ(-2)}, {a: ZZ(6), b: ZZ(-4)}, ZZ) == sympy.Rational(1, 2)
+    assert proportionality({a: QQ(1, 3)}, {a: QQ(-1)}, QQ) == sympy.Rational(-1, 3)
+    assert proportionality({a: ZZ(6), b: ZZ(-4)}, {a: ZZ(3), b: ZZ(2)}, ZZ) is None       # one ratio differs
+    assert proportionality({a: ZZ(6), b: ZZ(-4)}, {a: ZZ(3), c: ZZ(-2)}, ZZ) is None      # other supports
+    assert proportionality({a: ZZ(6)}, {a: ZZ(3), b: ZZ(1)}, ZZ) is None
+    assert proportionality({}, {}, ZZ) is None                                         # no ratio at all
