@@ -26,7 +26,8 @@ mutmut's classic ones, without its test-mapping.
 
 Equivalent mutants (no input can tell them from the module) are listed in ``benchmarks/mutation_equivalent.txt``,
 one a line: ``module-path mutant-id  # why``.  They are reported apart and left out of the kill ratio,
-killed / (mutants - equivalent).  A mutant id is ``line:column:what``, from the unmutated source.
+killed / (mutants - equivalent).  A mutant id is ``line:column:what`` (``~n`` added where sites share it), from the
+unmutated source.
 """
 from __future__ import annotations
 
@@ -147,9 +148,18 @@ class _Replace(ast.NodeTransformer):
 
 
 def mutants(source: str) -> list[Mutant]:
-    tree = ast.parse(source)
-    return [Mutant(i, f"{getattr(node, 'lineno', 0)}:{getattr(node, 'col_offset', 0)}:{what}",
-                   getattr(node, "lineno", 0)) for i, (node, what, _) in enumerate(_sites(tree))]
+    """Every mutant of `source`; where sites share line, column and mutation (the nested operations of
+    ``2 * a * b``), the second and later take ``~2``, ``~3``, ... in walk order, so that each id names one mutant.
+
+    >>> [m.id for m in mutants("x = 2 * a * b")]
+    ['1:4:*->/', '1:4:*->/~2', '1:4:2->+1']
+    """
+    tree, found, seen = ast.parse(source), [], {}
+    for i, (node, what, _) in enumerate(_sites(tree)):
+        key = f"{getattr(node, 'lineno', 0)}:{getattr(node, 'col_offset', 0)}:{what}"
+        seen[key] = seen.get(key, 0) + 1
+        found.append(Mutant(i, key if seen[key] == 1 else f"{key}~{seen[key]}", getattr(node, "lineno", 0)))
+    return found
 
 
 def mutated_source(source: str, mutant: Mutant) -> str:
@@ -276,7 +286,8 @@ def main(argv: list[str] | None = None) -> int:
                                                   "algebra/identities.py")
     parser.add_argument("--tests", nargs="+", help="pytest arguments (default: the module's preset)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant's test run (default 120)")
-    parser.add_argument("--list", action="store_true", help="list the mutants and stop")
+    parser.add_argument("--list", action="store_true", help="list the mutants (those chosen by --only, --limit or "
+                                                             "--sample) and stop")
     parser.add_argument("--only", metavar="ID", nargs="+", help="run these mutants only")
     parser.add_argument("--limit", type=int, help="run the first N mutants only")
     parser.add_argument("--sample", type=int, help="run a seeded random N of the mutants (the ratio is then an "
@@ -292,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
         if not (ROOT / module).is_file():
             parser.error(f"module: no file {module} under {ROOT}")
         if arguments.list:
-            for mutant in mutants((ROOT / module).read_text()):
+            for mutant in chosen(mutants((ROOT / module).read_text()), arguments.only, arguments.limit,
+                                 arguments.sample, arguments.seed):
                 print(f"{module} {mutant.id}")
             continue
         tests = arguments.tests or PRESETS.get(module)

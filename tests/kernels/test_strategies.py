@@ -363,3 +363,29 @@ def test_a_level_prices_every_kind_of_work_its_inner_program_does_and_only_its_o
         assert {kind for kind in WORK_KINDS if getattr(bare, kind)} == own, A
         for kind in inside:
             assert getattr(module.cost(factor, replace(inner, **{kind: 7})), kind) > getattr(bare, kind), (A, kind)
+
+
+@pytest.mark.parametrize("inner_size", [1, 3])
+def test_the_dense_leaf_prices_the_flops_words_and_temporary_of_its_two_contraction_steps(inner_size):
+    """dense contracts x with lam (one GEMM), then the (d2, d3) result with y: opt_einsum's count of that path is the
+    reference for the FLOPs (GEMM part and loop part), the largest intermediate for the temporary, and the words
+    read and written by the two steps (lam aside: it is the fixed constant) for the traffic."""
+    import opt_einsum
+    from product_interactions.kernels.products.cost import Cost
+    from product_interactions.kernels.products.strategies import dense
+    for A in [quaternions(), tensor_algebra(2, 2), translation(5), clifford(1, 1, 0)]:
+        factor = kernels.Factor.from_algebra(A)
+        lam = factor.dense(np.float64)
+        d1, d2, d3 = lam.shape
+        s = inner_size
+        x, y = np.ones((d1, s)), np.ones((d2, s))
+        _, info = opt_einsum.contract_path("ia,ijk,ja->ka", x, lam, y, optimize=[(0, 1), (0, 1)])
+        first, second = (2 * d1 * d2 * d3 * s, 2 * d2 * d3 * s)     # the path's steps, as opt_einsum counts them
+        assert info.opt_cost == first + second
+        cost = dense.cost(factor, Cost.elementwise(s))
+        assert (cost.x, cost.y, cost.z) == (d1 * s, d2 * s, d3 * s)
+        assert (cost.flops, cost.gemm, cost.loop) == (info.opt_cost, first, second)
+        assert cost.temporary == info.largest_intermediate
+        assert cost.moved == x.size + info.largest_intermediate + (info.largest_intermediate + y.size + d3 * s)
+        assert cost.fixed == lam.size and cost.row_calls == s
+        assert dense.operand_cost(factor) == dense.cost(factor, Cost.elementwise(1))
