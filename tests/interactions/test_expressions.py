@@ -5,12 +5,11 @@ import numpy as np
 import pytest
 import sympy
 
-from product_interactions.algebra import (clifford, complex_numbers, diagonal, position, quaternions, tensor_algebra, tensor_product,
-                     translation)
-from product_interactions.interactions import (Add, CausalReduce, Scan, Flip, Lag, Linear, Mul, NeighbourhoodReduce, Parameter,
-                                               Pointwise,
-                          RankProjection, Reduce, Scale, ScalarProjection, Signal, formula, masks,
-                          multiplication_operator, order)
+from product_interactions.algebra import (clifford, complex_numbers, diagonal, position, quaternions, tensor_algebra,
+                                          tensor_product, translation)
+from product_interactions.interactions import (Add, CausalReduce, Flip, Lag, Linear, Mul, NeighbourhoodReduce,
+                                               Parameter, Pointwise, RankProjection, Reduce, Scale, ScalarProjection,
+                                               Scan, Signal, formula, masks, multiplication_operator, order)
 from product_interactions.interactions.orders import polynomial_degree
 
 N, D = 3, 2

@@ -9,7 +9,8 @@ from kernel_cases import (STRATEGY_NAMES, builtin_algebras, operands, reference,
                           term_by_term, with_non_finite)
 
 from product_interactions import kernels
-from product_interactions.algebra import clifford, diagonal, quaternions, tensor_algebra, tensor_product, translation
+from product_interactions.algebra import (clifford, diagonal, position, quaternions, tensor_algebra, tensor_product,
+                                          translation)
 from product_interactions.kernels.native import build, clib
 from product_interactions.kernels.products import select
 
@@ -348,7 +349,6 @@ def test_a_level_prices_every_kind_of_work_its_inner_program_does_and_only_its_o
     FLOPs and entries, FFT FLOPs) grows the level's, and a kind neither does stays zero; its sizes are the factor's
     dimensions times the inner's (the compiled level takes only the elementwise leaf, so it is left out).  Before,
     codegen and graded dropped an einsum leaf's loop FLOPs and row loops, pricing themselves below the others."""
-    from dataclasses import replace
     from product_interactions.kernels.products.cost import Cost
     module = kernels.STRATEGIES[name]
     own = {"fft": {"transform", "row_calls"}}.get(name, set())     # fft transforms each row itself
@@ -389,3 +389,44 @@ def test_the_dense_leaf_prices_the_flops_words_and_temporary_of_its_two_contract
         assert cost.moved == x.size + info.largest_intermediate + (info.largest_intermediate + y.size + d3 * s)
         assert cost.fixed == lam.size and cost.row_calls == s
         assert dense.operand_cost(factor) == dense.cost(factor, Cost.elementwise(1))
+
+
+def _cost_vector(cost):
+    from dataclasses import fields
+    return np.array([float(getattr(cost, f.name)) for f in fields(cost)])
+
+
+COST_FACTORS = [translation(8), translation(5, cyclic=False), quaternions(), tensor_algebra(2, 2), clifford(2, 0, 0),
+                diagonal(3), position(3)]
+
+
+@pytest.mark.parametrize("name", [name for name in kernels.STRATEGIES if name != "compiled"])
+def test_every_strategys_cost_is_affine_and_monotone_in_its_inner_cost_with_sizes_that_multiply(name):
+    """A strategy repeats its inner program a fixed number of times around work of its own, so its cost is an
+    affine, non-decreasing, non-negative function of the inner's fields (f(a) + f(b) = f(a + b) + f(0)), and x, y,
+    z are the factor's (d1, d2, d3) times the inner's (the compiled level takes only the elementwise leaf)."""
+    from dataclasses import fields
+
+    from product_interactions.kernels.products.cost import Cost
+    module, rng = kernels.STRATEGIES[name], np.random.default_rng(len(name))
+    names = [f.name for f in fields(Cost)]
+    random_cost = lambda: Cost(*rng.integers(1, 9, 3).tolist(), *rng.uniform(1, 50, len(names) - 3))  # noqa: E731
+    tried = 0
+    for A in COST_FACTORS:
+        factor = kernels.Factor.from_algebra(A)
+        if module.unsupported(factor):
+            continue
+        tried += 1
+        zero = module.cost(factor, Cost(0, 0, 0, 0, 0, 0))
+        for _ in range(3):
+            a, b = random_cost(), random_cost()
+            both = Cost(*(_cost_vector(a) + _cost_vector(b)))
+            fa, fb, fab = (module.cost(factor, c) for c in (a, b, both))
+            np.testing.assert_allclose(_cost_vector(fa) + _cost_vector(fb), _cost_vector(fab) + _cost_vector(zero),
+                                       rtol=1e-12, err_msg=str(A))
+            assert (_cost_vector(fa) >= 0).all(), A
+            assert (fa.x, fa.y, fa.z) == tuple(d * n for d, n in zip(factor.shape, (a.x, a.y, a.z))), A
+            for field in names:
+                grown = replace(a, **{field: getattr(a, field) + 5})
+                assert (_cost_vector(module.cost(factor, grown)) >= _cost_vector(fa) - 1e-9).all(), (A, field)
+    assert tried
