@@ -392,3 +392,52 @@ def test_each_multilinear_law_holds_exactly_up_to_the_tolerance_brute_force_find
     assert 1e-8 < high < 1e-4
     assert getattr(Algebra.from_structure_constants(lam, exact=False, tol=high * 1.001), law)()
     assert not getattr(Algebra.from_structure_constants(lam, exact=False, tol=high * 0.999), law)()
+
+
+def _integer_basis_change(A, seed, scale=3.0**20):
+    """A in the basis f_a = sum_i P[i, a] e_i, P unimodular (1 + N, N strictly upper triangular with integer
+    entries, so P^-1 is an integer matrix too), its (doubled) constants times `scale`: exact integers as floats,
+    satisfying A's laws exactly, whose products exceed 2^53 and so round when a defect is evaluated."""
+    rng = np.random.default_rng(seed)
+    P = np.eye(A.dim, dtype=np.int64) + np.triu(rng.integers(-2, 3, (A.dim, A.dim)), 1)
+    inverse = np.rint(np.linalg.inv(P)).astype(np.int64)
+    assert (P @ inverse == np.eye(A.dim, dtype=np.int64)).all()
+    doubled = np.rint(2 * A.structure_constants()).astype(np.int64)              # jordan's constants are halves
+    lam = np.einsum("ia,jb,ijk,ck->abc", P, P, doubled, inverse)
+    assert np.abs(lam).max() * scale < 2**53
+    return Algebra.from_structure_constants(lam.astype(float) * scale, exact=False, tol=0.0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_laws_that_hold_exactly_on_the_floats_hold_at_tolerance_zero_whatever_the_rounding(seed):
+    """At tol = 0 only the float rounding of each defect's sums is allowed for, on the sizes of the terms summed
+    into it (through every sum and symmetrisation); the answers are the exact algebras' at every law."""
+    O = _integer_basis_change(octonions(), seed)
+    assert O.is_alternative() and O.is_flexible() and O.is_power_associative() and not O.is_associative()
+    assert _integer_basis_change(matrix_algebra(3), seed).is_associative()
+    assert _integer_basis_change(lie_algebra("so", 3), seed).is_lie()
+    assert _integer_basis_change(jordan(matrix_algebra(2)), seed).is_jordan()
+
+
+@pytest.mark.parametrize("law, order", [("is_commutative", 2), ("is_anticommutative", 2), ("is_associative", 3),
+                                        ("is_alternative", 3), ("is_lie", 3), ("is_jordan", 4),
+                                        ("is_power_associative", 4)])
+def test_the_dense_defect_tensors_are_refused_just_beyond_the_memory_limit(law, order, monkeypatch):
+    """A law with `order` basis indices builds three float64 tensors (value, bound, term sizes) of dim^(order + 1)
+    entries: at exactly that many bytes it is answered, one byte less refuses, naming the bytes."""
+    from product_interactions.algebra import limits
+    A = (lie_algebra("gl", 2) if law == "is_lie" else jordan(matrix_algebra(2))).numeric()   # a law's own kind
+    needed = 3 * np.zeros((A.dim,) * (order + 1)).nbytes
+    monkeypatch.setattr(limits, "MAX_DENSE_BYTES", needed)
+    assert getattr(A, law)() in (True, False)
+    monkeypatch.setattr(limits, "MAX_DENSE_BYTES", needed - 1)
+    with pytest.raises(ValueError, match=rf"{law}: the dense defect tensors of .* take {needed:,} bytes \(dimension "
+                                         rf"{A.dim}\)"):
+        getattr(A, law)()
+
+
+def test_constants_too_small_to_multiply_in_floats_are_decided_in_scaled_form():
+    """Octonions times 1e-200: their products (1e-400) underflow to 0 unless the constants are scaled first."""
+    O = Algebra.from_structure_constants(1e-200 * octonions().structure_constants().astype(float), exact=False,
+                                         tol=1e-209)
+    assert not O.is_associative() and O.is_alternative() and not O.is_commutative() and not O.is_lie()
