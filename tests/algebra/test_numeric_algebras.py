@@ -420,7 +420,7 @@ def test_laws_that_hold_exactly_on_the_floats_hold_at_tolerance_zero_whatever_th
 
 
 @pytest.mark.parametrize("law, order", [("is_commutative", 2), ("is_anticommutative", 2), ("is_associative", 3),
-                                        ("is_alternative", 3), ("is_lie", 3), ("is_jordan", 4),
+                                        ("is_alternative", 3), ("is_flexible", 3), ("is_lie", 3), ("is_jordan", 4),
                                         ("is_power_associative", 4)])
 def test_the_dense_defect_tensors_are_refused_just_beyond_the_memory_limit(law, order, monkeypatch):
     """A law with `order` basis indices builds three float64 tensors (value, bound, term sizes) of dim^(order + 1)
