@@ -14,9 +14,10 @@ checkout, and restored afterwards, also on Ctrl-C; run it in a worktree of your 
 testing).  One mutant at a time: the module is parsed with `ast`, one classic mutation is applied (an arithmetic
 operator swapped, a comparison flipped or loosened, `and`/`or` swapped, a `not` or a unary minus dropped, a number
 changed by one, a boolean negated, `None` for a returned value), the module is written back by `ast.unparse`
-(docstrings kept, so its doctests still run; annotations are never mutated: under ``from __future__ import
-annotations`` they change nothing), and the chosen tests run with ``pytest -x`` under a timeout.  A mutant is
-*killed* when the tests fail (or time out), *survived* when they pass.  The unmutated module, unparsed the same
+(docstrings kept; annotations are never mutated: under ``from __future__ import annotations`` they change
+nothing), and the module's own docstring examples (its node of ``tests/test_doctests.py``), then the chosen tests,
+run with ``pytest -x`` under a timeout.  A mutant is *killed* when the tests fail (or time out), *survived* when
+they pass.  The unmutated module, unparsed the same
 way, must pass first.
 
 Mutmut was the first choice (issue 39 names it); its 3.x runs the whole suite to map tests to functions and
@@ -239,10 +240,25 @@ def chosen(every: list[Mutant], only: list[str] | None = None, limit: int | None
     return every
 
 
+def doctests_of(module: str) -> str:
+    """The node of tests/test_doctests.py that runs `module`'s docstring examples.
+
+    >>> doctests_of("kernels/scans/recurrence.py")
+    'tests/test_doctests.py::test_docstring_examples[product_interactions.kernels.scans.recurrence]'
+    >>> doctests_of("kernels/__init__.py")
+    'tests/test_doctests.py::test_docstring_examples[product_interactions.kernels]'
+    """
+    parts = pathlib.PurePosixPath(module).with_suffix("").parts
+    name = ".".join(("product_interactions",) + (parts[:-1] if parts[-1] == "__init__" else parts))
+    return f"tests/test_doctests.py::test_docstring_examples[{name}]"
+
+
 def mutate_module(module: str, tests: list[str], timeout: float, only: list[str] | None = None,
                   limit: int | None = None, sample: int | None = None,
                   seed: int = 0) -> dict[str, list[tuple[Mutant, str]]]:
+    """Each chosen mutant of `module` against `tests` and the module's own docstring examples."""
     path = ROOT / module
+    tests = [doctests_of(module), *tests]
     source = path.read_text()
     every = chosen(mutants(source), only, limit, sample, seed)
     known = equivalent(module)
