@@ -17,8 +17,7 @@ changed by one, a boolean negated, `None` for a returned value), the module is w
 (docstrings kept; annotations are never mutated: under ``from __future__ import annotations`` they change
 nothing), and the module's own docstring examples (its node of ``tests/test_doctests.py``), then the chosen tests,
 run with ``pytest -x`` under a timeout.  A mutant is *killed* when the tests fail (or time out), *survived* when
-they pass.  The unmutated module, unparsed the same
-way, must pass first.
+they pass.  The unmutated module, unparsed the same way, must pass first.
 
 Mutmut was the first choice (issue 39 names it); its 3.x runs the whole suite to map tests to functions and
 rewrites every function of a package into a trampoline under ``mutants/``, which this layout (three root folders
