@@ -155,7 +155,8 @@ class Engine:
         return np.dtype(dtype)
 
     def convert(self, value: np.ndarray, like: Any) -> Any:
-        """A numpy array as this library's array, in `like`'s floating dtype (bools and ints keep theirs)."""
+        """A numpy array as this library's array, floats in `like`'s floating or complex dtype (bools and ints keep
+        theirs)."""
         raise NotImplementedError
 
     def constant(self, value: Any, like: Any) -> Any:

@@ -370,8 +370,9 @@ class TorchEngine(Engine):
         torch = self.xp
         value = np.array(value)                          # a writable copy (masks and constants are read-only)
         device = getattr(like, "device", None)
-        if value.dtype.kind == "f":
-            dtype = like.dtype if like is not None and like.dtype.is_floating_point else torch.float64
+        if value.dtype.kind == "f":                      # complex like: torch's matrix products do not promote
+            dtype = like.dtype if like is not None and (like.dtype.is_floating_point or like.dtype.is_complex) \
+                else torch.float64
             return torch.as_tensor(value, device=device).to(dtype)
         if value.dtype.kind == "c":
             return torch.as_tensor(value, device=device)
