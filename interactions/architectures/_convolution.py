@@ -62,7 +62,7 @@ class Convolution(Model):
 
     def geometry_of(self, x: Any) -> tuple[int, ...]:
         if np.ndim(x) < self.dims + 1 or np.shape(x)[-1] != self.channels_in:
-            raise ValueError(f"x: expected shape (batch, {'h, w' if self.dims == 2 else 'n'}, {self.channels_in}),"
+            raise ValueError(f"x: expected shape (..., {'h, w' if self.dims == 2 else 'n'}, {self.channels_in}),"
                              f" got {np.shape(x)}")
         return tuple(np.shape(x)[-self.dims - 1:-1])
 

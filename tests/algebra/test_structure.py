@@ -190,3 +190,92 @@ def test_algebras_display_their_table_when_small_and_a_summary_when_large():
     assert latex.startswith("$\\begin{array}{c|cccc}") and latex.count("\\\\") == 4
     big = diagonal(100)
     assert "<table>" not in big._repr_html_() and "dimension 100" in big._repr_latex_()
+
+
+def _change_of_basis(A: Algebra, seed: int) -> tuple[Algebra, sympy.Matrix]:
+    """A in the basis f_a = sum_i P[i, a] e_i, for a random unimodular integer P (1 + N, N strictly upper
+    triangular): an isomorphic algebra whose constants are dense integers, not the +-1 of the built-in tables."""
+    rng = np.random.default_rng(seed)
+    P = sympy.eye(A.dim) + sympy.Matrix(np.triu(rng.integers(-2, 3, (A.dim, A.dim)), 1).tolist())
+    inverse = P.inv()
+    table = {}
+    for a, b in itertools.product(range(A.dim), repeat=2):
+        e = sympy.zeros(A.dim, 1)
+        for i, j in itertools.product(range(A.dim), repeat=2):
+            if P[i, a] and P[j, b]:
+                for k, c in A.product_of_basis(i, j).items():
+                    e[k] += P[i, a] * P[j, b] * sympy.sympify(c)
+        f = inverse * e
+        table[a, b] = {c: f[c] for c in range(A.dim) if f[c] != 0}
+    return Algebra.from_structure_constants(table, dim=A.dim, name=f"{A.name} in another basis"), P
+
+
+def _span(vectors) -> sympy.Matrix:
+    return sympy.Matrix([[sympy.sympify(v) for v in vector] for vector in vectors]) if vectors else sympy.zeros(0, 1)
+
+
+def _same_subspace(a, b) -> bool:
+    """Two lists of coordinate vectors span the same subspace (exact ranks)."""
+    if not a or not b:
+        return not a and not b
+    ra, rb = _span(a).rank(), _span(b).rank()
+    return ra == rb == _span(list(a) + list(b)).rank()
+
+
+@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("algebra", [quaternions(), matrix_algebra(2), upper_triangular(3), HEISENBERG, SL2,
+                                     _bracket(matrix_algebra(2), -1), DUAL_NUMBERS], ids=lambda a: a.name)
+def test_every_structure_query_is_carried_by_an_isomorphism(algebra, seed):
+    """In the basis f = e P: derivations are P^-1 D P, the radical, the derived algebra and ideals are the images
+    (coordinates P^-1 v) of A's, the Killing form is P^T K P, semisimplicity is the same.  The new constants
+    are dense integers, so each sum in the queries adds several terms of either sign."""
+    B, P = _change_of_basis(algebra, seed)
+    inverse = P.inv()
+    image = lambda elements: [list(inverse * sympy.Matrix(list(x.flat))) for x in elements]  # noqa: E731
+    coordinates = lambda elements: [list(x.flat) for x in elements]  # noqa: E731
+    derivations_a, derivations_b = algebra.derivations(), B.derivations()
+    assert len(derivations_a) == len(derivations_b)
+    assert _same_subspace([list(inverse * D * P) for D in derivations_a], [list(D) for D in derivations_b])
+    assert _same_subspace(image(algebra.derived_algebra()), coordinates(B.derived_algebra()))
+    generator = algebra.basis_element(algebra.dim - 1)
+    assert _same_subspace(image(algebra.ideal([generator])),
+                          coordinates(B.ideal([B.element(list(inverse * sympy.Matrix(list(generator.flat))))])))
+    if algebra.is_associative():
+        assert _same_subspace(image(algebra.radical()), coordinates(B.radical()))
+    if algebra.is_lie():
+        assert B.killing_form() == P.T * algebra.killing_form() * P
+    if algebra.is_associative() or algebra.is_lie():
+        assert B.is_semisimple() == algebra.is_semisimple()
+
+
+def test_the_leibniz_defect_of_a_map_that_is_no_derivation_by_brute_force():
+    """J(e_a e_b) - J(e_a) e_b - e_a J(e_b) for every basis pair, with dense numpy products, against
+    `structure.leibniz_defect` (zero entries left out)."""
+    from product_interactions.algebra.structure import leibniz_defect
+    B, _ = _change_of_basis(upper_triangular(2), 0)
+    lam = np.array(B.structure_constants(), dtype=float)
+    J = np.random.default_rng(3).integers(-2, 3, (B.dim, B.dim))
+    expected = (np.einsum("abc,ic->abi", lam, J) - np.einsum("ka,kbc->abc", J, lam)
+                - np.einsum("kb,akc->abc", J, lam))
+    defect = leibniz_defect(B, {(i, j): sympy.Integer(int(J[i, j])) for i, j in zip(*np.nonzero(J))})
+    assert defect and all(v != 0 for v in defect.values())
+    got = np.zeros_like(expected)
+    for key, value in defect.items():
+        got[key] = float(value)
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("query, count", [
+    ("killing_form", lambda A: A.dim**2),                                  # the form's entries
+    ("derivations", lambda A: 3 * A.nnz * A.dim + A.dim**2),               # dim terms per side of the rule, dim^2 unknowns
+    ("ideal", lambda A: 2 * A.dim**3),                                     # each side, basis element and vector
+])
+def test_structure_queries_are_refused_just_beyond_their_size_limit(query, count, monkeypatch):
+    from product_interactions.algebra import limits
+    A = SL2
+    ask = {"ideal": lambda: A.ideal([A.basis_element(0)])}.get(query, getattr(A, query))
+    monkeypatch.setattr(limits, "MAX_ENTRIES", count(A))
+    ask()
+    monkeypatch.setattr(limits, "MAX_ENTRIES", count(A) - 1)
+    with pytest.raises(ValueError, match=rf"{query}: {count(A):,} "):
+        ask()

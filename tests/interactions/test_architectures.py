@@ -147,3 +147,21 @@ def test_bad_model_input():
         convolution(size=4).apply({"K": np.ones((4, 1, 1))}, np.ones((1, 3, 1)))
     with pytest.raises(ValueError, match="function: expected an elementwise nonlinearity"):
         gating(channels=2, function="softmax")
+
+
+@pytest.mark.parametrize("model, inner", [
+    (attention(d_model=4, heads=2), (5, 4)), (gating(channels=3), (6, 3)),
+    (convolution(channels_in=2, channels_out=3, size=2), (5, 2)),
+    (convolution(channels_in=2, channels_out=3, size=2, dims=2), (4, 5, 2)),
+], ids=["attention", "gating", "convolution", "convolution 2d"])
+def test_any_number_of_batch_axes_or_none_and_too_few_axes_refused(model, inner):
+    """Leading axes are batch axes, none included: each (i, j) entry of a (2, 3)-batch is the unbatched call on it
+    (length and channels differ, so reading the wrong axis shows); fewer axes than one input is refused by name."""
+    params = model.init(seed=0)
+    x = np.random.default_rng(1).standard_normal((2, 3) + inner)
+    batched = model.apply(params, x)
+    assert batched.shape[:2] == (2, 3)
+    for index in np.ndindex(2, 3):
+        np.testing.assert_allclose(batched[index], model.apply(params, x[index]), rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match=rf"x: expected shape \(\.\.\., .*{inner[-1]}\), got \({inner[-1]},\)"):
+        model.apply(params, x[(0,) * (x.ndim - 1)])
