@@ -62,9 +62,13 @@ def test_exact_symmetry_keeps_K_in_the_commutant_and_the_layer_equivariant():
     assert abs(layer.penalty({"theta": np.array([2.0, 3.0])})) < 1e-24
 
 
-def test_the_penalty_is_the_brute_force_commutator_and_differentiable():
-    R = np.array(ROTATION, dtype=float)
-    layer = product_layer(SPLIT, symmetry=finite_group([ROTATION]), enforce="penalty")
+@pytest.mark.parametrize("generator", [ROTATION, [[1, 0, 0, 0], [0, 0, -1, 0], [0, 1, -1, 0], [0, 0, 0, 1]]],
+                         ids=["rotation", "order three"])
+def test_the_penalty_is_the_brute_force_commutator_and_differentiable(generator):
+    """The order-three generator mixes two components so that the residuals' columns are not orthogonal: a
+    penalty summing the squares of the entries of K one by one would pass with the rotation alone."""
+    R = np.array(generator, dtype=float)
+    layer = product_layer(SPLIT, symmetry=finite_group([generator]), enforce="penalty")
     K = np.random.default_rng(4).standard_normal(4)
     brute = lambda K: np.sum((R @ left_matrix(K) - left_matrix(K) @ R) ** 2)      # noqa: E731
     assert np.isclose(layer.penalty({"K": K}), brute(K), rtol=1e-12)
