@@ -36,6 +36,13 @@ def test_cloud_models_refuse_params_that_are_not_a_dict(cloud_model):
         cloud_model.apply(None, *CLOUD)
 
 
+@pytest.mark.parametrize("params", [None, "W_Q", [np.ones((4, 4))], {"W_Q"}], ids=["None", "str", "list", "set"])
+def test_params_that_only_index_or_only_have_keys_are_no_dict(params):
+    """A dict needs both keys() and item access: a str or a list has the one, a set neither."""
+    with pytest.raises(TypeError, match=f"params: expected a dict name -> array, got {type(params).__name__}"):
+        attention(d_model=4, heads=2).apply(params, np.ones((2, 5, 4)))
+
+
 def test_deep_ls2t_refuses_params_that_are_not_a_dict():
     with pytest.raises(TypeError, match="params: expected a dict name -> array, got NoneType"):
         deep_ls2t(d_in=3, widths=(4, 2), order=2).apply(None, np.ones((2, 5, 3)))

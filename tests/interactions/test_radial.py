@@ -54,3 +54,29 @@ def test_a_point_is_a_neighbour_exactly_within_the_radius(layer, radius):
         points[0, 2] = [0.1 * radius + gap * radius, 0.0, 0.0]         # point 2 on the x axis beyond point 1
         before, after = model.apply(params, points, features), model.apply(params, points, changed)
         assert np.allclose(before[0, :2], after[0, :2], rtol=0, atol=1e-14) is apart, (gap, radius)
+
+
+@pytest.mark.parametrize("radius", [0.5, 2.0])
+def test_a_point_exactly_at_the_radius_is_no_neighbour(radius):
+    """Neighbours are strictly closer than the radius: a point at exactly that distance (a float-exact 2.0 or 0.5
+    along x) leaves the attention of the others as if it were far away, although its softmax weight would change
+    them were it counted (its message is zero there, the filter's cutoff)."""
+    model = se3_attention(lmax=1, channels_in=2, channels=2, radius=radius)
+    params = model.init(seed=0)
+    points, features = cloud(1, 3, 2)
+    points = np.zeros_like(points)
+    points[0, 1, 0] = 0.25
+    outputs = []
+    for x in (0.25 + radius, 0.25 + 10 * radius):                  # exactly at the radius of point 1, then far
+        points[0, 2] = [x, 0.0, 0.0]
+        assert np.sum((points[0, 2] - points[0, 1]) ** 2) == radius**2 or x > radius
+        outputs.append(model.apply(params, points, features)[0, :2])
+    np.testing.assert_allclose(outputs[0], outputs[1], rtol=0, atol=1e-14)
+
+
+def test_points_given_as_nested_lists_are_read_as_floats():
+    model = tfn(lmax=1, channels_in=2, channels_out=2)
+    params = model.init(seed=0)
+    points, features = cloud(1, 4, 2)
+    as_lists = [[[float(v) for v in point] for point in cloud_points] for cloud_points in points]
+    np.testing.assert_array_equal(model.apply(params, as_lists, features), model.apply(params, points, features))
