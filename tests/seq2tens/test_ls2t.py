@@ -165,3 +165,27 @@ def test_ls2t_on_a_device_whose_blocks_are_whole_sequences_gives_the_same_number
     whole, whole_gradient = layer.apply(params, x), autograd.grad(loss)(params)["V"]
     np.testing.assert_allclose(whole, blocked, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(whole_gradient, blocked_gradient, rtol=1e-11, atol=1e-12)
+
+
+@pytest.mark.parametrize("return_sequences", [False, True])
+def test_normalise_standardises_each_level_over_its_width(return_sequences):
+    """normalise=True: each level's `width` functionals centred and divided by their standard deviation (plus
+    1e-5 under the root), against the plain layer's output normalised by hand (3 levels of width 4: the axes
+    differ)."""
+    options = dict(d_in=2, width=4, order=3, static=None, return_sequences=return_sequences)
+    params = ls2t(**options).init(seed=21)
+    x = np.random.default_rng(22).standard_normal((2, 5, 2))
+    plain = ls2t(**options).apply(params, x)
+    levels = plain.reshape(plain.shape[:-1] + (3, 4))
+    centred = levels - levels.mean(axis=-1, keepdims=True)
+    expected = centred / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(ls2t(normalise=True, **options).apply(params, x), expected.reshape(plain.shape),
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_the_convolution_map_is_drawn_by_its_fan_in():
+    """The static convolution's K (kernel_size, features, d_in) has fan-in kernel_size * d_in: its draws spread
+    1/sqrt(that) (LeCun), the other weights 1/sqrt(their inputs)."""
+    params = ls2t(d_in=8, width=4, order=2, static="convolution", kernel_size=4, features=64).init(seed=23)
+    assert params["K"].shape == (4, 64, 8)
+    assert np.std(params["K"]) == pytest.approx(1 / np.sqrt(4 * 8), rel=0.1)
