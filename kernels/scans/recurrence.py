@@ -71,12 +71,13 @@ def sequential(a: np.ndarray, b: np.ndarray, initial: np.ndarray | None = None,
     step = np.empty(out.shape[1:], out.dtype)
     h = initial
     for t in range(len(out)):
+        state = out[t, ...]                          # a view, also a 0-dimensional one where b is (time,)
         if h is None:
-            out[t] = b[t]
+            state[...] = b[t]
         else:
             np.multiply(a[t], h, out=step)
-            np.add(b[t], step, out=out[t])
-        h = out[t]
+            np.add(b[t], step, out=state)
+        h = state
     return out
 
 

@@ -130,3 +130,17 @@ def test_bad_input():
         linear_scan(np.ones((0, 2)), np.ones((0, 2)))
     with pytest.raises(ValueError, match=r"initial: expected shape \(2,\)"):
         linear_scan(a, a, initial=np.ones(3))
+
+
+@pytest.mark.parametrize("method", ["sequential", "parallel", "chunked", "auto"])
+def test_a_sequence_of_scalars_is_scanned_and_a_scalar_refused(method):
+    """b of shape (time,): one number a step, down to one step, on every engine (the sequential loop wrote each
+    step into a numpy scalar, not a view, and failed); a 0-dimensional b has no time axis."""
+    rng = np.random.default_rng(3)
+    for length in (1, 2, 9):
+        a, b = draw(rng, (length,), np.float64), draw(rng, (length,), np.float64)
+        for engine in ENGINES.values():
+            states = np.asarray(linear_scan(engine.convert(a, None), engine.convert(b, None), method=method))
+            np.testing.assert_allclose(states, loop(a, b), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match=r"b: expected shape \(time, \.\.\.\) with at least one step, got \(\)"):
+        linear_scan(np.ones(()), np.ones(()), method=method)
