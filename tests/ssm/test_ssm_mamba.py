@@ -47,6 +47,15 @@ def test_selective_scan_equals_the_loop(method, dtype, chunk_bytes, exp_threads)
         np.testing.assert_allclose(y, selective_scan_loop(**core, **optional), rtol=tolerance, atol=tolerance)
 
 
+@pytest.mark.parametrize("method", ["sequential", "parallel", "chunked"])
+@pytest.mark.parametrize("batch, length, channels, d_state", [(1, 1, 1, 1), (2, 3, 1, 1), (1, 5, 3, 1)])
+def test_the_smallest_sizes_equal_the_loop(batch, length, channels, d_state, method):
+    """One state per channel, one channel, one step, one sequence: each size at its least is still a scan."""
+    inputs = scan_inputs(batch=batch, length=length, channels=channels, d_state=d_state)
+    np.testing.assert_allclose(selective_scan(**inputs, method=method), selective_scan_loop(**inputs), rtol=1e-12,
+                               atol=1e-12)
+
+
 @pytest.mark.parametrize("method", ["sequential", "parallel"])
 def test_selective_scan_gradients(method, chunk_bytes):
     inputs = scan_inputs()
