@@ -458,3 +458,42 @@ def test_every_pair_of_strategies_one_per_factor_equals_the_dense_reference(inde
         z = np.asarray(kernel(convert(x), convert(y)))
         assert relative_error(z, expected) <= 1e-12, (pair, kernel.strategies)
     assert tried >= 4
+
+
+@pytest.mark.parametrize("strategy", [name for name in STRATEGY_NAMES if name != "fft"])
+def test_batches_broadcast_along_any_of_several_batch_axes(strategy):
+    """x (2, 3, ...) against y (2, 1, ...) and (1, 3, ...) and back: the batch shapes differ after their first
+    axis, so a check of the first axis alone would take them for equal."""
+    A = quaternions()
+    kernel = representable(A, strategy)
+    if kernel is None:
+        pytest.skip(f"{strategy} does not represent {A.name}")
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3) + A.shape)
+    for y in (rng.standard_normal((2, 1) + A.shape), rng.standard_normal((1, 3) + A.shape)):
+        assert relative_error(kernel(x, y), reference(A, x, y)) <= 1e-12
+        assert relative_error(kernel(y, x), reference(A, y, x)) <= 1e-12
+
+
+def test_the_gather_steps_estimated_for_large_lattices_are_those_counted_on_small_ones(monkeypatch):
+    """Beyond EXACT_STEPS terms gather estimates its steps from the lattice's kind: n for a truncated shift (one
+    step per x component, its runs slices), about 2n for a cyclic one (a wrapped part besides); the counts on
+    tables small enough to count must agree."""
+    from product_interactions.kernels.products.strategies import gather
+    for n in (8, 16, 32):
+        truncated, cyclic = (kernels.Factor.from_algebra(translation(n, cyclic=c)) for c in (False, True))
+        exact = gather._step_profile(truncated), gather._step_profile(cyclic)
+        monkeypatch.setattr(gather, "EXACT_STEPS", 0)
+        estimated = gather._step_profile(truncated), gather._step_profile(cyclic)
+        monkeypatch.undo()
+        assert estimated[0] == exact[0] == (n, 0, 0)
+        assert abs(estimated[1][0] - exact[1][0]) <= 1
+
+
+def test_identify_names_an_off_diagonal_term_unless_the_table_is_too_large_to_read(monkeypatch):
+    from product_interactions.kernels.products.strategies import identify
+    factor = kernels.Factor.from_algebra(quaternions())                   # 16 terms
+    monkeypatch.setattr(identify, "TABLE_LIMIT", 16)
+    assert identify.unsupported(factor).startswith("lam[0, 1, 1] = 1 in quaternions")
+    monkeypatch.setattr(identify, "TABLE_LIMIT", 15)
+    assert identify.unsupported(factor).startswith("quaternions has 16 nonzero coefficients, more than its 4 diagonal")
