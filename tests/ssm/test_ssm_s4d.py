@@ -69,3 +69,31 @@ def test_formula_evaluates_to_the_loop():
               "x": np.stack([x[0], np.zeros_like(x[0])], axis=-1)}
     values = formula_values(model.formula()[:, :, 0, 0], arrays)
     np.testing.assert_allclose(values, ssm_loop(params, x)[0], rtol=1e-12)
+
+
+def test_the_step_orders_count_the_order_of_what_the_scan_reads():
+    """A state-space frame whose scan reads x * x (order 2), not x: the step's input term x_t is then order 2 in
+    the layer's input, the hidden term a h still 0 (the per-step orders times the order of the scanned input), and
+    the whole layer order 2 by its formula's degree."""
+    from product_interactions.algebra import diagonal, position, tensor_product
+    from product_interactions.interactions import Parameter, Signal
+    from product_interactions.interactions.architectures._ssm import StateSpaceModel
+
+    class SquaredInput(StateSpaceModel):
+        width = 2
+
+        def __init__(self):
+            super().__init__()
+            self.geometry = (3,)
+
+        def build(self, geometry):
+            X = Signal("x", tensor_product(position(geometry[0]), diagonal(2)))
+            a = Parameter("a", diagonal(2))
+            return self.recurrence(lambda h, x_t: (a * h, x_t), X * X, diagonal(2)), X
+
+    model = SquaredInput()
+    assert step_degrees(model) == (1, 0)                              # in x_t, the scanned x * x
+    assert model.order() == Orders(input=2, hidden=0, output=2)
+    components = model.formula()
+    x = {s for c in components.ravel() for s in getattr(c, "free_symbols", ()) if s.name.startswith("x_")}
+    assert max(polynomial_degree(c, x) for c in components.ravel()) == 2
