@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import sympy
 
+from basis_change import in_basis, unipotent
 from product_interactions.algebra import Algebra, matrix_algebra, quaternions
 
 
@@ -238,25 +239,9 @@ def test_proportionality_of_two_sparse_tensors_by_hand():
 
 
 def _mixed_basis(A, seed):
-    """A in the basis f_a = sum_i P[i, a] e_i, P = 1 + sqrt(2) N with N strictly upper triangular: isomorphic to A,
-    with dense constants in Z[sqrt(2)] (P^-1 = sum_k (-sqrt(2) N)^k)."""
-    rng = np.random.default_rng(seed)
-    N = sympy.Matrix(np.triu(rng.integers(-1, 2, (A.dim, A.dim)), 1).tolist())
-    P = sympy.eye(A.dim) + sympy.sqrt(2) * N
-    inverse = sum(((-sympy.sqrt(2) * N) ** k for k in range(1, A.dim)), sympy.eye(A.dim))
-    lam = np.full((A.dim,) * 3, sympy.Integer(0), dtype=object)
-    for i in range(A.dim):
-        for j in range(A.dim):
-            for k, c in A.product_of_basis(i, j).items():
-                lam[i, j, k] = sympy.sympify(c)
-    table = {}
-    for a in range(A.dim):
-        for b in range(A.dim):
-            e = [sum(P[i, a] * P[j, b] * lam[i, j, k] for i in range(A.dim) for j in range(A.dim))
-                 for k in range(A.dim)]
-            f = inverse * sympy.Matrix(e)
-            table[a, b] = {c: sympy.expand(f[c]) for c in range(A.dim) if sympy.expand(f[c]) != 0}
-    return Algebra.from_structure_constants(table, dim=A.dim)
+    """A in the basis f = e P, P = 1 + sqrt(2) N (N strictly upper triangular in {-1, 0, 1}): isomorphic to A, with
+    dense constants in Z[sqrt(2)]."""
+    return in_basis(A, unipotent(A.dim, seed, entries=(-1, 1), scale=sympy.sqrt(2)))
 
 
 @pytest.mark.parametrize("seed", range(2))

@@ -16,6 +16,7 @@ from product_interactions.algebra import (Algebra, cayley_dickson, clebsch_gorda
 from product_interactions.algebra.scalars import EXACT, Floats
 from product_interactions.algebra.symmetry import product_symmetries, rotations_so3
 from product_interactions.interactions import Parameter, Signal, compile
+from basis_change import in_basis, unipotent
 from test_structure import upper_triangular
 
 BUILT_IN = {
@@ -395,17 +396,12 @@ def test_each_multilinear_law_holds_exactly_up_to_the_tolerance_brute_force_find
 
 
 def _integer_basis_change(A, seed, scale=3.0**20):
-    """A in the basis f_a = sum_i P[i, a] e_i, P unimodular (1 + N, N strictly upper triangular with integer
-    entries, so P^-1 is an integer matrix too), its (doubled) constants times `scale`: exact integers as floats,
-    satisfying A's laws exactly, whose products exceed 2^53 and so round when a defect is evaluated."""
-    rng = np.random.default_rng(seed)
-    P = np.eye(A.dim, dtype=np.int64) + np.triu(rng.integers(-2, 3, (A.dim, A.dim)), 1)
-    inverse = np.rint(np.linalg.inv(P)).astype(np.int64)
-    assert (P @ inverse == np.eye(A.dim, dtype=np.int64)).all()
-    doubled = np.rint(2 * A.structure_constants()).astype(np.int64)              # jordan's constants are halves
-    lam = np.einsum("ia,jb,ijk,ck->abc", P, P, doubled, inverse)
-    assert np.abs(lam).max() * scale < 2**53
-    return Algebra.from_structure_constants(lam.astype(float) * scale, exact=False, tol=0.0)
+    """A in the basis f = e P for a unipotent integer P (so P^-1 is an integer matrix too), its constants doubled
+    (jordan's are halves) and times `scale`: exact integers as floats, satisfying A's laws exactly, whose products
+    exceed 2^53 and so round when a defect is evaluated."""
+    lam = 2 * np.array(in_basis(A, unipotent(A.dim, seed)).structure_constants(), dtype=float)
+    assert np.array_equal(lam, np.rint(lam)) and np.abs(lam).max() * scale < 2**53
+    return Algebra.from_structure_constants(lam * scale, exact=False, tol=0.0)
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import sympy
 
+from basis_change import in_basis, unipotent
 from product_interactions.algebra import Algebra, complex_numbers, diagonal, matrix_algebra, quaternions
 from test_identity_queries import CROSS, _bracket, cayley_dickson
 
@@ -193,21 +194,10 @@ def test_algebras_display_their_table_when_small_and_a_summary_when_large():
 
 
 def _change_of_basis(A: Algebra, seed: int) -> tuple[Algebra, sympy.Matrix]:
-    """A in the basis f_a = sum_i P[i, a] e_i, for a random unimodular integer P (1 + N, N strictly upper
-    triangular): an isomorphic algebra whose constants are dense integers, not the +-1 of the built-in tables."""
-    rng = np.random.default_rng(seed)
-    P = sympy.eye(A.dim) + sympy.Matrix(np.triu(rng.integers(-2, 3, (A.dim, A.dim)), 1).tolist())
-    inverse = P.inv()
-    table = {}
-    for a, b in itertools.product(range(A.dim), repeat=2):
-        e = sympy.zeros(A.dim, 1)
-        for i, j in itertools.product(range(A.dim), repeat=2):
-            if P[i, a] and P[j, b]:
-                for k, c in A.product_of_basis(i, j).items():
-                    e[k] += P[i, a] * P[j, b] * sympy.sympify(c)
-        f = inverse * e
-        table[a, b] = {c: f[c] for c in range(A.dim) if f[c] != 0}
-    return Algebra.from_structure_constants(table, dim=A.dim, name=f"{A.name} in another basis"), P
+    """A in the basis f = e P for a random unipotent integer P: an isomorphic algebra whose constants are dense
+    integers, not the +-1 of the built-in tables."""
+    P = unipotent(A.dim, seed)
+    return in_basis(A, P), P
 
 
 def _span(vectors) -> sympy.Matrix:
