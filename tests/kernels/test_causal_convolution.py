@@ -77,3 +77,21 @@ def test_under_jax_jit_the_outputs_from_a_non_finite_step_on_are_nan_and_the_ear
     assert np.isnan(y[0, 3:]).all()
     np.testing.assert_allclose(y[0, :3], expected[0, :3], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(y[1], expected[1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("length", [1, 5, 6])
+def test_autograd_gradients_at_odd_and_even_lengths_equal_the_direct_sum_s(length):
+    """The transforms' size is kept even (twice the length), which autograd's rfft gradient needs: the gradient
+    of sum(sin(y)) in x and in the kernel equals the direct sum's, k_(t - s) and x_(t - s) weighted by cos(y_t)."""
+    import autograd
+    import autograd.numpy as anp
+    rng = np.random.default_rng(length)
+    x, kernel = rng.standard_normal((2, length)), rng.standard_normal(length)
+    loss = lambda x, kernel: anp.sum(anp.sin(causal_convolution(x, kernel)))  # noqa: E731
+    weight = np.cos(direct(x, kernel))                                       # d loss / d y_t
+    grad_x = np.array([[sum(weight[b, t] * kernel[t - s] for t in range(s, length)) for s in range(length)]
+                       for b in range(2)])
+    grad_kernel = np.array([sum(weight[b, t] * x[b, t - j] for b in range(2) for t in range(j, length))
+                            for j in range(length)])
+    np.testing.assert_allclose(autograd.grad(loss, 0)(x, kernel), grad_x, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(autograd.grad(loss, 1)(x, kernel), grad_kernel, rtol=1e-10, atol=1e-12)
