@@ -107,3 +107,19 @@ def test_formula_evaluates_to_the_loop():
     model, params, x = block(d_model=1, d_state=1, length=2, batch=1, d_conv=2)
     values = formula_values(model.formula()[:, :, 0], {**params, "x": x[0]})
     np.testing.assert_allclose(values, mamba_loop(params, x)[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["sequential", "parallel", "chunked", "auto"])
+def test_an_explicit_method_is_the_one_that_scans(method, monkeypatch):
+    """Each chunk of the numpy selective scan runs the linear recurrence by the method asked for; auto by the one
+    `choose` picks for the sizes (the numbers agree either way, so only the calls can tell)."""
+    from product_interactions.kernels.scans import recurrence, selective_ssm
+    used, scan = [], selective_ssm.scan
+    monkeypatch.setattr(selective_ssm, "scan", lambda *a, method, **k: used.append(method) or scan(*a, method=method,
+                                                                                                     **k))
+    inputs = scan_inputs()
+    selective_scan(**inputs, method=method)
+    u = inputs["u"]
+    expected = recurrence.choose(u.shape[1], u.shape[0] * u.shape[2] * inputs["A"].shape[1]) if method == "auto" \
+        else method
+    assert used and set(used) == {expected}
