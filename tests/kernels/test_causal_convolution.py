@@ -49,6 +49,10 @@ def test_a_non_finite_input_reaches_only_the_later_outputs_with_the_direct_sum_s
     (np.ones(3), np.ones(()), ValueError, r"kernel: expected a last \(time\) axis of positive length, got shape \(\)"),
     (np.ones((2, 0)), np.ones(0), ValueError, r"x: expected a last \(time\) axis of positive length"),
     (np.ones(3) + 0j, np.ones(3), TypeError, "x: expected an array of real numbers, got complex128"),
+    (np.ones((2, 3, 4)), np.ones((5, 4)), ValueError,
+     r"x, kernel: leading axes \(2, 3\) and \(5,\) do not broadcast"),
+    (np.ones((5, 4)), np.ones((2, 3, 4)), ValueError,
+     r"x, kernel: leading axes \(5,\) and \(2, 3\) do not broadcast"),
 ])
 def test_bad_input_is_refused_by_name(x, kernel, error, match):
     with pytest.raises(error, match=match):
