@@ -165,3 +165,19 @@ def test_gradients_flow_through_every_method():
     grads = [autograd.grad(lambda a: np.sum(signature(a, 3, method=method) ** 2))(x) for method in METHODS]
     for other in grads[1:]:
         np.testing.assert_allclose(other, grads[0], rtol=1e-10)
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 640, 1000, 2**19])
+@pytest.mark.parametrize("return_sequences", [False, True])
+def test_levelwise_chunks_of_the_batch_equal_the_brute_force_sum(chunk_bytes, return_sequences, monkeypatch):
+    """The level-wise path cuts the batch into chunks of about LEVELWISE_CHUNK_BYTES: one row each (1 byte), two or
+    more rows (640 and 1,000 bytes against 256 a row at length 4, d 2, degree 3 with every prefix, 128 without:
+    the row count is rounded down), or the whole batch; every chunking gives the sum over increasing index tuples."""
+    from product_interactions.kernels.scans import seq2tens as scans
+    monkeypatch.setattr(scans, "LEVELWISE_CHUNK_BYTES", chunk_bytes)
+    x = sequences(7, 7, 4, 2)
+    levels = seq2tens(x, 3, method="levelwise", return_sequences=return_sequences)
+    for b in range(7):
+        for m, expected in enumerate(brute_force(x[b], 3)):
+            got = levels[m][b][-1] if return_sequences and m else levels[m][b]
+            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
