@@ -167,7 +167,7 @@ def test_gradients_flow_through_every_method():
         np.testing.assert_allclose(other, grads[0], rtol=1e-10)
 
 
-@pytest.mark.parametrize("chunk_bytes", [1, 640, 1000, 2**19])
+@pytest.mark.parametrize("chunk_bytes", [1, 16, 640, 1000, 2**19])
 @pytest.mark.parametrize("return_sequences", [False, True])
 def test_levelwise_chunks_of_the_batch_equal_the_brute_force_sum(chunk_bytes, return_sequences, monkeypatch):
     """The level-wise path cuts the batch into chunks of about LEVELWISE_CHUNK_BYTES: one row each (1 byte), two or
