@@ -497,3 +497,24 @@ def test_identify_names_an_off_diagonal_term_unless_the_table_is_too_large_to_re
     assert identify.unsupported(factor).startswith("lam[0, 1, 1] = 1 in quaternions")
     monkeypatch.setattr(identify, "TABLE_LIMIT", 15)
     assert identify.unsupported(factor).startswith("quaternions has 16 nonzero coefficients, more than its 4 diagonal")
+
+
+@pytest.mark.parametrize("A", [tensor_algebra(2, 3), tensor_algebra(3, 2), quaternions(), translation(6),
+                               translation(5, cyclic=False), clifford(1, 1, 0)], ids=lambda A: A.name)
+def test_the_sparse_levels_price_the_flops_of_their_terms(A):
+    """Tables of +-1 around the elementwise leaf, counted from the table alone: gather and graded do a product and
+    an addition per nonzero constant, scatter also multiplies by the constant, and codegen's generated sums need
+    one addition fewer per output than they have terms."""
+    from product_interactions.kernels.products.cost import Cost
+    factor = kernels.Factor.from_algebra(A)
+    lam = A.structure_constants()
+    assert set(np.unique(np.abs(lam[lam != 0]))) == {1.0}
+    terms, outputs = int(np.count_nonzero(lam)), int(np.count_nonzero(np.abs(lam).sum(axis=(0, 1))))
+    expected = {"gather": 2 * terms, "graded": 2 * terms, "scatter": 3 * terms, "codegen": 2 * terms - outputs}
+    priced = 0
+    for name, flops in expected.items():
+        module = kernels.STRATEGIES[name]
+        if module.unsupported(factor) is None:
+            assert module.cost(factor, Cost.elementwise(1)).flops == flops, name
+            priced += 1
+    assert priced >= 3
