@@ -156,16 +156,21 @@ def test_the_time_model_is_its_terms_priced_by_the_rates():
                                           (translation(8, cyclic=False), ("gather", "compiled")),
                                           (translation(8), ("codegen", "compiled")),
                                           (tensor_algebra(2, 3), ("graded", "compiled"))])
-def test_the_model_counts_the_entries_into_the_compiled_loop(monkeypatch, outer, names):
+def test_the_model_counts_the_entries_into_the_compiled_loop_and_the_rows_it_multiplies(monkeypatch, outer, names):
+    """Entries into the loop per call, and its FLOPs per batch row: 3 per quaternion term (16) for each row the
+    level feeds it (the fft level 4 real products per kept frequency, gather and graded one per term, codegen one
+    per generated product), counted in a call."""
     from product_interactions.kernels.products.strategies.compiled import Compiled
     if build.unavailable():
         pytest.skip(build.unavailable())
-    entries, loop = [], Compiled.loop
-    monkeypatch.setattr(Compiled, "loop", lambda self, *arguments, **options: entries.append(1) or loop(
-        self, *arguments, **options))
+    rows, loop = [], Compiled.loop
+    monkeypatch.setattr(Compiled, "loop", lambda self, x, *arguments, **options: rows.append(
+        int(np.prod(x.shape[:-1]))) or loop(self, x, *arguments, **options))
     kernel = kernels.product(tensor_product(outer, quaternions()), strategy=names)
     kernel(*np.random.default_rng(0).standard_normal((2, 10, outer.shape[0], 4)))
-    assert len(entries) == select.priced(kernel.factors, names)[0].compiled_calls > 1
+    priced = select.priced(kernel.factors, names)[0]
+    assert len(rows) == priced.compiled_calls > 1
+    assert priced.compiled == 3 * 16 * sum(rows) / 10
 
 
 def test_fft_handles_complex_spectra_inside_a_two_dimensional_lattice():
