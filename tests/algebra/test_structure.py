@@ -256,9 +256,9 @@ def test_the_leibniz_defect_of_a_map_that_is_no_derivation_by_brute_force():
 
 
 @pytest.mark.parametrize("query, count", [
-    ("killing_form", lambda A: A.dim**2),                                  # the form's entries
-    ("derivations", lambda A: 3 * A.nnz * A.dim + A.dim**2),               # dim terms per side of the rule, dim^2 unknowns
-    ("ideal", lambda A: 2 * A.dim**3),                                     # each side, basis element and vector
+    ("killing_form", lambda A: A.dim**2),                        # the form's entries
+    ("derivations", lambda A: 3 * A.nnz * A.dim + A.dim**2),     # dim terms a side of the rule; dim^2 unknowns
+    ("ideal", lambda A: 2 * A.dim**3),                           # each side, basis element and vector
 ])
 def test_structure_queries_are_refused_just_beyond_their_size_limit(query, count, monkeypatch):
     from product_interactions.algebra import limits
