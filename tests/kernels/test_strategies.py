@@ -523,3 +523,16 @@ def test_the_sparse_levels_price_the_flops_of_their_terms(A):
             assert module.cost(factor, Cost.elementwise(1)).flops == flops, name
             priced += 1
     assert priced >= 3
+
+
+def test_the_compiled_level_prices_its_loop_and_nothing_else():
+    """Around the elementwise leaf (the only program it takes) the compiled level's work is the loop's: FLOPs and
+    one entry; no GEMM, einsum loop, row loop or transform; sizes the factor's times the leaf's."""
+    from product_interactions.kernels.products.cost import Cost
+    from product_interactions.kernels.products.strategies import compiled
+    for A in [quaternions(), translation(6), clifford(2, 0, 0)]:
+        factor = kernels.Factor.from_algebra(A)
+        cost = compiled.cost(factor, Cost.elementwise(5))
+        assert {kind for kind in WORK_KINDS if getattr(cost, kind)} == {"compiled", "compiled_calls"}
+        assert cost.compiled_calls == 1 and cost.flops == 3 * factor.nnz * 5
+        assert (cost.x, cost.y, cost.z) == (A.dim * 5,) * 3
