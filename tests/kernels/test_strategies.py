@@ -9,8 +9,8 @@ from kernel_cases import (STRATEGY_NAMES, builtin_algebras, operands, reference,
                           term_by_term, with_non_finite)
 
 from product_interactions import kernels
-from product_interactions.algebra import (clifford, diagonal, position, quaternions, tensor_algebra, tensor_product,
-                                          translation)
+from product_interactions.algebra import (Algebra, clifford, diagonal, position, quaternions, tensor_algebra,
+                                          tensor_product, translation)
 from product_interactions.kernels.native import build, clib
 from product_interactions.kernels.products import select
 
@@ -401,8 +401,26 @@ def _cost_vector(cost):
     return np.array([float(getattr(cost, f.name)) for f in fields(cost)])
 
 
+SCALED_DIAGONAL = Algebra.from_structure_constants({(0, 0): {0: 2}, (1, 1): {1: 3}, (2, 2): {2: -5}}, dim=3,
+                                                 name="scaled diagonal")
 COST_FACTORS = [translation(8), translation(5, cyclic=False), quaternions(), tensor_algebra(2, 2), clifford(2, 0, 0),
-                diagonal(3), position(3)]
+                diagonal(3), position(3), SCALED_DIAGONAL]
+
+
+@pytest.mark.parametrize("engine_name", ["numpy", "torch"])
+def test_a_diagonal_with_coefficients_is_identified_in_kernels_and_plans(engine_name):
+    """lam[i, i, i] = (2, 3, -5): identify's constant (the coefficients) joins the kernel's contraction, and a
+    plan's (its operand), beside position(2), against the dense reference."""
+    from product_interactions.interactions import Signal
+    A = tensor_product(position(2), SCALED_DIAGONAL)
+    x, y = operands(A, batch=(3,), seed=4)
+    convert = np.asarray if engine_name == "numpy" else pytest.importorskip("torch").tensor
+    kernel = kernels.product(A, strategy="identify")
+    assert relative_error(np.asarray(kernel(convert(x), convert(y))), reference(A, x, y)) <= 1e-12
+    X, Y = Signal("x", A), Signal("y", A)
+    plan = (X * Y).compile(strategy="identify")
+    z = plan({"x": convert(x), "y": convert(y)}, {})
+    assert relative_error(np.asarray(z), reference(A, x, y)) <= 1e-12
 
 
 @pytest.mark.parametrize("name", [name for name in kernels.STRATEGIES if name != "compiled"])
@@ -446,8 +464,9 @@ NESTED = [tensor_product(tensor_algebra(2, 2), quaternions()), tensor_product(tr
 def test_every_pair_of_strategies_one_per_factor_equals_the_dense_reference(index, engine_name):
     """Each strategy as the outer level around each other one (and around a leaf), on numpy and torch: the paths a
     level takes around an inner level or out of place (torch's and JAX's are one) differ from its path alone on
-    numpy; one y row is broadcast against three x rows.  It found fft around a dense leaf failing on torch (complex spectra against a real constant); JAX,
-    which jit-compiles each of the 20-odd kernels, takes a minute and is left to the single strategies' tests."""
+    numpy; one y row is broadcast against three x rows.  It found fft around a dense leaf failing on torch (complex
+    spectra against a real constant); JAX, which jit-compiles each of the 20-odd kernels, takes a minute and is
+    left to the single strategies' tests."""
     import itertools
     A = NESTED[index]
     x, y = operands(A, batch=(3,), seed=index)
