@@ -1,6 +1,7 @@
 """The dynamical experiment: the (I, H) grid against Mamba on sequential digits, its image reading and bad input."""
 import numpy as np
 import pytest
+from interruption import training_stopped_at
 
 from product_interactions.interactions.experiments import dynamical
 from product_interactions.interactions.experiments.dynamical import QUICK, experiment, layer, run, sequences
@@ -152,26 +153,14 @@ def test_grid_points_sit_in_mambas_block_and_the_ablation_is_the_bare_layer():
     assert block.parameters["W_u"] == (8, 8)                                    # on d_inner = 2 d_model features
 
 
-class Interrupted(Exception):
-    pass
-
-
 def test_an_interrupted_run_resumes_from_its_checkpoint_exactly(tmp_path, monkeypatch):
     """Stopped after its first checkpoint, a run resumes from it with the same batches: the same accuracies."""
     monkeypatch.setattr(dynamical, "CHECKPOINT_EVERY", 2)
     config = {**QUICK, "grid": [(1, 1)], "bare": [], "steps": 5, "repeats": 1, "engine": "numpy",
               "throughput_on": []}
     whole = experiment(config, seed=0, progress=False, quick=True)
-    step = dynamical.Adam.step
-
-    def stop_at_step_3(self, batch):
-        if self.count == 3:
-            raise Interrupted
-        return step(self, batch)
-    monkeypatch.setattr(dynamical.Adam, "step", stop_at_step_3)
-    with pytest.raises(Interrupted):
+    with training_stopped_at(3):
         experiment(config, seed=0, progress=False, quick=True, checkpoint=tmp_path)
-    monkeypatch.setattr(dynamical.Adam, "step", step)
     assert [p.name for p in tmp_path.iterdir()] == ["dynamical-Mamba-seed-0.npz"]   # saved at step 2
     resumed = experiment(config, seed=0, progress=False, quick=True, checkpoint=tmp_path)
     assert [line["ours"] for line in resumed["rows"][:2]] == [line["ours"] for line in whole["rows"][:2]]

@@ -2,6 +2,7 @@
 learning)."""
 import numpy as np
 import pytest
+from interruption import training_stopped_at
 
 from product_interactions.interactions.experiments import selective_copy
 from product_interactions.interactions.experiments.selective_copy import FIRST_DATA, MARKER, NOISE, QUICK, generate
@@ -101,23 +102,11 @@ def test_accuracy_curve_is_measured_every_eval_every_steps():
     assert all(0.0 <= accuracy <= 1.0 for _, accuracy in result["accuracy_curve"])
 
 
-class Interrupted(Exception):
-    pass
-
-
-def test_an_interrupted_run_resumes_from_its_checkpoint_exactly(tmp_path, monkeypatch):
+def test_an_interrupted_run_resumes_from_its_checkpoint_exactly(tmp_path):
     config = dict(TINY, steps=6, eval_every=2)
     whole = selective_copy.train(config, rank=2, seed=0)
-    step = selective_copy.Adam.step
-
-    def stop_at_step_5(self, batch):
-        if self.count == 5:
-            raise Interrupted
-        return step(self, batch)
-    monkeypatch.setattr(selective_copy.Adam, "step", stop_at_step_5)
-    with pytest.raises(Interrupted):
+    with training_stopped_at(5):
         selective_copy.train(config, rank=2, seed=0, checkpoint=tmp_path)
-    monkeypatch.undo()
     assert [p.name for p in tmp_path.iterdir()] == ["copy-R2-seed0.npz"]        # saved at step 4, no stray file
     resumed = selective_copy.train(config, rank=2, seed=0, checkpoint=tmp_path)
     assert resumed["curve"] == whole["curve"] and resumed["accuracy_curve"] == whole["accuracy_curve"]
