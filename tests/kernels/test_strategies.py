@@ -357,7 +357,6 @@ def test_a_level_prices_every_kind_of_work_its_inner_program_does_and_only_its_o
     from product_interactions.kernels.products.cost import Cost
     module = kernels.STRATEGIES[name]
     own = {"fft": {"transform", "row_calls"}}.get(name, set())     # fft transforms each row itself
-    inside = WORK_KINDS if name == "fft" else WORK_KINDS[:-1]      # fft is outermost: no transform inside others
     inner = Cost(2, 3, 5, flops=10, moved=20, temporary=4, calls=2)
     for A in [translation(8), quaternions(), tensor_algebra(2, 2), diagonal(3), clifford(1, 1, 0)]:
         factor = kernels.Factor.from_algebra(A)
@@ -366,7 +365,7 @@ def test_a_level_prices_every_kind_of_work_its_inner_program_does_and_only_its_o
         bare = module.cost(factor, inner)
         assert (bare.x, bare.y, bare.z) == (A.dim * 2, A.dim * 3, A.dim * 5)
         assert {kind for kind in WORK_KINDS if getattr(bare, kind)} == own, A
-        for kind in inside:
+        for kind in WORK_KINDS:
             assert getattr(module.cost(factor, replace(inner, **{kind: 7})), kind) > getattr(bare, kind), (A, kind)
 
 

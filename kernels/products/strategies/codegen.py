@@ -55,9 +55,7 @@ def cost(factor: Factor, inner: Cost) -> Cost:
     return around(factor, c, flops=s.products * c.flops + linear * c.z,
                   moved=s.products * c.moved + 3 * linear * c.z + copies,
                   temporary=d1 * c.x + d2 * c.y + (2 * d3 + s.shared + 2) * c.z + c.temporary,
-                  calls=s.products * c.calls + linear + 6, gemm=s.products * c.gemm, loop=s.products * c.loop,
-                  row_calls=s.products * c.row_calls, compiled=s.products * c.compiled,
-                  compiled_calls=s.products * c.compiled_calls)
+                  calls=s.products * c.calls + linear + 6, repeats=s.products, entries=s.products)
 
 
 def lower(factor: Factor, axis: int, inner: Program) -> Codegen:

@@ -69,13 +69,14 @@ def cost(factor: Factor, inner: Cost) -> Cost:
     (`kernels.products.cost.Rates.compiled_call`); as temporaries, the copies of operands whose axis must move.  Infinite
     around anything but the elementwise leaf, which the loop cannot call."""
     if not _elementwise(inner):
-        return around(factor, inner, flops=np.inf, moved=0, temporary=0, calls=0, compiled=np.inf)
+        return around(factor, inner, flops=np.inf, moved=0, temporary=0, calls=0, repeats=0, entries=0,
+                      compiled=np.inf)
     d1, d2, d3 = factor.shape
     size = inner.z
     terms = 3 * factor.nnz * size
     block_bytes = (d1 + d2) * max(rows * dtype.itemsize for dtype, rows in clib.BLOCK.items())
     return around(factor, inner, flops=terms, moved=(d1 + d2 + d3) * size, temporary=(d1 + d2) * size, calls=0,
-                  compiled=terms * (SPILLED if block_bytes > L1_BYTES else 1.0), compiled_calls=1)
+                  repeats=0, entries=0, compiled=terms * (SPILLED if block_bytes > L1_BYTES else 1.0), compiled_calls=1)
 
 
 def complex_product(product: Callable[[Any, Any], Any], x: Any, y: Any, engine: Engine) -> Any:

@@ -56,10 +56,8 @@ def cost(factor: Factor, inner: Cost) -> Cost:
     transform = 2.5 * n * math.log2(max(n, 2))
     transforms = transform * (c.x + c.y + c.z)
     return around(factor, c, flops=transforms + 4 * half * c.flops, moved=4 * n * (c.x + c.y + c.z) + 2 * half * c.moved,
-                  temporary=2 * half * (c.x + c.y + c.z + c.temporary), calls=6 + 4 * c.calls, gemm=4 * half * c.gemm,
-                  loop=4 * half * c.loop, row_calls=c.x + c.y + c.z + 4 * half * c.row_calls,
-                  compiled=4 * half * c.compiled, compiled_calls=4 * c.compiled_calls,
-                  transform=transforms + 4 * half * c.transform)
+                  temporary=2 * half * (c.x + c.y + c.z + c.temporary), calls=6 + 4 * c.calls, repeats=4 * half,
+                  entries=4, row_calls=c.x + c.y + c.z, transform=transforms)
 
 
 def lower(factor: Factor, axis: int, inner: Program) -> Fourier:

@@ -62,9 +62,7 @@ def cost(factor: Factor, inner: Cost) -> Cost:
         2 * (d1 * c.x + d2 * c.y + d3 * c.z)
     return around(factor, c, flops=factor.nnz * (c.flops + c.z) + scaled * c.z, moved=moved,
                   temporary=d1 * c.x + d2 * c.y + d3 * c.z + widest * (c.y + c.z + c.temporary),
-                  calls=steps * (c.calls + 2) + 4, gemm=factor.nnz * c.gemm, loop=factor.nnz * c.loop,
-                  row_calls=factor.nnz * c.row_calls, compiled=factor.nnz * c.compiled,
-                  compiled_calls=steps * c.compiled_calls)
+                  calls=steps * (c.calls + 2) + 4, repeats=factor.nnz, entries=steps)
 
 
 #: The runs of a step are strided views of the components: their traffic costs about this much more than that of

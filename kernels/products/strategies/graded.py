@@ -50,8 +50,7 @@ def cost(factor: Factor, inner: Cost) -> Cost:
     c, pairs, outer_products = inner, sum(terms), sum(k + 1 for k in range(degree + 1))
     return around(factor, c, flops=pairs * (c.flops + c.z), moved=pairs * (c.moved + 3 * c.z),
                   temporary=width**degree * (c.z + c.temporary), calls=2 * outer_products * c.calls + 2,
-                  gemm=pairs * c.gemm, loop=pairs * c.loop, row_calls=pairs * c.row_calls, compiled=pairs * c.compiled,
-                  compiled_calls=outer_products * c.compiled_calls)
+                  repeats=pairs, entries=outer_products)
 
 
 def lower(factor: Factor, axis: int, inner: Program) -> Graded:

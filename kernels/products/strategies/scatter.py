@@ -57,9 +57,8 @@ def cost(factor: Factor, inner: Cost) -> Cost:
     c, (d1, d2, d3), terms = inner, factor.shape, factor.nnz
     moved = 2 * (d1 * c.x + d2 * c.y + d3 * c.z) + terms * (2 * (c.x + c.y) + c.moved + 4 * c.z)
     return around(factor, c, flops=terms * (c.flops + 2 * c.z), moved=moved,
-                  temporary=terms * (c.x + c.y + 2 * c.z + c.temporary), calls=c.calls + CALLS,
-                  gemm=terms * c.gemm, loop=terms * c.loop, row_calls=terms * c.row_calls,
-                  compiled=terms * c.compiled, compiled_calls=c.compiled_calls)
+                  temporary=terms * (c.x + c.y + 2 * c.z + c.temporary), calls=c.calls + CALLS, repeats=terms,
+                  entries=1)
 
 
 def lower(factor: Factor, axis: int, inner: Program) -> Scatter:
