@@ -1,8 +1,9 @@
 """The memory guard: a kernel refuses, before it allocates, work whose temporaries would exceed the limit.
 
 The limit is ``kernels.MEMORY_LIMIT`` (bytes, default 2 GiB), kept here: setting it (`set_limit`, or assigning
-the package attribute, which calls it) checks the value and takes effect at once.  Inputs and the result are not counted; structure-constant arrays and
-intermediates are.
+the package attribute, which calls it) checks the value and takes effect at once.  Inputs and the result are not
+counted; structure-constant arrays and intermediates are, and so are the results of the chunks a batch is cut into
+(the call's result is assembled from them).
 
 >>> from product_interactions import kernels
 >>> kernels.MEMORY_LIMIT == DEFAULT_LIMIT == 2 * 2**30

@@ -61,6 +61,14 @@ class Cost:
         """x * y on arrays of `size` elements per batch row: one call."""
         return cls(size, size, size, size, 3 * size, 0, calls=1)
 
+    def is_elementwise(self) -> bool:
+        """Whether this is the cost of ``x * y`` alone (`elementwise`): the leaf when nothing else is inside.
+
+        >>> Cost.elementwise(3).is_elementwise(), Cost.elementwise(3).plus(temporary=1).is_elementwise()
+        (True, False)
+        """
+        return self == Cost.elementwise(self.z)
+
     def working(self) -> float:
         """Words touched per batch row: operands, result and temporaries."""
         return self.x + self.y + self.z + self.temporary

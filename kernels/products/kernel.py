@@ -306,10 +306,10 @@ class Kernel:
 
     def _rows(self, batch: tuple[int, ...], program: Program | None = None, cache_chunks: bool = True) -> int:
         """Batch rows per chunk (as the levels ask, with `cache_chunks`, evened out so that the chunks are of one
-        size, and within the memory limit); refuses when even one row's temporaries exceed the memory limit."""
+        size, and within the memory limit: a chunk's result counts among its temporaries, since the call's result is
+        assembled from it); refuses when even one row's temporaries exceed the memory limit."""
         program = program or self.program
         count = batch[0] if batch else 1
-        per_row, fixed = self._temporaries(batch, program)
         rows = count
         chunk_bytes = self._chunk_bytes(program) if cache_chunks else None
         if chunk_bytes:
@@ -317,16 +317,21 @@ class Kernel:
             rows = max(1, min(count, int(chunk_bytes // max(working, 1))))
             rows = even_rows(count, rows)
         limit = memory.limit()
+        per_row, fixed = self._temporaries(batch, program)
+        if rows < count or fixed + per_row * rows > limit:
+            per_row, fixed = self._temporaries(batch, program, chunked=True)
         if fixed + per_row * rows > limit:
             rows = int((limit - fixed) // per_row) if per_row and fixed < limit else 0
             if rows < 1:
                 memory.refuse(f"{self!r} on batch shape {batch}", fixed + per_row, self._alternatives(batch))
         return rows
 
-    def _temporaries(self, batch: tuple[int, ...], program: Program | None = None) -> tuple[float, float]:
-        """(bytes of temporaries per batch row, bytes of constants) for this kernel on `batch`."""
+    def _temporaries(self, batch: tuple[int, ...], program: Program | None = None, chunked: bool = False
+                     ) -> tuple[float, float]:
+        """(bytes of temporaries per batch row, bytes of constants) for this kernel on `batch`; `chunked`: the batch
+        is cut in chunks, whose results are temporaries too."""
         cost, itemsize = (program or self.program).cost, self.dtype.itemsize
-        return cost.temporary * itemsize * math.prod(batch[1:]), cost.fixed * itemsize
+        return (cost.temporary + chunked * cost.z) * itemsize * math.prod(batch[1:]), cost.fixed * itemsize
 
     def _alternatives(self, batch: tuple[int, ...]) -> dict[str, float]:
         """{strategy label: bytes needed for one batch row} of the other lowerings of these factors."""
@@ -340,7 +345,7 @@ class Kernel:
             if other.strategies not in seen:
                 seen.add(other.strategies)
                 label = repr(name) if name != "auto" else f"'auto' ({', '.join(other.strategies)})"
-                needs[label] = sum(other._temporaries(batch))
+                needs[label] = sum(other._temporaries(batch, chunked=True))
         return needs
 
     # ------------------------------------------------------------------ derived kernels, inspection

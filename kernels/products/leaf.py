@@ -115,12 +115,15 @@ class Contraction:
         self._dense_forms: tuple[np.ndarray, np.ndarray] | None = None
         self._expressions: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[Any, Any]] = {}
         self.cost = self.count(parts, terms)
+        if self._dense_alone:                       # `dense_blocks` keeps a block of partial sums besides
+            self.cost = self.cost.plus(temporary=self.cost.z)
 
     @staticmethod
     def count(parts: Sequence[tuple[Factor, str]], terms: Sequence[tuple[str, str, str, str | None]]) -> Cost:
         """The contraction's cost per batch row, by opt_einsum's path for 1024 rows: its FLOPs at the speed of
         per-row loops (several dense factors contract through einsum steps more than through large matrix
-        products), one row loop per pairwise step."""
+        products), one row loop per pairwise step, and every intermediate as a temporary (each is held to the end
+        of the call)."""
         x, y, z = ("".join(t[role] for t in terms)  # type: ignore[misc]  # roles 0-2: labels, never None
                    for role in range(3))
         constant = [(factor, t[3]) for (factor, _), t in zip(parts, terms) if t[3] is not None]
@@ -133,7 +136,7 @@ class Contraction:
         steps = len(info.contraction_list)
         return Cost(*sizes,  # type: ignore[misc]  # sizes: x, y and z
                     flops=float(info.opt_cost) / rows, moved=sum(sizes) + 2 * sum(info.size_list) / rows,
-                    temporary=float(info.largest_intermediate) / rows, fixed=sum(map(math.prod, shapes)),
+                    temporary=sum(info.size_list[:-1]) / rows, fixed=sum(map(math.prod, shapes)),
                     calls=steps + 25, loop=float(info.opt_cost) / rows, row_calls=steps)
 
     @staticmethod

@@ -1,12 +1,14 @@
 """The memory guard refuses before allocating, names the bytes and a strategy that avoids them."""
+import itertools
 import re
+import tracemalloc
 
 import numpy as np
 import pytest
-from kernel_cases import operands, reference, relative_error
+from kernel_cases import STRATEGY_NAMES, builtin_algebras, operands, reference, relative_error
 
 from product_interactions import kernels
-from product_interactions.algebra import clifford, quaternions
+from product_interactions.algebra import clifford, quaternions, tensor_algebra, tensor_product, translation
 from product_interactions.kernels.products.factor import Factor
 
 
@@ -100,3 +102,72 @@ def test_torch_and_jax_batches_are_cut_to_the_limit_and_still_differentiate(limi
     else:
         gradient = np.asarray(module.grad(lambda a: kernel(a, ty).sum())(tx))
     assert np.allclose(gradient, expected_gradient, rtol=1e-12, atol=1e-12)
+
+
+#: Batch rows of the measured calls: enough that what a call holds per row dwarfs `SLACK_BYTES`.
+MEASURED_ROWS = 4096
+#: What a call may hold besides the arrays its cost prices: numpy's ufunc buffer (8,192 elements) and small Python
+#: objects.
+SLACK_BYTES = 80 * 2**10
+
+
+def held_bytes(call):
+    """The most bytes `call()` holds at once beyond what was held before it (numpy's allocations, traced by
+    tracemalloc), measured on a second call (the first builds constants, code and paths)."""
+    call()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        call()
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("name", list(builtin_algebras()))
+def test_the_temporaries_a_program_prices_bound_what_it_holds_on_numpy(name):
+    """The memory guard trusts each program's cost: its temporaries and result per batch row, times the rows, must
+    bound the bytes a call really holds at its peak, for every choice of strategy per factor; and overstate them at
+    most 4 times (they include the copies that operands in another layout need)."""
+    A = builtin_algebras()[name]
+    x, y = operands(A, batch=(MEASURED_ROWS,))
+    checked = 0
+    for names in itertools.product(STRATEGY_NAMES, repeat=len(A.shape)):
+        try:
+            program = kernels.product(A, strategy=names).program
+        except ValueError:                                    # the strategy does not apply to a factor
+            continue
+        cost = program.cost
+        priced = (cost.temporary + cost.z) * MEASURED_ROWS * x.itemsize
+        held = held_bytes(lambda: program(x, y))
+        assert held <= priced + SLACK_BYTES, f"{names}: holds {held:,} bytes, priced {priced:,.0f}"
+        assert priced <= 4 * held, f"{names}: holds {held:,} bytes, priced {priced:,.0f}"
+        checked += 1
+    assert checked >= 3
+
+
+@pytest.mark.parametrize("A", [tensor_algebra(2, 3), tensor_product(translation(8), quaternions())],
+                         ids=lambda A: A.name)
+def test_a_batch_cut_to_the_limit_holds_no_more_than_the_limit_besides_its_result(limit, monkeypatch, A):
+    """Cut to ``kernels.MEMORY_LIMIT`` on numpy, a call holds at most the limit beyond its result (every
+    strategy): the chunks' results count among the temporaries."""
+    x, y = operands(A, batch=(MEASURED_ROWS,))
+    expected = reference(A, x, y)
+    result_bytes = expected.nbytes
+    for name in STRATEGY_NAMES:
+        try:
+            kernel = kernels.product(A, strategy=name)
+        except ValueError:
+            continue
+        cost = kernel.program.cost
+        per_row = (cost.temporary + cost.z) * x.itemsize
+        limit(int(cost.fixed * x.itemsize + per_row * MEASURED_ROWS / 8))      # about eight chunks
+        chunks = []
+        program = type(kernel.program)
+        with monkeypatch.context() as patch:
+            patch.setattr(program, "__call__", lambda self, a, b, real=program.__call__: (
+                self is kernel.program and chunks.append(len(a))) or real(self, a, b))
+            assert relative_error(kernel(x, y), expected) <= 1e-12
+        assert len(chunks) >= 8 and sum(chunks) == MEASURED_ROWS, (name, chunks)
+        held = held_bytes(lambda: kernel(x, y))
+        assert held <= kernels.MEMORY_LIMIT + result_bytes + SLACK_BYTES, (name, held, kernels.MEMORY_LIMIT)

@@ -372,8 +372,9 @@ def test_a_level_prices_every_kind_of_work_its_inner_program_does_and_only_its_o
 @pytest.mark.parametrize("inner_size", [1, 3])
 def test_the_dense_leaf_prices_the_flops_words_and_temporary_of_its_two_contraction_steps(inner_size):
     """dense contracts x with lam (one GEMM), then the (d2, d3) result with y: opt_einsum's count of that path is the
-    reference for the FLOPs (GEMM part and loop part), the largest intermediate for the temporary, and the words
-    read and written by the two steps (lam aside: it is the fixed constant) for the traffic."""
+    reference for the FLOPs (GEMM part and loop part), the largest intermediate and a block of partial sums of the
+    result's size for the temporary (what a call holds: tests/kernels/test_memory.py), and the words read and
+    written by the two steps (lam aside: it is the fixed constant) for the traffic."""
     import opt_einsum
     from product_interactions.kernels.products.cost import Cost
     from product_interactions.kernels.products.strategies import dense
@@ -389,7 +390,7 @@ def test_the_dense_leaf_prices_the_flops_words_and_temporary_of_its_two_contract
         cost = dense.cost(factor, Cost.elementwise(s))
         assert (cost.x, cost.y, cost.z) == (d1 * s, d2 * s, d3 * s)
         assert (cost.flops, cost.gemm, cost.loop) == (info.opt_cost, first, second)
-        assert cost.temporary == info.largest_intermediate
+        assert cost.temporary == info.largest_intermediate + d3 * s
         assert cost.moved == x.size + info.largest_intermediate + (info.largest_intermediate + y.size + d3 * s)
         assert cost.fixed == lam.size and cost.row_calls == s
         assert dense.operand_cost(factor) == dense.cost(factor, Cost.elementwise(1))

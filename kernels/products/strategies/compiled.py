@@ -59,16 +59,12 @@ def unsupported(factor: Factor) -> str | None:
     return build.unavailable()
 
 
-def _elementwise(inner: Cost) -> bool:
-    return inner == Cost.elementwise(inner.z)
-
-
 def cost(factor: Factor, inner: Cost) -> Cost:
     """Three FLOPs per term and inner element in the compiled loop (`SPILLED` times more where a block's components
     spill the L1 cache, `L1_BYTES`), the operands read and the output written once, one entry into the loop
     (`kernels.products.cost.Rates.compiled_call`); as temporaries, the copies of operands whose axis must move.  Infinite
     around anything but the elementwise leaf, which the loop cannot call."""
-    if not _elementwise(inner):
+    if not inner.is_elementwise():
         return around(factor, inner, flops=np.inf, moved=0, temporary=0, calls=0, repeats=0, entries=0,
                       compiled=np.inf)
     d1, d2, d3 = factor.shape

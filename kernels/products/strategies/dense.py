@@ -37,11 +37,12 @@ def unsupported(factor: Factor) -> str | None:
 
 def cost(factor: Factor, inner: Cost) -> Cost:
     """x (d1) into lam (d1, d2 d3) by one large matrix product, then the product with y summed over d2: a small
-    (d2, d3) matrix product per row and inner element."""
+    (d2, d3) matrix product per row and inner element; as temporaries, the (d2, d3) product and a block of partial
+    sums (`kernels.products.leaf.dense_blocks`)."""
     d1, d2, d3 = factor.shape
     gemm, loop = 2 * d1 * d2 * d3 * inner.z, 2 * d2 * d3 * inner.z
     return Cost(d1 * inner.x, d2 * inner.y, d3 * inner.z, gemm + loop,
-                d1 * inner.x + d2 * inner.y + (2 * d2 + 1) * d3 * inner.z, d2 * d3 * inner.z,
+                d1 * inner.x + d2 * inner.y + (2 * d2 + 1) * d3 * inner.z, (d2 + 1) * d3 * inner.z,
                 inner.fixed + d1 * d2 * d3, inner.calls + OVERHEAD_CALLS, gemm, loop, inner.z)
 
 

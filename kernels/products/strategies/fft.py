@@ -50,13 +50,14 @@ def unsupported(factor: Factor) -> str | None:
 
 def cost(factor: Factor, inner: Cost) -> Cost:
     """Three transforms of 2.5 n log2 n FLOPs per inner element, and the inner product on n/2 + 1 complex
-    frequencies (4 real products each)."""
+    frequencies (4 real products each).  As temporaries, the spectra of x and y, the copies of them an inner
+    level makes when their axis moves in front, and the inner's product and temporaries, all complex."""
     c, n = inner, factor.shape[0]
     half = n // 2 + 1
     transform = 2.5 * n * math.log2(max(n, 2))
     transforms = transform * (c.x + c.y + c.z)
     return around(factor, c, flops=transforms + 4 * half * c.flops, moved=4 * n * (c.x + c.y + c.z) + 2 * half * c.moved,
-                  temporary=2 * half * (c.x + c.y + c.z + c.temporary), calls=6 + 4 * c.calls, repeats=4 * half,
+                  temporary=2 * half * (2 * (c.x + c.y) + c.z + c.temporary), calls=6 + 4 * c.calls, repeats=4 * half,
                   entries=4, row_calls=c.x + c.y + c.z, transform=transforms)
 
 

@@ -44,13 +44,22 @@ def unsupported(factor: Factor) -> str | None:
 
 
 def cost(factor: Factor, inner: Cost) -> Cost:
-    """(k + 1) d^k inner products and additions for each level k, two calls per outer product."""
+    """(k + 1) d^k inner products and additions for each level k, two calls per outer product.  As temporaries,
+    what the paths of `Graded` hold at most: with nothing inside, the components moved in front and a buffer of the
+    top level (in place, numpy), or the levels made so far, an outer product and the running sum (broadcast);
+    through an inner level, the components, the levels so far and, for the top level, both factors of an outer
+    product broadcast, the inner's product and temporaries and the running sum."""
     width, degree = factor.graded()  # type: ignore[misc]  # graded applies: a truncated tensor algebra
+    d1, d2, d3 = factor.shape
     terms = [(k + 1) * width**k for k in range(degree + 1)]
     c, pairs, outer_products = inner, sum(terms), sum(k + 1 for k in range(degree + 1))
-    return around(factor, c, flops=pairs * (c.flops + c.z), moved=pairs * (c.moved + 3 * c.z),
-                  temporary=width**degree * (c.z + c.temporary), calls=2 * outer_products * c.calls + 2,
-                  repeats=pairs, entries=outer_products)
+    top = width**degree
+    if c.is_elementwise():
+        temporary = (max(d1 + d2, d3) + top) * c.z
+    else:
+        temporary = d1 * c.x + d2 * c.y + d3 * c.z + top * (c.x + c.y + c.z + c.temporary)
+    return around(factor, c, flops=pairs * (c.flops + c.z), moved=pairs * (c.moved + 3 * c.z), temporary=temporary,
+                  calls=2 * outer_products * c.calls + 2, repeats=pairs, entries=outer_products)
 
 
 def lower(factor: Factor, axis: int, inner: Program) -> Graded:
