@@ -1,4 +1,6 @@
 """Algebras, random operands and the dense (Kronecker) reference shared by the kernels tests."""
+import tracemalloc
+
 import numpy as np
 
 from product_interactions.algebra import (Algebra, clebsch_gordan, clifford, complex_numbers, diagonal, direct_sum, gaunt, matrix_algebra,
@@ -86,3 +88,21 @@ def numeric_gradient(f, arguments, index, eps=1e-6):
         plus[index], minus[index] = base + step, base - step
         gradient[entry] = (f(*plus) - f(*minus)) / (2 * eps)
     return gradient
+
+
+#: What a call may hold besides the arrays it is measured against: numpy's ufunc buffer (8,192 elements) and small
+#: Python objects.
+SLACK_BYTES = 80 * 2**10
+
+
+def held_bytes(call):
+    """The most bytes `call()` holds at once beyond what was held before it (numpy's allocations, traced by
+    tracemalloc), measured on a second call (the first builds constants, code and paths)."""
+    call()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        call()
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()

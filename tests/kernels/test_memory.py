@@ -1,11 +1,11 @@
 """The memory guard refuses before allocating, names the bytes and a strategy that avoids them."""
 import itertools
 import re
-import tracemalloc
 
 import numpy as np
 import pytest
-from kernel_cases import STRATEGY_NAMES, builtin_algebras, operands, reference, relative_error
+from kernel_cases import (SLACK_BYTES, STRATEGY_NAMES, builtin_algebras, held_bytes, operands, reference,
+                          relative_error)
 
 from product_interactions import kernels
 from product_interactions.algebra import clifford, quaternions, tensor_algebra, tensor_product, translation
@@ -104,24 +104,7 @@ def test_torch_and_jax_batches_are_cut_to_the_limit_and_still_differentiate(limi
     assert np.allclose(gradient, expected_gradient, rtol=1e-12, atol=1e-12)
 
 
-#: Batch rows of the measured calls: enough that what a call holds per row dwarfs `SLACK_BYTES`.
-MEASURED_ROWS = 4096
-#: What a call may hold besides the arrays its cost prices: numpy's ufunc buffer (8,192 elements) and small Python
-#: objects.
-SLACK_BYTES = 80 * 2**10
-
-
-def held_bytes(call):
-    """The most bytes `call()` holds at once beyond what was held before it (numpy's allocations, traced by
-    tracemalloc), measured on a second call (the first builds constants, code and paths)."""
-    call()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        call()
-        return tracemalloc.get_traced_memory()[1] - before
-    finally:
-        tracemalloc.stop()
+MEASURED_ROWS = 4096                 # batch rows of the measured calls: what they hold per row dwarfs SLACK_BYTES
 
 
 @pytest.mark.parametrize("name", list(builtin_algebras()))

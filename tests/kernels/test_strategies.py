@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kernel_cases import (STRATEGY_NAMES, builtin_algebras, operands, reference, relative_error, same_values,
-                          term_by_term, with_non_finite)
+from kernel_cases import (SLACK_BYTES, STRATEGY_NAMES, builtin_algebras, held_bytes, operands, reference,
+                          relative_error, same_values, term_by_term, with_non_finite)
 
 from product_interactions import kernels
 from product_interactions.algebra import (Algebra, clifford, diagonal, position, quaternions, tensor_algebra,
@@ -293,6 +293,20 @@ def test_codegen_in_place_form_rounds_exactly_as_its_expression_form(name):
     expected = [np.zeros(5) if part is None else part for part in source.function(x, y, operator.mul)]
     assert np.array_equal(z, np.stack(expected))
     assert source.shared == 0 or "shared[0]" in source.in_place.text
+
+
+@pytest.mark.parametrize("name", ["clebsch_gordan(2)", "tensor_algebra(3, 3)", "random dense d=5"])
+def test_codegen_on_numpy_holds_no_temporary_per_term(name):
+    """On numpy arrays codegen writes each output row into one preallocated array (its in-place form): a call holds
+    the components moved in front, three scratch rows and one per shared temporary, and the result, whatever the
+    number of terms (the expression form holds every output row apart, then stacks them)."""
+    from product_interactions.kernels.products.source import generate
+    A = builtin_algebras()[name]
+    rows = 4096
+    x, y = operands(A, batch=(rows,))
+    program = kernels.product(A, strategy="codegen").program
+    shared = generate(kernels.Factor.from_algebra(A)).shared
+    assert held_bytes(lambda: program(x, y)) <= (3 * A.dim + 3 + shared) * rows * x.itemsize + SLACK_BYTES
 
 
 @pytest.mark.parametrize("name", ["quaternions", "clebsch_gordan(2)", "translation(9)"])
