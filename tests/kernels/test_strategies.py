@@ -1,5 +1,5 @@
 """Every strategy equals the dense reference on random inputs, for every built-in algebra."""
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import numpy as np
 import pytest
@@ -411,7 +411,6 @@ def test_the_dense_leaf_prices_the_flops_words_and_temporary_of_its_two_contract
 
 
 def _cost_vector(cost):
-    from dataclasses import fields
     return np.array([float(getattr(cost, f.name)) for f in fields(cost)])
 
 
@@ -442,7 +441,6 @@ def test_every_strategys_cost_is_affine_and_monotone_in_its_inner_cost_with_size
     """A strategy repeats its inner program a fixed number of times around work of its own, so its cost is an
     affine, non-decreasing, non-negative function of the inner's fields (f(a) + f(b) = f(a + b) + f(0)), and x, y,
     z are the factor's (d1, d2, d3) times the inner's (the compiled level takes only the elementwise leaf)."""
-    from dataclasses import fields
 
     from product_interactions.kernels.products.cost import Cost
     module, rng = kernels.STRATEGIES[name], np.random.default_rng(len(name))
@@ -570,3 +568,38 @@ def test_the_compiled_level_prices_its_loop_and_nothing_else():
         assert {kind for kind in WORK_KINDS if getattr(cost, kind)} == {"compiled", "compiled_calls"}
         assert cost.compiled_calls == 1 and cost.flops == 3 * factor.nnz * 5
         assert (cost.x, cost.y, cost.z) == (A.dim * 5,) * 3
+
+
+def test_the_compiled_loop_is_priced_slower_per_term_where_a_block_spills_the_l1_cache():
+    """The module's measurement: translation(256) and T(R^4) to degree 5 ran about twice as slow per term as
+    CG(4), whose block of x and y components fits the L1 cache; the loop's FLOPs are priced `SPILLED` times
+    where a block's components do not fit."""
+    from product_interactions.algebra import clebsch_gordan
+    from product_interactions.kernels.products.cost import Cost
+    from product_interactions.kernels.products.strategies import compiled
+    for A, spills in [(quaternions(), False), (clebsch_gordan(4), False), (translation(256), True),
+                      (tensor_algebra(4, 5), True)]:
+        factor = kernels.Factor.from_algebra(A)
+        cost = compiled.cost(factor, Cost.elementwise(1))
+        assert cost.compiled / cost.flops == (compiled.SPILLED if spills else 1.0), A.name
+
+
+def test_scaling_a_diagonal_costs_more_than_the_unit_one_in_proportion_to_its_size():
+    """identify with coefficients other than 1 multiplies by them: more FLOPs, words moved and constants than the
+    unit diagonal of the same size, in proportion to the dimension, and a call more whatever the size."""
+    from product_interactions.kernels.products.cost import Cost
+    from product_interactions.kernels.products.strategies import identify
+
+    def extra(d, inner):
+        indices = [[i, i, i] for i in range(d)]
+        scaled, unit = (kernels.Factor((d, d, d), name, indices, values) for name, values in
+                        (("scaled", [2.0 + i for i in range(d)]), ("unit", [1.0] * d)))
+        return _cost_vector(identify.cost(scaled, inner)) - _cost_vector(identify.cost(unit, inner))
+
+    names = [f.name for f in fields(Cost)]
+    for inner in (Cost.elementwise(1), Cost.elementwise(3).plus(temporary=2, calls=4)):
+        small, large = extra(3, inner), extra(6, inner)
+        grown = {name: (small[n], large[n]) for n, name in enumerate(names)}
+        for name in ("flops", "moved", "fixed"):
+            assert 0 < grown[name][0] and grown[name][1] == 2 * grown[name][0], name
+        assert grown["calls"][0] == grown["calls"][1] > 0

@@ -54,10 +54,8 @@ def cost(factor: Factor, inner: Cost) -> Cost:
     terms = [(k + 1) * width**k for k in range(degree + 1)]
     c, pairs, outer_products = inner, sum(terms), sum(k + 1 for k in range(degree + 1))
     top = width**degree
-    if c.is_elementwise():
-        temporary = (max(d1 + d2, d3) + top) * c.z
-    else:
-        temporary = d1 * c.x + d2 * c.y + d3 * c.z + top * (c.x + c.y + c.z + c.temporary)
+    temporary = ((max(d1 + d2, d3) + top) * c.z if c.is_elementwise() else
+                 d1 * c.x + d2 * c.y + d3 * c.z + top * (c.x + c.y + c.z + c.temporary))
     return around(factor, c, flops=pairs * (c.flops + c.z), moved=pairs * (c.moved + 3 * c.z), temporary=temporary,
                   calls=2 * outer_products * c.calls + 2, repeats=pairs, entries=outer_products)
 
