@@ -95,10 +95,20 @@ def numeric_gradient(f, arguments, index, eps=1e-6):
 SLACK_BYTES = 80 * 2**10
 
 
-def held_bytes(call):
-    """The most bytes `call()` holds at once beyond what was held before it (numpy's allocations, traced by
-    tracemalloc), measured on a second call (the first builds constants, code and paths)."""
+def held_bytes(call, library="numpy"):
+    """The most bytes `call()` holds at once beyond what was held before it, measured on a second call (the first
+    builds constants, code and paths): numpy's allocations traced by tracemalloc, or torch's CPU allocations and
+    frees in the order torch's profiler records them."""
     call()
+    if library == "torch":
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as recorded:
+            call()
+        held = peak = 0
+        for event in sorted(recorded.profiler.function_events, key=lambda e: e.time_range.start):
+            held += event.cpu_memory_usage if event.name == "[memory]" else event.self_cpu_memory_usage
+            peak = max(peak, held)
+        return peak
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]

@@ -107,13 +107,18 @@ def test_torch_and_jax_batches_are_cut_to_the_limit_and_still_differentiate(limi
 MEASURED_ROWS = 4096                 # batch rows of the measured calls: what they hold per row dwarfs SLACK_BYTES
 
 
+@pytest.mark.parametrize("library", ["numpy", "torch"])
 @pytest.mark.parametrize("name", list(builtin_algebras()))
-def test_the_temporaries_a_program_prices_bound_what_it_holds_on_numpy(name):
+def test_the_temporaries_a_program_prices_bound_what_it_holds(name, library):
     """The memory guard trusts each program's cost: its temporaries and result per batch row, times the rows, must
-    bound the bytes a call really holds at its peak, for every choice of strategy per factor; and overstate them at
-    most 4 times (they include the copies that operands in another layout need)."""
+    bound the bytes a call really holds at its peak, for every choice of strategy per factor, on numpy arrays and
+    torch tensors; on numpy they overstate them at most 4 times (they include the copies that operands in another
+    layout need), but for a lone dense factor, which holds blocks of a fixed size (`kernels.products.leaf`)."""
     A = builtin_algebras()[name]
     x, y = operands(A, batch=(MEASURED_ROWS,))
+    if library == "torch":
+        torch = pytest.importorskip("torch")
+        x, y = torch.tensor(x), torch.tensor(y)
     checked = 0
     for names in itertools.product(STRATEGY_NAMES, repeat=len(A.shape)):
         try:
@@ -121,10 +126,11 @@ def test_the_temporaries_a_program_prices_bound_what_it_holds_on_numpy(name):
         except ValueError:                                    # the strategy does not apply to a factor
             continue
         cost = program.cost
-        priced = (cost.temporary + cost.z) * MEASURED_ROWS * x.itemsize
-        held = held_bytes(lambda: program(x, y))
+        priced = (cost.temporary + cost.z) * MEASURED_ROWS * 8
+        held = held_bytes(lambda: program(x, y), library)
         assert held <= priced + SLACK_BYTES, f"{names}: holds {held:,} bytes, priced {priced:,.0f}"
-        assert priced <= 4 * held, f"{names}: holds {held:,} bytes, priced {priced:,.0f}"
+        if library == "numpy" and names != ("dense",):
+            assert priced <= 4 * held, f"{names}: holds {held:,} bytes, priced {priced:,.0f}"
         checked += 1
     assert checked >= 3
 
