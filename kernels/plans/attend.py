@@ -28,7 +28,7 @@ import numpy as np
 
 from ..native import memory
 from .masks import Mask
-from .plan import Contract, MaskArray, Register, Softmax, Step
+from .plan import Contract, MaskArray, Register, Softmax, Step, size
 
 if TYPE_CHECKING:
     from ..arrays.engine import Engine
@@ -199,6 +199,7 @@ class Attend(Step):
                              if isinstance(s, Register) and s.index == softmax.output)
         self._factorings: OrderedDict[tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...] | None, ...]],
                                       Factoring] = OrderedDict()
+        self._keeps: OrderedDict[tuple[int, ...], bool] = OrderedDict()
 
     def sources(self) -> list:
         return self.scores.sources() + self.softmax.sources() + self.mix.sources()
@@ -240,6 +241,16 @@ class Attend(Step):
             self._factorings.move_to_end(key)
         return self._factorings[key]
 
+    def _every_query_keeps_a_key(self, mask: MaskArray, registers: list[Any], sizes: dict[Dim, int]) -> bool:
+        """Whether each query of `mask` keeps a key at these sizes (the fused kernel gives a query without one no
+        zero row): a pass over the (queries, keys) mask, so kept per size, like the factorings."""
+        key = tuple(size(d, sizes) for d in mask.dims)
+        if key not in self._keeps:
+            self._keeps[key] = bool(mask.array(registers, sizes).any(axis=1).all())
+            while len(self._keeps) > FACTORINGS_KEPT:
+                self._keeps.popitem(last=False)
+        return self._keeps[key]
+
     def _fused(self, engine: Engine, registers: list[Any], sizes: dict[Dim, int]) -> Any:
         """The fused result, or None where this call must run the three steps."""
         raw1 = [source.array(registers, sizes) for source in self.scores.operands]
@@ -252,7 +263,8 @@ class Attend(Step):
         plan = self._factoring(tuple(tuple(a.shape) for a in arrays1),
                                tuple(None if a is None else tuple(a.shape) for a in arrays2))
         mask = self.softmax.mask
-        if not plan.valid or (mask is not None and not mask.array(registers, sizes).any(axis=1).all()):
+        if not plan.valid or (mask is not None and not self._every_query_keeps_a_key(
+                mask, registers, sizes)):  # type: ignore[arg-type]  # fuse_attention fuses MaskArray masks only
             return None
         q, k, v = (engine.contract(equation, *[source[n] for n in positions])
                    for (positions, equation), source in ((plan.q, arrays1), (plan.k, arrays1), (plan.v, arrays2)))

@@ -28,12 +28,13 @@ def fused_calls(monkeypatch):
     return calls
 
 
-def _band_attention(length: int, d_model: int = 4):
-    """One-head attention written as an expression whose softmax keeps a band of radius 1 (every key summed)."""
+def _band_attention(length: int, d_model: int = 4, mask: Mask = Mask.band(1)):
+    """One-head attention written as an expression whose softmax keeps `mask` (by default a band of radius 1; every
+    key summed)."""
     features = diagonal(d_model)
     X = Signal("x", tensor_product(position(length), position(length), features), units=[1])
     Q, K, V = (Linear(Parameter(name, (d_model, d_model)), X, factor=2, into=features) for name in "QKV")
-    weights = Pointwise("softmax", Reduce(Q * Flip(K), factor=2), factor=1, mask=Mask.band(1))
+    weights = Pointwise("softmax", Reduce(Q * Flip(K), factor=2), factor=1, mask=mask)
     return Reduce(weights * Flip(V), factor=1)
 
 
@@ -80,6 +81,24 @@ def test_a_band_mask_runs_fused_with_its_boolean_mask(fused_calls):
     out = plan(torch.tensor(x), {k: torch.tensor(v) for k, v in params.items()})
     assert len(fused_calls) == 1 and fused_calls[0][3] is not None and not fused_calls[0][4] and fused_calls[0][5]
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_a_mask_that_leaves_a_query_no_key_takes_the_three_steps_at_every_call(fused_calls):
+    """The fused kernel gives a query without keys no zero row: such a mask runs the three steps, whose softmax
+    gives that row 0 (the decision is kept per size: the second call decides the same)."""
+    keep = np.tril(np.ones((5, 5), bool))
+    keep[2] = False
+    plan = compiler.compile(_band_attention(5, mask=Mask.fixed(keep)))
+    assert any(isinstance(s, Attend) for s in plan.steps)
+    rng = np.random.default_rng(0)
+    params = {name: rng.standard_normal((4, 4)) for name in "QKV"}
+    x = rng.standard_normal((2, 5, 4))
+    expected = plan(x, params)
+    tensors = {k: torch.tensor(v) for k, v in params.items()}
+    for _ in range(2):
+        out = plan(torch.tensor(x), tensors)
+        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10, atol=1e-12)
+    assert fused_calls == [] and np.all(expected[:, 2] == 0) and np.all(expected[:, [0, 1, 3, 4]] != 0)
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
