@@ -127,9 +127,10 @@ def group_algebra(generators: Sequence[Sequence[int]], name: str | None = None) 
     check_size(len(elements) ** 2, "generators", "products in the group's multiplication table", "use a smaller group")
     index = {g: k for k, g in enumerate(elements)}
     one = sympy.Integer(1)
-    return Algebra.from_function(len(elements), lambda i, j: {index[_compose(elements[i], elements[j])]: one},
-                                 basis=[_cycles(g) for g in elements],
-                                 name=name or f"group_algebra(order {len(elements)})")
+    table = {(i, j): {index[_compose(g, h)]: one} for i, g in enumerate(elements) for j, h in enumerate(elements)}
+    # a table valid by construction (indices of the closure, coefficients 1): built directly, without the
+    # per-entry checks of Algebra.from_function, which took 4x as long (8 s for S_6's 518,400 products)
+    return Algebra(table, [_cycles(g) for g in elements], name or f"group_algebra(order {len(elements)})")
 
 
 def symmetric_generators(n: int) -> list[list[int]]:
