@@ -185,6 +185,17 @@ def _flatten_last(array: Any, engine: Engine, count: int) -> Any:
     return engine.reshape(array, shape[:len(shape) - count] + (math.prod(shape[len(shape) - count:]),))
 
 
+def _kept(cache: OrderedDict[Any, Any], key: Any, make: Callable[[], Any]) -> Any:
+    """``cache[key]``, made by ``make()`` on a miss; the `FACTORINGS_KEPT` most recently used are kept."""
+    if key in cache:
+        cache.move_to_end(key)
+    else:
+        cache[key] = make()
+        while len(cache) > FACTORINGS_KEPT:
+            cache.popitem(last=False)
+    return cache[key]
+
+
 class Attend(Step):
     """The three steps of an attention (`fuse_attention`), run through the engine's fused kernel when it has one
     and the call allows (see the module docstring), else one after the other."""
@@ -230,26 +241,16 @@ class Attend(Step):
 
     def _factoring(self, shapes1: tuple[tuple[int, ...], ...],
                    shapes2: tuple[tuple[int, ...] | None, ...]) -> Factoring:
-        key = (shapes1, shapes2)
-        if key not in self._factorings:
-            query = None if self.softmax.mask is None else \
-                self.softmax.mask_axes[0]  # type: ignore[index]  # given with a mask
-            self._factorings[key] = Factoring(self.scores, self.mix, self.position, shapes1, shapes2, query)
-            while len(self._factorings) > FACTORINGS_KEPT:
-                self._factorings.popitem(last=False)
-        else:
-            self._factorings.move_to_end(key)
-        return self._factorings[key]
+        query = None if self.softmax.mask is None else \
+            self.softmax.mask_axes[0]  # type: ignore[index]  # given with a mask
+        return _kept(self._factorings, (shapes1, shapes2),
+                     lambda: Factoring(self.scores, self.mix, self.position, shapes1, shapes2, query))
 
     def _every_query_keeps_a_key(self, mask: MaskArray, registers: list[Any], sizes: dict[Dim, int]) -> bool:
         """Whether each query of `mask` keeps a key at these sizes (the fused kernel gives a query without one no
         zero row): a pass over the (queries, keys) mask, so kept per size, like the factorings."""
-        key = tuple(size(d, sizes) for d in mask.dims)
-        if key not in self._keeps:
-            self._keeps[key] = bool(mask.array(registers, sizes).any(axis=1).all())
-            while len(self._keeps) > FACTORINGS_KEPT:
-                self._keeps.popitem(last=False)
-        return self._keeps[key]
+        return _kept(self._keeps, tuple(size(d, sizes) for d in mask.dims),
+                     lambda: bool(mask.array(registers, sizes).any(axis=1).all()))
 
     def _fused(self, engine: Engine, registers: list[Any], sizes: dict[Dim, int]) -> Any:
         """The fused result, or None where this call must run the three steps."""

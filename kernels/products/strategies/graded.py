@@ -50,12 +50,11 @@ def cost(factor: Factor, inner: Cost) -> Cost:
     through an inner level, the components, the levels so far and, for the top level, both factors of an outer
     product broadcast, the inner's product and temporaries and the running sum."""
     width, degree = factor.graded()  # type: ignore[misc]  # graded applies: a truncated tensor algebra
-    d1, d2, d3 = factor.shape
+    d, top = factor.shape[0], width**degree                       # x, y and z have d components each
     terms = [(k + 1) * width**k for k in range(degree + 1)]
     c, pairs, outer_products = inner, sum(terms), sum(k + 1 for k in range(degree + 1))
-    top = width**degree
-    temporary = ((max(d1 + d2, d3) + top) * c.z if c.is_elementwise() else
-                 d1 * c.x + d2 * c.y + d3 * c.z + top * (c.x + c.y + c.z + c.temporary))
+    temporary = ((2 * d + top) * c.z if c.is_elementwise() else   # in place holds more than broadcast (d + top)
+                 d * (c.x + c.y + c.z) + top * (c.x + c.y + c.z + c.temporary))
     return around(factor, c, flops=pairs * (c.flops + c.z), moved=pairs * (c.moved + 3 * c.z), temporary=temporary,
                   calls=2 * outer_products * c.calls + 2, repeats=pairs, entries=outer_products)
 
