@@ -12,6 +12,16 @@ from product_interactions.algebra import clifford, quaternions, tensor_algebra, 
 from product_interactions.kernels.products.factor import Factor
 
 
+def recorded_chunks(patch, kernel):
+    """The rows of each chunk `kernel`'s program is called on from now on, recorded through `patch` (a
+    monkeypatch; calls of inner levels of the same class are not chunks)."""
+    rows = []
+    program = type(kernel.program)
+    patch.setattr(program, "__call__", lambda self, a, b, real=program.__call__: (
+        self is kernel.program and rows.append(a.shape[0])) or real(self, a, b))
+    return rows
+
+
 @pytest.fixture
 def limit(monkeypatch):
     def set_limit(value):
@@ -87,10 +97,7 @@ def test_torch_and_jax_batches_are_cut_to_the_limit_and_still_differentiate(limi
     kernel = kernels.product(A, strategy="codegen")
     expected_gradient = autograd.grad(lambda a: kernel(a, y).sum())(x)
     limit(int(kernel.program.cost.temporary * 8 * 100))      # about a hundred rows at a time: five chunks
-    rows = []
-    program = type(kernel.program)
-    monkeypatch.setattr(program, "__call__", lambda self, a, b, real=program.__call__: rows.append(a.shape[0]) or
-                        real(self, a, b))
+    rows = recorded_chunks(monkeypatch, kernel)
     like = engine.xp.zeros((), dtype=engine.native_dtype(np.float64))
     tx, ty = engine.convert(x, like), engine.convert(y, like)
     assert relative_error(engine.value(kernel(tx, ty)), reference(A, x, y)) <= 1e-12
@@ -156,11 +163,8 @@ def test_a_batch_cut_to_the_limit_holds_no_more_than_the_limit_besides_its_resul
         cost = kernel.program.cost
         per_row = (cost.temporary + cost.z) * 8
         limit(int(cost.fixed * 8 + per_row * MEASURED_ROWS / 8))      # about eight chunks
-        chunks = []
-        program = type(kernel.program)
         with monkeypatch.context() as patch:
-            patch.setattr(program, "__call__", lambda self, a, b, real=program.__call__: (
-                self is kernel.program and chunks.append(len(a))) or real(self, a, b))
+            chunks = recorded_chunks(patch, kernel)
             assert relative_error(np.asarray(kernel(x, y)), expected) <= 1e-12
         assert len(chunks) >= 8 and sum(chunks) == MEASURED_ROWS, (name, chunks)
         held = held_bytes(lambda: kernel(x, y), library)
