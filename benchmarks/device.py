@@ -75,7 +75,22 @@ def _products(torch, device, scale: float, repeats: int) -> list[str]:
                 target = dense_target if dense_target and name == "dense einsum" else 1.0
                 rows.append(ratio_row(f"{A.name} batch {batch} {phase} ({names}) vs {name}",
                                       fenced(torch, step(kernel)), fenced(torch, step(reference)), target, repeats))
+        if TORCH.runs_compiled(x):
+            rows.append(_loop_rate(torch, A, x, y, repeats))
     return rows
+
+
+def _loop_rate(torch, A: Algebra, x, y, repeats: int) -> str:
+    """The compiled loop forced (the Triton kernel on a GPU) against the library's dense form, and the loop's
+    measured rate beside the one auto prices it by (`Rates.compiled32`): what a calibration of the loop would fit."""
+    from benchmarks.timing import median_time
+    loop, dense = (kernels.product(A, strategy=name) for name in ("compiled", "dense"))
+    seconds = median_time(fenced(torch, lambda: loop(x, y)), repeats=repeats)
+    flops = 3 * kernels.Factor.from_algebra(A).nnz * len(x)
+    return (ratio_row(f"{A.name} batch {len(x)} fwd: compiled vs the library's dense", fenced(torch, lambda: loop(x, y)),
+                      fenced(torch, lambda: dense(x, y)), 1.0, repeats) +
+            f"\n  (the loop: {flops / seconds / 1e12:.2f} TFLOP/s measured, "
+            f"{TORCH.rates_for(x).compiled32 / 1e12:.2f} priced)")
 
 
 def _attention(torch, device, scale: float, repeats: int) -> list[str]:

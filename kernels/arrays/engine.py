@@ -72,9 +72,9 @@ class Engine:
     #: (..., n, f) with equal leading axes; it returns None where it cannot keep a non-finite key away from the
     #: queries that do not see it.  None where the library has no such kernel (`kernels.plans.attend`).
     attention: Callable[..., Any] | None = None
-    #: ``compiled_loop(level, x, y)``: the `kernels.products.strategies.compiled` level's C loop on this library's arrays,
-    #: differentiable by its autodiff; None where its arrays cannot enter the loop (`Kernel` then runs gather or
-    #: codegen in its place, and the rates price the loop out).
+    #: ``compiled_loop(level, x, y)``: the `kernels.products.strategies.compiled` level's loop on this library's arrays
+    #: (the C loop on the CPU, a Triton kernel on a GPU), differentiable by its autodiff; None where its arrays cannot
+    #: enter the loop (`Kernel` then runs gather or codegen in its place, and the rates price the loop out).
     compiled_loop: Callable[..., Any] | None = None
     #: ``compiled_scan(x, degree, order, sequences, reference)``: `kernels.native.clib.tensor_scan` on this library's
     #: (paths, length, d) arrays, differentiable by its autodiff; ``reference`` (same arguments) computes the same
@@ -139,8 +139,12 @@ class Engine:
         return None
 
     def runs_compiled(self, a: Any) -> bool:
-        """True when `compiled_loop` and `compiled_scan` take `a` (on a device the loops reach)."""
+        """True when `compiled_loop` takes `a` (on a device the loop reaches)."""
         return self.compiled_loop is not None
+
+    def scans_compiled(self, a: Any) -> bool:
+        """True when `compiled_scan` takes `a` (on a device the scan reaches)."""
+        return self.compiled_scan is not None
 
     def detached(self, a: Any) -> Any:
         """`a` as an array of this library that no gradient flows through (a constant shift, say)."""

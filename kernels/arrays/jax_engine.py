@@ -43,9 +43,11 @@ class JaxEngine(Engine):
         return device.platform if device.platform == "cpu" else f"{device.platform}/{device.device_kind}"
 
     def shipped_rates(self, place: str) -> Rates:
-        """On a GPU, CUDA's rates with JAX's dispatch cost, and its own associative scan for the recurrences."""
+        """On a GPU, CUDA's rates with JAX's dispatch cost, no compiled loop (JAX arrays cannot enter it) and its own
+        associative scan for the recurrences."""
         if place.startswith(("gpu", "cuda")):
-            return dataclasses.replace(CUDA_RATES, call=self.rates.call, chunked_scan_length=None)
+            return dataclasses.replace(CUDA_RATES, call=self.rates.call, compiled64=0.0, compiled32=0.0,
+                                       chunked_scan_length=None)
         return self.rates
 
     def synchronize(self, a: Any) -> Any:

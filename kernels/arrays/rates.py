@@ -7,8 +7,8 @@ project ships the CPU's (measured on its 2-core machine) and CUDA's (`CUDA_RATES
 
 >>> NUMPY_RATES.coefficients(8)[0] == NUMPY_RATES.call
 True
->>> CUDA_RATES.compiled32, CUDA_RATES.chunked_scan_length      # no C loop on a GPU; long scans in chunks
-(0.0, 64)
+>>> CUDA_RATES.compiled32 > 0, CUDA_RATES.chunked_scan_length     # the loop as a Triton kernel; long scans in chunks
+(True, 64)
 """
 from __future__ import annotations
 
@@ -80,12 +80,17 @@ NUMPY_RATES = Rates(call=1.2e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=
 #: CUDA's rates, estimated from the measurements of one H200 (shared/notes/gpu-measurements.md; torch 2.11, CUDA 13):
 #: a call is torch's dispatch and a kernel launch (no arithmetic waits for the host); elementwise work streams at
 #: about 3 TB/s; matrix products of inner dimension 4-64 reach a fraction of the 50 TFLOP/s float32 peak; there
-#: is no per-row loop overhead and no C loop; LS2T runs through time in blocks of 2^28 numbers (1 GiB in float32),
+#: is no per-row loop overhead; LS2T runs through time in blocks of 2^28 numbers (1 GiB in float32),
 #: where the CPU's 4 MB blocks had made 128 blocks of a few launches each (192 ms against the signature's 3.6 ms).
 #: A sequential scan pays about three launches a step, so from 64 steps
 #: the chunked form's 2 sqrt(T) steps win (the measured 16-step chunks: 67 against 244 ms forward at 4,096 steps).
-#: `kernels.arrays.calibrate` replaces them with the device's own.
+#: The compiled loop is a Triton kernel there (`kernels.native.triton_loop`), not measured on a GPU yet: each term
+#: reads one component of a block of rows from the L1 or L2 cache (4 or 8 bytes a row) for its 3 FLOPs, so at a
+#: third of the L2 cache's ~10 TB/s about 3 TFLOP/s in float32, half that in float64; an entry is its launch and the
+#: transposes around it (four launches).
+#: `kernels.arrays.calibrate` replaces the measured ones with the device's own.
 CUDA_RATES = Rates(call=8e-6, bandwidth=3e12, gemm64=15e12, gemm32=20e12, loop=5e12, row=1e-12, transform=5e12,
+                   compiled64=1.5e12, compiled32=3e12, compiled_call=30e-6,
                    loop_scan_width=None, chunked_scan_length=64, block_numbers=2 ** 28,
                    origin="shipped CUDA estimate (H200)")
 

@@ -11,13 +11,13 @@ import math
 import operator
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import opt_einsum
 from numpy.typing import DTypeLike
 
-from ..native import clib
+from ..native import build, clib
 from .rates import CUDA_RATES, Rates
 from .engine import Engine
 
@@ -133,22 +133,52 @@ def _rows(a: Any, columns: int) -> tuple[Any, tuple[int, int, int]]:
     return a, (address, *a.stride())
 
 
+def _c_loop(level: Any, x: Any, y: Any) -> Any:
+    """The C loop (`kernels.native.clib.sparse_product_at`) on CPU tensors, reading their memory in place."""
+    (x, xs), (y, ys) = _rows(x, level.factor.shape[0]), _rows(y, level.factor.shape[1])
+    z = x.new_empty((x.shape[0], level.factor.shape[2]))
+    clib.sparse_product_at(level.terms, TORCH.dtype(x), x.shape[0], level.factor.shape, xs, ys, z.data_ptr(),
+                           openmp=True)
+    return z
+
+
+def _triton_loop(level: Any, x: Any, y: Any) -> Any:
+    """The Triton kernel (`kernels.native.triton_loop`) on GPU tensors (CPU tensors: in Triton's interpreter)."""
+    from ..native import triton_loop
+    d1, d2, _ = level.factor.shape
+    return triton_loop.sparse_product(level.terms, x.reshape(-1, d1).resolve_neg(), y.reshape(-1, d2).resolve_neg(),
+                                      level.factor.shape)
+
+
+def _triton_unavailable() -> str | None:
+    """Why the Triton kernel cannot run (imported on first use, with Triton)."""
+    from ..native import triton_loop
+    return triton_loop.unavailable()
+
+
+class Loop(NamedTuple):
+    """The compiled loop on one type of device: ``run(level, x, y)`` on real tensors with one batch shape and the
+    level's axis last (of one dtype, float32 or float64), returning a new (rows, d3) tensor, and ``unavailable()``,
+    why it cannot run here or None."""
+    run: Callable[[Any, Any, Any], Any]
+    unavailable: Callable[[], str | None]
+
+
+#: The compiled loop for each type of device (`torch.device.type`): the C loop on the CPU, the Triton kernel on CUDA.
+LOOPS = {"cpu": Loop(_c_loop, build.unavailable), "cuda": Loop(_triton_loop, _triton_unavailable)}
+
+
 def _loop(level: Any, x: Any, y: Any) -> Any:
-    """The level's C loop (`kernels.native.clib.sparse_product_at`) on real CPU tensors with one batch shape and its axis
-    last (x float32 or float64, `TorchEngine.runs_compiled`; operands of two dtypes are promoted), reading their
-    memory in place; the result is a new tensor."""
-    d1, d2, d3 = level.factor.shape
+    """The level's compiled loop (`LOOPS`) on real tensors with one batch shape and its axis last (x float32 or
+    float64, `TorchEngine.runs_compiled`; operands of two dtypes are promoted); the result is a new tensor."""
     batch = x.shape[:-1]
     if x.dtype != y.dtype:
         import torch
         dtype = torch.promote_types(x.dtype, y.dtype)
         dtype = dtype if dtype in (torch.float32, torch.float64) else torch.float64
         x, y = x.to(dtype), y.to(dtype)
-    (x, xs), (y, ys) = _rows(x, d1), _rows(y, d2)
-    z = x.new_empty((x.shape[0], d3))
-    clib.sparse_product_at(level.terms, TORCH.dtype(x), x.shape[0], level.factor.shape, xs, ys, z.data_ptr(),
-                           openmp=True)
-    return z if len(batch) == 1 else z.reshape(*batch, d3)
+    z = LOOPS[x.device.type].run(level, x, y)
+    return z if len(batch) == 1 else z.reshape(*batch, level.factor.shape[2])
 
 
 def _signed(function: Any) -> Any:
@@ -311,10 +341,16 @@ class TorchEngine(Engine):
         return None
 
     def runs_compiled(self, a: Any) -> bool:
+        """Real float32 and float64 tensors on a device with a compiled loop that runs here (`LOOPS`: the CPU's C
+        loop, CUDA's Triton kernel where Triton is installed)."""
+        loop = LOOPS.get(a.device.type)
+        return a.dtype in (self.xp.float32, self.xp.float64) and loop is not None and loop.unavailable() is None
+
+    def scans_compiled(self, a: Any) -> bool:
         return bool(a.device.type == "cpu" and a.dtype in (self.xp.float32, self.xp.float64))
 
     def compiled_loop(self, level: Any, x: Any, y: Any) -> Any:
-        """The level's C loop (`_loop`) on real CPU tensors with one batch shape and its axis last: one autograd
+        """The level's loop (`_loop`) on real tensors with one batch shape and its axis last: one autograd
         function whose VJPs are the transposed levels' loops where autograd tracks the tensors
         (`_tracked_loop_function`), the loop alone where nothing does.  Under torch.func transforms and forward
         mode, the level's `substitute` (codegen: torch operations they see through at any depth; torch

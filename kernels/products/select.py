@@ -47,10 +47,8 @@ def estimate(factor: Factor, name: str, rows: int = NOMINAL_ROWS, itemsize: int 
              rates: Rates = NUMPY_RATES) -> float:
     """The model's seconds for strategy `name` on `factor`, with the other factors an elementwise product of
     `rest` elements per row, on an array library with these `rates`."""
-    module = STRATEGIES[name]
-    cost = module.cost(factor, Cost.elementwise(rest))
-    chunk = None if module.ROLE == "leaf" else Level.chunk_bytes
-    return cost.seconds(rows, itemsize, chunk, rates)
+    cost = STRATEGIES[name].cost(factor, Cost.elementwise(rest))
+    return cost.seconds(rows, itemsize, chunk_bytes([name]), rates)
 
 
 def applicable(factor: Factor) -> list[str]:
@@ -95,11 +93,20 @@ def nested_cost(factors: Sequence[Factor], names: Sequence[str]) -> Cost:
     return cost
 
 
+def chunk_bytes(names: Sequence[str]) -> int | None:
+    """The bytes of the chunks a program of strategies `names` cuts the batch into, as `Kernel` does: those of
+    `Level.chunk_bytes` where a level does not run the batch whole (``WHOLE_BATCH``); a leaf alone runs whole.
+
+    >>> chunk_bytes(["gather", "dense"]) == Level.chunk_bytes, chunk_bytes(["compiled"]), chunk_bytes(["dense"])
+    (True, None, None)
+    """
+    chunked = any(name in LEVELS and not getattr(STRATEGIES[name], "WHOLE_BATCH", False) for name in names)
+    return Level.chunk_bytes if chunked else None
+
+
 def priced(factors: Sequence[Factor], names: Sequence[str]) -> tuple[Cost, int | None]:
-    """(cost, chunk bytes) of the program for `names`: what the time model prices (levels cut the batch into
-    chunks of `Level.chunk_bytes`; a leaf alone runs whole)."""
-    chunk = Level.chunk_bytes if any(name in LEVELS for name in names) else None
-    return nested_cost(factors, names), chunk
+    """(cost, chunk bytes) of the program for `names`: what the time model prices (`chunk_bytes`)."""
+    return nested_cost(factors, names), chunk_bytes(names)
 
 
 def _seconds(factors: Sequence[Factor], names: Sequence[str], rows: int, itemsize: int, rates: Rates) -> float:

@@ -193,7 +193,7 @@ def runs_compiled(x: Any) -> bool:
     if engine is NUMPY:
         taken = engine.dtype(x) in clib.LANES
     else:
-        taken = engine.compiled_scan is not None and engine.runs_compiled(x)
+        taken = engine.scans_compiled(x)
     return taken and build.unavailable() is None
 
 

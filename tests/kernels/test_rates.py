@@ -65,4 +65,5 @@ def test_each_engine_names_its_place_and_ships_cuda_rates_for_a_gpu():
     assert ENGINES["torch"].shipped_rates("cuda/NVIDIA H200") is CUDA_RATES
     jax_gpu = ENGINES["jax"].shipped_rates("gpu/NVIDIA H200")
     assert jax_gpu.bandwidth == CUDA_RATES.bandwidth and jax_gpu.chunked_scan_length is None   # JAX's own scan
-    assert CUDA_RATES.compiled32 == CUDA_RATES.compiled64 == 0.0                  # no C loop on a GPU
+    assert jax_gpu.compiled32 == jax_gpu.compiled64 == 0.0                   # JAX arrays cannot enter the loop
+    assert CUDA_RATES.compiled32 > 0 and CUDA_RATES.compiled64 > 0             # torch's: a Triton kernel there

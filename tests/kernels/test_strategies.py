@@ -173,6 +173,29 @@ def test_the_model_counts_the_entries_into_the_compiled_loop_and_the_rows_it_mul
     assert priced.compiled == 3 * 16 * sum(rows) / 10
 
 
+@pytest.mark.parametrize("name", STRATEGY_NAMES)
+def test_the_model_prices_the_chunks_a_kernel_really_cuts_its_batch_into(name, monkeypatch):
+    """select.chunk_bytes (what auto prices) against the chunks a numpy call runs: a level that runs the batch whole
+    (compiled) is priced one call however large the batch, the others a call per cache-sized chunk.  (Programs of
+    leaves alone are priced whole, though a contraction of several factors runs in chunks of 16 MiB: a few calls
+    per 16 MiB of work, which no choice turns on.)"""
+    from product_interactions.kernels.products.lowering import levels
+    from product_interactions.kernels.products.strategies import LEVELS
+    A = tensor_product(translation(8), quaternions())
+    for names in ((name, "compiled"), ("identify", name), (name, name)):
+        if not set(names) & set(LEVELS):
+            continue
+        try:
+            kernel = kernels.product(A, strategy=names)
+        except ValueError:
+            continue
+        chunk = min((level.chunk_bytes for level in levels(kernel.program) if level.chunk_bytes), default=None)
+        assert select.chunk_bytes(names) == chunk, names
+        rows = 4 * int((chunk or 2**23) // (kernel.program.cost.working() * 8))
+        cut = select.priced(kernel.factors, names)[0].terms(rows, 8, select.chunk_bytes(names))[0]
+        assert (cut > kernel.program.cost.calls) == (chunk is not None)
+
+
 def test_fft_handles_complex_spectra_inside_a_two_dimensional_lattice():
     A = tensor_product(translation(10), translation(12))
     x, y = operands(A, batch=(3,))

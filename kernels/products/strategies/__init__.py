@@ -13,6 +13,8 @@ Every strategy module declares
   constant operand, `kernels.products.leaf`) or ``lower(factor, axis, inner)`` (a level around the program `inner`);
 * optionally, ``NORMWISE = True`` where its error is bounded by the operands' norms rather than by each output
   (fft): auto then takes it only for a clear gain (`kernels.products.select.NORMWISE_GAIN`);
+* optionally, ``WHOLE_BATCH = True`` for a level that runs the batch in one call, never in the cache-sized chunks
+  of `level.Level.chunk_bytes` (compiled: its blocks are its own), so that the model prices one call;
 * optionally, how it enters a plan's contraction (``operand``, ``operand_cost``, ``operand_unsupported``:
   `strategies.operand`); a strategy without them runs a plan's product as a level, through a `Kernel` step.
 

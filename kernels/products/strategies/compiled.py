@@ -1,11 +1,14 @@
-"""compiled: one C loop over the nonzero terms (`kernels.native.clib`), for numpy arrays.
+"""compiled: one loop over the nonzero terms, compiled: C on the CPU (`kernels.native.clib`), Triton on a GPU
+(`kernels.native.triton_loop`).
 
 Every term lam[i, j, k] x_i y_j is added once, in registers, for a block of rows whose components sit in cache:
-no multiplication by a zero, no temporary per term, one call.  This is the block-sparse strategy of the
-Clebsch-Gordan product, and it serves every sparse factor whose other factors are shared (identify) axes.  It
-applies where a C compiler works (`kernels.native.build.unavailable`) and runs on numpy arrays and torch CPU tensors (an
-autograd function whose VJPs are the loop again, `Engine.compiled_loop`); JAX prices it as unavailable (its
-``compiled`` rates are 0), so ``auto`` never gives it JAX arrays.
+no multiplication by a zero, no temporary per term, one call (one kernel launch on a GPU).  This is the
+block-sparse strategy of the Clebsch-Gordan product, and it serves every sparse factor whose other factors are
+shared (identify) axes.  It applies where a C compiler works (`kernels.native.build.unavailable`; Triton builds its
+launcher with it too) and runs on numpy arrays, torch CPU tensors and torch CUDA tensors where Triton is installed
+(an autograd function whose VJPs are the loop again, `Engine.compiled_loop`); the device's rates price it
+(`Rates.compiled32`), and JAX, whose arrays cannot enter it, prices it as unavailable (its ``compiled`` rates are
+0), so ``auto`` never gives it JAX arrays.
 
 >>> import numpy as np
 >>> from product_interactions.algebra import quaternions
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
 NAME = "compiled"
 ROLE = "level"
 NESTING = 4                     # innermost: it needs the elementwise leaf inside it
+WHOLE_BATCH = True              # one call for the whole batch: its own blocks are cache-sized (`Compiled`)
 
 #: Bytes of a block's x and y components (read term by term) that fit the L1 cache, and how many times slower a
 #: term is where they do not: its operands then come from the next cache level (translation(256), translation(512)
@@ -100,7 +104,7 @@ class Compiled(Level):
     """The compiled level (see `Level`); it runs the whole batch in one call (its blocks are cache-sized)."""
 
     strategy = NAME
-    chunk_bytes = None
+    chunk_bytes = None                          # WHOLE_BATCH
 
     def __init__(self, factor: Factor, axis: int, inner: Program) -> None:
         super().__init__(factor, axis, inner, cost(factor, inner.cost))
@@ -147,7 +151,7 @@ class Compiled(Level):
         if engine is NUMPY:
             x, y, product = np.asarray(x), np.asarray(y), self.loop
         elif engine.compiled_loop is None:
-            raise TypeError(f"strategy 'compiled' runs on numpy and torch CPU arrays, got {engine.name} arrays; "
+            raise TypeError(f"strategy 'compiled' runs on numpy arrays and torch tensors, got {engine.name} arrays; "
                             f"use 'auto' (or 'gather', 'codegen' or 'dense') for them")
         else:
             product = functools.partial(engine.compiled_loop, self)
