@@ -4,8 +4,8 @@ The same algorithm as the C loop (`kernels.native.clib`), for torch CUDA tensors
 component z_k for a block of `BLOCK` rows, term by term of `clib.Terms` (grouped by x index: x_i times the sum of
 its terms' c y_j), in registers, and writes it once.  The operands are read with the batch along the fast axis,
 (d, rows), so every load of a component is one coalesced read of a block's rows; the programs of one block of rows
-run side by side (the output index is the grid's fast axis), so its components are read from the L2 cache after
-the first.  One launch does the whole product: no temporary per term, no multiplication by a zero.
+run side by side (the output index varies fastest), so its components are read from the L2 cache after the
+first, however large the batch.  One launch does the whole product: no temporary per term, no multiplication by a zero.
 
 Triton comes with torch's CUDA builds; `unavailable()` says why the kernel cannot run where it is missing.  CPU
 tensors run the same kernel in Triton's interpreter (slowly: it is for tests), so its values are checked on
@@ -50,11 +50,13 @@ def unavailable() -> str | None:
     return None if triton is not None else _MISSING
 
 
-def _body(x: Any, y: Any, z: Any, rows: Any, starts: Any, group_x: Any, group_terms: Any, j: Any, values: Any,
-          BLOCK: tl.constexpr) -> None:  # noqa: N803  # named as the constant it takes
-    """The kernel (`_kernel` makes it a Triton function): program (k, b) writes z[k, rows of block b]."""
-    k = tl.program_id(0).to(tl.int64)
-    offsets = tl.program_id(1).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+def _body(x: Any, y: Any, z: Any, rows: Any, outputs: Any, starts: Any, group_x: Any, group_terms: Any, j: Any,
+          values: Any, BLOCK: tl.constexpr) -> None:  # noqa: N803  # named as the constant it takes
+    """The kernel (`_kernel` makes it a Triton function): program p writes z[k, rows of block b] for
+    p = b * outputs + k (one axis of programs: CUDA's second and third allow only 65,535 blocks)."""
+    program = tl.program_id(0).to(tl.int64)
+    k = program % outputs
+    offsets = (program // outputs) * BLOCK + tl.arange(0, BLOCK)
     inside = offsets < rows
     total = tl.full([BLOCK], 0.0, z.dtype.element_ty)
     for group in range(tl.load(starts + k), tl.load(starts + k + 1)):
@@ -119,11 +121,11 @@ def sparse_product(terms: Terms, x: Any, y: Any, shape: tuple[int, int, int]) ->
         raise ValueError(f"sparse_product: the terms need (d1, d2, d3) of at least {terms.reach + (len(terms.starts) - 1,)}, "
                          f"got {shape}")
     rows = x.shape[0]
+    if not rows * d3 * len(terms.i):                   # nothing to launch (Triton refuses empty tensors' pointers)
+        return x.new_zeros((rows, d3))
     z = x.new_empty((d3, rows))
-    if rows and d3:
-        columns = x.t().contiguous(), y.t().contiguous()
-        grid = (d3, -(-rows // BLOCK))
-        interpreted = x.device.type == "cpu"
-        with _interpreting(interpreted):
-            _kernel(interpreted)[grid](*columns, z, rows, *_arrays(terms, x), BLOCK=BLOCK)
+    interpreted = x.device.type == "cpu"
+    with _interpreting(interpreted):
+        _kernel(interpreted)[(d3 * -(-rows // BLOCK),)](x.t().contiguous(), y.t().contiguous(), z, rows, d3,
+                                                        *_arrays(terms, x), BLOCK=BLOCK)
     return z.t().contiguous()

@@ -56,9 +56,12 @@ def test_strided_operands_and_empty_batches():
                        expected, atol=1e-14)
     empty = triton_loop.sparse_product(terms, torch.zeros(0, 4), torch.zeros(0, 4), factor.shape)
     assert empty.shape == (0, 4)
+    no_terms = clib.Terms.from_table(np.zeros((0, 3), int), np.zeros(0), 3)                # the zero product
+    assert triton_loop.sparse_product(no_terms, torch.ones(5, 2), torch.ones(5, 2), (2, 2, 3)).tolist() == [[0.0] * 3] * 5
 
 
 @pytest.mark.skipif(build.unavailable() is not None, reason="no C compiler")
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
 def test_the_kernel_meets_non_finite_numbers_as_the_c_loop_does():
     """Both add each output's terms grouped by x index, so infinities and NaNs land on the same outputs."""
     factor, terms = _terms(clebsch_gordan(2))
