@@ -87,8 +87,8 @@ def _loop_rate(torch, A: Algebra, x, y, repeats: int) -> str:
     loop, dense = (kernels.product(A, strategy=name) for name in ("compiled", "dense"))
     seconds = median_time(fenced(torch, lambda: loop(x, y)), repeats=repeats)
     flops = 3 * kernels.Factor.from_algebra(A).nnz * len(x)
-    return (ratio_row(f"{A.name} batch {len(x)} fwd: compiled vs the library's dense", fenced(torch, lambda: loop(x, y)),
-                      fenced(torch, lambda: dense(x, y)), 1.0, repeats) +
+    return (ratio_row(f"{A.name} batch {len(x)} fwd: compiled vs the library's dense",
+                      fenced(torch, lambda: loop(x, y)), fenced(torch, lambda: dense(x, y)), 1.0, repeats) +
             f"\n  (the loop: {flops / seconds / 1e12:.2f} TFLOP/s measured, "
             f"{TORCH.rates_for(x).compiled32 / 1e12:.2f} priced)")
 
