@@ -57,6 +57,12 @@ class Terms:
         self._addresses: dict[tuple[np.dtype[Any], int], tuple[tuple[int, int, int, int, int], Any]] = {}
         self._loops: dict[tuple[np.dtype[Any], tuple[int, int, int]], tuple[Any, int, tuple[int, ...]]] = {}
 
+    def check_within(self, shape: tuple[int, int, int]) -> None:
+        """Refuse a (d1, d2, d3) `shape` that these terms would read or write beyond."""
+        if self.reach[0] > shape[0] or self.reach[1] > shape[1] or len(self.starts) != shape[2] + 1:
+            raise ValueError(f"terms: expected indices within shape {shape}, got terms reaching {self.reach} with "
+                             f"{len(self.starts) - 1} outputs")
+
     def _groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(the groups of each output, as starts like `starts`; each group's x index; each group's terms, as
         starts): a group begins at each output's first term and wherever the x index changes."""
@@ -177,16 +183,14 @@ def threads(work: int, most: int | None = None) -> int:
 
 def _check(terms: Terms, x: np.ndarray, y: np.ndarray, shape: tuple[int, int, int]) -> None:
     """Refuse what the loop would read out of bounds or in the wrong type, naming the argument."""
-    d1, d2, d3 = shape
+    d1, d2, _ = shape
     for name, a, d in (("x", x, d1), ("y", y, d2)):
         if type(a) is not np.ndarray or a.ndim != 2 or a.shape[1] != d or a.dtype not in BLOCK:
             raise TypeError(f"{name}: expected a 2-D float32 or float64 numpy array of {d} columns, got "
                             f"{type(a).__name__} {getattr(a, 'dtype', '')} {getattr(a, 'shape', '')}")
     if x.dtype != y.dtype or x.shape[0] != y.shape[0]:
         raise ValueError(f"x, y: expected one dtype and one row count, got {x.dtype} {x.shape} and {y.dtype} {y.shape}")
-    if terms.reach[0] > d1 or terms.reach[1] > d2 or len(terms.starts) != d3 + 1:
-        raise ValueError(f"terms: expected indices within shape {shape}, got terms reaching {terms.reach} with "
-                         f"{len(terms.starts) - 1} outputs")
+    terms.check_within(shape)
 
 
 def _buffer(numbers: int, dtype: np.dtype[Any]) -> np.ndarray:

@@ -117,9 +117,7 @@ def sparse_product(terms: Terms, x: Any, y: Any, shape: tuple[int, int, int]) ->
     if x.dtype != y.dtype or x.dtype not in (torch.float32, torch.float64) or x.device != y.device:
         raise TypeError(f"sparse_product: expected x and y of one dtype, float32 or float64, on one device, got "
                         f"{x.dtype} on {x.device} and {y.dtype} on {y.device}")
-    if terms.reach[0] > d1 or terms.reach[1] > d2 or len(terms.starts) != d3 + 1:
-        least = terms.reach + (len(terms.starts) - 1,)
-        raise ValueError(f"sparse_product: the terms need (d1, d2, d3) of at least {least}, got {shape}")
+    terms.check_within(shape)
     rows = x.shape[0]
     if not rows * d3 * len(terms.i):                   # nothing to launch (Triton refuses empty tensors' pointers)
         return x.new_zeros((rows, d3))
