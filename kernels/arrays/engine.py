@@ -67,8 +67,8 @@ class Engine:
     #: True where the library's own einsum runs a two-operand step faster than `kernels.arrays.contract`'s rewrite of
     #: it into one matmul (torch: its einsum is that rewrite, in C++).
     native_pairs = False
-    #: ``attention(q, k, v, keep, causal)``: the library's fused softmax(q k^T) v over the keys `keep` (a bool
-    #: (queries, keys) array, or None for all; `causal` for key <= query instead), q and k (..., n, e) and v
+    #: ``attention(q, k, v, keep, causal, scale)``: the library's fused softmax(scale q k^T) v over the keys `keep`
+    #: (a bool (queries, keys) array, or None for all; `causal` for key <= query instead), q and k (..., n, e) and v
     #: (..., n, f) with equal leading axes; it returns None where it cannot keep a non-finite key away from the
     #: queries that do not see it.  None where the library has no such kernel (`kernels.plans.attend`).
     attention: Callable[..., Any] | None = None

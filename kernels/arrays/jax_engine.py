@@ -127,8 +127,8 @@ class JaxEngine(Engine):
         weights = jax.nn.softmax(self.xp.where(mask, a, -self.xp.inf), axis=axis, where=mask)
         return self.xp.where(mask, weights, 0.0)
 
-    def attention(self, q: Any, k: Any, v: Any, keep: Any = None, causal: bool = False) -> Any:
-        """softmax(q k^T) v over the kept keys in jax.numpy, traced or not: keys with a non-finite k or v are
+    def attention(self, q: Any, k: Any, v: Any, keep: Any = None, causal: bool = False, scale: float = 1.0) -> Any:
+        """softmax(scale q k^T) v over the kept keys in jax.numpy, traced or not: keys with a non-finite k or v are
         zeroed and every query that sees one comes out NaN, so a non-finite key stays causal under jit."""
         import jax
         jnp = self.xp
@@ -136,7 +136,7 @@ class JaxEngine(Engine):
             keep = jnp.tril(jnp.ones((q.shape[-2], k.shape[-2]), bool))
         bad = ~(jnp.isfinite(k).all(-1) & jnp.isfinite(v).all(-1))                 # (..., keys)
         k, v = jnp.where(bad[..., None], 0.0, k), jnp.where(bad[..., None], 0.0, v)
-        scores = q @ jnp.swapaxes(k, -1, -2)
+        scores = (q if scale == 1 else scale * q) @ jnp.swapaxes(k, -1, -2)
         if keep is not None:
             scores = jnp.where(keep, scores, -jnp.inf)
         out = jax.nn.softmax(scores, axis=-1) @ v

@@ -36,12 +36,26 @@ def _lettered(equation: str) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def _linear_form(equation: str, ranks: tuple[int, ...]
-                 ) -> tuple[int, tuple[int, ...], tuple[int, ...], int, int, tuple[int, ...]] | None:
+class _Linear(NamedTuple):
+    """How a two-operand einsum is one ``torch.nn.functional.linear`` (`_linear_form`); each order is None where
+    its axes already stand in it (no permutation to call)."""
+    weight_at: int                      # the weight's position among the two operands
+    order_a: tuple[int, ...] | None     # the array's axes, kept then contracted
+    order_w: tuple[int, ...] | None     # the weight's axes, kept then contracted
+    kept_a: int                         # how many kept axes the array has
+    kept_w: int                         # and the weight
+    order_out: tuple[int, ...] | None   # the output's order of the kept axes (the array's, then the weight's)
+
+
+def _permutation(order: tuple[int, ...]) -> tuple[int, ...] | None:
+    return None if order == tuple(range(len(order))) else order
+
+
+@functools.lru_cache(maxsize=1024)
+def _linear_form(equation: str, ranks: tuple[int, ...]) -> _Linear | None:
     """How a two-operand einsum is one ``torch.nn.functional.linear`` (an array with batch axes times a weight
-    without them, contracted over the axes they share): (the weight's position, the array's axes as kept then
-    contracted, the weight's likewise, how many kept axes each has, the output's order of the kept axes), or None.
-    """
+    without them, contracted over the axes they share), or None; kept per (equation, ranks), since every
+    projection of a plan asks it on every call."""
     inputs, output = equation.split("->")
     terms = inputs.split(",")
     if len(terms) != 2 or [("..." in t) for t in terms].count(True) != 1 or not output.startswith("..."):
@@ -60,8 +74,9 @@ def _linear_form(equation: str, ranks: tuple[int, ...]
     if not contracted or any(c not in out for c in kept_w + kept_a) or len(contracted) + len(kept_w) != len(w):
         return None
     order = kept_a + kept_w
-    return (1 - batched, tuple(a.index(c) for c in kept_a + contracted), tuple(w.index(c) for c in kept_w + contracted),
-            len(kept_a), len(kept_w), tuple(order.index(c) for c in out))
+    return _Linear(1 - batched, _permutation(tuple(a.index(c) for c in kept_a + contracted)),
+                   _permutation(tuple(w.index(c) for c in kept_w + contracted)), len(kept_a), len(kept_w),
+                   _permutation(tuple(order.index(c) for c in out)))
 
 
 @functools.cache
@@ -548,25 +563,29 @@ class TorchEngine(Engine):
             return super().contract(equation, *arrays)
         form = _linear_form(equation, tuple(len(a.shape) for a in arrays))
         if form is not None:
-            weight_at, order_a, order_w, kept_a, kept_w, order_out = form
-            a = self.xp.permute(arrays[1 - weight_at], order_a)
-            w = self.xp.permute(arrays[weight_at], order_w)
-            if tuple(a.shape[kept_a:]) == tuple(w.shape[kept_w:]):
-                size = math.prod(w.shape[kept_w:])
-                product = self.xp.nn.functional.linear(a.reshape(*a.shape[:kept_a], size),
-                                                       w.reshape(math.prod(w.shape[:kept_w]), size))
-                return product.reshape(*a.shape[:kept_a], *w.shape[:kept_w]).permute(order_out)
+            a, w = arrays[1 - form.weight_at], arrays[form.weight_at]
+            a = a if form.order_a is None else a.permute(form.order_a)
+            w = w if form.order_w is None else w.permute(form.order_w)
+            batch, kept = a.shape[:form.kept_a], w.shape[:form.kept_w]
+            if a.shape[form.kept_a:] == w.shape[form.kept_w:]:       # the contracted axes: merged into one
+                size = math.prod(w.shape[form.kept_w:])
+                a = a if len(a.shape) == form.kept_a + 1 else a.reshape(*batch, size)
+                w = w if len(w.shape) == 2 and form.kept_w == 1 else w.reshape(math.prod(kept), size)
+                product = self.xp.nn.functional.linear(a, w)
+                product = product if form.kept_w == 1 else product.reshape(*batch, *kept)
+                return product if form.order_out is None else product.permute(form.order_out)
         return self.xp.einsum(_lettered(equation), *arrays)
 
-    def attention(self, q: Any, k: Any, v: Any, keep: Any = None, causal: bool = False) -> Any:
-        """torch's scaled_dot_product_attention (scale 1: a plan's scale is already in q), on rows of unit stride;
+    def attention(self, q: Any, k: Any, v: Any, keep: Any = None, causal: bool = False, scale: float = 1.0) -> Any:
+        """torch's scaled_dot_product_attention, on rows of unit stride;
         None when k or v is not finite (a sum overflowing only costs the fast path): the kernel would not keep such
         a key from the queries that do not see it.  (A non-finite query spoils only its own row, as in the plan.)"""
         import torch.nn.functional as functional
-        if not _fake(k) and not bool(self.xp.isfinite(k.sum() + v.sum())):   # one check: NaN and inf propagate
+        # one check, NaN and inf propagating through the sum; detached, autograd records none of it
+        if not _fake(k) and not math.isfinite(float(k.detach().sum() + v.detach().sum())):
             return None
         q, k, v = (a if a.stride(-1) == 1 else a.contiguous() for a in (q, k, v))
-        return functional.scaled_dot_product_attention(q, k, v, attn_mask=keep, is_causal=causal, scale=1.0)
+        return functional.scaled_dot_product_attention(q, k, v, attn_mask=keep, is_causal=causal, scale=scale)
 
     def flip(self, a: Any, axis: int) -> Any:
         return self.xp.flip(a, (axis,))

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..native import memory
 from .masks import Mask
-from .plan import Contract, MaskArray, Register, Softmax, Step, size
+from .plan import Constant, Contract, MaskArray, Register, Softmax, Step, size
 
 if TYPE_CHECKING:
     from ..arrays.engine import Engine
@@ -181,6 +181,8 @@ class Factoring:
 
 def _flatten_last(array: Any, engine: Engine, count: int) -> Any:
     """`array` with its last `count` axes merged into one (a new axis of 1 when count is 0)."""
+    if count == 1:
+        return array
     shape = tuple(array.shape)
     return engine.reshape(array, shape[:len(shape) - count] + (math.prod(shape[len(shape) - count:]),))
 
@@ -211,6 +213,11 @@ class Attend(Step):
         self._factorings: OrderedDict[tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...] | None, ...]],
                                       Factoring] = OrderedDict()
         self._keeps: OrderedDict[tuple[int, ...], bool] = OrderedDict()
+        # the scores' positive scalar constants, handed to the kernel as its scale instead of multiplying q
+        self._scales = {n: float(s.value) for n, s in enumerate(scores.operands) if isinstance(s, Constant)
+                        and s.value.ndim == 0 and s.value.dtype.kind in "biuf" and 0 < s.value < math.inf}
+        mask = softmax.mask
+        self._causal = isinstance(mask, MaskArray) and mask.mask == Mask.causal() and mask.supports == (None, None)
 
     def sources(self) -> list:
         return self.scores.sources() + self.softmax.sources() + self.mix.sources()
@@ -256,8 +263,8 @@ class Attend(Step):
         """The fused result, or None where this call must run the three steps."""
         raw1 = [source.array(registers, sizes) for source in self.scores.operands]
         like = next(a for a, s in zip(raw1, self.scores.operands) if isinstance(s, Register))
-        arrays1 = [a if isinstance(s, Register) else engine.constant(a, like)
-                   for a, s in zip(raw1, self.scores.operands)]
+        arrays1 = [a if isinstance(s, Register) or n in self._scales else engine.constant(a, like)
+                   for n, (a, s) in enumerate(zip(raw1, self.scores.operands))]
         arrays2 = [None if n == self.position else source.array(registers, sizes) if isinstance(source, Register)
                    else engine.constant(source.array(registers, sizes), like)
                    for n, source in enumerate(self.mix.operands)]
@@ -269,24 +276,24 @@ class Attend(Step):
             return None
         q, k, v = (engine.contract(equation, *[source[n] for n in positions])
                    for (positions, equation), source in ((plan.q, arrays1), (plan.k, arrays1), (plan.v, arrays2)))
+        scale = math.prod(self._scales[n] for n in plan.scalars1 if n in self._scales)
         for n in plan.scalars1:
-            q = q * arrays1[n]
+            if n not in self._scales:
+                q = q * arrays1[n]
         leading = {tuple(q.shape[:len(q.shape) - plan.bridge - 1]), tuple(k.shape[:len(k.shape) - plan.bridge - 1]),
                    tuple(v.shape[:len(v.shape) - len(plan.carried) - 1])}
         if len(leading) != 1:
             return None
         keep, causal = None, False
         if mask is not None:
-            # fuse_attention fuses MaskArray masks only
-            causal = mask.mask == Mask.causal() and mask.supports == (None, None) and (  # type: ignore[union-attr]
-                q.shape[-2] == k.shape[-2])
+            causal = self._causal and q.shape[-2] == k.shape[-2]
             keep = None if causal else engine.constant(np.asarray(mask.array(registers, sizes), bool), q)
         q, k, v = (_flatten_last(a, engine, count) for a, count in
                    ((q, plan.bridge), (k, plan.bridge), (v, len(plan.carried))))
-        out = engine.attention(q, k, v, keep, causal)  # type: ignore[misc]  # run calls this only with one
+        out = engine.attention(q, k, v, keep, causal, scale)  # type: ignore[misc]  # run calls this only with one
         if out is None:
             return None
-        out = engine.reshape(out, tuple(out.shape[:-1]) + plan.carried)
+        out = out if len(plan.carried) == 1 else engine.reshape(out, tuple(out.shape[:-1]) + plan.carried)
         positions, equation = plan.rest
         result = engine.contract(equation, out, *[arrays2[n] for n in positions])
         for n in plan.scalars2:

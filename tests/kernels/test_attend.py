@@ -3,11 +3,14 @@ and values, run by torch's fused kernel, equal to the three steps it replaces (o
 those steps where the fused kernel would lose causality or rows."""
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
 from product_interactions.algebra import diagonal, position, tensor_product
-from product_interactions.interactions import Flip, Linear, Mask, Parameter, Pointwise, Reduce, Signal, compiler
+from product_interactions.interactions import (Flip, Linear, Mask, Parameter, Pointwise, Reduce, Scale, Signal,
+                                               compiler)
 from product_interactions.interactions.architectures import attention
 from product_interactions.kernels.plans.attend import Attend, Factoring
 
@@ -22,19 +25,20 @@ def fused_calls(monkeypatch):
 
     def counted(self, *arguments):
         result = original(self, *arguments)
-        calls.append(arguments + (result is not None,))          # q, k, v, keep, causal, whether it ran
+        calls.append(arguments + (result is not None,))          # q, k, v, keep, causal, scale, whether it ran
         return result
     monkeypatch.setattr(type(TORCH), "attention", counted)
     return calls
 
 
-def _band_attention(length: int, d_model: int = 4, mask: Mask = Mask.band(1)):
+def _band_attention(length: int, d_model: int = 4, mask: Mask = Mask.band(1), scale: Fraction = Fraction(1)):
     """One-head attention written as an expression whose softmax keeps `mask` (by default a band of radius 1; every
-    key summed)."""
+    key summed), the scores scaled by `scale`."""
     features = diagonal(d_model)
     X = Signal("x", tensor_product(position(length), position(length), features), units=[1])
     Q, K, V = (Linear(Parameter(name, (d_model, d_model)), X, factor=2, into=features) for name in "QKV")
-    weights = Pointwise("softmax", Reduce(Q * Flip(K), factor=2), factor=1, mask=mask)
+    scores = Reduce(Q * Flip(K), factor=2)
+    weights = Pointwise("softmax", scores if scale == 1 else Scale(scores, scale), factor=1, mask=mask)
     return Reduce(weights * Flip(V), factor=1)
 
 
@@ -50,7 +54,7 @@ def test_fused_attention_equals_the_three_steps_with_gradients(name, model, fuse
     expected = model.apply(params, x)
     tensors = {key: torch.tensor(value, requires_grad=True) for key, value in params.items()}
     out = model.apply(tensors, torch.tensor(x))
-    assert len(fused_calls) == 1 and fused_calls[0][4] == model.causal and fused_calls[0][5]   # ran, causal
+    assert len(fused_calls) == 1 and fused_calls[0][4] == model.causal and fused_calls[0][-1]  # ran, causal
     np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-10, atol=1e-12)
     weights = np.random.default_rng(4).standard_normal(expected.shape)
     (out * torch.tensor(weights)).sum().backward()
@@ -79,8 +83,22 @@ def test_a_band_mask_runs_fused_with_its_boolean_mask(fused_calls):
     x = rng.standard_normal((2, 6, 4))
     expected = plan(x, params)
     out = plan(torch.tensor(x), {k: torch.tensor(v) for k, v in params.items()})
-    assert len(fused_calls) == 1 and fused_calls[0][3] is not None and not fused_calls[0][4] and fused_calls[0][5]
+    assert len(fused_calls) == 1 and fused_calls[0][3] is not None and not fused_calls[0][4] and fused_calls[0][-1]
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("scale, kernel_scale", [(Fraction(1, 3), 1 / 3), (Fraction(-2, 3), 1.0)])
+def test_a_positive_scale_of_the_scores_is_the_kernel_s_and_another_multiplies_the_queries(scale, kernel_scale,
+                                                                                           fused_calls):
+    """The scores' positive constant reaches the fused kernel as its scale (no product with q); a negative one,
+    which a kernel may take the square root of, multiplies q as before.  Both equal the three steps."""
+    plan = compiler.compile(_band_attention(6, scale=scale))
+    rng = np.random.default_rng(5)
+    params = {name: rng.standard_normal((4, 4)) for name in "QKV"}
+    x = rng.standard_normal((2, 6, 4))
+    out = plan(torch.tensor(x), {k: torch.tensor(v) for k, v in params.items()})
+    assert len(fused_calls) == 1 and fused_calls[0][-1] and fused_calls[0][5] == pytest.approx(kernel_scale, 1e-15)
+    np.testing.assert_allclose(out.numpy(), plan(x, params), rtol=1e-10, atol=1e-12)
 
 
 def test_a_mask_that_leaves_a_query_no_key_takes_the_three_steps_at_every_call(fused_calls):
@@ -108,7 +126,7 @@ def test_a_non_finite_step_takes_the_three_steps_and_stays_causal(bad, fused_cal
     x = np.random.default_rng(1).standard_normal((2, 9, 8))
     x[0, 5, 1] = bad
     out = model.apply(params, torch.tensor(x)).numpy()
-    assert [call[5] for call in fused_calls] == [False]                     # torch's kernel declined
+    assert [call[-1] for call in fused_calls] == [False]                     # torch's kernel declined
     assert np.isfinite(out[0, :5]).all() and np.isfinite(out[1]).all() and not np.isfinite(out[0, 5:]).all()
     np.testing.assert_allclose(out[0, :5], model.apply(model.init(seed=0), x)[0, :5], rtol=1e-10)
 
