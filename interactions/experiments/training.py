@@ -233,8 +233,8 @@ class Adam:
                                                  / self.steps))                   # (cosine: steps is given)
         corrected = rate * math.sqrt(1 - self.betas[1] ** (step + 1)) / (1 - self.betas[0] ** (step + 1))
         state, value, norm = self._update(self._vectors, batch, corrected)
-        value = float(value)
-        if not math.isfinite(value) or not math.isfinite(float(norm)):
+        value, norm = map(float, self.engine.value(self.engine.stack([value, norm])))   # one read from the device
+        if not math.isfinite(value) or not math.isfinite(norm):
             raise FloatingPointError(f"adam: the loss or its gradient is not finite at step {step} ({value})")
         self._vectors, self.count = state, step + 1
         return value

@@ -255,11 +255,11 @@ def _excluding(engine: Engine, terms: list[str], output: str, arrays: list[Any],
         moved = engine.moveaxis(arrays[n], _key_axis(arrays[n], terms[n], key), -1)
         count = engine.sum(engine.floats(~engine.isfinite(moved), like), axis=tuple(range(len(moved.shape) - 1)))
         bad = count > 0 if bad is None else bad | (count > 0)
-    if bad is None or not engine.concrete(bad) or not engine.value(bad).any():
-        if bad is not None and not engine.concrete(bad):
-            return _poisoned(engine, terms, output, arrays, lone, key, query, keep, bad, mask_terms, mask_arrays)
+    if bad is not None and not engine.concrete(bad):
+        return _poisoned(engine, terms, output, arrays, lone, key, query, keep, bad, mask_terms, mask_arrays)
+    positions = np.zeros(0, int) if bad is None else np.flatnonzero(engine.value(bad))     # one read of the keys
+    if not len(positions):
         return _contract(engine, terms + mask_terms, output, arrays + mask_arrays)
-    positions = np.flatnonzero(engine.value(bad))
     picked = list(arrays)
     main = _contract(engine, terms + mask_terms, output, _zeroed(engine, terms, arrays, lone, key, bad) + mask_arrays)
     for n in holders:

@@ -42,7 +42,8 @@ def causal_convolution(x: Any, kernel: Any) -> Any:
     if not engine.concrete(bad):
         seen = engine.cumsum(engine.floats(bad, y), axis=-1)
         return engine.where(seen > 0, np.nan, y)
-    for step in np.unique(np.nonzero(engine.value(bad))[-1]):
+    leading = tuple(range(len(bad.shape) - 1))
+    for step in np.flatnonzero(engine.value(engine.sum(engine.floats(bad, y), axis=leading))):   # a step's count
         column = engine.where(bad[..., step], x[..., step], 0.0)             # the non-finite entries at this step
         terms = kernel[..., :length - step] * column[..., None]
         y = y + engine.concatenate([engine.zeros(tuple(terms.shape[:-1]) + (int(step),), terms), terms], axis=-1)

@@ -20,7 +20,7 @@ import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
 from ..arrays.checks import check_arrays
-from ..arrays import NUMPY, engine_of, outside_torch_compile
+from ..arrays import NUMPY, adopt, engine_of, outside_torch_compile
 from .recurrence import METHODS, choose, on_engine, reverse, scan
 from ..arrays.pointwise import silu
 
@@ -178,12 +178,11 @@ def selective_scan(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any = None, z:
     >>> selective_scan(u, delta, np.array([[-np.log(4.0)]]), np.ones((1, 3, 1)), np.ones((1, 3, 1)))[0, :, 0]
     array([0.5  , 0.75 , 0.875])
     """
-    _check_selective(u, delta, A, B, C, D, z, method)
+    growth = _check_selective(u, delta, A, B, C, D, z, method)
     engine = engine_of({"u": u, "delta": delta, "A": A, "B": B, "C": C, "D": D, "z": z})
     swap = lambda v: None if v is None else engine.swapaxes(v, 0, 1)  # noqa: E731
     # each map gives two arrays, which mypy cannot count
     y = swap(time_major(*map(swap, (u, delta)), A, *map(swap, (B, C)), D, swap(z), method))  # type: ignore[call-arg, arg-type]
-    growth = float(np.max(engine.value(A)))
     if growth > 0:                                      # a growing state: say so where it overflowed (issue 36)
         _warn_overflow(engine, y, growth, {"u": u, "delta": delta, "A": A, "B": B, "C": C, "D": D, "z": z})
     return y
@@ -203,7 +202,17 @@ def _warn_overflow(engine: Engine, y: Any, growth: float, inputs: dict[str, Any]
                   f"A = -exp(A_log)), smaller delta or shorter sequences", RuntimeWarning, stacklevel=3)
 
 
-def _check_selective(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any, z: Any, method: str) -> None:
+def _extremes(delta: Any, A: Any) -> tuple[float, float]:
+    """(delta's smallest step, A's largest entry), each reduced where it lives and both read in one transfer (on a
+    GPU, copying the whole of delta to the host had cost more than the scan)."""
+    engine, arrays = adopt({"delta": delta, "A": A})
+    delta, A = (engine.detached(arrays[name]) for name in ("delta", "A"))
+    smallest, largest = engine.value(engine.stack([-engine.amax(-delta), engine.amax(A)]))
+    return float(smallest), float(largest)
+
+
+def _check_selective(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any, z: Any, method: str) -> float:
+    """A TypeError or ValueError naming the first argument that does not fit; else A's largest entry."""
     check_arrays({"u": u, "delta": delta, "A": A, "B": B, "C": C, "D": D, "z": z}, "f", "real floats",
                  optional=("D", "z"))
     if np.ndim(u) != 3 or 0 in np.shape(u):
@@ -216,10 +225,11 @@ def _check_selective(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any, z: Any,
     for name, value in (("delta", delta), ("B", B), ("C", C), ("D", D), ("z", z)):
         if value is not None and np.shape(value) != expected[name]:
             raise ValueError(f"{name}: expected shape {expected[name]}, got {np.shape(value)}")
-    smallest = np.min(engine_of({"delta": delta}).value(delta))
+    smallest, largest = _extremes(delta, A)
     if not smallest > 0:
         raise ValueError(f"delta: expected positive steps, got a minimum of {smallest}")
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r:.60}")
+    return largest
 
 
