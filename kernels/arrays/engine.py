@@ -67,6 +67,9 @@ class Engine:
     #: True where the library's own einsum runs a two-operand step faster than `kernels.arrays.contract`'s rewrite of
     #: it into one matmul (torch: its einsum is that rewrite, in C++).
     native_pairs = False
+    #: False where the library's operations refuse operands of two floating dtypes (torch's matrix products), so a
+    #: plan's arrays must share one (`kernels.plans.plan.Plan.check` names the one that differs); numpy and JAX promote.
+    promotes = True
     #: ``attention(q, k, v, keep, causal, scale)``: the library's fused softmax(scale q k^T) v over the keys `keep`
     #: (a bool (queries, keys) array, or None for all; `causal` for key <= query instead), q and k (..., n, e) and v
     #: (..., n, f) with equal leading axes; it returns None where it cannot keep a non-finite key away from the

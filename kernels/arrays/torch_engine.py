@@ -300,6 +300,7 @@ class TorchEngine(Engine):
 
     name = "torch"
     native_pairs = True
+    promotes = False
     #: Fitted on this project's 2-core machine (``benchmarks/strategies.py --engine torch --fit``): calls cost about
     #: 4x numpy's, while elementwise work and small batched products run on both cores.  gemm64 raised from the
     #: fit's 18e9 once dense wrote its blocks in place: random dense d = 64 at 64 to 4,096 rows then took 0.74-0.89x

@@ -108,7 +108,9 @@ def _arrays(terms: Terms, like: Any) -> tuple[Any, ...]:
 def sparse_product(terms: Terms, x: Any, y: Any, shape: tuple[int, int, int]) -> Any:
     """z[r, k] = sum of c x[r, i] y[r, j] over `terms`, for torch tensors x (rows, d1) and y (rows, d2) of one
     dtype (float32 or float64) on a CUDA device (or the CPU, in Triton's interpreter); `shape` is (d1, d2, d3).
-    Returns a new contiguous (rows, d3) tensor."""
+    Returns a new (rows, d3) tensor, column-major: the kernel writes each component's rows in one run, and a copy
+    into row-major order would hold the product twice (what `kernels.native.memory`'s guard prices: the operands'
+    copies and the result)."""
     import torch
     d1, d2, d3 = shape
     if x.dim() != 2 or y.dim() != 2 or x.shape[1] != d1 or y.shape[1] != d2 or x.shape[0] != y.shape[0]:
@@ -126,4 +128,4 @@ def sparse_product(terms: Terms, x: Any, y: Any, shape: tuple[int, int, int]) ->
     with _interpreting(interpreted):
         _kernel(interpreted)[(d3 * -(-rows // BLOCK),)](x.t().contiguous(), y.t().contiguous(), z, rows, d3,
                                                         *_arrays(terms, x), BLOCK=BLOCK)
-    return z.t().contiguous()
+    return z.t()

@@ -17,12 +17,16 @@ the result comes back in the inputs' library, dtype and device.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Collection, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
 from ..arrays import NUMPY, engine_of, outside_torch_compile, owner, torch_call, torch_compiling
 from .masks import Mask
+
+#: Checked signatures kept per plan (`Plan.check`): the arrays' types, dtypes, shapes and devices of recent calls.
+CHECKS_KEPT = 16
 
 if TYPE_CHECKING:
     from ..arrays.engine import Engine
@@ -503,6 +507,26 @@ def _is_array(value: object) -> bool:
     return hasattr(value, "shape") and hasattr(value, "dtype")
 
 
+def _check_one_dtype(engine: Engine, arrays: dict[str, Any]) -> None:
+    """A TypeError naming the first of `arrays` ({argument: array of `engine`'s library}) whose dtype is not the
+    first one's, for a library that does not promote (`Engine.promotes`)."""
+    (first, dtype), *_ = ((argument, a.dtype) for argument, a in arrays.items())
+    for argument, a in arrays.items():
+        if a.dtype != dtype:
+            raise TypeError(f"{argument}: expected {dtype} like {first} ({engine.name} computes in one dtype: convert "
+                            f"one of them, e.g. with .to({dtype})), got {a.dtype}")
+
+
+def _signature(array: Any) -> tuple[Any, ...] | None:
+    """What `Plan.check` reads of a numpy array or torch tensor (None for other values: their checks run each time)."""
+    kind = type(array)
+    if kind is np.ndarray:
+        return kind, array.dtype, array.shape
+    if owner(array).name == "torch":
+        return kind, array.dtype, tuple(array.shape), array.device, array.layout
+    return None
+
+
 def _real(value: Any, argument: str) -> Any:
     """`value` as a real floating-point array (lists are converted; other arrays kept as they are)."""
     if _is_array(value):
@@ -547,6 +571,7 @@ class Plan:
         self.signals = {spec.name: spec for spec in self.inputs if spec.kind == "signal"}
         self.parameters = {spec.name: spec for spec in self.inputs if spec.kind == "parameter"}
         self._release = self._last_uses()
+        self._checked: OrderedDict[tuple[Any, ...], tuple[Engine, Sizes]] = OrderedDict()
         #: The plan's name for `kernels.arrays.torch_call` (a traced call on torch tensors is one operator).
         self.key = torch_call.register(self)
 
@@ -648,13 +673,43 @@ class Plan:
     def check(self, inputs: Any, parameters: Any = None) -> Call:
         """The arguments of a call checked once (errors name the argument): their engine, the arrays in the
         registers they enter (numpy ones converted into the engine's library) and the sizes of the parametric dims;
-        `run` executes it."""
+        `run` executes it.  Every check reads only the arrays' types, dtypes, shapes, devices and layouts, so a call
+        whose arrays match a recent checked one in all of them (numpy arrays and torch tensors, none converted) is
+        not checked again."""
+        arrays = self._arrays(inputs, parameters)
+        signature = None if arrays is None else tuple(map(_signature, arrays))
+        known = None if signature is None or None in signature else self._checked.get(signature)
+        if known is not None:
+            self._checked.move_to_end(signature)
+            return Call(known[0], {spec.register: a for spec, a in zip(self.inputs, arrays)}, dict(known[1]))
+        call = self._checked_call(inputs, parameters)
+        if signature is not None and None not in signature and all(
+                a is call.arrays[spec.register] for spec, a in zip(self.inputs, arrays)):     # none converted
+            self._checked[signature] = (call.engine, dict(call.sizes))
+            while len(self._checked) > CHECKS_KEPT:
+                self._checked.popitem(last=False)
+        return call
+
+    def _arrays(self, inputs: Any, parameters: Any) -> list[Any] | None:
+        """The inputs' arrays in the plan's order, or None where the arguments are not given as a repeated call
+        gives them (a dict of every signal, or one array for one signal, and a dict of every parameter)."""
+        signals = {next(iter(self.signals)): inputs} if len(self.signals) == 1 and _is_array(inputs) else inputs
+        if type(signals) is not dict or type(parameters if parameters is not None else {}) is not dict:
+            return None
+        given = (signals, parameters or {})
+        found = [given[spec.kind != "signal"].get(spec.name) for spec in self.inputs]
+        return None if any(a is None for a in found) else found
+
+    def _checked_call(self, inputs: Any, parameters: Any) -> Call:
         inputs, parameters = self._check_inputs(inputs), self._check_parameters(parameters or {})
         named = {**{f"inputs[{n!r}]": a for n, a in inputs.items()},
                  **{f"parameters[{n!r}]": a for n, a in parameters.items()}}
         engine = engine_of(named)
         sizes = self.bind(inputs, parameters)
-        like = next((a for a in named.values() if engine.owns(a)), None)
+        owned = {argument: a for argument, a in named.items() if engine.owns(a)}
+        if not engine.promotes:
+            _check_one_dtype(engine, owned)
+        like = next(iter(owned.values()), None)
         arrays = {}
         for spec in self.inputs:
             array = (inputs if spec.kind == "signal" else parameters)[spec.name]

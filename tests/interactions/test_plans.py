@@ -61,6 +61,40 @@ def test_a_plan_refuses_sizes_it_was_not_built_for():
     assert not plan.accepts(np.ones((1, 7, 1)), model.init(seed=0))
 
 
+def test_a_call_like_a_checked_one_skips_the_checks_and_any_other_is_still_refused_by_name(monkeypatch):
+    """`Plan.check` keeps the signatures (types, dtypes, shapes, devices, layouts) of recent checked calls: a call
+    that matches one runs unchecked, with the sizes bound before; every call that differs in one of them is checked
+    (and refused by name where it does not fit), and at most `CHECKS_KEPT` are kept."""
+    torch = pytest.importorskip("torch")
+    from product_interactions.kernels.plans import plan as plan_module
+    model = attention(d_model=4, heads=1)
+    plan = model.plan((5,))
+    params = {k: torch.tensor(v) for k, v in model.init(seed=0).items()}
+    x = torch.randn(2, 5, 4, dtype=torch.float64)
+    plan(x, params)
+    expected = plan(2 * x.numpy(), model.init(seed=0))
+    checks = []
+    original = plan_module.Plan._checked_call
+    monkeypatch.setattr(plan_module.Plan, "_checked_call", lambda self, *a: checks.append(1) or original(self, *a))
+    second = plan(2 * x, params)
+    assert checks == []                                                     # sizes and engine as bound before
+    np.testing.assert_allclose(second.numpy(), expected, rtol=1e-12)
+    for argument, bad, message in [
+            ("x", x.float(), r"expected torch.float32 like inputs\['x'\]"),
+            ("x", x[..., :3], r"inputs\['x'\]: expected shape"),
+            ("x", torch.empty(2, 5, 4, dtype=torch.float64, device="meta"), "meta"),
+            ("x", x.to_sparse(), "layout"),
+            ("W_Q", params["W_Q"][:, :3], r"parameters\['W_Q'\]: expected shape"),
+            ("W_Q", params["W_Q"].int(), "floating-point")]:
+        arguments = (bad, params) if argument == "x" else (x, {**params, argument: bad})
+        with pytest.raises((TypeError, ValueError), match=message):
+            plan(*arguments)
+    assert len(checks) == 6
+    for length in range(3, 3 + plan_module.CHECKS_KEPT + 4):                 # one signature per batch size
+        plan(torch.randn(length, 5, 4, dtype=torch.float64), params)
+    assert len(plan._checked) == plan_module.CHECKS_KEPT
+
+
 def test_explain_prints_the_steps_and_what_serves_every_length():
     text = attention(d_model=8, heads=2).explain()
     assert "one plan for every size of position(3)" in text
