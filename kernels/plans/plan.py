@@ -677,13 +677,14 @@ class Plan:
         whose arrays match a recent checked one in all of them (numpy arrays and torch tensors, none converted) is
         not checked again."""
         arrays = self._arrays(inputs, parameters)
-        signature = None if arrays is None else tuple(map(_signature, arrays))
-        known = None if signature is None or None in signature else self._checked.get(signature)
-        if known is not None:
+        signatures = [] if arrays is None else list(map(_signature, arrays))
+        signature = tuple(signatures) if signatures and None not in signatures else None
+        known = None if signature is None else self._checked.get(signature)
+        if known is not None and arrays is not None and signature is not None:
             self._checked.move_to_end(signature)
             return Call(known[0], {spec.register: a for spec, a in zip(self.inputs, arrays)}, dict(known[1]))
         call = self._checked_call(inputs, parameters)
-        if signature is not None and None not in signature and all(
+        if signature is not None and arrays is not None and all(
                 a is call.arrays[spec.register] for spec, a in zip(self.inputs, arrays)):     # none converted
             self._checked[signature] = (call.engine, dict(call.sizes))
             while len(self._checked) > CHECKS_KEPT:
