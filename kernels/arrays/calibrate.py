@@ -2,8 +2,11 @@
 
 A handful of micro-kernels, each timed after a warm-up as the median of a few fenced runs (`Engine.synchronize`):
 the cost of a call on tiny arrays, elementwise bandwidth, matrix products of inner dimension 64 in float32 and
-float64, batched 4 x 4 products (the per-row loops) and FFTs of length 256.  Their sizes grow with the device (a
-GPU's arrays are larger), so a calibration takes about a second.  The rates are kept in the cache folder
+float64, batched 4 x 4 products (the per-row loops) and FFTs of length 256; off the CPU, where the engine runs the
+compiled loop there (torch's Triton kernel), its rate in float32 and float64 and its cost per entry, on the table of
+a cyclic group of order 16 (16 terms per output).  The CPU's loop rates stay the shipped ones: they were fitted to
+the strategies' end-to-end timings (`benchmarks/strategies.py --fit`), which one micro-kernel would undo.  Sizes
+grow with the device (a GPU's arrays are larger), so a calibration takes about a second.  The rates are kept in the cache folder
 (`rates.keep_rates`, under the cache's trust rule) and `Engine.rates_for` returns them from then on, in this
 process and later ones.
 
@@ -18,11 +21,13 @@ from __future__ import annotations
 import dataclasses
 import statistics
 import time
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from .rates import Rates, keep_rates
+from ..native import clib
+from .rates import LOOP_RATES, Rates, keep_rates
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -43,8 +48,8 @@ def _seconds(engine: Engine, run: Callable[[], Any], repeats: int = REPEATS) -> 
 
 
 def measure(engine: Engine, like: Any) -> dict[str, float]:
-    """The measured rates (`rates.Rates`' call, bandwidth, gemm64, gemm32, loop and transform) of `engine` on the
-    device of `like`, an array of the engine's library."""
+    """The measured rates (`rates.Rates`' call, bandwidth, gemm64, gemm32, loop and transform; off the CPU, the
+    compiled loop's where it runs there) of `engine` on the device of `like`, an array of the engine's library."""
     large = engine.place(like) != "cpu"
     single, double = engine.like(np.float32, engine.device(like)), engine.like(np.float64, engine.device(like))
 
@@ -67,7 +72,38 @@ def measure(engine: Engine, like: Any) -> dict[str, float]:
     loop = 2 * rows * 64 / _seconds(engine, lambda: engine.matmul(p, q))
     signals = array((rows // 4, 256), double)           # the lengths where fft and the direct strategies meet
     transform = 2.5 * 256 * 8 * (rows // 4) / _seconds(engine, lambda: engine.rfft(signals))
-    return {"call": call, "bandwidth": bandwidth, "loop": loop, "transform": transform, **gemm}
+    compiled = _compiled_rates(engine, single, double, rows, array) if large and engine.runs_compiled(single) else {}
+    return {"call": call, "bandwidth": bandwidth, "loop": loop, "transform": transform, **gemm, **compiled}
+
+
+#: The table the compiled loop is timed on: e_i e_j = e_(i + j mod 16), 16 terms per output.
+ORDER = 16
+
+
+def cyclic_level() -> Any:
+    """What `Engine.compiled_loop` reads of a level (its terms and its factor's shape) for the cyclic group's table.
+
+    >>> level = cyclic_level()
+    >>> level.factor.shape, len(level.terms.i)
+    ((16, 16, 16), 256)
+    """
+    i, j = (a.ravel() for a in np.indices((ORDER, ORDER)))
+    terms = clib.Terms.from_table(np.stack([i, j, (i + j) % ORDER], axis=1), np.ones(len(i)), ORDER)
+    return SimpleNamespace(terms=terms, factor=SimpleNamespace(shape=(ORDER,) * 3))
+
+
+def _compiled_rates(engine: Engine, single: Any, double: Any, rows: int,
+                    array: Callable[..., Any]) -> dict[str, float]:
+    """The compiled loop's rates (`Rates.compiled32`, ``compiled64``: 3 FLOPs a term and row) and its cost per entry
+    (``compiled_call``: a call on one row), on the cyclic group's table."""
+    level = cyclic_level()
+    rates = {}
+    for name, kind in (("compiled32", single), ("compiled64", double)):
+        x, y = array((rows, ORDER), kind), array((rows, ORDER), kind)
+        rates[name] = 3 * ORDER**2 * rows / _seconds(engine, lambda: engine.compiled_loop(level, x, y))
+    one = array((1, ORDER))
+    rates["compiled_call"] = _seconds(engine, lambda: engine.compiled_loop(level, one, one))
+    return rates
 
 
 def calibrate(like: Any = None, keep: bool = True) -> Rates:
@@ -84,8 +120,9 @@ def calibrate(like: Any = None, keep: bool = True) -> Rates:
                                 transform=measured["transform"],
                                 gemm32=measured.get("gemm32", shipped.gemm32),
                                 gemm64=measured.get("gemm64", shipped.gemm64),       # JAX without x64: float32 only
+                                **{name: measured[name] for name in LOOP_RATES if name in measured},
                                 origin=f"calibrated {time.strftime('%Y-%m-%d')} on {place}")
     if keep:
-        keep_rates(engine.name, place, rates)
+        keep_rates(engine.name, place, rates, loop=LOOP_RATES[0] in measured)
         engine.forget_rates()
     return rates

@@ -98,16 +98,20 @@ CUDA_RATES = Rates(call=8e-6, bandwidth=3e12, gemm64=15e12, gemm32=20e12, loop=5
 #: Calibrations kept in the cache folder ``rates`` (one per engine and kind of device), and the largest file read.
 RATES_KEPT, RATES_BYTES = 16, 4096
 _MEASURED = ("call", "bandwidth", "gemm64", "gemm32", "loop", "transform")
+#: The compiled loop's rates, measured (and kept) only off the CPU (`kernels.arrays.calibrate`).
+LOOP_RATES = ("compiled32", "compiled64", "compiled_call")
 
 
 def _file(engine: str, place: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{engine}-{place}")[:120] + ".json"
 
 
-def keep_rates(engine: str, place: str, rates: Rates) -> bool:
+def keep_rates(engine: str, place: str, rates: Rates, loop: bool = False) -> bool:
     """Store measured `rates` for `engine` on devices of `place` in the cache (`product_interactions.cache`'s trust
-    rule; the least recently used beyond `RATES_KEPT` go); False where the cache is off or cannot be written."""
-    data = {"engine": engine, "place": place, **{name: getattr(rates, name) for name in _MEASURED},
+    rule; the least recently used beyond `RATES_KEPT` go), the compiled loop's too where `loop` says they were
+    measured; False where the cache is off or cannot be written."""
+    names = _MEASURED + LOOP_RATES if loop else _MEASURED
+    data = {"engine": engine, "place": place, **{name: getattr(rates, name) for name in names},
             "origin": rates.origin}
     written = cache.write("rates", _file(engine, place), json.dumps(data).encode())
     cache.prune("rates", "", RATES_KEPT)
@@ -125,14 +129,12 @@ def stored_rates(engine: str, place: str, shipped: Rates | None = None) -> Rates
         found = json.loads(data)
     except (ValueError, UnicodeDecodeError):
         return None
-    if not isinstance(found, dict) or set(found) != {"engine", "place", "origin", *_MEASURED} or \
+    keys = {"engine", "place", "origin", *_MEASURED}
+    if not isinstance(found, dict) or set(found) not in (keys, keys | set(LOOP_RATES)) or \
             found["engine"] != engine or found["place"] != place or not isinstance(found["origin"], str):
         return None
-    numbers = {name: found[name] for name in _MEASURED}
+    numbers = {name: found[name] for name in _MEASURED + LOOP_RATES if name in found}
     if not all(type(v) in (int, float) and math.isfinite(v) and 0 < v < 1e18 for v in numbers.values()):
         return None
     base = shipped if shipped is not None else NUMPY_RATES
-    return dataclasses.replace(base, call=float(numbers["call"]), bandwidth=float(numbers["bandwidth"]),
-                               gemm64=float(numbers["gemm64"]), gemm32=float(numbers["gemm32"]),
-                               loop=float(numbers["loop"]), transform=float(numbers["transform"]),
-                               origin=found["origin"][:200])
+    return dataclasses.replace(base, **{name: float(v) for name, v in numbers.items()}, origin=found["origin"][:200])

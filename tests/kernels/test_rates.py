@@ -30,6 +30,42 @@ def test_a_calibration_is_kept_and_priced_by_from_then_on(cache):
     assert (cache / "rates" / "numpy-cpu.json").is_file()
 
 
+def test_the_compiled_loop_is_timed_on_the_cyclic_group_s_table(monkeypatch):
+    """`calibrate` times the loop (off the CPU) on e_i e_j = e_(i + j mod 16): its product is the cyclic
+    convolution, and the rates it derives are FLOPs per second (3 a term and row) and seconds per entry."""
+    torch = pytest.importorskip("torch")
+    from product_interactions.kernels.arrays import TORCH
+    from product_interactions.kernels.arrays import calibrate as calibration
+    level, rng = calibration.cyclic_level(), np.random.default_rng(0)
+    x, y = rng.standard_normal((5, 16)), rng.standard_normal((5, 16))
+    expected = np.real(np.fft.ifft(np.fft.fft(x) * np.fft.fft(y)))
+    np.testing.assert_allclose(TORCH.compiled_loop(level, torch.tensor(x), torch.tensor(y)), expected, atol=1e-12)
+    seconds, original = [], calibration._seconds
+    monkeypatch.setattr(calibration, "_seconds", lambda *arguments: seconds.append(original(*arguments)) or seconds[-1])
+    single, double = torch.zeros(1), torch.zeros(1, dtype=torch.float64)
+    measured = calibration._compiled_rates(TORCH, single, double, 64,
+                                           lambda shape, kind=single: TORCH.convert(rng.standard_normal(shape), kind))
+    assert measured == {"compiled32": 3 * 256 * 64 / seconds[0], "compiled64": 3 * 256 * 64 / seconds[1],
+                        "compiled_call": seconds[2]}
+
+
+def test_a_calibration_that_measured_the_loop_keeps_its_rates(cache, monkeypatch):
+    """Off the CPU the loop's rates are measured too; they are kept, read back and priced by (a file holds all
+    three or none of them)."""
+    from product_interactions.kernels.arrays import calibrate as calibration
+    loop = {"compiled32": 2e12, "compiled64": 1e12, "compiled_call": 4e-5}
+    original = calibration.measure
+    monkeypatch.setattr(calibration, "measure", lambda engine, like: {**original(engine, like), **loop})
+    measured = calibrate(np.zeros(1))
+    assert (measured.compiled32, measured.compiled64, measured.compiled_call) == (2e12, 1e12, 4e-5)
+    assert NUMPY.rates_for(np.zeros(1)) == measured
+    path = cache / "rates" / "numpy-cpu.json"
+    data = json.loads(path.read_text())
+    assert {name: data[name] for name in loop} == loop
+    path.write_text(json.dumps({key: value for key, value in data.items() if key != "compiled_call"}))
+    assert stored_rates("numpy", "cpu", NUMPY.rates) is None
+
+
 @pytest.mark.parametrize("tamper", ["extra key", "negative", "infinite", "other engine", "not json", "a string"])
 def test_a_kept_file_is_used_only_exactly_as_written(cache, tamper):
     keep_rates("numpy", "cpu", NUMPY.rates)
