@@ -6,9 +6,9 @@ float64, batched 4 x 4 products (the per-row loops) and FFTs of length 256; off 
 compiled loop there (torch's Triton kernel), its rate in float32 and float64 and its cost per entry, on the table of
 a cyclic group of order 16 (16 terms per output).  The CPU's loop rates stay the shipped ones: they were fitted to
 the strategies' end-to-end timings (`benchmarks/strategies.py --fit`), which one micro-kernel would undo.  Sizes
-grow with the device (a GPU's arrays are larger), so a calibration takes about a second.  The rates are kept in the cache folder
-(`rates.keep_rates`, under the cache's trust rule) and `Engine.rates_for` returns them from then on, in this
-process and later ones.
+grow with the device (a GPU's arrays are larger), so a calibration takes about a second.  The rates are kept in the
+cache folder (`rates.keep_rates`, under the cache's trust rule) and `Engine.rates_for` returns them from then on, in
+this process and later ones.
 
 >>> import numpy as np
 >>> from product_interactions.kernels.arrays import NUMPY

@@ -510,11 +510,12 @@ def _is_array(value: object) -> bool:
 def _check_one_dtype(engine: Engine, arrays: dict[str, Any]) -> None:
     """A TypeError naming the first of `arrays` ({argument: array of `engine`'s library}) whose dtype is not the
     first one's, for a library that does not promote (`Engine.promotes`)."""
-    (first, dtype), *_ = ((argument, a.dtype) for argument, a in arrays.items())
-    for argument, a in arrays.items():
-        if a.dtype != dtype:
+    first, *others = arrays
+    dtype = arrays[first].dtype
+    for argument in others:
+        if arrays[argument].dtype != dtype:
             raise TypeError(f"{argument}: expected {dtype} like {first} ({engine.name} computes in one dtype: convert "
-                            f"one of them, e.g. with .to({dtype})), got {a.dtype}")
+                            f"one of them, e.g. with .to({dtype})), got {arrays[argument].dtype}")
 
 
 def _signature(array: Any) -> tuple[Any, ...] | None:
@@ -677,29 +678,28 @@ class Plan:
         whose arrays match a recent checked one in all of them (numpy arrays and torch tensors, none converted) is
         not checked again."""
         arrays = self._arrays(inputs, parameters)
-        signatures = [] if arrays is None else list(map(_signature, arrays))
-        signature = tuple(signatures) if signatures and None not in signatures else None
-        known = None if signature is None else self._checked.get(signature)
-        if known is not None and arrays is not None and signature is not None:
+        signature = tuple(map(_signature, arrays))
+        kept = bool(arrays) and None not in signature
+        known = self._checked.get(signature) if kept else None
+        if known is not None:
             self._checked.move_to_end(signature)
             return Call(known[0], {spec.register: a for spec, a in zip(self.inputs, arrays)}, dict(known[1]))
         call = self._checked_call(inputs, parameters)
-        if signature is not None and arrays is not None and all(
-                a is call.arrays[spec.register] for spec, a in zip(self.inputs, arrays)):     # none converted
+        if kept and all(a is call.arrays[spec.register] for spec, a in zip(self.inputs, arrays)):  # none converted
             self._checked[signature] = (call.engine, dict(call.sizes))
             while len(self._checked) > CHECKS_KEPT:
                 self._checked.popitem(last=False)
         return call
 
-    def _arrays(self, inputs: Any, parameters: Any) -> list[Any] | None:
-        """The inputs' arrays in the plan's order, or None where the arguments are not given as a repeated call
+    def _arrays(self, inputs: Any, parameters: Any) -> list[Any]:
+        """The inputs' arrays in the plan's order, or none where the arguments are not given as a repeated call
         gives them (a dict of every signal, or one array for one signal, and a dict of every parameter)."""
         signals = {next(iter(self.signals)): inputs} if len(self.signals) == 1 and _is_array(inputs) else inputs
         if type(signals) is not dict or type(parameters if parameters is not None else {}) is not dict:
-            return None
+            return []
         given = (signals, parameters or {})
         found = [given[spec.kind != "signal"].get(spec.name) for spec in self.inputs]
-        return None if any(a is None for a in found) else found
+        return [] if any(a is None for a in found) else found
 
     def _checked_call(self, inputs: Any, parameters: Any) -> Call:
         inputs, parameters = self._check_inputs(inputs), self._check_parameters(parameters or {})

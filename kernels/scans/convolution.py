@@ -43,7 +43,7 @@ def causal_convolution(x: Any, kernel: Any) -> Any:
         seen = engine.cumsum(engine.floats(bad, y), axis=-1)
         return engine.where(seen > 0, np.nan, y)
     leading = tuple(range(len(bad.shape) - 1))
-    for step in np.flatnonzero(engine.value(engine.sum(engine.floats(bad, y), axis=leading))):   # a step's count
+    for step in np.flatnonzero(engine.value(engine.sum(engine.floats(bad, y), axis=leading))):   # bad entries per step
         column = engine.where(bad[..., step], x[..., step], 0.0)             # the non-finite entries at this step
         terms = kernel[..., :length - step] * column[..., None]
         y = y + engine.concatenate([engine.zeros(tuple(terms.shape[:-1]) + (int(step),), terms), terms], axis=-1)

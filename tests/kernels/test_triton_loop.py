@@ -40,7 +40,8 @@ def test_the_kernel_equals_the_dense_contraction(name, dtype, rows):
     z = triton_loop.sparse_product(terms, torch.tensor(x, dtype=getattr(torch, dtype)),
                                    torch.tensor(y, dtype=getattr(torch, dtype)), factor.shape)
     expected = np.einsum("ri,rj,ijk->rk", x, y, factor.dense(np.float64))
-    assert z.dtype == getattr(torch, dtype) and z.shape == (rows, factor.shape[2]) and z.t().is_contiguous()   # column-major: no second copy
+    assert z.dtype == getattr(torch, dtype) and z.shape == (rows, factor.shape[2])
+    assert z.t().is_contiguous()                                              # column-major: no second copy
     assert np.allclose(z.numpy(), expected, rtol=0, atol=1e-12 if dtype == "float64" else 1e-5)
 
 
