@@ -96,13 +96,15 @@ def _compiled_rates(engine: Engine, single: Any, double: Any, rows: int,
                     array: Callable[..., Any]) -> dict[str, float]:
     """The compiled loop's rates (`Rates.compiled32`, ``compiled64``: 3 FLOPs a term and row) and its cost per entry
     (``compiled_call``: a call on one row), on the cyclic group's table."""
-    level = cyclic_level()
-    rates = {}
+    level, loop = cyclic_level(), engine.compiled_loop
+    rates: dict[str, Any] = {}
+    if loop is None:
+        return rates
     for name, kind in (("compiled32", single), ("compiled64", double)):
         x, y = array((rows, ORDER), kind), array((rows, ORDER), kind)
-        rates[name] = 3 * ORDER**2 * rows / _seconds(engine, lambda: engine.compiled_loop(level, x, y))
+        rates[name] = 3 * ORDER**2 * rows / _seconds(engine, lambda: loop(level, x, y))
     one = array((1, ORDER))
-    rates["compiled_call"] = _seconds(engine, lambda: engine.compiled_loop(level, one, one))
+    rates["compiled_call"] = _seconds(engine, lambda: loop(level, one, one))
     return rates
 
 
@@ -116,13 +118,14 @@ def calibrate(like: Any = None, keep: bool = True) -> Rates:
     place = engine.place(like)
     measured = measure(engine, like)
     shipped = engine.shipped_rates(place)
+    loop_rates: dict[str, Any] = {name: measured[name] for name in LOOP_RATES if name in measured}
     rates = dataclasses.replace(shipped, call=measured["call"], bandwidth=measured["bandwidth"], loop=measured["loop"],
                                 transform=measured["transform"],
                                 gemm32=measured.get("gemm32", shipped.gemm32),
                                 gemm64=measured.get("gemm64", shipped.gemm64),       # JAX without x64: float32 only
-                                **{name: measured[name] for name in LOOP_RATES if name in measured},
+                                **loop_rates,
                                 origin=f"calibrated {time.strftime('%Y-%m-%d')} on {place}")
     if keep:
-        keep_rates(engine.name, place, rates, loop=LOOP_RATES[0] in measured)
+        keep_rates(engine.name, place, rates, loop=bool(loop_rates))
         engine.forget_rates()
     return rates

@@ -17,6 +17,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ... import cache
 
@@ -137,4 +138,5 @@ def stored_rates(engine: str, place: str, shipped: Rates | None = None) -> Rates
     if not all(type(v) in (int, float) and math.isfinite(v) and 0 < v < 1e18 for v in numbers.values()):
         return None
     base = shipped if shipped is not None else NUMPY_RATES
-    return dataclasses.replace(base, **{name: float(v) for name, v in numbers.items()}, origin=found["origin"][:200])
+    fields: dict[str, Any] = {name: float(v) for name, v in numbers.items()}
+    return dataclasses.replace(base, **fields, origin=found["origin"][:200])
