@@ -204,7 +204,7 @@ class Adam:
     def _compiled(self, gradient_of: Callable) -> Callable:
         engine, betas, eps, clip = self.engine, self.betas, self.eps, self.clip
 
-        def update(state: tuple[Any, Any, Any], batch: Any, rate: float) -> tuple[tuple[Any, Any, Any], Any, Any]:
+        def update(state: tuple[Any, Any, Any], batch: Any, rate: float) -> tuple[tuple[Any, Any, Any], Any]:
             vector, first, second = state
             value, gradients = gradient_of(self._split(vector), batch)      # by parameter: no slicing to undo
             gradient = self._flatten(gradients)
@@ -213,7 +213,8 @@ class Adam:
                 gradient = gradient * (clip / engine.maximum(norm + 1e-12, clip))
             first = betas[0] * first + (1 - betas[0]) * gradient
             second = betas[1] * second + (1 - betas[1]) * gradient * gradient
-            return (vector - rate * first / (engine.sqrt(second) + eps), first, second), value, norm
+            # the loss and the gradient norm in one array: the step reads them from the device in one transfer
+            return (vector - rate * first / (engine.sqrt(second) + eps), first, second), engine.stack([value, norm])
         if engine.name == "jax":
             import jax
             return jax.jit(update)
@@ -232,8 +233,8 @@ class Adam:
             rate = self.lr * 0.5 * (1 + math.cos(math.pi * min(step, self.steps)  # type: ignore[type-var, operator]
                                                  / self.steps))                   # (cosine: steps is given)
         corrected = rate * math.sqrt(1 - self.betas[1] ** (step + 1)) / (1 - self.betas[0] ** (step + 1))
-        state, value, norm = self._update(self._vectors, batch, corrected)
-        value, norm = map(float, self.engine.value(self.engine.stack([value, norm])))   # one read from the device
+        state, numbers = self._update(self._vectors, batch, corrected)
+        value, norm = map(float, self.engine.value(numbers))
         if not math.isfinite(value) or not math.isfinite(norm):
             raise FloatingPointError(f"adam: the loss or its gradient is not finite at step {step} ({value})")
         self._vectors, self.count = state, step + 1
