@@ -88,7 +88,7 @@ NUMPY_RATES = Rates(call=1.2e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=
 #: The compiled loop is a Triton kernel there (`kernels.native.triton_loop`), not measured on a GPU yet: each term
 #: reads one component of a block of rows from the L1 or L2 cache (4 or 8 bytes a row) for its 3 FLOPs, so at a
 #: third of the L2 cache's ~10 TB/s about 3 TFLOP/s in float32, half that in float64; an entry is its launch and the
-#: transposes around it (four launches).
+#: operands' transposes before it (three launches).
 #: `kernels.arrays.calibrate` replaces the measured ones with the device's own.
 CUDA_RATES = Rates(call=8e-6, bandwidth=3e12, gemm64=15e12, gemm32=20e12, loop=5e12, row=1e-12, transform=5e12,
                    compiled64=1.5e12, compiled32=3e12, compiled_call=30e-6,

@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 NAME = "compiled"
 ROLE = "level"
 NESTING = 4                     # innermost: it needs the elementwise leaf inside it
-WHOLE_BATCH = True              # one call for the whole batch: its own blocks are cache-sized (`Compiled`)
 
 #: Bytes of a block's x and y components (read term by term) that fit the L1 cache, and how many times slower a
 #: term is where they do not: its operands then come from the next cache level (translation(256), translation(512)
@@ -104,7 +103,7 @@ class Compiled(Level):
     """The compiled level (see `Level`); it runs the whole batch in one call (its blocks are cache-sized)."""
 
     strategy = NAME
-    chunk_bytes = None                          # WHOLE_BATCH
+    chunk_bytes = None                          # one call for the whole batch: its own blocks are cache-sized
 
     def __init__(self, factor: Factor, axis: int, inner: Program) -> None:
         super().__init__(factor, axis, inner, cost(factor, inner.cost))
@@ -169,3 +168,8 @@ class Compiled(Level):
         block = ", ".join(f"{clib.block_rows(dtype, self.factor.shape)} {dtype.name} rows" for dtype in clib.BLOCK)
         return [f"compiled on axis {self.axis}: one C loop over the {self.factor.nnz:,} nonzero terms in blocks of "
                 f"{block} (kernels.native.clib); no multiplications by zero"]
+
+
+#: The batch runs whole, in one call: what the model prices (`kernels.products.select.chunk_bytes`), read from the
+#: level `Kernel` runs, so the two cannot disagree.
+WHOLE_BATCH = Compiled.chunk_bytes is None
