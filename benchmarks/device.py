@@ -10,8 +10,10 @@ dense form alone (the block-sparse targets 0.5 and 1/3); causal attention (d_mod
 and L 4096 B 8 against ``scaled_dot_product_attention``; the selective scan at Mamba's shapes (batch 8, d_inner
 128, d_state 16, L 1024 and 4096) forward plus backward against a hand-written chunked scan in plain torch
 (`chunked_reference`), and the Mamba block's against the same; a dense d = 64 product at batch 65,536 as a share of
-the device's GEMM peak measured in the same run (TF32 off); the copy model's training step through the library's
-Adam on the device against the same model in torch (`benchmarks.engines.copy_torch_rows`).  Before the rows, the
+the device's GEMM peak measured in the same run (TF32 off); the attention and Mamba modules under
+``torch.compile(fullgraph=True)`` against the same eager modules, forward plus backward; the copy model's
+training step through the library's Adam on the device against the same model in torch
+(`benchmarks.engines.copy_torch_rows`).  Before the rows, the
 rates auto prices by on the device (`Engine.rates_for`) and, with ``--calibrate``, the measured ones.
 """
 from __future__ import annotations
@@ -159,6 +161,22 @@ def _ls2t(torch, device, scale: float, repeats: int) -> list[str]:
                       f"signature's", fenced(torch, ours), fenced(torch, reference), 2.0, repeats)]
 
 
+def _compiled(torch, device, scale: float, repeats: int) -> list[str]:
+    """The attention (L 1024 B 32) and Mamba (L 4096 B 8) modules under ``torch.compile(fullgraph=True)`` (Inductor)
+    forward plus backward against the same eager modules (target <= 1)."""
+    rows = []
+    for model, length, batch in ((attention(d_model=64, heads=4), 1024, 32), (mamba(d_model=64, d_state=16), 4096, 8)):
+        length = max(16, int(length * scale ** 0.5))
+        module = model.to_torch(seed=0, dtype="float32").to(device)
+        compiled = torch.compile(module, fullgraph=True)
+        x = torch.randn(batch, length, 64, device=device)
+        assert torch.allclose(compiled(x), module(x), rtol=1e-4, atol=1e-4)
+        rows.append(ratio_row(f"{type(module).__name__} L {length} B {batch} under torch.compile(fullgraph=True) "
+                              f"fwd+bwd vs eager", fenced(torch, lambda: compiled(x).sum().backward()),
+                              fenced(torch, lambda: module(x).sum().backward()), 1.0, repeats))
+    return rows
+
+
 def _dense_peak(torch, device, scale: float, repeats: int) -> list[str]:
     from benchmarks.timing import median_time
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -183,4 +201,4 @@ def device_rows(device: str, repeats: int, scale: float = 1.0, calibrate: bool =
         notes.append(f"calibrated: {kernels.calibrate(like)}")
     return notes + _products(torch, device, scale, repeats) + _attention(torch, device, scale, repeats) + \
         _scans(torch, device, scale, repeats) + _ls2t(torch, device, scale, repeats) + \
-        _dense_peak(torch, device, scale, repeats)
+        _compiled(torch, device, scale, repeats) + _dense_peak(torch, device, scale, repeats)
