@@ -13,10 +13,12 @@ Its eager body is the call, recorded by autograd where a gradient is wanted (``w
 require one in a traced training step), as an eager call records it: the library's own fast paths and backward
 formulas, run once.  Torch runs an operator's body with autograd switched off; the body switches it back on for
 the call (`_recording`).  Besides its result the operator returns a handle, a CPU tensor of one number (0: the
-outputs are the same on every run); the recorded graph waits under the number's address until the handle dies (a traced training step drops it after its
-backward; an inference call at once).  The gradient is a second operator, ``call_vjp``, that backpropagates
-through the recorded graph, or where none was kept (inside a dispatch mode: torch.compile checks a new graph's
-custom operators in one on its first run), records the call again first.  Gradients of gradients are not traced.
+outputs are the same on every run); the record waits in `RECORDED` under the number's address until the backward
+takes it or the handle dies (an inference call, or a forward whose result is dropped).  The gradient is a second
+operator, ``call_vjp``, that backpropagates through the record, or where none was kept (inside a dispatch mode:
+torch.compile checks a new graph's custom operators in one on its first run; a second backward), records the call
+again first.  The result is a copy: the record may hold its own result for its backward, and Inductor may write
+into an operator's output.  Gradients of gradients are not traced.
 
 Keys are unique to this process (a random prefix: a compiled graph torch keeps on disk is never reused for another
 process's owner of the same name); the registry holds owners weakly.
