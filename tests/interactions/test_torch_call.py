@@ -141,20 +141,24 @@ def test_the_operator_passes_torch_s_operator_checks(wanted):
     torch.library.opcheck(forward, (operands, module.key, [wanted != "none" and o.requires_grad for o in operands]))
 
 
-def test_a_compiled_expression_traces_whole_and_equals_the_eager_plan():
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_compiled_expression_traces_whole_and_equals_the_eager_plan(backend):
     model = attention(d_model=4, heads=2)
     plan = model.plan((6,))
     params = {name: torch.tensor(value, requires_grad=True) for name, value in model.init(seed=0).items()}
-    x = torch.tensor(SEQUENCE)
+    weights = list(params.values())
+    x = torch.tensor(SEQUENCE, requires_grad=True)
 
     def loss(x, params):
         return plan(x, params).sin().sum()
-    compiled = torch.compile(loss, fullgraph=True, backend="eager")
-    got, expected = compiled(x, params), loss(x, params)
-    torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
-    weights = list(params.values())
-    for a, b in zip(torch.autograd.grad(got, weights), torch.autograd.grad(expected, weights)):
-        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    compiled = torch.compile(loss, fullgraph=True, backend=backend)
+    expected = loss(x, params)
+    expected_gradients = torch.autograd.grad(expected, [*weights, x])
+    for run in range(2):                                 # aot_eager: the first run checks in a dispatch mode
+        got = compiled(x, params)
+        torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
+        for a, b in zip(torch.autograd.grad(got, [*weights, x]), expected_gradients):
+            torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
 
 
 def test_the_registry_holds_modules_weakly_and_a_gone_one_is_named():
