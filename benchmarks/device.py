@@ -2,6 +2,7 @@
 one run, every timed call fenced by the device's synchronisation.
 
     python benchmarks/engines.py --device cuda [--repeats 5] [--scale 1.0]
+    bash benchmarks/gpu.sh [OUT_DIR]          # the tests that need CUDA, then these rows with --calibrate
 
 Rows (float32; at ``--scale 1`` the sizes of the issue's table, smaller ones on a CPU with ``--scale 0.01``):
 products of PGA (batch 10^6), CG lmax 4 (10^5) and lmax 6 (5 x 10^4), forward and forward plus backward, against

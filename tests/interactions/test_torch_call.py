@@ -229,3 +229,23 @@ def test_only_floating_torch_tensors_become_the_operator():
     for arrays in ([], [np.zeros(2)], [torch.zeros(2), np.zeros(2)], [torch.zeros(2, dtype=torch.int64)],
                    [torch.zeros(2), torch.zeros(2, dtype=torch.bool)]):
         assert not torch_call.applies(arrays), arrays
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+@pytest.mark.parametrize("model", [attention(d_model=8, heads=2), mamba(d_model=8, d_state=4)], ids=["attention", "mamba"])
+def test_on_cuda_inductor_trains_a_module_as_eager_does_with_one_library_call_a_step(model):
+    """Inductor's own code around the operator on a GPU; the handle stays on the CPU while the operands do not."""
+    module = model.to_torch(seed=0).to("cuda")
+    calls, kept = counted(module), len(torch_call.RECORDED)
+    x = torch.randn(2, 16, 8, dtype=torch.float64, device="cuda", generator=torch.Generator("cuda").manual_seed(0))
+    compiled = torch.compile(module, fullgraph=True)
+    weights = list(module.parameters())
+    expected = [module(x).sin().sum(), *torch.autograd.grad(module(x).sin().sum(), weights)]
+    for run in range(3):
+        calls.clear()
+        value = compiled(x).sin().sum()
+        got = [value, *torch.autograd.grad(value, weights)]
+        for a, b in zip(got, expected):
+            torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-10)
+        assert run == 0 or calls == ["real"]
+        assert len(torch_call.RECORDED) == kept
