@@ -231,6 +231,17 @@ def test_only_floating_torch_tensors_become_the_operator():
         assert not torch_call.applies(arrays), arrays
 
 
+def test_a_gradient_of_a_gradient_through_a_traced_module_is_refused_by_name():
+    """(torch's ahead-of-time autograd refuses one itself; the eager backend reaches the operator's refusal.)"""
+    module = gating(channels=4).to_torch(seed=0)
+    x = torch.tensor(SEQUENCE, requires_grad=True)
+    value = torch.compile(module, fullgraph=True, backend="eager")(x).sin().sum()
+    with pytest.raises(NotImplementedError, match=f"key: gradients of gradients of '{module.key}' are not traced"):
+        torch.autograd.grad(value, x, create_graph=True)
+    gradient, = torch.autograd.grad(value, x)                # once is fine, and the refusal kept the record
+    torch.testing.assert_close(gradient, torch.autograd.grad(module(x).sin().sum(), x)[0], rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 @pytest.mark.parametrize("model", [attention(d_model=8, heads=2), mamba(d_model=8, d_state=4)], ids=["attention", "mamba"])
 def test_on_cuda_inductor_trains_a_module_as_eager_does_with_one_library_call_a_step(model):
