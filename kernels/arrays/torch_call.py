@@ -36,6 +36,7 @@ from __future__ import annotations
 import itertools
 import secrets
 import sys
+import threading
 import weakref
 from typing import Any, NamedTuple
 
@@ -45,6 +46,7 @@ _OWNERS: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 _PREFIX, _COUNT = secrets.token_hex(8), itertools.count()
 #: The operator, its vector-Jacobian product and the torch library that holds them, once defined (`define`).
 OPERATORS: list[Any] = []
+_DEFINING = threading.Lock()
 
 
 class Recorded(NamedTuple):
@@ -87,10 +89,13 @@ def _specialised(tensors: list[Any]) -> list[Any]:
 
 def _recording(torch: Any) -> Any:
     """A context in which autograd records inside an operator's body (torch runs a body with autograd's dispatch
-    keys excluded), or None where it cannot: inside a dispatch mode, whose bodies run with the tracking of views and
-    in-place updates switched off too."""
+    keys excluded), or None where it cannot or must not: inside a dispatch mode, whose bodies run with the tracking
+    of views and in-place updates switched off too, and under saved-tensor hooks (activation checkpointing,
+    offloading), which decide what a forward keeps: there the forward keeps nothing of its own, so a checkpoint's
+    recomputation saves what the first run saved."""
     C = torch._C
-    if C._dispatch_tls_is_dispatch_key_excluded(C.DispatchKey.ADInplaceOrView):
+    if C._dispatch_tls_is_dispatch_key_excluded(C.DispatchKey.ADInplaceOrView) or \
+            C._autograd._top_saved_tensors_default_hooks(True) is not None:
         return None
     return C._ForceDispatchKeyGuard(C._dispatch_tls_local_include_set(),
                                     C._dispatch_tls_local_exclude_set().remove(C.DispatchKey.AutogradFunctionality))
@@ -155,7 +160,21 @@ def _call_vjp(operands: list[Any], key: str, wanted: list[bool], handle: Any, gr
     result = _one_tensor(torch, key, recorded.result)
     found = torch.autograd.grad(result, leaves, gradient, allow_unused=True) if result.requires_grad else \
         [None] * len(leaves)
-    return [(torch.zeros_like(leaf) if g is None else g).contiguous() for g, leaf in zip(found, leaves)]
+    return _unaliased(torch, [torch.zeros_like(leaf) if g is None else g for g, leaf in zip(found, leaves)],
+                      [*operands, gradient])
+
+
+def _unaliased(torch: Any, results: list[Any], inputs: list[Any]) -> list[Any]:
+    """`results`, contiguous, each copied where it shares memory with an input or an earlier result (autograd may
+    pass the incoming gradient itself on; an operator's outputs alias nothing)."""
+    taken = {tensor.untyped_storage().data_ptr() for tensor in inputs}
+    fresh = []
+    for result in results:
+        if result.untyped_storage().data_ptr() in taken:
+            result = result.clone(memory_format=torch.contiguous_format)
+        fresh.append(result.contiguous())
+        taken.add(result.untyped_storage().data_ptr())
+    return fresh
 
 
 def _call_vjp_fake(operands: list[Any], key: str, wanted: list[bool], handle: Any, gradient: Any) -> list[Any]:
@@ -176,8 +195,13 @@ def define() -> tuple[Any, Any]:
     """Define the operator and its vector-Jacobian product (once; torch must be importable).  They are registered
     with `torch.library.Library` and a `torch.autograd.Function` of their own: `torch.library.custom_op`'s wrappers
     around the same bodies took 0.19 ms more a training step (attention, length 8, on the project's CPU)."""
-    if OPERATORS:
-        return OPERATORS[0], OPERATORS[1]
+    with _DEFINING:
+        if not OPERATORS:
+            _define()
+    return OPERATORS[0], OPERATORS[1]
+
+
+def _define() -> None:
     import torch
     library = torch.library.Library("product_interactions", "FRAGMENT")
     library.define("call(Tensor[] operands, str key, bool[] wanted) -> (Tensor, Tensor)")
@@ -211,7 +235,6 @@ def define() -> tuple[Any, Any]:
     library.impl("call", differentiated, "Autograd")
     library.impl("call_vjp", _refuse_second_order, "Autograd")
     OPERATORS.extend((call, call_vjp, library))           # the library keeps the registrations alive
-    return call, call_vjp
 
 
 def applies(arrays: list[Any]) -> bool:

@@ -231,6 +231,41 @@ def test_only_floating_torch_tensors_become_the_operator():
         assert not torch_call.applies(arrays), arrays
 
 
+def test_a_traced_module_inside_activation_checkpointing_gives_eager_s_gradients_from_its_first_run():
+    """Under saved-tensor hooks the forward keeps no record of its own (the first run, checked inside a dispatch
+    mode, could keep none, and a checkpoint's recomputation must save what the first run saved)."""
+    from torch.utils.checkpoint import checkpoint
+    module = mamba(d_model=4, d_state=2).to_torch(seed=0)
+    x = torch.tensor(SEQUENCE, requires_grad=True)
+    weights = [*module.parameters(), x]
+    expected = torch.autograd.grad(module(x).sin().sum(), weights)
+    compiled = torch.compile(module, fullgraph=True, backend="aot_eager")
+    kept = len(torch_call.RECORDED)
+    for run in range(2):
+        value = checkpoint(compiled, x, use_reentrant=False).sin().sum()
+        for got, want in zip(torch.autograd.grad(value, weights), expected):
+            torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+        assert len(torch_call.RECORDED) == kept
+
+
+def test_the_backward_operator_returns_no_gradient_that_aliases_its_inputs_or_another():
+    """d(a + b)/db passes the incoming gradient itself on; an operator's outputs must alias nothing (Inductor
+    reuses their memory)."""
+    class Sum:
+        def flat_call(self, operands):
+            return operands[0] + operands[1]
+    owner = Sum()
+    key = torch_call.register(owner)
+    forward, backward = torch_call.define()
+    a, b, gradient = (torch.randn(3, 4, dtype=torch.float64) for _ in range(3))
+    _, handle = forward([a, b], key, [True, True])
+    found = backward([a, b], key, [True, True], handle, gradient)
+    for g in found:
+        torch.testing.assert_close(g, gradient, rtol=0, atol=0)
+    addresses = [t.untyped_storage().data_ptr() for t in (a, b, gradient, *found)]
+    assert len(set(addresses)) == len(addresses)
+
+
 def test_a_gradient_of_a_gradient_through_a_traced_module_is_refused_by_name():
     """(torch's ahead-of-time autograd refuses one itself; the eager backend reaches the operator's refusal.)"""
     module = gating(channels=4).to_torch(seed=0)
