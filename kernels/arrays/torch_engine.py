@@ -35,7 +35,6 @@ def _lettered(equation: str) -> str:
     return "".join(letters.get(c, c) for c in equation)
 
 
-@functools.lru_cache(maxsize=1024)
 class _Linear(NamedTuple):
     """How a two-operand einsum is one ``torch.nn.functional.linear`` (`_linear_form`); each order is None where
     its axes already stand in it (no permutation to call)."""
