@@ -3,11 +3,12 @@
 (`interactions.torch_module`) as one node of its graph instead of failing at the library's graph break, and
 Inductor fuses what surrounds it.
 
-An owner (a plan, a module) registers itself and gets a key; it answers ``flat_call(operands)``, its call on a flat
-list of tensors.  The operator is registered through ``torch.library.Library``.  Its fake body is the call on
-torch's fake tensors, whose sizes are first made plain ints: the library's steps are torch operations, which give
-the result's shape and dtype without numbers (no step asks a fake tensor for a value, `TorchEngine.concrete`), and
-an owner plans for its sizes, so a traced size is specialised (a new size traces again).
+An owner (a plan, a module, a library function with its constants: `traced_entry`) registers itself and gets a
+key; it answers ``flat_call(operands)``, its call on a flat list of tensors.  The operator is registered through
+``torch.library.Library``.  Its fake body is the call on torch's fake tensors of plain sizes: the library's steps
+are torch operations, which give the result's shape and dtype without numbers (no step asks a fake tensor for a
+value, `TorchEngine.concrete`).  Where torch.compile traces a size as a symbol (one that changed between calls),
+the result's sizes that follow it are that symbol (`symbolic_shape`), so one graph serves every length.
 
 Its eager body is the call, recorded by autograd where a gradient is wanted (``wanted``: the operands that
 require one in a traced training step), as an eager call records it: the library's own fast paths and backward
@@ -39,6 +40,8 @@ import sys
 import threading
 import weakref
 from typing import Any, NamedTuple
+
+from .symbolic_shape import traced_result
 
 #: key -> the live owner of that key.
 _OWNERS: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
@@ -80,11 +83,6 @@ def owner_for(key: str) -> Any:
     if found is None:
         raise KeyError(f"key: nothing named {key!r} lives in this process (a compiled graph outlived it)")
     return found
-
-
-def _specialised(tensors: list[Any]) -> list[Any]:
-    """Fake tensors of the same sizes as plain ints (torch may have left a traced size symbolic)."""
-    return [t.new_empty(tuple(int(d) for d in t.shape)) for t in tensors]
 
 
 def _recording(torch: Any) -> Any:
@@ -143,8 +141,8 @@ def _call(operands: list[Any], key: str, wanted: list[bool]) -> tuple[Any, Any]:
 
 def _call_fake(operands: list[Any], key: str, wanted: list[bool]) -> tuple[Any, Any]:
     import torch
-    result = owner_for(key).flat_call(_specialised(list(operands)))
-    return result.new_empty(result.shape), torch.empty((), dtype=torch.int64, device="cpu")
+    result, shape = traced_result(owner_for(key), list(operands))
+    return _one_tensor(torch, key, result).new_empty(shape), torch.empty((), dtype=torch.int64, device="cpu")
 
 
 def _call_vjp(operands: list[Any], key: str, wanted: list[bool], handle: Any, gradient: Any) -> list[Any]:
@@ -238,10 +236,10 @@ def _define() -> None:
 
 
 def applies(arrays: list[Any]) -> bool:
-    """True when a traced call on `arrays` can be the operator: it is defined, and they are floating torch tensors."""
+    """True when a traced call on `arrays` can be the operator: it is defined, and they are torch tensors (of any
+    dtype: a mask, token ids; only floating ones can want a gradient)."""
     torch = sys.modules.get("torch")
-    return bool(OPERATORS) and torch is not None and bool(arrays) and all(
-        isinstance(a, torch.Tensor) and a.is_floating_point() for a in arrays)
+    return bool(OPERATORS) and torch is not None and bool(arrays) and all(isinstance(a, torch.Tensor) for a in arrays)
 
 
 def traced(key: str, operands: list[Any]) -> Any:

@@ -1,6 +1,6 @@
 """Every architecture's torch module and a compiled expression under ``torch.compile(fullgraph=True)`` (one
 operator of the graph, `kernels.arrays.torch_call`): the eager values and gradients for the parameters and the
-inputs, a new length traced again, torch's operator checks, copies, and the registry's weak hold."""
+inputs, a new length's graph following every length, torch's operator checks, copies, and the registry's weak hold."""
 from __future__ import annotations
 
 import gc
@@ -10,7 +10,7 @@ import pytest
 from module_cases import MODELS, SEQUENCE
 
 from product_interactions.kernels.arrays import torch_call
-from product_interactions.interactions.architectures import attention, gating, mamba, ssm
+from product_interactions.interactions.architectures import attention, gating, mamba, ssm, tfn
 
 torch = pytest.importorskip("torch")
 
@@ -114,12 +114,101 @@ def test_a_second_backward_and_a_forward_in_a_dispatch_mode_record_the_call_agai
     assert len(calls) == 2
 
 
-def test_a_new_length_traces_again_and_a_traced_module_trains():
+def counting(backend):
+    """A backend that compiles as `backend` does and counts the graphs it is given, in the returned list."""
+    graphs, compile_graph = [], torch._dynamo.lookup_backend(backend)
+
+    def count(graph, inputs):
+        graphs.append(graph)
+        return compile_graph(graph, inputs)
+    return graphs, count
+
+
+def _resized(arrays, length, batch=2):
+    """Inputs like `arrays` with `length` points (and `batch` rows)."""
+    rng = np.random.default_rng(length + batch)
+    return [torch.tensor(rng.standard_normal((batch, length) + a.shape[2:])) for a in arrays]
+
+
+@pytest.mark.parametrize("model, arrays", MODELS, ids=[type(m).__name__ for m, _ in MODELS])
+def test_a_module_traces_once_more_for_a_new_length_and_that_graph_follows_every_length(model, arrays):
+    """torch.compile traces a size that changed as a symbol; the operator's result follows it
+    (`kernels.arrays.symbolic_shape`), so lengths after the second reuse the second graph (each length had traced
+    anew, and fullgraph=True failed at torch's limit of 8 graphs).  The values and gradients stay eager's."""
+    module = model.to_torch(seed=1)
+    graphs, backend = counting("eager")
+    compiled = torch.compile(module, fullgraph=True, backend=backend)
+    for length in (6, 9, 4, 11):
+        inputs = _resized(arrays, length)
+        weights = torch.randn(module(*inputs).shape, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+        expected = values_and_gradients(module, module, inputs, weights)
+        for got, want in zip(values_and_gradients(compiled, module, inputs, weights), expected):
+            torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+    assert len(graphs) == 2
+
+
+def test_with_dynamic_sizes_a_module_specialises_only_what_it_refuses_to_move():
+    """dynamic=True traces every size as a symbol: the feature size, which the model takes at one value only, is
+    specialised; the batch and the length are followed, and the points of a cloud and of its features are checked
+    equal.  A cloud whose two point counts differ is refused as eager refuses it."""
+    module = tfn(lmax=1, channels_in=2, channels_out=2).to_torch(seed=0)
+    graphs, backend = counting("aot_eager")
+    compiled = torch.compile(module, fullgraph=True, backend=backend, dynamic=True)
+    for batch, points in ((5, 8), (6, 10), (7, 9)):      # no size equal to another (torch gives equal sizes one symbol)
+        inputs = _resized([np.zeros((1, 1, 3)), np.zeros((1, 1, 4, 2))], points, batch)
+        weights = torch.randn(module(*inputs).shape, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+        expected = values_and_gradients(module, module, inputs, weights)
+        for got, want in zip(values_and_gradients(compiled, module, inputs, weights), expected):
+            torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+    assert len(graphs) == 1
+    points, features = _resized([np.zeros((1, 1, 3)), np.zeros((1, 1, 4, 2))], 5, 3)
+    refusal = r"features: expected shape \(batch, 5, 4, 2\)"
+    with pytest.raises(ValueError, match=refusal):
+        module(points, features[:, :4])
+    with pytest.raises(Exception, match=refusal):                   # torch.compile's error around the model's
+        compiled(points, features[:, :4])
+
+
+class Owner:
+    """A hand-written owner of the operator: its call is `function` of the operands."""
+
+    def __init__(self, function):
+        self.function, self.key = function, torch_call.register(self)
+
+    def flat_call(self, operands):
+        return self.function(*operands)
+
+
+def _wider_than_two(x):
+    if x.shape[-1] != 2:
+        raise ValueError(f"x: expected 2 features, got {x.shape[-1]}")
+    return x.cos()
+
+
+@pytest.mark.parametrize("function, dynamic, graphs", [
+    (lambda x: x.sin() * 2, None, 2),                     # the length followed
+    (lambda x: x.sum(1), None, 2),                        # no size follows the length
+    (lambda x: x[:, 1:].sin(), None, 4),                  # L - 1: specialised, each length traced
+    (lambda x: torch.cat([x, x], 1), None, 4),            # 2 L: specialised
+    (_wider_than_two, True, 1)],                          # the features specialised, the batch and length followed
+    ids=["follows", "pooled", "shorter", "doubled", "refused features"])
+def test_a_result_size_is_a_symbol_only_where_it_follows_one(function, dynamic, graphs):
+    owner = Owner(function)
+    counted, backend = counting("aot_eager")
+    compiled = torch.compile(lambda x: torch_call.traced(owner.key, [x]) * 3, fullgraph=True, backend=backend,
+                             dynamic=dynamic)
+    for batch, length in ((3, 5), (4, 8), (6, 7), (3, 9)):   # no size equal to another: none shares a symbol
+        x = torch.randn(batch, length, 2, dtype=torch.float64, requires_grad=True)
+        got, want = compiled(x), function(x) * 3
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+        for a, b in zip(torch.autograd.grad(got.sum(), x), torch.autograd.grad(want.sum(), x)):
+            torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    assert len(counted) == graphs
+
+
+def test_a_traced_module_trains():
     module = mamba(d_model=4, d_state=2).to_torch(seed=0)
     compiled = torch.compile(module, fullgraph=True, backend="eager")
-    for length in (6, 9, 4):
-        x = torch.tensor(np.random.default_rng(length).standard_normal((2, length, 4)))
-        torch.testing.assert_close(compiled(x), module(x), rtol=1e-12, atol=1e-12)
     optimiser = torch.optim.SGD(module.parameters(), lr=0.05)
     x = torch.tensor(SEQUENCE)
     losses = []
@@ -223,11 +312,13 @@ def test_the_torch_engine_asks_no_fake_tensor_for_a_value():
     assert TORCH.concrete(real) and type(TORCH.constant(constant, real)) is torch.Tensor
 
 
-def test_only_floating_torch_tensors_become_the_operator():
+def test_only_torch_tensors_become_the_operator():
+    """Of any dtype (a mask, token ids: only floating ones can want a gradient); numpy arrays run at a graph break."""
     torch_call.define()
-    assert torch_call.applies([torch.zeros(2), torch.zeros(3, dtype=torch.float64)])
-    for arrays in ([], [np.zeros(2)], [torch.zeros(2), np.zeros(2)], [torch.zeros(2, dtype=torch.int64)],
+    for arrays in ([torch.zeros(2), torch.zeros(3, dtype=torch.float64)], [torch.zeros(2, dtype=torch.int64)],
                    [torch.zeros(2), torch.zeros(2, dtype=torch.bool)]):
+        assert torch_call.applies(arrays), arrays
+    for arrays in ([], [np.zeros(2)], [torch.zeros(2), np.zeros(2)]):
         assert not torch_call.applies(arrays), arrays
 
 
@@ -295,3 +386,20 @@ def test_on_cuda_inductor_trains_a_module_as_eager_does_with_one_library_call_a_
             torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-10)
         assert run == 0 or calls == ["real"]
         assert len(torch_call.RECORDED) == kept
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_on_cuda_inductor_follows_a_new_length_in_one_graph_as_eager_does():
+    """Inductor checks the operator's result against its traced shape (symbols included) on every run."""
+    module = mamba(d_model=8, d_state=4).to_torch(seed=0).to("cuda")
+    graphs, backend = counting("inductor")
+    compiled = torch.compile(module, fullgraph=True, backend=backend)
+    weights = list(module.parameters())
+    for length in (16, 24, 20, 40):
+        x = torch.randn(2, length, 8, dtype=torch.float64, device="cuda",
+                        generator=torch.Generator("cuda").manual_seed(length))
+        expected = [module(x).sin().sum(), *torch.autograd.grad(module(x).sin().sum(), weights)]
+        value = compiled(x).sin().sum()
+        for a, b in zip([value, *torch.autograd.grad(value, weights)], expected):
+            torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-10)
+    assert len(graphs) == 2
