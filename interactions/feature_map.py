@@ -39,7 +39,7 @@ import sympy
 from ..algebra import TensorAlgebra, position, tensor_algebra, tensor_product
 from ..algebra.algebra import check_count, check_flag
 from ..kernels import native
-from ..kernels.arrays import NUMPY, outside_torch_compile, owner
+from ..kernels.arrays import NUMPY, outside_torch_compile, owner, traced_as_operator
 from ..kernels.scans import seq2tens as seq2tens_kernels
 
 from .expression import Expr, Scale, Signal
@@ -183,7 +183,7 @@ def flatten(levels: Sequence[Any]) -> Any:
     return engine.concatenate([engine.reshape(level, lead + (-1,)) for level in levels[1:]], axis=-1)
 
 
-@outside_torch_compile
+@traced_as_operator
 def signature(x: Any, depth: int, mask: Any = None, return_sequences: bool = False, method: str = "auto") -> Any:
     """The truncated signature of the paths x (batch, length, d) in the layout of `flatten`: the exp lift of the
     increments, levels 1..depth.  With `return_sequences` the signature of every prefix x_0 .. x_t."""

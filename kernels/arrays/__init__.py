@@ -15,7 +15,8 @@ from .rates import NUMPY_RATES, Rates
 from .registry import ENGINES, adopt, engine_of, owner
 from . import torch_call
 from .torch_engine import TORCH, outside_torch_compile, torch_compiling
+from .traced_entry import traced_as_operator
 
 __all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "NUMPY_RATES", "POINTWISE", "Rates", "TORCH", "VOCABULARY", "adopt",
            "engine_of", "outside_torch_compile", "owner", "torch_call", "torch_compiling", "sigmoid", "silu",
-           "softplus"]
+           "softplus", "traced_as_operator"]

@@ -20,10 +20,10 @@ import numpy as np
 from .checks import check_arrays
 from .engine import Engine
 from .registry import owner
-from .torch_engine import outside_torch_compile
+from .traced_entry import traced_as_operator
 
 
-@outside_torch_compile
+@traced_as_operator
 def softmax(x: Any, axis: int = -1, mask: Any = None, out: np.ndarray | None = None) -> Any:
     """exp(x) / sum exp(x) along `axis`, over the entries where `mask` (a bool array of x's library, broadcasting
     to x) is True; `out` (x itself, say) receives the result where x is a numpy array normalised along its last

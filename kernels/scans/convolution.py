@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..native import memory
-from ..arrays import adopt, outside_torch_compile
+from ..arrays import adopt, traced_as_operator
 
 if TYPE_CHECKING:
     from ..arrays import Engine
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 SPECTRA = 4
 
 
-@outside_torch_compile
+@traced_as_operator
 def causal_convolution(x: Any, kernel: Any) -> Any:
     """The causal convolution of x (..., L) with kernel (..., L) (broadcasting), see the module docstring."""
     engine, arrays = adopt({"x": x, "kernel": kernel})

@@ -32,7 +32,7 @@ from autograd.extend import defvjp_argnums, primitive
 from autograd.numpy.numpy_vjps import match_complex
 
 from ..arrays.checks import check_arrays
-from ..arrays import NUMPY, Rates, engine_of, outside_torch_compile
+from ..arrays import NUMPY, Rates, adopt, traced_as_operator
 from .chunked import chunked
 
 if TYPE_CHECKING:
@@ -169,7 +169,7 @@ def _linear_scan_vjp(argnums: tuple[int, ...], states: np.ndarray, args: tuple[A
 defvjp_argnums(_linear_scan, _linear_scan_vjp)
 
 
-@outside_torch_compile
+@traced_as_operator
 def linear_scan(a: Any, b: Any, initial: Any = None, method: str = "auto") -> Any:
     """All states h_0..h_{T-1} of h_t = a_t h_{t-1} + b_t, h_{-1} = `initial` (default 0).
 
@@ -186,10 +186,10 @@ def linear_scan(a: Any, b: Any, initial: Any = None, method: str = "auto") -> An
         raise ValueError(f"a: expected the shape of b {shape}, got {tuple(a.shape)}")
     if initial is not None and tuple(initial.shape) != shape[1:]:
         raise ValueError(f"initial: expected shape {shape[1:]} (one state), got {tuple(initial.shape)}")
-    engine = engine_of({"a": a, "b": b, "initial": initial})
+    engine, arrays = adopt({"a": a, "b": b, "initial": initial})
     if engine is NUMPY:
         return _linear_scan(a, b, initial, method)
-    return on_engine(engine, a, b, initial, method)
+    return on_engine(engine, arrays["a"], arrays["b"], arrays["initial"], method)
 
 
 def _combine(first: tuple[Any, ...], second: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -20,7 +20,7 @@ import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
 from ..arrays.checks import check_arrays
-from ..arrays import NUMPY, adopt, engine_of, outside_torch_compile
+from ..arrays import NUMPY, adopt, engine_of, traced_as_operator
 from .recurrence import METHODS, choose, on_engine, reverse, scan
 from ..arrays.pointwise import silu
 
@@ -162,7 +162,7 @@ def time_major(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any, z: Any, metho
     return y if z is None else y * silu(z, engine)
 
 
-@outside_torch_compile
+@traced_as_operator
 def selective_scan(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any = None, z: Any = None,
                    method: str = "auto") -> Any:
     """The selective scan: h_t = exp(delta_t A) h_{t-1} + delta_t B_t u_t, y_t = C_t h_t (+ D u_t) (* silu(z_t)).
@@ -179,12 +179,12 @@ def selective_scan(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any = None, z:
     array([0.5  , 0.75 , 0.875])
     """
     growth = _check_selective(u, delta, A, B, C, D, z, method)
-    engine = engine_of({"u": u, "delta": delta, "A": A, "B": B, "C": C, "D": D, "z": z})
+    engine, inputs = adopt({"u": u, "delta": delta, "A": A, "B": B, "C": C, "D": D, "z": z})
     swap = lambda v: None if v is None else engine.swapaxes(v, 0, 1)  # noqa: E731
-    # each map gives two arrays, which mypy cannot count
-    y = swap(time_major(*map(swap, (u, delta)), A, *map(swap, (B, C)), D, swap(z), method))  # type: ignore[call-arg, arg-type]
+    y = swap(time_major(swap(inputs["u"]), swap(inputs["delta"]), inputs["A"], swap(inputs["B"]), swap(inputs["C"]),
+                        inputs["D"], swap(inputs["z"]), method))
     if growth > 0:                                      # a growing state: say so where it overflowed (issue 36)
-        _warn_overflow(engine, y, growth, {"u": u, "delta": delta, "A": A, "B": B, "C": C, "D": D, "z": z})
+        _warn_overflow(engine, y, growth, inputs)
     return y
 
 
@@ -204,9 +204,13 @@ def _warn_overflow(engine: Engine, y: Any, growth: float, inputs: dict[str, Any]
 
 def _extremes(delta: Any, A: Any) -> tuple[float, float]:
     """(delta's smallest step, A's largest entry), each reduced where it lives and both read in one transfer (on a
-    GPU, copying the whole of delta to the host had cost more than the scan)."""
+    GPU, copying the whole of delta to the host had cost more than the scan); (1, 0), which passes the checks and
+    warns of nothing, where the values cannot be read (traced by a compiler or a transform: the traced call's shape
+    is what is asked, or the untraced call checks them)."""
     engine, arrays = adopt({"delta": delta, "A": A})
     delta, A = (engine.detached(arrays[name]) for name in ("delta", "A"))
+    if not (engine.concrete(delta) and engine.concrete(A)):
+        return 1.0, 0.0
     smallest, largest = engine.value(engine.stack([-engine.amax(-delta), engine.amax(A)]))
     return float(smallest), float(largest)
 

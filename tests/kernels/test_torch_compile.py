@@ -1,9 +1,8 @@
 """Under torch.compile, a kernel's call on torch tensors is one operator of the graph (`kernels.products.
-torch_operator`: fullgraph=True traces it; plans and modules: tests/interactions/test_torch_call.py), while the
-functional entry points (scans, signature, seq2tens, masked softmax, causal convolution) run as they are at a
-graph break (`outside_torch_compile`): the
-compiled function gives the eager values and gradients, for products of three kinds of strategy, a model's module
-and each entry point."""
+torch_operator`: fullgraph=True traces it; plans and modules: tests/interactions/test_torch_call.py), and so is a
+functional entry point's (scans, signature, masked softmax, causal convolution: `kernels.arrays.traced_entry`),
+while seq2tens, whose result is a tuple, runs as it is at a graph break: the compiled function gives the eager
+values and gradients, for products of three kinds of strategy, a model's module and each entry point."""
 from __future__ import annotations
 
 import pytest
@@ -85,31 +84,109 @@ def test_a_model_module_under_torch_compile_equals_the_eager_module():
         torch.testing.assert_close(got, parameter.grad, rtol=1e-10, atol=1e-12)
 
 
-def _sequences():
-    return torch.randn(3, 10, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+def _sequences(length=10, seed=2):
+    return torch.randn(3, length, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
 
 
 FUNCTIONS = {
     "linear_scan": lambda x: kernels.linear_scan(torch.sigmoid(x[0]), x[1]),
+    "linear_scan from a state": lambda x: kernels.linear_scan(torch.sigmoid(x[0]), x[1], initial=x[2, 0]),
     "selective_scan": lambda x: kernels.selective_scan(x[:, :, :1], torch.sigmoid(x[:, :, 1:]),
                                                        -torch.ones(1, 2, dtype=x.dtype), x, x),
+    "selective_scan with D, z, in chunks": lambda x: kernels.selective_scan(
+        x[:, :, :1], torch.sigmoid(x[:, :, 1:]), -torch.ones(1, 2, dtype=x.dtype), x, x.cos(), D=x[0, 0, :1],
+        z=x[:, :, 1:], method="chunked"),
     "causal_convolution": lambda x: kernels.causal_convolution(x, torch.linspace(1.0, 0.1, 2, dtype=x.dtype)),
     "softmax": lambda x: kernels.softmax(x, mask=x > -1.0),
+    "softmax along the length": lambda x: kernels.softmax(x, 1),
     "signature": lambda x: signature(x, 3),
-    "seq2tens": lambda x: seq2tens(x, 2)[-1],
 }
 
 
+def counting(backend):
+    """A backend that compiles as `backend` does and counts the graphs it is given, in the returned list."""
+    graphs, compile_graph = [], torch._dynamo.lookup_backend(backend)
+
+    def count(graph, inputs):
+        graphs.append(graph)
+        return compile_graph(graph, inputs)
+    return graphs, count
+
+
 @pytest.mark.parametrize("name", FUNCTIONS)
-def test_the_functional_entry_points_under_torch_compile_equal_the_eager_calls(name):
+def test_a_functional_entry_point_traces_whole_and_a_new_length_reuses_its_graph(name):
+    """One operator of the graph under fullgraph=True, through aot_eager's compiled forward and backward: the eager
+    values and gradients at four lengths, from two graphs (the first length's, then one that follows the length:
+    `kernels.arrays.symbolic_shape`)."""
+    torch._dynamo.reset()
     function = FUNCTIONS[name]
+    graphs, backend = counting("aot_eager")
+    compiled = torch.compile(function, fullgraph=True, backend=backend)
+    for length in (10, 7, 12, 9):
+        x = _sequences(length, seed=length).requires_grad_()
+        eager = function(x)
+        (eager_gradient,) = torch.autograd.grad((eager * eager.detach().sin()).sum(), x)
+        got = compiled(x)
+        (gradient,) = torch.autograd.grad((got * got.detach().sin()).sum(), x)
+        torch.testing.assert_close(got, eager, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(gradient, eager_gradient, rtol=1e-12, atol=1e-12)
+    assert len(graphs) == 2 and all("product_interactions.call" in str(g.graph) for g in graphs)
+
+
+def test_inputs_of_one_length_are_checked_equal_and_one_graph_follows_them():
+    """u, delta, B and C each get a symbol for their length: the scan refuses any of them moved alone, and takes
+    them moved together, so they are checked equal (a guard) and followed; unequal lengths are refused as eager
+    refuses them."""
+    torch._dynamo.reset()
+    graphs, backend = counting("aot_eager")
+    scan = torch.compile(lambda u, delta, A, B, C: kernels.selective_scan(u, delta, A, B, C), fullgraph=True,
+                         backend=backend)
+    A = -torch.linspace(0.5, 1.5, 6, dtype=torch.float64).reshape(3, 2)
+    for length in (16, 24, 20):
+        g = torch.Generator().manual_seed(length)
+        u, B, C = (torch.randn(2, length, n, dtype=torch.float64, generator=g, requires_grad=True) for n in (3, 2, 2))
+        delta = (torch.rand(2, length, 3, dtype=torch.float64, generator=g) + 0.1).requires_grad_()
+        got, want = scan(u, delta, A, B, C), kernels.selective_scan(u, delta, A, B, C)
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+        for a, b in zip(torch.autograd.grad(got.sum(), [u, delta, B, C]),
+                        torch.autograd.grad(want.sum(), [u, delta, B, C])):
+            torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    assert len(graphs) == 2
+    with pytest.raises(Exception, match=r"B: expected shape \(2, 20, 2\)"):
+        scan(u, delta, A, B[:, 1:], C)
+
+
+def test_seq2tens_whose_result_is_a_tuple_runs_at_a_graph_break_with_the_eager_values_and_gradients():
+    function = lambda x: seq2tens(x, 2)[-1]  # noqa: E731
     x = _sequences().requires_grad_()
     eager = function(x)
     (eager_gradient,) = torch.autograd.grad(eager.sum(), x)
-    compiled = torch.compile(function)(x)
+    compiled = torch.compile(function, backend="aot_eager")(x)
     (gradient,) = torch.autograd.grad(compiled.sum(), x)
     torch.testing.assert_close(compiled, eager, rtol=1e-12, atol=1e-12)
     torch.testing.assert_close(gradient, eager_gradient, rtol=1e-12, atol=1e-12)
+
+
+def test_an_entry_is_made_once_per_function_and_constants_and_other_arguments_run_at_a_graph_break(monkeypatch):
+    from product_interactions.kernels.arrays import traced_entry
+    torch._dynamo.reset()
+    x = _sequences()
+    a, b = torch.sigmoid(x[0]), x[1]
+    made = len(traced_entry._ENTRIES)
+    for method in ("sequential", "parallel", "sequential"):
+        scan = torch.compile(lambda a, b: kernels.linear_scan(a, b, method=method), fullgraph=True, backend="eager")
+        torch.testing.assert_close(scan(a, b), kernels.linear_scan(a, b), rtol=1e-12, atol=1e-12)
+    assert len(traced_entry._ENTRIES) == made + 2
+    numpy_gates = a.numpy()                              # not a constant of an entry: the call runs at a graph break
+    with pytest.raises(Exception, match="(?i)skipped|graph break"):
+        torch.compile(lambda b: kernels.linear_scan(numpy_gates, b), fullgraph=True, backend="eager")(b)
+    mixed = torch.compile(lambda b: kernels.linear_scan(numpy_gates, b).sin(), backend="eager")
+    torch.testing.assert_close(mixed(b), kernels.linear_scan(a, b).sin(), rtol=1e-12, atol=1e-12)
+    monkeypatch.setattr(traced_entry, "ENTRY_LIMIT", len(traced_entry._ENTRIES))
+    torch._dynamo.reset()
+    beyond = torch.compile(lambda a, b: kernels.linear_scan(a, b, method="chunked").sin(), backend="eager")
+    torch.testing.assert_close(beyond(a, b), kernels.linear_scan(a, b).sin(), rtol=1e-12, atol=1e-12)
+    assert len(traced_entry._ENTRIES) == made + 2
 
 
 def test_a_kernel_s_key_is_its_content_so_a_graph_kept_on_disk_finds_an_equal_kernel():

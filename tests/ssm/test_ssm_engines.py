@@ -122,6 +122,41 @@ def test_selective_scan_gradients_on_torch_equal_autodiff_through_a_loop(method)
                                    err_msg=name)
 
 
+@pytest.mark.parametrize("engine", ENGINE_NAMES)
+def test_a_scan_takes_numpy_arrays_beside_the_engine_s_converting_them(engine):
+    """The rule for mixed inputs (kernels.arrays.registry): numpy arrays join the other library's (linear_scan had
+    handed a numpy array to torch's operations)."""
+    to, back = _library(engine)
+    rng = np.random.default_rng(5)
+    a, b, h0 = rng.uniform(-1, 1, (6, 3)), rng.standard_normal((6, 3)), rng.standard_normal(3)
+    for given in ((a, to(b), None), (to(a), b, h0), (a, b, to(h0))):
+        np.testing.assert_allclose(back(linear_scan(*given)), _loop(a, b, None if given[2] is None else h0),
+                                   rtol=1e-12, atol=1e-12)
+    inputs = _selective_inputs(seed=6)
+    mixed = {name: to(value) if name in ("u", "B") else value for name, value in inputs.items()}
+    np.testing.assert_allclose(back(selective_scan(**mixed)), selective_scan_loop(**inputs), rtol=1e-12, atol=1e-12)
+
+
+def test_selective_scan_runs_under_jit_and_torch_func_where_its_value_checks_cannot_read():
+    """Its checks read delta's smallest step and A's largest entry; a traced array has no values to read, so the
+    traced call leaves them to the untraced one (it had failed: JAX's TracerArrayConversionError, torch.func's
+    "Cannot access data pointer")."""
+    inputs = _selective_inputs(seed=7)
+    expected = selective_scan_loop(**inputs)
+    jax = pytest.importorskip("jax")
+    got = jax.jit(selective_scan)(**{name: jax.numpy.asarray(value) for name, value in inputs.items()})
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-12, atol=1e-12)
+    torch = pytest.importorskip("torch")
+    tensors = {name: torch.tensor(value) for name, value in inputs.items()}
+    weights = torch.tensor(np.random.default_rng(8).standard_normal(expected.shape))
+    gradient = torch.func.grad(lambda u: (selective_scan(**{**tensors, "u": u}) * weights).sum())(tensors["u"])
+    u = tensors["u"].clone().requires_grad_()
+    (expected_gradient,) = torch.autograd.grad((selective_scan(**{**tensors, "u": u}) * weights).sum(), u)
+    torch.testing.assert_close(gradient, expected_gradient, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="delta: expected positive steps"):       # the untraced call checks
+        selective_scan(**{**tensors, "delta": -tensors["delta"]})
+
+
 def _tensor_product(s, t, degree):
     """Truncated tensor-algebra product of dense levels [scalar, (d,), (d, d), ...]."""
     return [sum(np.multiply.outer(s[i], t[m - i]) for i in range(m + 1)) for m in range(degree + 1)]
