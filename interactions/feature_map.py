@@ -39,7 +39,7 @@ import sympy
 from ..algebra import TensorAlgebra, position, tensor_algebra, tensor_product
 from ..algebra.algebra import check_count, check_flag
 from ..kernels import native
-from ..kernels.arrays import NUMPY, outside_torch_compile, owner, traced_as_operator
+from ..kernels.arrays import NUMPY, is_fake, owner, torch_compiling, traced_as_operator
 from ..kernels.scans import seq2tens as seq2tens_kernels
 
 from .expression import Expr, Scale, Signal
@@ -67,6 +67,8 @@ def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[A
     shape = tuple(x.shape)
     if len(shape) != 3 or 0 in shape or (dim is not None and shape[2] != dim):
         raise ValueError(f"x: expected shape (batch, length, {expected}) with positive sizes, got {shape}")
+    if is_fake(mask):                                   # torch.compile's stand-in, shapes without values: the
+        mask = np.ones(tuple(mask.shape), bool)         # traced call reads the real mask
     if mask is not None:
         try:
             mask = owner(mask).value(mask) if hasattr(mask, "shape") else np.asarray(mask)
@@ -146,14 +148,34 @@ def check_levels_fit(shape: tuple[int, ...], degree: int, return_sequences: bool
             f"{native.format_bytes(native.limit())}; lower {argument}, or project the levels (ls2t, low_rank)")
 
 
-@outside_torch_compile
 def seq2tens(x: Any, degree: int, lift: str = "linear", embedding_order: int | None = None,
              return_sequences: bool = False, mask: Any = None, method: str = "auto") -> tuple[Any, ...]:
     """The levels (Phi_0, Phi_1, ..., Phi_degree) of each sequence of x (batch, length, d): Phi_0 of shape
     (batch,) (all ones), Phi_m of shape (batch, d, ..., d) with m axes of size d.  With `return_sequences`, every
     prefix: a time axis after the batch axis.  See the module docstring for lift, embedding_order, mask, method.
-    Levels that would not fit `kernels.MEMORY_LIMIT` are refused first (`check_levels_fit`).
+    Levels that would not fit `kernels.MEMORY_LIMIT` are refused first (`check_levels_fit`).  Traced by
+    torch.compile, the levels are one operator's flat result (`flattened_levels`), cut into levels again.
     """
+    if not torch_compiling():
+        return _levels(x, degree, lift, embedding_order, return_sequences, mask, method)
+    flat = flattened_levels(x, degree, lift, embedding_order, return_sequences, mask, method)
+    d, levels, start = x.shape[-1], [flat.new_ones(flat.shape[:-1])], 0
+    for m in range(1, degree + 1):
+        levels.append(flat[..., start:start + d ** m].reshape(*flat.shape[:-1], *(d,) * m))
+        start += d ** m
+    return tuple(levels)
+
+
+@traced_as_operator
+def flattened_levels(x: Any, degree: int, lift: str = "linear", embedding_order: int | None = None,
+                     return_sequences: bool = False, mask: Any = None, method: str = "auto") -> Any:
+    """Levels 1..degree of `seq2tens` in one array, as `flatten` lays them out (one operator under torch.compile)."""
+    return flatten(_levels(x, degree, lift, embedding_order, return_sequences, mask, method))
+
+
+def _levels(x: Any, degree: int, lift: str, embedding_order: int | None, return_sequences: bool, mask: Any,
+            method: str) -> tuple[Any, ...]:
+    """`seq2tens`, run as it is."""
     degree = check_count(degree, "degree")
     order = _lift_order(lift, embedding_order, degree)
     return_sequences = check_flag(return_sequences, "return_sequences")

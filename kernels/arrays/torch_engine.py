@@ -94,7 +94,7 @@ def _cuda_name(device: Any) -> str:
     return str(torch.cuda.get_device_name(device))
 
 
-def _fake(a: Any) -> bool:
+def is_fake(a: Any) -> bool:
     """True for torch's fake tensors (shapes without numbers: a custom operator's fake body computes on them), whose
     values no branch may ask for."""
     fake_tensor = getattr(getattr(sys.modules.get("torch"), "_subclasses", None), "fake_tensor", None)
@@ -432,13 +432,13 @@ class TorchEngine(Engine):
     def concrete(self, a: Any) -> bool:
         """False for fake tensors (a custom operator's fake body: shapes without numbers) and under torch.func
         transforms (whose wrapped tensors have no memory to read)."""
-        return not _fake(a) and not _transformed()
+        return not is_fake(a) and not _transformed()
 
     def constant(self, value: Any, like: Any) -> Any:
         """`Engine.constant`, kept only when made outside torch.func transforms and forward mode, and not for a fake
         tensor: a tensor made under a transform is wrapped at its level, and kept, it escaped into the next transform
         (a hessian after a jvp failed an internal assertion of torch's); a fake one, kept, met real ones."""
-        return self.convert(value, like) if _transformed() or _fake(like) else super().constant(value, like)
+        return self.convert(value, like) if _transformed() or is_fake(like) else super().constant(value, like)
 
     def _placement(self, like: Any) -> Any:
         return like.dtype, like.device
@@ -528,7 +528,7 @@ class TorchEngine(Engine):
         """Under torch.func transforms and forward mode, where the condition may differ from one mapped slice to the
         next, both results and ``torch.where`` (the one control flow vmap takes); on a fake `condition` (a custom
         operator's fake body) ``then()``, whose result has the shape of either branch's."""
-        if _fake(condition):
+        if is_fake(condition):
             return then()
         if not _transformed():
             return then() if bool(condition) else otherwise()
@@ -582,7 +582,7 @@ class TorchEngine(Engine):
         a key from the queries that do not see it.  (A non-finite query spoils only its own row, as in the plan.)"""
         import torch.nn.functional as functional
         # one check, NaN and inf propagating through the sum; detached, autograd records none of it
-        if not _fake(k) and not math.isfinite(float(k.detach().sum() + v.detach().sum())):
+        if not is_fake(k) and not math.isfinite(float(k.detach().sum() + v.detach().sum())):
             return None
         q, k, v = (a if a.stride(-1) == 1 else a.contiguous() for a in (q, k, v))
         return functional.scaled_dot_product_attention(q, k, v, attn_mask=keep, is_causal=causal, scale=scale)

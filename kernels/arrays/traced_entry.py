@@ -1,5 +1,5 @@
-"""`traced_as_operator`: a library function (a scan, the masked softmax, the signature) that torch.compile traces as
-one operator of its graph, `torch_call`'s, so ``fullgraph=True`` takes it and Inductor fuses around it.
+"""`traced_as_operator`: a library function (a scan, the masked softmax, the signature) that torch.compile traces
+as one operator of its graph, `torch_call`'s, so ``fullgraph=True`` takes it and Inductor fuses around it.
 
 Where torch.compile traces a call whose arguments are torch tensors and constants (None, numbers, strings), the
 tensors become the operator's operands and the constants are fixed in the operator's owner, an `Entry`: one per

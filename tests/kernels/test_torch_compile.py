@@ -1,8 +1,8 @@
 """Under torch.compile, a kernel's call on torch tensors is one operator of the graph (`kernels.products.
 torch_operator`: fullgraph=True traces it; plans and modules: tests/interactions/test_torch_call.py), and so is a
-functional entry point's (scans, signature, masked softmax, causal convolution: `kernels.arrays.traced_entry`),
-while seq2tens, whose result is a tuple, runs as it is at a graph break: the compiled function gives the eager
-values and gradients, for products of three kinds of strategy, a model's module and each entry point."""
+functional entry point's (scans, signature, seq2tens, masked softmax, causal convolution:
+`kernels.arrays.traced_entry`): the compiled function gives the eager values and gradients, for products of three
+kinds of strategy, a model's module and each entry point."""
 from __future__ import annotations
 
 import pytest
@@ -100,6 +100,9 @@ FUNCTIONS = {
     "softmax": lambda x: kernels.softmax(x, mask=x > -1.0),
     "softmax along the length": lambda x: kernels.softmax(x, 1),
     "signature": lambda x: signature(x, 3),
+    "seq2tens": lambda x: seq2tens(x, 2)[-1],
+    "seq2tens of every prefix": lambda x: torch.cat([level.flatten(2) for level in seq2tens(
+        x, 3, return_sequences=True, lift="exp")[1:]], -1),
 }
 
 
@@ -156,15 +159,21 @@ def test_inputs_of_one_length_are_checked_equal_and_one_graph_follows_them():
         scan(u, delta, A, B[:, 1:], C)
 
 
-def test_seq2tens_whose_result_is_a_tuple_runs_at_a_graph_break_with_the_eager_values_and_gradients():
-    function = lambda x: seq2tens(x, 2)[-1]  # noqa: E731
+def test_seq2tens_under_torch_compile_cuts_its_levels_from_one_operator_and_a_numpy_mask_breaks_the_graph():
     x = _sequences().requires_grad_()
-    eager = function(x)
-    (eager_gradient,) = torch.autograd.grad(eager.sum(), x)
-    compiled = torch.compile(function, backend="aot_eager")(x)
-    (gradient,) = torch.autograd.grad(compiled.sum(), x)
-    torch.testing.assert_close(compiled, eager, rtol=1e-12, atol=1e-12)
-    torch.testing.assert_close(gradient, eager_gradient, rtol=1e-12, atol=1e-12)
+    mask = torch.ones(3, 10, dtype=torch.bool)
+    mask[1, 7:] = False
+    for given, fullgraph in ((mask, True), (mask.numpy(), False)):       # numpy: no operand, no constant
+        function = lambda x: seq2tens(x, 3, mask=given)  # noqa: E731
+        eager = function(x)
+        compiled = torch.compile(function, fullgraph=fullgraph, backend="aot_eager")(x)
+        assert [level.shape for level in compiled] == [level.shape for level in eager] == \
+            [(3,), (3, 2), (3, 2, 2), (3, 2, 2, 2)]
+        for got, want in zip(compiled, eager):
+            torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+        gradients = [torch.autograd.grad(sum(level.sin().sum() for level in levels[1:]), x)[0]
+                     for levels in (compiled, eager)]
+        torch.testing.assert_close(*gradients, rtol=1e-12, atol=1e-12)
 
 
 def test_an_entry_is_made_once_per_function_and_constants_and_other_arguments_run_at_a_graph_break(monkeypatch):
