@@ -14,30 +14,59 @@ symbol moved at once.  A result's size that follows one symbol is that symbol.
 - Where a result's size moves otherwise (L - 1, 2 L), or an operand's size is an expression of symbols, every size
   is specialised, as before symbols were followed: correct, and traced again for each new size.
 
-Inductor checks an operator's result against the traced shape when it runs (``assert_size_stride``).
+Values tried are not every value: a size that follows its symbol at the values tried may not follow it at others
+(L up to 8, and 8 beyond).  So the rule found (`Rule`) goes with the trace, and the operator's eager body checks a
+real result against it, refusing one that breaks it by name (Inductor also checks a result's shape against the
+traced one, ``assert_size_stride``).
 
 >>> import torch
 >>> class Doubling:                                  # an owner: its call on a flat list of tensors
 ...     def flat_call(self, operands):
 ...         return torch.cat([operands[0], operands[0]], dim=-1)
->>> result, shape = traced_result(Doubling(), [torch.zeros(2, 3)])
->>> shape                                          # plain sizes: nothing to follow
+>>> traced_result(Doubling(), [torch.zeros(2, 3)]).shape      # plain sizes: nothing to follow
 (2, 6)
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 
-def traced_result(owner: Any, operands: list[Any]) -> tuple[Any, tuple[Any, ...]]:
-    """The owner's result on `operands` (fake tensors, sizes plain or symbolic) as a fake tensor of plain sizes,
-    and its shape with each size that follows one of the operands' symbols as that symbol (module docstring)."""
-    found = _symbolic(owner, operands)
-    if found is None:                                   # int() guards each size: a new value traces again
-        result = owner.flat_call([t.new_empty(tuple(int(d) for d in t.shape)) for t in operands])
-        found = result, tuple(getattr(result, "shape", ()))
-    return found
+class Rule(NamedTuple):
+    """How a traced graph expects the result's shape to follow the operands': the operands' sizes it was traced
+    for (None where a symbol), and per result size its number or the (operand, axis) whose size it follows."""
+
+    operands: tuple[tuple[int | None, ...], ...]
+    result: tuple[int | tuple[int, int], ...]
+
+    def expected(self, shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
+        """The result's shape the graph expects for operands of these shapes, or None where it was not traced for
+        them."""
+        if len(shapes) != len(self.operands) or any(
+                len(shape) != len(sizes) or any(s is not None and s != d for s, d in zip(sizes, shape))
+                for shape, sizes in zip(shapes, self.operands)):
+            return None
+        return tuple(size if isinstance(size, int) else shapes[size[0]][size[1]] for size in self.result)
+
+
+class Traced(NamedTuple):
+    """`traced_result`'s answer."""
+
+    result: Any                                         # the owner's result, a fake tensor of plain sizes
+    shape: tuple[Any, ...]                              # its shape, with the symbols its sizes follow
+    rule: Rule | None                                   # None where no size follows a symbol
+
+
+def traced_result(owner: Any, operands: list[Any]) -> Traced:
+    """The owner's result on `operands` (fake tensors, sizes plain or symbolic), its shape with each size that
+    follows one of the operands' symbols as that symbol (module docstring), and the rule a real call's result must
+    keep (`torch_call` checks it: a size that follows its symbol at the values tried may not follow it at others,
+    L for L <= 8 and 8 beyond, say)."""
+    probe = _symbolic(owner, operands)
+    if probe is not None:
+        return probe.traced()
+    result = owner.flat_call([t.new_empty(tuple(int(d) for d in t.shape)) for t in operands])    # int() guards
+    return Traced(result, tuple(getattr(result, "shape", ())), None)
 
 
 def _sized(tensors: list[Any], sizes: dict[Any, int]) -> list[Any]:
@@ -50,9 +79,9 @@ def _symbol(size: Any) -> bool:
     return not isinstance(size, int) and bool(size.node.expr.is_Symbol)
 
 
-def _symbolic(owner: Any, operands: list[Any]) -> tuple[Any, tuple[Any, ...]] | None:
-    """`traced_result`'s answer where the result's sizes follow symbols (or nothing needs following); None where
-    every size must be specialised."""
+def _symbolic(owner: Any, operands: list[Any]) -> _Probe | None:
+    """The probe that found which symbols the result's sizes follow (`_Probe.traced`); None where every size must
+    be specialised."""
     import torch
     if any(not isinstance(d, int) and not _symbol(d) for t in operands for d in t.shape):
         return None
@@ -68,9 +97,10 @@ def _symbolic(owner: Any, operands: list[Any]) -> tuple[Any, tuple[Any, ...]] | 
             for expr in refused:
                 if probe.values[expr] == value and expr not in unit:
                     int(probe.symbols[expr])            # the owner takes only this value: specialised
+                    probe.specialised.add(expr)
     except _Unfollowed:
         return None
-    return probe.shape() if probe.all_moved() else None
+    return probe if probe.all_moved() else None
 
 
 def _moving_together(probe: _Probe, refused: list[Any]) -> list[Any]:
@@ -95,11 +125,19 @@ class _Probe:
     def __init__(self, owner: Any, operands: list[Any]) -> None:
         self.owner, self.operands = owner, operands
         self.symbols = {d.node.expr: d for t in operands for d in t.shape if _symbol(d)}
+        #: Each symbol's first (operand, axis).
+        self.where: dict[Any, tuple[int, int]] = {}
+        for n, t in enumerate(operands):
+            for axis, d in enumerate(t.shape):
+                if _symbol(d):
+                    self.where.setdefault(d.node.expr, (n, axis))
         self.values = {expr: size.node.hint for expr, size in self.symbols.items()}
         result = None if None in self.values.values() else owner.flat_call(_sized(operands, self.values))
         self.result: Any = result if hasattr(result, "shape") else None
         #: Each symbol's group: the first symbol of those moved together (`follow`).
         self.leader = {expr: expr for expr in self.symbols}
+        #: The symbols guarded to their values.
+        self.specialised: set[Any] = set()
         if self.result is not None:
             #: Per size of the result, the leader of the symbols it follows, or None.
             self.follows: list[Any] = [None] * len(self.result.shape)
@@ -115,10 +153,10 @@ class _Probe:
             value += 1
         return value
 
-    def shape_at(self, unit: list[Any], moved: dict[Any, int] | None = None) -> list[int] | None:
-        """The result's shape with the symbols of `unit` moved to a new value (or each to its value in `moved`),
+    def shape_at(self, unit: list[Any], values: dict[Any, int] | None = None) -> list[int] | None:
+        """The result's shape with the symbols of `unit` moved to a new value (or each to its value in `values`),
         or None where the owner refuses them."""
-        values = {**self.values, **(moved or {expr: self.new_value(unit[0]) for expr in unit})}
+        values = {**self.values, **(values or {expr: self.new_value(unit[0]) for expr in unit})}
         try:
             return list(self.owner.flat_call(_sized(self.operands, values)).shape)
         except Exception:                               # any refusal: specialised, never wrong
@@ -141,10 +179,17 @@ class _Probe:
         self.leader.update((expr, unit[0]) for expr in unit)
         return True
 
-    def shape(self) -> tuple[Any, tuple[Any, ...]]:
-        """The result, and its shape with the symbols its sizes follow."""
-        return self.result, tuple(size if leader is None else self.symbols[leader]
-                                  for size, leader in zip(self.result.shape, self.follows))
+    def traced(self) -> Traced:
+        """The result, its shape with the symbols its sizes follow, and the rule of that shape."""
+        shape = tuple(size if leader is None else self.symbols[leader]
+                      for size, leader in zip(self.result.shape, self.follows))
+        if all(leader is None for leader in self.follows):
+            return Traced(self.result, shape, None)
+        operands = tuple(tuple(self.values[d.node.expr] if _symbol(d) and d.node.expr in self.specialised else
+                               None if _symbol(d) else int(d) for d in t.shape) for t in self.operands)
+        rule = Rule(operands, tuple(size if leader is None else self.where[leader]
+                                    for size, leader in zip(self.result.shape, self.follows)))
+        return Traced(self.result, shape, rule)
 
     def all_moved(self) -> bool:
         """Whether the result's shape follows its symbols with each group at a new value of its own at once."""

@@ -41,7 +41,7 @@ import threading
 import weakref
 from typing import Any, NamedTuple
 
-from .symbolic_shape import traced_result
+from .symbolic_shape import Rule, traced_result
 
 #: key -> the live owner of that key.
 _OWNERS: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
@@ -65,13 +65,18 @@ class Recorded(NamedTuple):
 
 #: The address of a handle's number -> the recorded call of a forward, kept while the handle lives.
 RECORDED: dict[int, Recorded] = {}
+#: key -> the rules of its result's shape in the graphs traced with symbols (`symbolic_shape.Rule`), the newest
+#: `RULES_KEPT`; dropped with the owner.
+RULES: dict[str, list[Rule]] = {}
+RULES_KEPT = 16
 
 
 def register(owner: Any) -> str:
     """A key for `owner` (anything with ``flat_call(operands)``), unique to this process, under which the operator
-    finds it; the operator is defined now if torch is imported (not while torch.compile traces)."""
+    finds it; the operator is defined now if torch is imported."""
     key = f"{type(owner).__name__}-{_PREFIX}-{next(_COUNT)}"
     _OWNERS[key] = owner
+    weakref.finalize(owner, RULES.pop, key, None)
     if "torch" in sys.modules:
         define()
     return key
@@ -134,6 +139,8 @@ def _call(operands: list[Any], key: str, wanted: list[bool]) -> tuple[Any, Any]:
         result = _one_tensor(torch, key, owner_for(key).flat_call(list(operands)))
     else:
         result = _one_tensor(torch, key, recorded.result).detach()
+    _check_traced(key, list(operands), result)
+    if recorded is not None:
         RECORDED[handle.data_ptr()] = recorded
         weakref.finalize(handle, RECORDED.pop, handle.data_ptr(), None)
     return result.clone(memory_format=torch.contiguous_format), handle
@@ -141,8 +148,25 @@ def _call(operands: list[Any], key: str, wanted: list[bool]) -> tuple[Any, Any]:
 
 def _call_fake(operands: list[Any], key: str, wanted: list[bool]) -> tuple[Any, Any]:
     import torch
-    result, shape = traced_result(owner_for(key), list(operands))
-    return _one_tensor(torch, key, result).new_empty(shape), torch.empty((), dtype=torch.int64, device="cpu")
+    traced = traced_result(owner_for(key), list(operands))
+    rules = RULES.setdefault(key, [])
+    if traced.rule is not None and traced.rule not in rules:
+        rules.append(traced.rule)
+        del rules[:-RULES_KEPT]
+    return _one_tensor(torch, key, traced.result).new_empty(traced.shape), \
+        torch.empty((), dtype=torch.int64, device="cpu")
+
+
+def _check_traced(key: str, operands: list[Any], result: Any) -> None:
+    """Refuse a result whose shape breaks the rule its graph was traced with (`symbolic_shape.Rule`)."""
+    rules = RULES.get(key)
+    if rules:
+        shapes = [tuple(t.shape) for t in operands]
+        expected = [shape for shape in (rule.expected(shapes) for rule in rules) if shape is not None]
+        if expected and tuple(result.shape) not in expected:
+            raise RuntimeError(f"key: {key!r} returned shape {tuple(result.shape)} where torch.compile traced "
+                               f"{expected[-1]}: its result's sizes do not follow its inputs' as they did at the "
+                               f"sizes traced (compile with dynamic=False, or mark the sizes static)")
 
 
 def _call_vjp(operands: list[Any], key: str, wanted: list[bool], handle: Any, gradient: Any) -> list[Any]:

@@ -2,11 +2,18 @@
 as one operator of its graph, `torch_call`'s, so ``fullgraph=True`` takes it and Inductor fuses around it.
 
 Where torch.compile traces a call whose arguments are torch tensors and constants (None, numbers, strings), the
-tensors become the operator's operands and the constants are fixed in the operator's owner, an `Entry`: one per
-function and constants, made when a call is first traced (`entry_key`, which torch.compile runs as it traces and
-takes its result as a constant) and kept for the process, since compiled graphs name it.  At most `ENTRY_LIMIT`
-are made; calls beyond them, and calls with other arguments (a numpy array, a list), run at a graph break, as
-`outside_torch_compile` runs them.  Outside torch.compile the function runs as it is.
+tensors become the operator's operands and the constants, the
+defaults included, are fixed in the operator's owner, an `Entry`: one per function and constants, made when a
+call is first traced (`entry_key`, which torch.compile runs as it traces and takes its result as a constant) and
+kept for the process, since compiled graphs name it.  At most `ENTRY_LIMIT` are made; calls beyond them, and calls
+with other arguments (a list, an object), run at a graph break, as `outside_torch_compile` runs them (torch.compile
+makes a numpy array a tensor).  Outside torch.compile the function runs as it is.
+
+A bad argument is refused by the call on torch's fake tensors, while torch.compile traces: torch reports it as a
+``TorchRuntimeError`` whose explanation holds the library's message (``ValueError: x: expected ...``).  An int
+argument that changes between calls of one compiled function is traced by torch as a symbol, which no entry can
+fix: with ``fullgraph=True`` torch refuses it ("assume_constant_result argument conversion failed"); fix it in
+the function (a closure, ``functools.partial``) or set ``torch._dynamo.config.specialize_int = True``.
 
 >>> import torch
 >>> from product_interactions import kernels
@@ -31,10 +38,11 @@ from .torch_engine import outside_torch_compile, torch_compiling
 F = TypeVar("F", bound=Callable[..., Any])
 #: The most entries (functions with their constants) a process makes.
 ENTRY_LIMIT = 1024
-#: The functions decorated, by module and name (`entry_key` is given the name: a constant torch.compile passes).
+#: The functions decorated, each under its name and number (what `entry_key` is given: a string, which torch.compile
+#: passes as a constant where an int it could trace as a symbol).
 _FUNCTIONS: dict[str, Callable[..., Any]] = {}
-#: (function's name, its tensor arguments' names, its other arguments) -> the owner of such calls.
-_ENTRIES: dict[tuple[str, tuple[str, ...], tuple[tuple[str, Any], ...]], Entry] = {}
+#: (function's name, its tensor arguments' names, its other arguments with their types) -> the owner of such calls.
+_ENTRIES: dict[tuple[Any, ...], Entry] = {}
 _MAKING = threading.Lock()
 #: The types of arguments an entry fixes.
 CONSTANTS = (str, int, float, bool, type(None))
@@ -55,8 +63,8 @@ class Entry:
 
 def entry_key(name: str, names: tuple[str, ...], constants: tuple[tuple[str, Any], ...]) -> str | None:
     """The key of the entry for the function `name` with tensor arguments `names` and these constants (made on the
-    first call), or None where `ENTRY_LIMIT` entries exist already."""
-    index = (name, names, constants)
+    first call; True, 1 and 1.0 are told apart), or None where `ENTRY_LIMIT` entries exist already."""
+    index = (name, names, tuple((argument, type(value), value) for argument, value in constants))
     with _MAKING:
         found = _ENTRIES.get(index)
         if found is None and len(_ENTRIES) < ENTRY_LIMIT:
@@ -72,21 +80,24 @@ entry_key._dynamo_marked_constant = True  # type: ignore[attr-defined]
 def traced_as_operator(function: F) -> F:
     """`function` (of tensors and constants, returning one tensor) as `torch_call`'s operator where torch.compile
     traces it on torch tensors (module docstring); elsewhere as it is."""
-    name = f"{function.__module__}.{function.__qualname__}"
-    _FUNCTIONS[name] = function
-    parameters = tuple(inspect.signature(function).parameters)
+    identity = f"{function.__module__}.{function.__qualname__}#{len(_FUNCTIONS)}"   # two of one name told apart
+    _FUNCTIONS[identity] = function
+    parameters = inspect.signature(function).parameters
+    names = tuple(parameters)
+    defaults = {name: p.default for name, p in parameters.items() if p.default is not inspect.Parameter.empty}
     at_a_graph_break = outside_torch_compile(function)
 
     @functools.wraps(function)
     def entry(*arguments: Any, **options: Any) -> Any:
-        if torch_compiling() and len(arguments) <= len(parameters):
+        if torch_compiling() and len(arguments) <= len(names) and all(
+                name in names[len(arguments):] for name in options):        # else the call's own TypeError
             torch = sys.modules["torch"]
-            bound = {**dict(zip(parameters, arguments)), **options}
-            names = tuple(n for n, value in bound.items() if isinstance(value, torch.Tensor))
-            constants = tuple((n, value) for n, value in bound.items() if n not in names)
-            operands = [bound[n] for n in names]
-            if names and all(type(value) in CONSTANTS for _, value in constants):
-                key = entry_key(name, names, constants)            # defines the operator with the first entry
+            given = {**defaults, **dict(zip(names, arguments)), **options}
+            tensors = tuple(name for name in names if name in given and isinstance(given[name], torch.Tensor))
+            constants = tuple((name, given[name]) for name in names if name in given and name not in tensors)
+            operands = [given[name] for name in tensors]
+            if tensors and all(type(value) in CONSTANTS for _, value in constants):
+                key = entry_key(identity, tensors, constants)          # defines the operator with the first entry
                 if key is not None and torch_call.applies(operands):
                     return torch_call.traced(key, operands)
         return at_a_graph_break(*arguments, **options)

@@ -205,8 +205,8 @@ def _warn_overflow(engine: Engine, y: Any, growth: float, inputs: dict[str, Any]
 def _extremes(delta: Any, A: Any) -> tuple[float, float]:
     """(delta's smallest step, A's largest entry), each reduced where it lives and both read in one transfer (on a
     GPU, copying the whole of delta to the host had cost more than the scan); (1, 0), which passes the checks and
-    warns of nothing, where the values cannot be read (traced by a compiler or a transform: the traced call's shape
-    is what is asked, or the untraced call checks them)."""
+    warns of nothing, where the values cannot be read: arrays traced by torch.compile (whose real call, the
+    operator's body, checks them), by ``jax.jit`` or by a torch.func transform (where they are not checked)."""
     engine, arrays = adopt({"delta": delta, "A": A})
     delta, A = (engine.detached(arrays[name]) for name in ("delta", "A"))
     if not (engine.concrete(delta) and engine.concrete(A)):

@@ -206,6 +206,18 @@ def test_a_result_size_is_a_symbol_only_where_it_follows_one(function, dynamic, 
     assert len(counted) == graphs
 
 
+def test_a_result_that_stops_following_its_symbol_is_refused_by_name_not_returned_wrong():
+    """A window of at most 8: the result's length follows the input's at the lengths tried (6, then 7 and 8), so the
+    graph expects it to; at 20 it is 8, and the operator refuses it (aot_eager does not check sizes itself)."""
+    owner = Owner(lambda x: x[:, :min(x.shape[1], 8)] * 1)
+    compiled = torch.compile(lambda x: torch_call.traced(owner.key, [x]).mean(1), fullgraph=True, backend="aot_eager")
+    for length in (6, 7):
+        x = torch.randn(2, length, 3, dtype=torch.float64)
+        torch.testing.assert_close(compiled(x), x.mean(1), rtol=1e-12, atol=1e-12)
+    with pytest.raises(RuntimeError, match=r"returned shape \(2, 8, 3\) where torch.compile traced \(2, 20, 3\)"):
+        compiled(torch.randn(2, 20, 3, dtype=torch.float64))
+
+
 def test_a_traced_module_trains():
     module = mamba(d_model=4, d_state=2).to_torch(seed=0)
     compiled = torch.compile(module, fullgraph=True, backend="eager")

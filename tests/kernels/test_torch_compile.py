@@ -136,6 +136,54 @@ def test_a_functional_entry_point_traces_whole_and_a_new_length_reuses_its_graph
     assert len(graphs) == 2 and all("product_interactions.call" in str(g.graph) for g in graphs)
 
 
+def test_an_entry_is_one_per_call_however_its_arguments_are_given_and_apart_per_function_and_constant_type():
+    """Positional, keyword or default, one entry; a function decorated twice under one name (a factory, a notebook
+    cell run again) and the constants True, 1 and 1.0 are told apart; a duplicate argument is refused as eager
+    refuses it."""
+    from product_interactions.kernels.arrays import traced_as_operator, traced_entry
+    torch._dynamo.reset()
+    a, b = torch.rand(5, 2, dtype=torch.float64), torch.randn(5, 2, dtype=torch.float64)
+    made = []
+    for call in (lambda a, b: kernels.linear_scan(a, b), lambda a, b: kernels.linear_scan(b=b, a=a),
+                 lambda a, b: kernels.linear_scan(a, b, None, "auto")):
+        torch.testing.assert_close(torch.compile(call, fullgraph=True, backend="eager")(a, b),
+                                   kernels.linear_scan(a, b), rtol=1e-12, atol=1e-12)
+        made.append(len(traced_entry._ENTRIES))
+    assert made[0] == made[1] == made[2]
+
+    def scaling(k):
+        @traced_as_operator
+        def scale(x):
+            return x * k
+        return scale
+    double, triple = scaling(2), scaling(3)
+    for function, factor in ((double, 2), (triple, 3)):
+        got = torch.compile(lambda x: function(x), fullgraph=True, backend="eager")(b)
+        torch.testing.assert_close(got, b * factor, rtol=0, atol=0)
+    x = _sequences()
+    with pytest.raises(Exception, match="depth: expected a positive int, got bool True"):
+        torch.compile(lambda x: signature(x, True), fullgraph=True, backend="eager")(x)
+    torch.testing.assert_close(torch.compile(lambda x: signature(x, 1), fullgraph=True, backend="eager")(x),
+                               signature(x, 1), rtol=1e-12, atol=1e-12)
+    with pytest.raises(Exception, match="depth: expected a positive int, got float 1.0"):
+        torch.compile(lambda x: signature(x, 1.0), fullgraph=True, backend="eager")(x)
+    with pytest.raises(TypeError, match="multiple values for argument 'axis'"):
+        torch.compile(lambda x: kernels.softmax(x, -1, axis=0), backend="eager")(x)
+
+
+def test_signature_with_a_torch_mask_traces_whole():
+    """The mask is an operand (a bool tensor); the fake call, which has no values to read, takes it as full."""
+    x = _sequences().requires_grad_()
+    mask = torch.ones(3, 10, dtype=torch.bool)
+    mask[0, 6:] = False
+    function = lambda x, mask: signature(x, 3, mask=mask)  # noqa: E731
+    got = torch.compile(function, fullgraph=True, backend="aot_eager")(x, mask)
+    want = function(x, mask)
+    torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(torch.autograd.grad(got.sin().sum(), x)[0], torch.autograd.grad(want.sin().sum(), x)[0],
+                               rtol=1e-12, atol=1e-12)
+
+
 def test_inputs_of_one_length_are_checked_equal_and_one_graph_follows_them():
     """u, delta, B and C each get a symbol for their length: the scan refuses any of them moved alone, and takes
     them moved together, so they are checked equal (a guard) and followed; unequal lengths are refused as eager
