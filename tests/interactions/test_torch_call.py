@@ -114,16 +114,6 @@ def test_a_second_backward_and_a_forward_in_a_dispatch_mode_record_the_call_agai
     assert len(calls) == 2
 
 
-def counting(backend):
-    """A backend that compiles as `backend` does and counts the graphs it is given, in the returned list."""
-    graphs, compile_graph = [], torch._dynamo.lookup_backend(backend)
-
-    def count(graph, inputs):
-        graphs.append(graph)
-        return compile_graph(graph, inputs)
-    return graphs, count
-
-
 def _resized(arrays, length, batch=2):
     """Inputs like `arrays` with `length` points (and `batch` rows)."""
     rng = np.random.default_rng(length + batch)
@@ -131,7 +121,7 @@ def _resized(arrays, length, batch=2):
 
 
 @pytest.mark.parametrize("model, arrays", MODELS, ids=[type(m).__name__ for m, _ in MODELS])
-def test_a_module_traces_once_more_for_a_new_length_and_that_graph_follows_every_length(model, arrays):
+def test_a_module_traces_once_more_for_a_new_length_and_that_graph_follows_every_length(model, arrays, counting):
     """torch.compile traces a size that changed as a symbol; the operator's result follows it
     (`kernels.arrays.symbolic_shape`), so lengths after the second reuse the second graph (each length had traced
     anew, and fullgraph=True failed at torch's limit of 8 graphs).  The values and gradients stay eager's."""
@@ -147,7 +137,7 @@ def test_a_module_traces_once_more_for_a_new_length_and_that_graph_follows_every
     assert len(graphs) == 2
 
 
-def test_with_dynamic_sizes_a_module_specialises_only_what_it_refuses_to_move():
+def test_with_dynamic_sizes_a_module_specialises_only_what_it_refuses_to_move(counting):
     """dynamic=True traces every size as a symbol: the feature size, which the model takes at one value only, is
     specialised; the batch and the length are followed, and the points of a cloud and of its features are checked
     equal.  A cloud whose two point counts differ is refused as eager refuses it."""
@@ -192,7 +182,7 @@ def _wider_than_two(x):
     (lambda x: torch.cat([x, x], 1), None, 4),            # 2 L: specialised
     (_wider_than_two, True, 1)],                          # the features specialised, the batch and length followed
     ids=["follows", "pooled", "shorter", "doubled", "refused features"])
-def test_a_result_size_is_a_symbol_only_where_it_follows_one(function, dynamic, graphs):
+def test_a_result_size_is_a_symbol_only_where_it_follows_one(function, dynamic, graphs, counting):
     owner = Owner(function)
     counted, backend = counting("aot_eager")
     compiled = torch.compile(lambda x: torch_call.traced(owner.key, [x]) * 3, fullgraph=True, backend=backend,
@@ -401,7 +391,7 @@ def test_on_cuda_inductor_trains_a_module_as_eager_does_with_one_library_call_a_
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
-def test_on_cuda_inductor_follows_a_new_length_in_one_graph_as_eager_does():
+def test_on_cuda_inductor_follows_a_new_length_in_one_graph_as_eager_does(counting):
     """Inductor checks the operator's result against its traced shape (symbols included) on every run."""
     module = mamba(d_model=8, d_state=4).to_torch(seed=0).to("cuda")
     graphs, backend = counting("inductor")

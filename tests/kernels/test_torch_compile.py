@@ -37,7 +37,7 @@ def test_a_kernel_under_torch_compile_equals_the_eager_call(algebra, strategy):
 
 
 @pytest.mark.parametrize("algebra", [quaternions(), clebsch_gordan(2)], ids=["quaternions", "cg2"])
-def test_a_kernel_traces_whole_with_fullgraph_and_its_gradients_of_both_operands_are_the_eager_ones(algebra):
+def test_a_kernel_traces_whole_with_fullgraph_and_its_gradients_of_both_operands_are_the_eager_ones(algebra, counting):
     kernel = kernels.product(algebra)
     g = torch.Generator().manual_seed(2)
     x = torch.randn(5, 3, algebra.dim, dtype=torch.float64, generator=g, requires_grad=True)
@@ -45,11 +45,7 @@ def test_a_kernel_traces_whole_with_fullgraph_and_its_gradients_of_both_operands
 
     def loss(a, b):
         return (kernel(a, b).cos() * 3).sum()
-    graphs = []
-
-    def backend(graph, inputs):
-        graphs.append(graph)
-        return graph.forward
+    graphs, backend = counting("eager")
     compiled = torch.compile(loss, fullgraph=True, backend=backend)
     value = compiled(x, y)
     found = torch.autograd.grad(value, (x, y))
@@ -106,18 +102,8 @@ FUNCTIONS = {
 }
 
 
-def counting(backend):
-    """A backend that compiles as `backend` does and counts the graphs it is given, in the returned list."""
-    graphs, compile_graph = [], torch._dynamo.lookup_backend(backend)
-
-    def count(graph, inputs):
-        graphs.append(graph)
-        return compile_graph(graph, inputs)
-    return graphs, count
-
-
 @pytest.mark.parametrize("name", FUNCTIONS)
-def test_a_functional_entry_point_traces_whole_and_a_new_length_reuses_its_graph(name):
+def test_a_functional_entry_point_traces_whole_and_a_new_length_reuses_its_graph(name, counting):
     """One operator of the graph under fullgraph=True, through aot_eager's compiled forward and backward: the eager
     values and gradients at four lengths, from two graphs (the first length's, then one that follows the length:
     `kernels.arrays.symbolic_shape`)."""
@@ -184,7 +170,7 @@ def test_signature_with_a_torch_mask_traces_whole():
                                rtol=1e-12, atol=1e-12)
 
 
-def test_inputs_of_one_length_are_checked_equal_and_one_graph_follows_them():
+def test_inputs_of_one_length_are_checked_equal_and_one_graph_follows_them(counting):
     """u, delta, B and C each get a symbol for their length: the scan refuses any of them moved alone, and takes
     them moved together, so they are checked equal (a guard) and followed; unequal lengths are refused as eager
     refuses them."""
