@@ -62,10 +62,14 @@ def traced_result(owner: Any, operands: list[Any]) -> Traced:
     follows one of the operands' symbols as that symbol (module docstring), and the rule a real call's result must
     keep (`torch_call` checks it: a size that follows its symbol at the values tried may not follow it at others,
     L for L <= 8 and 8 beyond, say)."""
-    probe = _symbolic(owner, operands)
-    if probe is not None:
-        return probe.traced()
-    result = owner.flat_call([t.new_empty(tuple(int(d) for d in t.shape)) for t in operands])    # int() guards
+    found = None                                        # the result at the symbols' values, where a probe made one
+    if all(isinstance(d, int) or _symbol(d) for t in operands for d in t.shape):
+        probe = _Probe(owner, operands)
+        if probe.result is not None and _followed(probe):
+            return probe.traced()
+        found = probe.result
+    plain = [t.new_empty(tuple(int(d) for d in t.shape)) for t in operands]        # int() guards every size
+    result = found if found is not None else owner.flat_call(plain)
     return Traced(result, tuple(getattr(result, "shape", ())), None)
 
 
@@ -79,15 +83,10 @@ def _symbol(size: Any) -> bool:
     return not isinstance(size, int) and bool(size.node.expr.is_Symbol)
 
 
-def _symbolic(owner: Any, operands: list[Any]) -> _Probe | None:
-    """The probe that found which symbols the result's sizes follow (`_Probe.traced`); None where every size must
-    be specialised."""
+def _followed(probe: _Probe) -> bool:
+    """Whether the probe found which symbols the result's sizes follow (`_Probe.traced`); False where every size
+    must be specialised.  (Its result at the symbols' values serves either way: the sizes specialised are those.)"""
     import torch
-    if any(not isinstance(d, int) and not _symbol(d) for t in operands for d in t.shape):
-        return None
-    probe = _Probe(owner, operands)
-    if probe.result is None:
-        return None
     try:
         refused = [expr for expr in probe.symbols if not probe.follow([expr], probe.shape_at([expr]))]
         for value in dict.fromkeys(probe.values[expr] for expr in refused):
@@ -99,8 +98,8 @@ def _symbolic(owner: Any, operands: list[Any]) -> _Probe | None:
                     int(probe.symbols[expr])            # the owner takes only this value: specialised
                     probe.specialised.add(expr)
     except _Unfollowed:
-        return None
-    return probe if probe.all_moved() else None
+        return False
+    return probe.all_moved()
 
 
 def _moving_together(probe: _Probe, refused: list[Any]) -> list[Any]:
@@ -120,7 +119,7 @@ class _Unfollowed(Exception):
 
 
 class _Probe:
-    """The owner's result on fake operands at plain values of their symbols (`_symbolic`)."""
+    """The owner's result on fake operands at plain values of their symbols (`_followed`)."""
 
     def __init__(self, owner: Any, operands: list[Any]) -> None:
         self.owner, self.operands = owner, operands

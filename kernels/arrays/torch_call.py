@@ -149,8 +149,8 @@ def _call(operands: list[Any], key: str, wanted: list[bool]) -> tuple[Any, Any]:
 def _call_fake(operands: list[Any], key: str, wanted: list[bool]) -> tuple[Any, Any]:
     import torch
     traced = traced_result(owner_for(key), list(operands))
-    rules = RULES.setdefault(key, [])
-    if traced.rule is not None and traced.rule not in rules:
+    if traced.rule is not None and traced.rule not in RULES.get(key, ()):
+        rules = RULES.setdefault(key, [])
         rules.append(traced.rule)
         del rules[:-RULES_KEPT]
     return _one_tensor(torch, key, traced.result).new_empty(traced.shape), \
