@@ -3,13 +3,15 @@
 The module's parameters start at ``model.init(seed)``; calling it on a batch runs ``model.apply`` on the torch
 engine (`kernels.arrays.registry`), so torch's autograd, optimisers, devices (``.to("cuda")``) and
 `DistributedDataParallel` all apply.  ``torch.compile(module, fullgraph=True)`` traces a call as one operator
-(`kernels.arrays.torch_call`).  Every module of `to_torch` shares one ``forward``, whose compiled forms torch caps
+(`kernels.arrays.torch_call`); a tensor given by keyword (``module(x, mask=m)``) takes its place among
+the inputs, and other options (a method's name) run at a graph break.  Every module of `to_torch` shares one ``forward``, whose compiled forms torch caps
 per process (``recompile_limit``, 8): compile the model that holds many modules, not each of them.  Compiled
 expressions and product kernels take torch tensors directly, so they can be called inside any module of one's
 own.  torch is imported only here.
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -34,6 +36,7 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
     True
     """
     torch: Any = require("torch", "torch", "to_torch")
+    names, defaults = _inputs_of(model.apply)
 
     class ModelModule(torch.nn.Module):
         """`model` as a torch module: ``forward(*inputs, **options) = model.apply(parameters, *inputs, ...)``."""
@@ -57,8 +60,10 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
                     argument = "x" if len(inputs) == 1 else f"inputs[{n}]"
                     raise TypeError(f"{argument}: expected {expected}, the dtype of the module's parameters (convert "
                                     f"the input, or the module with .to({x.dtype})), got {x.dtype}")
-            if torch_compiling() and not options and torch_call.applies(list(inputs)):
-                return torch_call.traced(self.key, [*(p for _, p in self.named_parameters()), *inputs])
+            if torch_compiling():
+                operands = in_order(names, defaults, inputs, options) if options else list(inputs)
+                if operands is not None and torch_call.applies(operands):
+                    return torch_call.traced(self.key, [*(p for _, p in self.named_parameters()), *operands])
             return self.run(*inputs, **options)
 
         def flat_call(self, operands: list[Any]) -> Any:
@@ -77,3 +82,33 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
     name = getattr(model, "name", type(model).__name__)
     ModelModule.__name__ = ModelModule.__qualname__ = f"{name}Module"
     return ModelModule()
+
+
+def _inputs_of(apply: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """The names of ``apply``'s leading positional parameters after ``params``, and their defaults."""
+    parameters = []
+    for parameter in list(inspect.signature(apply).parameters.values())[1:]:
+        if parameter.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD:
+            break
+        parameters.append(parameter)
+    return (tuple(p.name for p in parameters),
+            {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty})
+
+
+def in_order(names: tuple[str, ...], defaults: dict[str, Any], inputs: tuple[Any, ...],
+             options: dict[str, Any]) -> list[Any] | None:
+    """`inputs`, then `options` in their places among `names`, an option of None left to a default of None; None
+    where they are not the first of `names` (a gap, an unknown or repeated name: the call runs as given).
+
+    >>> in_order(("x", "mask", "method"), {"mask": None, "method": "auto"}, ("X",), {"mask": "M"})
+    ['X', 'M']
+    >>> in_order(("x", "mask"), {"mask": None}, ("X",), {"mask": None}), in_order(("x", "mask"), {}, ("X",), {"y": 1})
+    (['X'], None)
+    """
+    given = dict(zip(names, inputs))
+    if len(inputs) > len(names) or any(name in given or name not in names for name in options):
+        return None
+    given.update((name, value) for name, value in options.items()
+                 if not (value is None and name in defaults and defaults[name] is None))
+    leading = names[:len(given)]
+    return [given[name] for name in leading] if set(leading) == set(given) else None

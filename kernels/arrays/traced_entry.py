@@ -11,9 +11,8 @@ makes a numpy array a tensor).  Outside torch.compile the function runs as it is
 
 A bad argument is refused by the call on torch's fake tensors, while torch.compile traces: torch reports it as a
 ``TorchRuntimeError`` whose explanation holds the library's message (``ValueError: x: expected ...``).  An int
-argument that changes between calls of one compiled function is traced by torch as a symbol, which no entry can
-fix: with ``fullgraph=True`` torch refuses it ("assume_constant_result argument conversion failed"); fix it in
-the function (a closure, ``functools.partial``) or set ``torch._dynamo.config.specialize_int = True``.
+argument that changes between calls of one compiled function (a signature's depth) is traced by torch as a symbol;
+the entry fixes it at its value (``operator.index``, which torch.compile guards), so each value has its graph.
 
 >>> import torch
 >>> from product_interactions import kernels
@@ -26,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import sys
 import threading
 from collections.abc import Callable
@@ -94,7 +94,8 @@ def traced_as_operator(function: F) -> F:
             torch = sys.modules["torch"]
             given = {**defaults, **dict(zip(names, arguments)), **options}
             tensors = tuple(name for name in names if name in given and isinstance(given[name], torch.Tensor))
-            constants = tuple((name, given[name]) for name in names if name in given and name not in tensors)
+            constants = tuple((name, operator.index(given[name]) if type(given[name]) is int else given[name])
+                              for name in names if name in given and name not in tensors)
             operands = [given[name] for name in tensors]
             if tensors and all(type(value) in CONSTANTS for _, value in constants):
                 key = entry_key(identity, tensors, constants)          # defines the operator with the first entry

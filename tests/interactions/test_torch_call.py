@@ -10,7 +10,7 @@ import pytest
 from module_cases import MODELS, SEQUENCE
 
 from product_interactions.kernels.arrays import torch_call
-from product_interactions.interactions.architectures import attention, gating, mamba, ssm, tfn
+from product_interactions.interactions.architectures import attention, deep_ls2t, gating, ls2t, mamba, ssm, tfn
 
 torch = pytest.importorskip("torch")
 
@@ -157,6 +157,33 @@ def test_with_dynamic_sizes_a_module_specialises_only_what_it_refuses_to_move(co
         module(points, features[:, :4])
     with pytest.raises(Exception, match=refusal):                   # torch.compile's error around the model's
         compiled(points, features[:, :4])
+
+
+@pytest.mark.parametrize("make", [lambda: ls2t(d_in=4, width=2, order=2), lambda: deep_ls2t(d_in=4, widths=(2, 2),
+                                                                                      order=2)], ids=["LS2T", "DeepLS2T"])
+def test_a_tensor_option_traces_whole_in_its_place_and_other_options_run_at_a_graph_break(make):
+    """``module(x, mask=m)`` is ``module(x, m)``: one operator under fullgraph=True (it had failed at the graph
+    break an option made), eager's values and gradients; ``mask=None`` is the mask left out.  An option that is
+    not a tensor (a method's name) still runs at a graph break."""
+    module = make().to_torch(seed=2)
+    x = torch.tensor(SEQUENCE, requires_grad=True)
+    mask = torch.ones(2, 6, dtype=torch.bool)
+    mask[1, 4:] = False
+    compiled = torch.compile(module, fullgraph=True, backend="aot_eager")
+    for options, positional in (({"mask": mask}, (mask,)), ({"mask": None}, ())):
+        got, want = compiled(x, **options), module(x, *positional)
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+        for a, b in zip(torch.autograd.grad(got.sin().sum(), [x, *module.parameters()]),
+                        torch.autograd.grad(want.sin().sum(), [x, *module.parameters()])):
+            torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    assert not torch.equal(compiled(x, mask=mask), compiled(x))
+    diagonal = ssm(channels=4, d_state=2).to_torch(seed=0)
+    with pytest.raises(Exception, match="(?i)skipped|graph break"):
+        torch.compile(diagonal, fullgraph=True, backend="eager")(x, method="sequential")
+    torch.testing.assert_close(torch.compile(diagonal, backend="eager")(x, method="sequential"), diagonal(x),
+                               rtol=1e-12, atol=1e-12)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'masks'"):
+        torch.compile(module, backend="eager")(x, masks=mask)
 
 
 class Owner:

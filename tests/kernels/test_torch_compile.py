@@ -157,6 +157,20 @@ def test_an_entry_is_one_per_call_however_its_arguments_are_given_and_apart_per_
         torch.compile(lambda x: kernels.softmax(x, -1, axis=0), backend="eager")(x)
 
 
+def test_an_int_argument_that_changes_between_calls_is_fixed_per_call(counting):
+    """torch.compile traces an int argument that changed as a symbol; the entry fixes it at its value (a guard), so
+    fullgraph=True takes every depth and axis, one graph each, and a value seen before reuses its graph (it had
+    failed: "assume_constant_result argument conversion failed")."""
+    torch._dynamo.reset()
+    graphs, backend = counting("eager")
+    function = lambda x, depth, axis: signature(x, depth).sum(-1) + kernels.softmax(x, axis)[:, 0, 0]  # noqa: E731
+    compiled = torch.compile(function, fullgraph=True, backend=backend)
+    x = _sequences()
+    for depth, axis in ((2, -1), (3, 1), (1, 0), (3, 1), (4, -1)):
+        torch.testing.assert_close(compiled(x, depth, axis), function(x, depth, axis), rtol=1e-12, atol=1e-12)
+    assert len(graphs) == 4
+
+
 def test_signature_with_a_torch_mask_traces_whole():
     """The mask is an operand (a bool tensor); the fake call, which has no values to read, takes it as full."""
     x = _sequences().requires_grad_()
