@@ -649,27 +649,17 @@ class Plan:
         mixing them is `kernels.arrays.registry`'.  The result is in the inputs' library, dtype and device.  Traced
         by torch.compile on torch tensors, the call is one operator (`kernels.arrays.torch_call`)."""
         if torch_compiling():
-            operands = self._operands(inputs, parameters)
-            if operands is not None and torch_call.applies(operands):
+            operands = self._arrays(inputs, parameters)
+            if torch_call.applies(operands):
                 return torch_call.traced(self.key, operands)
         return self.run(self.check(inputs, parameters))
 
-    def _operands(self, inputs: Any, parameters: Any) -> list[Any] | None:
-        """The signals, then the parameters, in the plan's order (`flat_call`'s operands), or None where they are
-        not all given as they must be."""
-        signals = {next(iter(self.signals)): inputs} if len(self.signals) == 1 and not isinstance(inputs, dict) \
-            else inputs
-        if not isinstance(signals, dict) or not hasattr(parameters or {}, "keys"):
-            return None
-        given = {**signals, **(parameters or {})}
-        names = [*self.signals, *self.parameters]
-        return [given[name] for name in names] if all(name in given for name in names) else None
-
     def flat_call(self, operands: list[Any]) -> Any:
-        """The plan on its signals, then its parameters, in one list (`kernels.arrays.torch_call`)."""
-        count = len(self.signals)
-        return self.run(self.check(dict(zip(self.signals, operands[:count])),
-                                   dict(zip(self.parameters, operands[count:]))))
+        """The plan on its inputs in its order (`_arrays`'), in one list (`kernels.arrays.torch_call`)."""
+        given: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
+        for spec, array in zip(self.inputs, operands):
+            given[spec.kind != "signal"][spec.name] = array
+        return self.run(self.check(*given))
 
     def check(self, inputs: Any, parameters: Any = None) -> Call:
         """The arguments of a call checked once (errors name the argument): their engine, the arrays in the
@@ -692,12 +682,14 @@ class Plan:
         return call
 
     def _arrays(self, inputs: Any, parameters: Any) -> list[Any]:
-        """The inputs' arrays in the plan's order, or none where the arguments are not given as a repeated call
-        gives them (a dict of every signal, or one array for one signal, and a dict of every parameter)."""
+        """The inputs' arrays in the plan's order (`inputs`: `flat_call`'s operands), or none where the arguments
+        are not given as a repeated call gives them (a dict of every signal, or one array for one signal, and a dict
+        or a mapping with ``get``, such as torch's ``ParameterDict``, of every parameter)."""
         signals = {next(iter(self.signals)): inputs} if len(self.signals) == 1 and _is_array(inputs) else inputs
-        if type(signals) is not dict or type(parameters if parameters is not None else {}) is not dict:
+        parameters = {} if parameters is None else parameters
+        if type(signals) is not dict or not (type(parameters) is dict or hasattr(parameters, "get")):
             return []
-        given = (signals, parameters or {})
+        given = (signals, parameters)
         found = [given[spec.kind != "signal"].get(spec.name) for spec in self.inputs]
         return [] if any(a is None for a in found) else found
 

@@ -161,10 +161,10 @@ def test_with_dynamic_sizes_a_module_specialises_only_what_it_refuses_to_move(co
 
 @pytest.mark.parametrize("make", [lambda: ls2t(d_in=4, width=2, order=2), lambda: deep_ls2t(d_in=4, widths=(2, 2),
                                                                                       order=2)], ids=["LS2T", "DeepLS2T"])
-def test_a_tensor_option_traces_whole_in_its_place_and_other_options_run_at_a_graph_break(make):
+def test_a_tensor_option_traces_whole_in_its_place(make):
     """``module(x, mask=m)`` is ``module(x, m)``: one operator under fullgraph=True (it had failed at the graph
-    break an option made), eager's values and gradients; ``mask=None`` is the mask left out.  An option that is
-    not a tensor (a method's name) still runs at a graph break."""
+    break an option made), eager's values and gradients; ``mask=None`` is the mask left out, and an unknown option
+    meets the model's own TypeError (other options: `test_keyword_options_run_at_a_graph_break_as_before`)."""
     module = make().to_torch(seed=2)
     x = torch.tensor(SEQUENCE, requires_grad=True)
     mask = torch.ones(2, 6, dtype=torch.bool)
@@ -177,11 +177,6 @@ def test_a_tensor_option_traces_whole_in_its_place_and_other_options_run_at_a_gr
                         torch.autograd.grad(want.sin().sum(), [x, *module.parameters()])):
             torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
     assert not torch.equal(compiled(x, mask=mask), compiled(x))
-    diagonal = ssm(channels=4, d_state=2).to_torch(seed=0)
-    with pytest.raises(Exception, match="(?i)skipped|graph break"):
-        torch.compile(diagonal, fullgraph=True, backend="eager")(x, method="sequential")
-    torch.testing.assert_close(torch.compile(diagonal, backend="eager")(x, method="sequential"), diagonal(x),
-                               rtol=1e-12, atol=1e-12)
     with pytest.raises(TypeError, match="unexpected keyword argument 'masks'"):
         torch.compile(module, backend="eager")(x, masks=mask)
 
@@ -260,10 +255,13 @@ def test_the_operator_passes_torch_s_operator_checks(wanted):
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
-def test_a_compiled_expression_traces_whole_and_equals_the_eager_plan(backend):
+@pytest.mark.parametrize("container", [dict, torch.nn.ParameterDict])
+def test_a_compiled_expression_traces_whole_and_equals_the_eager_plan(backend, container):
+    """The parameters in a dict or in a module's ``ParameterDict`` (a mapping the eager call also reads as it reads a
+    dict)."""
     model = attention(d_model=4, heads=2)
     plan = model.plan((6,))
-    params = {name: torch.tensor(value, requires_grad=True) for name, value in model.init(seed=0).items()}
+    params = container({name: torch.tensor(value, requires_grad=True) for name, value in model.init(seed=0).items()})
     weights = list(params.values())
     x = torch.tensor(SEQUENCE, requires_grad=True)
 
