@@ -21,6 +21,11 @@ torch.compile checks a new graph's custom operators in one on its first run; a s
 again first.  The result is a copy: the record may hold its own result for its backward, and Inductor may write
 into an operator's output.  Gradients of gradients are not traced.
 
+Mixed precision: a call traced inside ``torch.autocast`` names the autocast (``autocast``, "cuda:bfloat16"; "" for
+none), and both bodies run the owner's call under it, so the graph's result has the dtype an eager call under the
+same autocast gives (the real body had run without it under ``aot_eager`` and Inductor, and the fake body
+always, so an eager backend's bfloat16 result met a graph that expected float32).
+
 Keys are unique to this process (a random prefix: a compiled graph torch keeps on disk is never reused for another
 process's owner of the same name); the registry holds owners weakly.
 
@@ -34,6 +39,7 @@ True
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import secrets
 import sys
@@ -104,14 +110,24 @@ def _recording(torch: Any) -> Any:
                                     C._dispatch_tls_local_exclude_set().remove(C.DispatchKey.AutogradFunctionality))
 
 
-def _record(torch: Any, key: str, operands: list[Any], wanted: list[bool]) -> Recorded | None:
+def _autocast(torch: Any, autocast: str) -> Any:
+    """The context of a traced call's `autocast` ("cuda:bfloat16" runs under ``torch.autocast("cuda",
+    torch.bfloat16)``; "" adds none: torch.compile guards the autocast state a graph was traced in)."""
+    if not autocast:
+        return contextlib.nullcontext()
+    device, dtype = autocast.split(":")
+    return torch.autocast(device, getattr(torch, dtype))
+
+
+def _record(torch: Any, key: str, operands: list[Any], wanted: list[bool], autocast: str) -> Recorded | None:
     """The owner's call on `operands` recorded by autograd from the wanted ones, or None where it cannot be; views
     recorded as eager autograd records them (torch.compile's runtime turns on view replay, which made each view and
     its backward a few microseconds slower: 1.15x the eager time of Mamba's step)."""
     recording = _recording(torch)
     if recording is None:
         return None
-    with recording, torch.enable_grad(), torch.autograd.grad_mode._force_original_view_tracking(False):
+    with recording, torch.enable_grad(), torch.autograd.grad_mode._force_original_view_tracking(False), \
+            _autocast(torch, autocast):
         leaves = [operand.detach().requires_grad_() for operand, keep in zip(operands, wanted) if keep]
         given = iter(leaves)
         result = owner_for(key).flat_call([next(given) if keep else operand.detach()
@@ -130,13 +146,14 @@ def _one_tensor(torch: Any, key: str, result: Any) -> Any:
     return result
 
 
-def _call(operands: list[Any], key: str, wanted: list[bool]) -> tuple[Any, Any]:
+def _call(operands: list[Any], key: str, wanted: list[bool], autocast: str) -> tuple[Any, Any]:
     """The operator's body: the result (a copy) and the handle; the call recorded where a gradient is wanted."""
     import torch
     handle = torch.zeros((), dtype=torch.int64)
-    recorded = _record(torch, key, list(operands), wanted) if any(wanted) else None
+    recorded = _record(torch, key, list(operands), wanted, autocast) if any(wanted) else None
     if recorded is None:
-        result = _one_tensor(torch, key, owner_for(key).flat_call(list(operands)))
+        with _autocast(torch, autocast):
+            result = _one_tensor(torch, key, owner_for(key).flat_call(list(operands)))
     else:
         result = _one_tensor(torch, key, recorded.result).detach()
     _check_traced(key, list(operands), result)
@@ -146,9 +163,10 @@ def _call(operands: list[Any], key: str, wanted: list[bool]) -> tuple[Any, Any]:
     return result.clone(memory_format=torch.contiguous_format), handle
 
 
-def _call_fake(operands: list[Any], key: str, wanted: list[bool]) -> tuple[Any, Any]:
+def _call_fake(operands: list[Any], key: str, wanted: list[bool], autocast: str) -> tuple[Any, Any]:
     import torch
-    traced = traced_result(owner_for(key), list(operands))
+    with _autocast(torch, autocast):
+        traced = traced_result(owner_for(key), list(operands))
     if traced.rule is not None and traced.rule not in RULES.get(key, ()):
         rules = RULES.setdefault(key, [])
         rules.append(traced.rule)
@@ -169,12 +187,13 @@ def _check_traced(key: str, operands: list[Any], result: Any) -> None:
                                f"sizes traced (compile with dynamic=False, or mark the sizes static)")
 
 
-def _call_vjp(operands: list[Any], key: str, wanted: list[bool], handle: Any, gradient: Any) -> list[Any]:
+def _call_vjp(operands: list[Any], key: str, wanted: list[bool], autocast: str, handle: Any,
+              gradient: Any) -> list[Any]:
     """The backward's body: the gradients of the wanted operands, through the forward's record or a new one."""
     import torch
     recorded = RECORDED.pop(handle.data_ptr(), None)
     if recorded is None or not recorded.covers(wanted):
-        recorded = _record(torch, key, list(operands), wanted)
+        recorded = _record(torch, key, list(operands), wanted, autocast)
     if recorded is None:
         raise RuntimeError(f"key: the backward of {key!r} cannot run inside a dispatch mode (its forward kept no "
                            f"recorded call)")
@@ -199,18 +218,20 @@ def _unaliased(torch: Any, results: list[Any], inputs: list[Any]) -> list[Any]:
     return fresh
 
 
-def _call_vjp_fake(operands: list[Any], key: str, wanted: list[bool], handle: Any, gradient: Any) -> list[Any]:
+def _call_vjp_fake(operands: list[Any], key: str, wanted: list[bool], autocast: str, handle: Any,
+                   gradient: Any) -> list[Any]:
     return [operand.new_empty(operand.shape) for operand, keep in zip(operands, wanted) if keep]
 
 
-def _refuse_second_order(operands: list[Any], key: str, wanted: list[bool], handle: Any, gradient: Any) -> list[Any]:
+def _refuse_second_order(operands: list[Any], key: str, wanted: list[bool], autocast: str, handle: Any,
+                         gradient: Any) -> list[Any]:
     """``call_vjp`` where autograd is on: refused where it would have to be differentiated, else its body."""
     import torch
     if torch.is_grad_enabled() and any(t.requires_grad for t in (*operands, gradient)):
         raise NotImplementedError(f"key: gradients of gradients of {key!r} are not traced under torch.compile (call "
                                   f"the module outside it, or differentiate once)")
     with torch._C._AutoDispatchBelowAutograd():
-        return OPERATORS[1](operands, key, wanted, handle, gradient)
+        return OPERATORS[1](operands, key, wanted, autocast, handle, gradient)
 
 
 def define() -> tuple[Any, Any]:
@@ -226,8 +247,9 @@ def define() -> tuple[Any, Any]:
 def _define() -> None:
     import torch
     library = torch.library.Library("product_interactions", "FRAGMENT")
-    library.define("call(Tensor[] operands, str key, bool[] wanted) -> (Tensor, Tensor)")
-    library.define("call_vjp(Tensor[] operands, str key, bool[] wanted, Tensor handle, Tensor gradient) -> Tensor[]")
+    library.define("call(Tensor[] operands, str key, bool[] wanted, str autocast) -> (Tensor, Tensor)")
+    library.define("call_vjp(Tensor[] operands, str key, bool[] wanted, str autocast, Tensor handle, "
+                   "Tensor gradient) -> Tensor[]")
     for name, body, fake in (("call", _call, _call_fake), ("call_vjp", _call_vjp, _call_vjp_fake)):
         library.impl(name, body, "CompositeExplicitAutograd")
         torch.library.register_fake(f"product_interactions::{name}", fake, lib=library)
@@ -237,23 +259,23 @@ def _define() -> None:
         """The operator under autograd: its backward is ``call_vjp`` of the operands that need a gradient."""
 
         @staticmethod
-        def forward(ctx: Any, key: str, wanted: list[bool], *operands: Any) -> tuple[Any, Any]:
+        def forward(ctx: Any, key: str, wanted: list[bool], autocast: str, *operands: Any) -> tuple[Any, Any]:
             with torch._C._AutoDispatchBelowAutograd():
-                result, handle = call(list(operands), key, wanted)
+                result, handle = call(list(operands), key, wanted, autocast)
             ctx.mark_non_differentiable(handle)
             ctx.save_for_backward(handle, *operands)
-            ctx.key = key
+            ctx.key, ctx.autocast = key, autocast
             return result, handle
 
         @staticmethod
         def backward(ctx: Any, gradient: Any, _: Any) -> tuple[Any, ...]:
             handle, *operands = ctx.saved_tensors
-            needed = list(ctx.needs_input_grad[2:])
-            found = iter(call_vjp(operands, ctx.key, needed, handle, gradient) if any(needed) else ())
-            return (None, None, *(next(found) if need else None for need in needed))
+            needed = list(ctx.needs_input_grad[3:])
+            found = iter(call_vjp(operands, ctx.key, needed, ctx.autocast, handle, gradient) if any(needed) else ())
+            return (None, None, None, *(next(found) if need else None for need in needed))
 
-    def differentiated(operands: list[Any], key: str, wanted: list[bool]) -> tuple[Any, Any]:
-        return Recording.apply(key, wanted, *operands)
+    def differentiated(operands: list[Any], key: str, wanted: list[bool], autocast: str) -> tuple[Any, Any]:
+        return Recording.apply(key, wanted, autocast, *operands)
     library.impl("call", differentiated, "Autograd")
     library.impl("call_vjp", _refuse_second_order, "Autograd")
     OPERATORS.extend((call, call_vjp, library))           # the library keeps the registrations alive
@@ -268,7 +290,10 @@ def applies(arrays: list[Any]) -> bool:
 
 def traced(key: str, operands: list[Any]) -> Any:
     """The operator's call on `operands` for the owner of `key` (what a traced call records), recording the call
-    from the operands that need a gradient."""
+    from the operands that need a gradient, under the autocast of the first operand's device."""
     import torch
     wanted = [torch.is_grad_enabled() and bool(operand.requires_grad) for operand in operands]
-    return OPERATORS[0](operands, key, wanted)[0]
+    device = operands[0].device.type
+    autocast = f"{device}:{str(torch.get_autocast_dtype(device)).split('.')[-1]}" \
+        if torch.amp.is_autocast_available(device) and torch.is_autocast_enabled(device) else ""
+    return OPERATORS[0](operands, key, wanted, autocast)[0]

@@ -251,7 +251,7 @@ def test_the_operator_passes_torch_s_operator_checks(wanted):
     x = torch.tensor(SEQUENCE, requires_grad=wanted == "all")
     operands = [*module.parameters(), x]
     forward, _ = torch_call.define()
-    torch.library.opcheck(forward, (operands, module.key, [wanted != "none" and o.requires_grad for o in operands]))
+    torch.library.opcheck(forward, (operands, module.key, [wanted != "none" and o.requires_grad for o in operands], ""))
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
@@ -275,6 +275,31 @@ def test_a_compiled_expression_traces_whole_and_equals_the_eager_plan(backend, c
         torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
         for a, b in zip(torch.autograd.grad(got, [*weights, x]), expected_gradients):
             torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend, device", [("eager", "cpu"), ("aot_eager", "cpu"), pytest.param(
+    "inductor", "cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"))])
+@pytest.mark.parametrize("make", [lambda: attention(d_model=4, heads=2), lambda: mamba(d_model=4, d_state=2)],
+                         ids=["attention", "mamba"])
+def test_under_autocast_a_traced_module_gives_eager_s_dtype_values_and_gradients(make, backend, device):
+    """Mixed precision: inside ``torch.autocast`` the operator runs the module under the autocast it was traced in,
+    so its projections run in bfloat16 as eager's do.  Before, aot_eager's body and every fake body ran without
+    it: a float32 result where eager gives bfloat16 (and the eager backend's bfloat16 result met a graph traced
+    for float32)."""
+    module = make().to_torch(seed=3, dtype=np.float32).to(device)
+    x = torch.tensor(SEQUENCE, dtype=torch.float32, device=device, requires_grad=True)
+    compiled = torch.compile(module, fullgraph=True, backend=backend)
+    results, tolerance = [], 1e-5 if backend == "inductor" else 1e-6
+    for function in (module, compiled, compiled):
+        with torch.autocast(device, dtype=torch.bfloat16):
+            value = function(x)
+        results.append([value, *torch.autograd.grad(value.float().sin().sum(), [x, *module.parameters()])])
+    assert results[0][0].dtype == torch.bfloat16
+    for got in results[1:]:
+        for a, b in zip(got, results[0]):
+            torch.testing.assert_close(a, b, rtol=tolerance, atol=tolerance)
+    torch.testing.assert_close(compiled(x), module(x), rtol=tolerance, atol=tolerance)  # without autocast: float32
+    assert compiled(x).dtype == torch.float32
 
 
 def test_the_registry_holds_modules_weakly_and_a_gone_one_is_named():
@@ -376,8 +401,8 @@ def test_the_backward_operator_returns_no_gradient_that_aliases_its_inputs_or_an
     key = torch_call.register(owner)
     forward, backward = torch_call.define()
     a, b, gradient = (torch.randn(3, 4, dtype=torch.float64) for _ in range(3))
-    _, handle = forward([a, b], key, [True, True])
-    found = backward([a, b], key, [True, True], handle, gradient)
+    _, handle = forward([a, b], key, [True, True], "")
+    found = backward([a, b], key, [True, True], "", handle, gradient)
     for g in found:
         torch.testing.assert_close(g, gradient, rtol=0, atol=0)
     addresses = [t.untyped_storage().data_ptr() for t in (a, b, gradient, *found)]
