@@ -94,6 +94,11 @@ def _cuda_name(device: Any) -> str:
     return str(torch.cuda.get_device_name(device))
 
 
+def _transformable(a: Any) -> Any:
+    """`a` in float32 where it is of half precision (torch's FFTs refuse it), else `a`."""
+    return a.float() if a.is_floating_point() and a.dtype.itemsize == 2 else a
+
+
 def is_fake(a: Any) -> bool:
     """True for torch's fake tensors (shapes without numbers: a custom operator's fake body computes on them), whose
     values no branch may ask for."""
@@ -326,7 +331,9 @@ class TorchEngine(Engine):
         return type(a).__module__.startswith("torch") and hasattr(a, "detach")
 
     def value(self, a: Any) -> np.ndarray:
-        return a.detach().cpu().numpy()
+        """bfloat16, which numpy has not, read as float32 (exactly)."""
+        a = a.detach()
+        return (a.float() if a.dtype == self.xp.bfloat16 else a).cpu().numpy()
 
     def unstack(self, a: Any) -> list[Any]:
         """One backward node for every slice: indexing slices one at a time makes each slice's gradient a
@@ -456,6 +463,9 @@ class TorchEngine(Engine):
     def threads(self) -> int:
         return int(self.xp.get_num_threads())
 
+    def cast(self, a: Any, like: Any) -> Any:
+        return a.to(like.dtype)
+
     def promoted(self, x: Any, y: Any) -> tuple[Any, Any]:
         dtype = self.xp.result_type(x, y)
         return x.to(dtype), y.to(dtype)
@@ -499,13 +509,16 @@ class TorchEngine(Engine):
         return a.expand(*shape)
 
     def rfft(self, a: Any, n: int | None = None, axis: int = -1) -> Any:
-        return self.xp.fft.rfft(a, n=n, dim=axis)
+        """Half precision, which torch's transforms refuse (bfloat16 everywhere, float16 on the CPU and at lengths
+        that are not powers of 2), transformed in float32: the callers cast the result back (`Engine.cast`)."""
+        return self.xp.fft.rfft(_transformable(a), n=n, dim=axis)
 
     def irfft(self, a: Any, n: int | None = None, axis: int = -1) -> Any:
         return self.xp.fft.irfft(a, n=n, dim=axis)
 
     def fft(self, a: Any, axis: int = -1) -> Any:
-        return self.xp.fft.fft(a, dim=axis)
+        """Half precision in float32, as `rfft`."""
+        return self.xp.fft.fft(_transformable(a), dim=axis)
 
     def ifft(self, a: Any, axis: int = -1) -> Any:
         return self.xp.fft.ifft(a, dim=axis)

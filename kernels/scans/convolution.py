@@ -39,6 +39,8 @@ def causal_convolution(x: Any, kernel: Any) -> Any:
     bad = ~engine.isfinite(x)
     clean = engine.where(bad, 0.0, x)
     y = engine.irfft(engine.rfft(clean, size) * engine.rfft(kernel, size), size)[..., :length]
+    if x.dtype == kernel.dtype and engine.dtype(x).kind == "f":
+        y = engine.cast(y, x)                     # half precision, transformed in float32 on torch, cast back
     if not engine.concrete(bad):
         seen = engine.cumsum(engine.floats(bad, y), axis=-1)
         return engine.where(seen > 0, np.nan, y)

@@ -93,7 +93,8 @@ class Fourier(Level):
         else:
             product = self.inner(*spectra)
         if real:
-            return engine.irfft(product, n=self.n, axis=self.axis)
+            z = engine.irfft(product, n=self.n, axis=self.axis)
+            return engine.cast(z, x) if x.dtype == y.dtype else z      # half precision, in float32 on torch: back
         return engine.ifft(product, axis=self.axis)
 
     def describe(self) -> list[str]:
