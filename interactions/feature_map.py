@@ -39,7 +39,7 @@ import sympy
 from ..algebra import TensorAlgebra, position, tensor_algebra, tensor_product
 from ..algebra.algebra import check_count, check_flag
 from ..kernels import native
-from ..kernels.arrays import NUMPY, is_fake, owner, torch_compiling, traced_as_operator
+from ..kernels.arrays import NUMPY, common_precision, is_fake, owner, torch_compiling, traced_as_operator
 from ..kernels.scans import seq2tens as seq2tens_kernels
 
 from .expression import Expr, Scale, Signal
@@ -182,14 +182,17 @@ def _levels(x: Any, degree: int, lift: str, embedding_order: int | None, return_
     method = _method(method)
     x, mask = check_sequences(x, mask)
     engine = owner(x)
+    computed, half = common_precision(engine, {"x": x})      # the scan adds up its rounding: in float32
+    x = computed["x"]
     check_levels_fit(tuple(x.shape), degree, return_sequences, engine.dtype(x).itemsize)
     if method == "auto":
         method = seq2tens_kernels.choose_method(tuple(x.shape), degree, return_sequences, engine.dtype(x).itemsize,
                                                  seq2tens_kernels.runs_compiled(x))
     levels = seq2tens_kernels.scan(zero_padding(x, mask), degree, order, method, return_sequences)
     lead, d = tuple(levels[0].shape[:-1]), x.shape[2]
-    return (engine.zeros(lead, x) + 1,) + tuple(engine.reshape(level, lead + (d,) * m)
-                                                for m, level in enumerate(levels, start=1))
+    shaped = (engine.zeros(lead, x) + 1,) + tuple(engine.reshape(level, lead + (d,) * m)
+                                                  for m, level in enumerate(levels, start=1))
+    return shaped if half is None else tuple(engine.cast(level, half) for level in shaped)
 
 
 def flatten(levels: Sequence[Any]) -> Any:

@@ -36,7 +36,7 @@ from numpy.typing import DTypeLike
 from ...algebra import Algebra, complex_numbers, diagonal, position, tensor_product
 from ...algebra.algebra import check_count
 from ...kernels import causal_convolution
-from ...kernels.arrays import adopt
+from ...kernels.arrays import adopt, common_precision
 from ...kernels import linear_scan
 
 from ..expression import Expr, Parameter, Signal
@@ -95,23 +95,16 @@ class StateSpaceModel(Model):
             raise ValueError(f"method: expected one of {', '.join(self.methods)}, got {method!r}")
         self.geometry_of(x)
         check_signal(x)
-        self.check_precision(x)
         engine, arrays = adopt({"x": x, **check_params(params, self.parameters)})
+        # half precision in float32: the scans' exp and products of small numbers underflow in it, their sums
+        # add up its rounding, and torch has no complex half numbers (S4D); the result in the half dtype
+        arrays, half = common_precision(engine, arrays)
         x, params = arrays.pop("x"), arrays
-        if method == "expression":
-            return self.expression_apply(engine, params, x)
-        return self.fast(engine, params, x, method)
+        y = self.expression_apply(engine, params, x) if method == "expression" else self.fast(engine, params, x, method)
+        return y if half is None else engine.cast(y, half)
 
     def expression_apply(self, engine: Engine, params: Mapping[str, Any], x: Any) -> Any:
         return super().apply(params, x)
-
-    def check_precision(self, x: Any) -> None:
-        """A TypeError naming x for a half-precision input (float16, bfloat16): the scans' exp and products of
-        small numbers underflow there, and torch has neither complex half numbers nor every kernel in them."""
-        name = str(getattr(x, "dtype", "")).split(".")[-1]
-        if name in ("float16", "bfloat16"):
-            raise TypeError(f"x: expected float32 or float64 ({type(self).__name__} scans in them), got {name}; "
-                            f"convert with x.float()")
 
     def fast(self, engine: Engine, params: Mapping[str, Any], x: Any, method: str) -> Any:
         raise NotImplementedError

@@ -11,6 +11,7 @@ from .jax_engine import JAX
 from .numpy_engine import NUMPY
 from .pointwise import FUNCTIONS as POINTWISE
 from .pointwise import sigmoid, silu, softplus
+from .precision import common_precision
 from .rates import NUMPY_RATES, Rates
 from .registry import ENGINES, adopt, engine_of, owner
 from . import torch_call
@@ -18,5 +19,5 @@ from .torch_engine import TORCH, is_fake, outside_torch_compile, torch_compiling
 from .traced_entry import traced_as_operator
 
 __all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "NUMPY_RATES", "POINTWISE", "Rates", "TORCH", "VOCABULARY", "adopt",
-           "engine_of", "is_fake", "outside_torch_compile", "owner", "torch_call", "torch_compiling", "sigmoid",
-           "silu", "softplus", "traced_as_operator"]
+           "common_precision", "engine_of", "is_fake", "outside_torch_compile", "owner", "torch_call",
+           "torch_compiling", "sigmoid", "silu", "softplus", "traced_as_operator"]

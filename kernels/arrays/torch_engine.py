@@ -94,11 +94,6 @@ def _cuda_name(device: Any) -> str:
     return str(torch.cuda.get_device_name(device))
 
 
-def _transformable(a: Any) -> Any:
-    """`a` in float32 where it is of half precision (torch's FFTs refuse it), else `a`."""
-    return a.float() if a.is_floating_point() and a.dtype.itemsize == 2 else a
-
-
 def is_fake(a: Any) -> bool:
     """True for torch's fake tensors (shapes without numbers: a custom operator's fake body computes on them), whose
     values no branch may ask for."""
@@ -509,16 +504,13 @@ class TorchEngine(Engine):
         return a.expand(*shape)
 
     def rfft(self, a: Any, n: int | None = None, axis: int = -1) -> Any:
-        """Half precision, which torch's transforms refuse (bfloat16 everywhere, float16 on the CPU and at lengths
-        that are not powers of 2), transformed in float32: the callers cast the result back (`Engine.cast`)."""
-        return self.xp.fft.rfft(_transformable(a), n=n, dim=axis)
+        return self.xp.fft.rfft(a, n=n, dim=axis)
 
     def irfft(self, a: Any, n: int | None = None, axis: int = -1) -> Any:
         return self.xp.fft.irfft(a, n=n, dim=axis)
 
     def fft(self, a: Any, axis: int = -1) -> Any:
-        """Half precision in float32, as `rfft`."""
-        return self.xp.fft.fft(_transformable(a), dim=axis)
+        return self.xp.fft.fft(a, dim=axis)
 
     def ifft(self, a: Any, axis: int = -1) -> Any:
         return self.xp.fft.ifft(a, dim=axis)

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..native import memory
 from ..arrays import adopt, traced_as_operator
+from ..arrays.precision import common_precision
 
 if TYPE_CHECKING:
     from ..arrays import Engine
@@ -32,24 +33,23 @@ SPECTRA = 4
 def causal_convolution(x: Any, kernel: Any) -> Any:
     """The causal convolution of x (..., L) with kernel (..., L) (broadcasting), see the module docstring."""
     engine, arrays = adopt({"x": x, "kernel": kernel})
+    _check(engine, arrays["x"], arrays["kernel"])
+    arrays, half = common_precision(engine, arrays)     # torch's FFTs refuse half precision
     x, kernel = arrays["x"], arrays["kernel"]
-    _check(engine, x, kernel)
     length = x.shape[-1]
     size = 2 * length
     bad = ~engine.isfinite(x)
     clean = engine.where(bad, 0.0, x)
     y = engine.irfft(engine.rfft(clean, size) * engine.rfft(kernel, size), size)[..., :length]
-    if x.dtype == kernel.dtype and engine.dtype(x).kind == "f":
-        y = engine.cast(y, x)                     # half precision, transformed in float32 on torch, cast back
     if not engine.concrete(bad):
-        seen = engine.cumsum(engine.floats(bad, y), axis=-1)
-        return engine.where(seen > 0, np.nan, y)
-    leading = tuple(range(len(bad.shape) - 1))
-    for step in np.flatnonzero(engine.value(engine.sum(engine.floats(bad, y), axis=leading))):   # bad entries per step
-        column = engine.where(bad[..., step], x[..., step], 0.0)             # the non-finite entries at this step
-        terms = kernel[..., :length - step] * column[..., None]
-        y = y + engine.concatenate([engine.zeros(tuple(terms.shape[:-1]) + (int(step),), terms), terms], axis=-1)
-    return y
+        y = engine.where(engine.cumsum(engine.floats(bad, y), axis=-1) > 0, np.nan, y)
+    else:
+        leading = tuple(range(len(bad.shape) - 1))
+        for step in np.flatnonzero(engine.value(engine.sum(engine.floats(bad, y), axis=leading))):  # bad per step
+            column = engine.where(bad[..., step], x[..., step], 0.0)         # the non-finite entries at this step
+            terms = kernel[..., :length - step] * column[..., None]
+            y = y + engine.concatenate([engine.zeros(tuple(terms.shape[:-1]) + (int(step),), terms), terms], axis=-1)
+    return y if half is None else engine.cast(y, half)
 
 
 def _check(engine: Engine, x: Any, kernel: Any) -> None:

@@ -24,6 +24,7 @@ True
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -32,6 +33,7 @@ from autograd.extend import defvjp_argnums, primitive
 from autograd.numpy.numpy_vjps import match_complex
 
 from ..arrays.checks import check_arrays
+from ..arrays.precision import common_precision
 from ..arrays import NUMPY, Rates, adopt, traced_as_operator
 from .chunked import chunked
 
@@ -174,7 +176,7 @@ def linear_scan(a: Any, b: Any, initial: Any = None, method: str = "auto") -> An
     """All states h_0..h_{T-1} of h_t = a_t h_{t-1} + b_t, h_{-1} = `initial` (default 0).
 
     `a` and `b` have the same shape (time, ...); `initial` has shape (...).  Differentiable in `a`, `b` and
-    `initial` (first order) with autograd, torch or JAX.
+    `initial` (first order) with autograd, torch or JAX.  Half precision runs in float32 (`arrays.precision`).
     """
     check_arrays({"a": a, "b": b, "initial": initial}, "fc", "floats (real or complex)", optional=("initial",))
     if not isinstance(method, str) or method not in METHODS:
@@ -187,9 +189,10 @@ def linear_scan(a: Any, b: Any, initial: Any = None, method: str = "auto") -> An
     if initial is not None and tuple(initial.shape) != shape[1:]:
         raise ValueError(f"initial: expected shape {shape[1:]} (one state), got {tuple(initial.shape)}")
     engine, arrays = adopt({"a": a, "b": b, "initial": initial})
-    if engine is NUMPY:
-        return _linear_scan(a, b, initial, method)
-    return on_engine(engine, arrays["a"], arrays["b"], arrays["initial"], method)
+    arrays, half = common_precision(engine, arrays)
+    run = _linear_scan if engine is NUMPY else functools.partial(on_engine, engine)
+    h = run(arrays["a"], arrays["b"], arrays["initial"], method)
+    return h if half is None else engine.cast(h, half)
 
 
 def _combine(first: tuple[Any, ...], second: tuple[Any, ...]) -> tuple[Any, ...]:

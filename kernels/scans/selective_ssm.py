@@ -20,6 +20,7 @@ import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
 from ..arrays.checks import check_arrays
+from ..arrays.precision import common_precision
 from ..arrays import NUMPY, adopt, engine_of, traced_as_operator
 from .recurrence import METHODS, choose, on_engine, reverse, scan
 from ..arrays.pointwise import silu
@@ -171,7 +172,8 @@ def selective_scan(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any = None, z:
     (channels,).  Returns y (batch, length, channels).  `method`: "sequential" (a loop over time, in cache-sized
     pieces), "parallel" (one log-depth scan over the whole sequence), "chunked" (about 2 sqrt(length) steps on
     whole chunks of time: `kernels.scans.chunked`, for a GPU) or "auto" (by the device's rates).  Differentiable
-    with autograd, torch and JAX.
+    with autograd, torch and JAX.  Half precision runs in float32, as Mamba's reference keeps its state
+    (`arrays.precision`).
 
     >>> import numpy as np
     >>> u, delta = np.ones((1, 3, 1)), np.full((1, 3, 1), 0.5)
@@ -180,12 +182,13 @@ def selective_scan(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any = None, z:
     """
     growth = _check_selective(u, delta, A, B, C, D, z, method)
     engine, inputs = adopt({"u": u, "delta": delta, "A": A, "B": B, "C": C, "D": D, "z": z})
+    inputs, half = common_precision(engine, inputs)
     swap = lambda v: None if v is None else engine.swapaxes(v, 0, 1)  # noqa: E731
     y = swap(time_major(swap(inputs["u"]), swap(inputs["delta"]), inputs["A"], swap(inputs["B"]), swap(inputs["C"]),
                         inputs["D"], swap(inputs["z"]), method))
     if growth > 0:                                      # a growing state: say so where it overflowed (issue 36)
         _warn_overflow(engine, y, growth, inputs)
-    return y
+    return y if half is None else engine.cast(y, half)
 
 
 def _warn_overflow(engine: Engine, y: Any, growth: float, inputs: dict[str, Any]) -> None:

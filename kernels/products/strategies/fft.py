@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...arrays import owner
+from ...arrays.precision import common_precision
 from .level import Level, Program, around
 
 if TYPE_CHECKING:
@@ -85,6 +86,8 @@ class Fourier(Level):
 
     def __call__(self, x: Any, y: Any) -> Any:
         engine = owner(x)
+        operands, half = common_precision(engine, {"x": x, "y": y})   # torch's FFTs refuse half precision
+        x, y = operands["x"], operands["y"]
         real = engine.dtype(x).kind != "c" and engine.dtype(y).kind != "c"
         spectra = [self._spectrum(engine, a, s, real) for a, s in zip((x, y), self.signs)]
         if getattr(self.inner, "positional", True):
@@ -92,10 +95,10 @@ class Fourier(Level):
                                       self.axis)
         else:
             product = self.inner(*spectra)
-        if real:
-            z = engine.irfft(product, n=self.n, axis=self.axis)
-            return engine.cast(z, x) if x.dtype == y.dtype else z      # half precision, in float32 on torch: back
-        return engine.ifft(product, axis=self.axis)
+        if not real:
+            return engine.ifft(product, axis=self.axis)
+        z = engine.irfft(product, n=self.n, axis=self.axis)
+        return z if half is None else engine.cast(z, half)
 
     def describe(self) -> list[str]:
         s1, s2 = ("" if s > 0 else "-" for s in self.signs)
