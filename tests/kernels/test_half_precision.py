@@ -50,11 +50,17 @@ for _model in (ssm(channels=3, d_state=2), mamba(d_model=3, d_state=2), dynamica
         tuple(weight.shape) for weight in _model.init(seed=0).values())), ())
 
 
+#: The devices the cases run on: the CPU, and a GPU where there is one.
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
+                                                                 reason="no CUDA device"))]
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", list(TOLERANCES), ids=str)
 @pytest.mark.parametrize("name", CASES)
-def test_half_precision_gives_its_own_dtype_within_its_rounding_and_a_gradient(name, dtype):
+def test_half_precision_gives_its_own_dtype_within_its_rounding_and_a_gradient(name, dtype, device):
     function, shapes, positive = CASES[name]
-    exact = _generated(len(name), *shapes, positive=positive)
+    exact = [a.to(device) for a in _generated(len(name), *shapes, positive=positive)]
     inputs = [a.to(dtype).requires_grad_() for a in exact]
     got = function(*inputs)
     expected = function(*(a.to(dtype).double() for a in exact))      # the same rounded inputs, in float64
