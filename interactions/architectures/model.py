@@ -18,6 +18,7 @@ from numpy.typing import DTypeLike
 
 from ...algebra.algebra import check_count, check_seed
 from ...kernels.arrays import NUMPY, owner
+from ...kernels.arrays.precision import is_half
 from ..expression import Expr, Parameter, Signal
 from ..orders import order as self_interaction_order
 
@@ -73,7 +74,7 @@ def check_signal(x: Any, argument: str = "x") -> Any:
             raise TypeError(f"{argument}: expected an array of real numbers, got a ragged {type(x).__name__} "
                             f"({error})") from None
     name = str(dtype).split(".")[-1]
-    if name.startswith("complex") or isinstance(dtype, np.dtype) and dtype.kind not in "biuf":
+    if name.startswith("complex") or isinstance(dtype, np.dtype) and dtype.kind not in "biuf" and not is_half(dtype):
         raise TypeError(f"{argument}: expected an array of real numbers, got dtype {name}")
     engine = owner(x)
     if engine is not NUMPY:                    # torch and JAX compute in the input's dtype: it must be a float one
@@ -102,10 +103,11 @@ def check_params(params: Any, shapes: Mapping[str, tuple[int, ...]]) -> Any:
         raise ValueError(f"params: unexpected {unexpected} (expected only {sorted(shapes)})")
     for name, shape in shapes.items():
         value = params[name]
-        kind = getattr(getattr(value, "dtype", None), "kind", None)              # None for torch's dtypes
+        dtype = getattr(value, "dtype", None)
+        kind = getattr(dtype, "kind", None)                                      # None for torch's dtypes
         if kind is None and not hasattr(value, "shape"):
             kind = np.asarray(value).dtype.kind
-        if kind is not None and kind not in "iuf":
+        if kind is not None and kind not in "iuf" and not is_half(dtype):       # bfloat16's numpy kind is "V"
             raise TypeError(f"params[{name!r}]: expected an array of numbers, got {type(value).__name__} "
                             f"{value!r:.60}")
         if tuple(np.shape(value)) != tuple(shape):

@@ -19,6 +19,7 @@ import numpy as np
 from autograd.tracer import Box, getval
 from numpy.typing import DTypeLike
 
+from .precision import is_half
 from .registry import owner
 
 LAYOUTS = ("batch-first", "component-major")
@@ -86,7 +87,7 @@ def _kind(dtype: Any) -> str:
         kind = None
     if kind is None:
         try:
-            kind = np.dtype(dtype).kind
+            kind = "f" if is_half(dtype) else np.dtype(dtype).kind     # bfloat16's numpy dtype is of kind "V"
         except TypeError:                  # another library's dtype object, e.g. torch.float32
             name = str(dtype)
             kind = "c" if "complex" in name else "f" if "float" in name else "i" if "int" in name else "O"

@@ -17,6 +17,9 @@ from .rates import CUDA_RATES, NUMPY_RATES, Rates
 from .engine import Engine
 
 
+_FLOAT32 = np.dtype(np.float32)
+
+
 class JaxEngine(Engine):
     """See the module docstring."""
 
@@ -58,12 +61,14 @@ class JaxEngine(Engine):
         return jax.lax.stop_gradient(a)
 
     def dtype(self, a: Any) -> np.dtype:
-        return np.dtype(a.dtype)
+        """bfloat16 (ml_dtypes' numpy dtype, of kind "V") as float32, as the torch engine takes it."""
+        dtype = np.dtype(a.dtype)
+        return _FLOAT32 if dtype.name == "bfloat16" else dtype
 
     def convert(self, value: Any, like: Any) -> Any:
         jnp = self.xp
         value = np.asarray(value)
-        if value.dtype.kind == "f" and like is not None and np.dtype(like.dtype).kind == "f":
+        if value.dtype.kind == "f" and like is not None and self.dtype(like).kind == "f":
             converted = jnp.asarray(value, dtype=like.dtype)
         else:
             converted = jnp.asarray(value)

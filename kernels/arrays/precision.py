@@ -26,9 +26,16 @@ from .engine import Engine
 HALF = ("float16", "bfloat16")
 
 
-@functools.lru_cache(maxsize=64)
 def is_half(dtype: Any) -> bool:
     """Whether `dtype` (numpy's, torch's or JAX's) is of half precision."""
+    try:
+        return _named_half(dtype)
+    except TypeError:                           # an unhashable stand-in for a dtype: not kept
+        return _named_half.__wrapped__(dtype)
+
+
+@functools.lru_cache(maxsize=64)
+def _named_half(dtype: Any) -> bool:
     return str(dtype).split(".")[-1] in HALF
 
 

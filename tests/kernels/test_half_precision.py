@@ -1,15 +1,17 @@
-"""torch's half precision (bfloat16 and float16, what mixed-precision training on a GPU keeps its weights and
-activations in) through the functional entry points, the FFT strategy and the state-space models (S4D, Mamba,
-the dynamical layer, whose modules had refused it): each result in the inputs' dtype, and
+"""Half precision (bfloat16 and float16, what mixed-precision training on a GPU keeps its weights and
+activations in), on torch and JAX, through the functional entry points, the FFT strategy and the state-space
+models (S4D, Mamba, the dynamical layer, whose modules had refused it): each result in the inputs' dtype, and
 within two of that dtype's roundings of the float64 result on the same rounded inputs, since the scans (which add
 up their rounding step by step) and the FFTs (which torch refuses in half precision) run in float32
 (`kernels.arrays.precision`); a gradient in that dtype too.  Before, the scans ran in half precision (bfloat16:
-4x and 3x that bound for the selective scan and the signature) and the FFTs and the selective scan's check failed
-with torch's own errors ("Unsupported dtype BFloat16", "Got unsupported ScalarType BFloat16")."""
+4x and 3x that bound for the selective scan and the signature), the FFTs and the selective scan's check failed
+with torch's own errors ("Unsupported dtype BFloat16", "Got unsupported ScalarType BFloat16"), and JAX's
+bfloat16 was refused everywhere as not a number (its numpy dtype is of kind "V")."""
 from __future__ import annotations
 
 import functools
 
+import numpy as np
 import pytest
 
 from product_interactions import kernels
@@ -50,25 +52,44 @@ for _model in (ssm(channels=3, d_state=2), mamba(d_model=3, d_state=2), dynamica
         tuple(weight.shape) for weight in _model.init(seed=0).values())), ())
 
 
-#: The devices the cases run on: the CPU, and a GPU where there is one.
-DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
-                                                                 reason="no CUDA device"))]
+#: Where the cases run: torch on the CPU, and on a GPU where there is one; JAX.
+LIBRARIES = ["torch", pytest.param("torch on cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
+                                                                            reason="no CUDA device")), "jax"]
 
 
-@pytest.mark.parametrize("device", DEVICES)
+def _on_jax(function, rounded):
+    """(result in float64 as torch, its dtype's name, its gradient for the first input's dtype's name, whether that
+    gradient is finite) of `function` on JAX arrays of `rounded`'s half dtype."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    half = getattr(jnp, str(rounded[0].dtype).split(".")[-1])
+    inputs = [jnp.asarray(a.float().numpy()).astype(half) for a in rounded]          # exact: float32 holds both
+    got = function(*inputs)
+    gradient = jax.grad(lambda first: function(first, *inputs[1:]).astype(jnp.float32).sum())(inputs[0])
+    return (torch.tensor(np.asarray(got.astype(jnp.float32)), dtype=torch.float64), str(got.dtype),
+            str(gradient.dtype), bool(jnp.isfinite(gradient).all()))
+
+
+def _on_torch(function, rounded, device):
+    inputs = [a.to(device).requires_grad_() for a in rounded]
+    got = function(*inputs)
+    gradient = torch.autograd.grad(got.float().sum(), inputs[0])[0]
+    name = lambda dtype: str(dtype).split(".")[-1]  # noqa: E731
+    return got.detach().double().cpu(), name(got.dtype), name(gradient.dtype), bool(torch.isfinite(gradient).all())
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
 @pytest.mark.parametrize("dtype", list(TOLERANCES), ids=str)
 @pytest.mark.parametrize("name", CASES)
-def test_half_precision_gives_its_own_dtype_within_its_rounding_and_a_gradient(name, dtype, device):
+def test_half_precision_gives_its_own_dtype_within_its_rounding_and_a_gradient(name, dtype, library):
     function, shapes, positive = CASES[name]
-    exact = [a.to(device) for a in _generated(len(name), *shapes, positive=positive)]
-    inputs = [a.to(dtype).requires_grad_() for a in exact]
-    got = function(*inputs)
-    expected = function(*(a.to(dtype).double() for a in exact))      # the same rounded inputs, in float64
-    assert got.dtype == dtype
-    scale = float(expected.abs().max())
-    assert float((got.double() - expected).abs().max()) <= TOLERANCES[dtype] * scale, name
-    gradient = torch.autograd.grad(got.float().sum(), inputs[0])[0]
-    assert gradient.dtype == dtype and bool(torch.isfinite(gradient).all())
+    rounded = [a.to(dtype) for a in _generated(len(name), *shapes, positive=positive)]
+    expected = function(*(a.double() for a in rounded))              # the same rounded inputs, in float64
+    got, got_dtype, gradient_dtype, finite = _on_jax(function, rounded) if library == "jax" else \
+        _on_torch(function, rounded, "cuda" if "cuda" in library else "cpu")
+    half = str(dtype).split(".")[-1]
+    assert got_dtype == gradient_dtype == half and finite
+    assert float((got - expected).abs().max()) <= TOLERANCES[dtype] * float(expected.abs().max()), name
 
 
 def test_the_torch_engine_reads_bfloat16_exactly():
