@@ -3,11 +3,11 @@
 The module's parameters start at ``model.init(seed)``; calling it on a batch runs ``model.apply`` on the torch
 engine (`kernels.arrays.registry`), so torch's autograd, optimisers, devices (``.to("cuda")``) and
 `DistributedDataParallel` all apply.  ``torch.compile(module, fullgraph=True)`` traces a call as one operator
-(`kernels.arrays.torch_call`); a tensor given by keyword (``module(x, mask=m)``) takes its place among
-the inputs, and other options (a method's name) run at a graph break.  Every module of `to_torch` shares one ``forward``, whose compiled forms torch caps
-per process (``recompile_limit``, 8): compile the model that holds many modules, not each of them.  Compiled
-expressions and product kernels take torch tensors directly, so they can be called inside any module of one's
-own.  torch is imported only here.
+(`kernels.arrays.torch_call`); a tensor given by keyword (``module(x, mask=m)``) takes its place among the
+inputs, and other options (a method's name) run at a graph break.  Every module of `to_torch` shares one
+``forward``, whose compiled forms torch caps per process (``recompile_limit``, 8): compile the model that holds
+many modules, not each of them.  Compiled expressions and product kernels take torch tensors directly, so they can
+be called inside any module of one's own.  torch is imported only here.
 """
 from __future__ import annotations
 

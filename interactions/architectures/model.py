@@ -63,6 +63,12 @@ def check_dtype(dtype: DTypeLike) -> np.dtype:
     return found
 
 
+def _half_of_a_library(value: Any, dtype: Any) -> bool:
+    """Whether `value` is a torch or JAX array of half precision, whose engines compute it in float32 (bfloat16's
+    numpy dtype is of kind "V"; numpy's own bfloat16 arrays, from ml_dtypes, are not taken)."""
+    return is_half(dtype) and owner(value) is not NUMPY
+
+
 def check_signal(x: Any, argument: str = "x") -> Any:
     """`x` when it holds real numbers (any library) and none of its sizes is 0 (no empty batch, sequence or cloud),
     else a TypeError or ValueError naming it."""
@@ -74,7 +80,8 @@ def check_signal(x: Any, argument: str = "x") -> Any:
             raise TypeError(f"{argument}: expected an array of real numbers, got a ragged {type(x).__name__} "
                             f"({error})") from None
     name = str(dtype).split(".")[-1]
-    if name.startswith("complex") or isinstance(dtype, np.dtype) and dtype.kind not in "biuf" and not is_half(dtype):
+    unknown = isinstance(dtype, np.dtype) and dtype.kind not in "biuf" and not _half_of_a_library(x, dtype)
+    if name.startswith("complex") or unknown:
         raise TypeError(f"{argument}: expected an array of real numbers, got dtype {name}")
     engine = owner(x)
     if engine is not NUMPY:                    # torch and JAX compute in the input's dtype: it must be a float one
@@ -107,7 +114,7 @@ def check_params(params: Any, shapes: Mapping[str, tuple[int, ...]]) -> Any:
         kind = getattr(dtype, "kind", None)                                      # None for torch's dtypes
         if kind is None and not hasattr(value, "shape"):
             kind = np.asarray(value).dtype.kind
-        if kind is not None and kind not in "iuf" and not is_half(dtype):       # bfloat16's numpy kind is "V"
+        if kind is not None and kind not in "iuf" and not _half_of_a_library(value, dtype):
             raise TypeError(f"params[{name!r}]: expected an array of numbers, got {type(value).__name__} "
                             f"{value!r:.60}")
         if tuple(np.shape(value)) != tuple(shape):

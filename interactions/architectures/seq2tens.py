@@ -42,7 +42,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ...algebra.algebra import check_choice, check_count, check_flag
-from ...kernels.arrays import adopt
+from ...kernels.arrays import adopt, common_precision
 from ...kernels.scans import seq2tens as seq2tens_kernels
 
 from ...kernels.arrays import POINTWISE as NUMERIC
@@ -167,12 +167,14 @@ class LS2T:
         and the parameters may be numpy, torch or JAX arrays (`kernels.arrays.registry`)."""
         x, mask = check_sequences(x, mask, self.d_in)
         engine, arrays = adopt({"x": x, **check_params(params, self.parameters)})
+        arrays, half = common_precision(engine, arrays)        # the low-rank scan adds up its rounding: in float32
         x, params = arrays.pop("x"), arrays
         x = zero_padding(self._time(engine, x, mask) if self.time else x, mask)
         x = increments(x, mask, basepoint=True) if self.difference else x
         features = zero_padding(self._static_map(engine, params, x), mask)
-        return engine.concatenate([self._functionals(engine, features, params[name], reverse)
-                                   for name, reverse in self._directions()], axis=-1)
+        y = engine.concatenate([self._functionals(engine, features, params[name], reverse)
+                                for name, reverse in self._directions()], axis=-1)
+        return y if half is None else engine.cast(y, half)
 
     def to_torch(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:
         """This layer as a `torch.nn.Module` (`interactions.torch_module`)."""

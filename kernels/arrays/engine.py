@@ -205,10 +205,9 @@ class Engine:
         dtype = self.xp.result_type(x, y)  # type: ignore[attr-defined]  # a concrete engine's namespace
         return x.astype(dtype), y.astype(dtype)
 
-    def cast(self, a: Any, like: Any) -> Any:
-        """`a` in `like`'s dtype, differentiably (`a` itself where it has it)."""
-        dtype = getattr(like, "dtype", None)
-        return a if getattr(a, "dtype", None) == dtype else a.astype(dtype)
+    def cast(self, a: Any, dtype: Any) -> Any:
+        """`a` in `dtype` (the library's), differentiably (`a` itself where it has it)."""
+        return a if a.dtype == dtype else a.astype(dtype)
 
     def floats(self, mask: Any, like: Any) -> Any:
         """A bool array of this library as 0.0 / 1.0 in `like`'s floating dtype."""

@@ -458,8 +458,8 @@ class TorchEngine(Engine):
     def threads(self) -> int:
         return int(self.xp.get_num_threads())
 
-    def cast(self, a: Any, like: Any) -> Any:
-        return a.to(like.dtype)
+    def cast(self, a: Any, dtype: Any) -> Any:
+        return a.to(dtype)
 
     def promoted(self, x: Any, y: Any) -> tuple[Any, Any]:
         dtype = self.xp.result_type(x, y)

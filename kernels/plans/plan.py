@@ -507,6 +507,11 @@ def _is_array(value: object) -> bool:
     return hasattr(value, "shape") and hasattr(value, "dtype")
 
 
+def _is_mapping(value: object) -> bool:
+    """What a plan takes for its parameters: dicts, autograd's DictBox, torch's ParameterDict."""
+    return hasattr(value, "keys") and hasattr(value, "__getitem__")
+
+
 def _check_one_dtype(engine: Engine, arrays: dict[str, Any]) -> None:
     """A TypeError naming the first of `arrays` ({argument: array of `engine`'s library}) whose dtype is not the
     first one's, for a library that does not promote (`Engine.promotes`)."""
@@ -682,12 +687,15 @@ class Plan:
         return call
 
     def _arrays(self, inputs: Any, parameters: Any) -> list[Any]:
-        """The inputs' arrays in the plan's order (`inputs`: `flat_call`'s operands), or none where the arguments
-        are not given as a repeated call gives them (a dict of every signal, or one array for one signal, and a dict
-        or a mapping with ``get``, such as torch's ``ParameterDict``, of every parameter)."""
+        """The inputs' arrays in the order of `self.inputs` (that of `flat_call`'s operands), or none where the
+        arguments are not given as a repeated call gives them (a dict of every signal, or one array for one signal,
+        and a dict of every parameter, or a mapping that `_check_parameters` takes, such as torch's
+        ``ParameterDict``)."""
         signals = {next(iter(self.signals)): inputs} if len(self.signals) == 1 and _is_array(inputs) else inputs
         parameters = {} if parameters is None else parameters
-        if type(signals) is not dict or not (type(parameters) is dict or hasattr(parameters, "get")):
+        if type(parameters) is not dict and _is_mapping(parameters):
+            parameters = {name: parameters[name] for name in self.parameters if name in parameters.keys()}
+        if type(signals) is not dict or type(parameters) is not dict:
             return []
         given = (signals, parameters)
         found = [given[spec.kind != "signal"].get(spec.name) for spec in self.inputs]
@@ -723,7 +731,7 @@ class Plan:
         return {name: _real(inputs[name], f"inputs[{name!r}]") for name in self.signals}
 
     def _check_parameters(self, parameters: Any) -> dict[str, Any]:
-        if not (hasattr(parameters, "keys") and hasattr(parameters, "__getitem__")):   # dicts, autograd DictBox
+        if not _is_mapping(parameters):
             raise TypeError(f"parameters: expected a dict name -> array, got {type(parameters).__name__}")
         missing = sorted(set(self.parameters) - set(parameters.keys()))
         if missing:

@@ -159,8 +159,8 @@ def test_with_dynamic_sizes_a_module_specialises_only_what_it_refuses_to_move(co
         compiled(points, features[:, :4])
 
 
-@pytest.mark.parametrize("make", [lambda: ls2t(d_in=4, width=2, order=2), lambda: deep_ls2t(d_in=4, widths=(2, 2),
-                                                                                      order=2)], ids=["LS2T", "DeepLS2T"])
+@pytest.mark.parametrize("make", [lambda: ls2t(d_in=4, width=2, order=2),
+                                  lambda: deep_ls2t(d_in=4, widths=(2, 2), order=2)], ids=["LS2T", "DeepLS2T"])
 def test_a_tensor_option_traces_whole_in_its_place(make):
     """``module(x, mask=m)`` is ``module(x, m)``: one operator under fullgraph=True (it had failed at the graph
     break an option made), eager's values and gradients; ``mask=None`` is the mask left out, and an unknown option

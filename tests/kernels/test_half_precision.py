@@ -1,6 +1,6 @@
 """Half precision (bfloat16 and float16, what mixed-precision training on a GPU keeps its weights and
-activations in), on torch and JAX, through the functional entry points, the FFT strategy and the state-space
-models (S4D, Mamba, the dynamical layer, whose modules had refused it): each result in the inputs' dtype, and
+activations in), on torch and JAX, through the functional entry points, the FFT strategy, the state-space
+models (S4D, Mamba, the dynamical layer, whose modules had refused it) and LS2T: each result in the inputs' dtype, and
 within two of that dtype's roundings of the float64 result on the same rounded inputs, since the scans (which add
 up their rounding step by step) and the FFTs (which torch refuses in half precision) run in float32
 (`kernels.arrays.precision`); a gradient in that dtype too.  Before, the scans ran in half precision (bfloat16:
@@ -16,7 +16,7 @@ import pytest
 
 from product_interactions import kernels
 from product_interactions.algebra import translation
-from product_interactions.interactions.architectures import dynamical, mamba, ssm
+from product_interactions.interactions.architectures import deep_ls2t, dynamical, ls2t, mamba, ssm
 from product_interactions.interactions.feature_map import signature
 
 torch = pytest.importorskip("torch")
@@ -47,7 +47,8 @@ def _applied(model, x, *weights):
     return model.apply(dict(zip(model.init(seed=0), weights)), x)
 
 
-for _model in (ssm(channels=3, d_state=2), mamba(d_model=3, d_state=2), dynamical(d_model=3)):
+for _model in (ssm(channels=3, d_state=2), mamba(d_model=3, d_state=2), dynamical(d_model=3),
+               ls2t(d_in=3, width=2, order=3), deep_ls2t(d_in=3, widths=(2, 2), order=2)):
     CASES[type(_model).__name__] = (functools.partial(_applied, _model), ((2, 9, 3), *(
         tuple(weight.shape) for weight in _model.init(seed=0).values())), ())
 
@@ -104,10 +105,10 @@ def test_operands_of_two_dtypes_meet_in_their_common_one(method):
     in float64: torch's promotion, the result in that dtype and equal to the scan of operands cast to it.  The
     selective scan had failed on each pair inside torch ("expected scalar type Float but found Double")."""
     from product_interactions.kernels.arrays import TORCH, common_precision
-    half = torch.ones(2, dtype=torch.bfloat16)
-    arrays, cast_to = common_precision(TORCH, {"u": half, "steps": torch.arange(2), "D": None})
-    assert arrays["u"].dtype == torch.float32 and arrays["steps"].dtype == torch.int64 and arrays["D"] is None
-    assert cast_to is half
+    arrays, half = common_precision(TORCH, {"u": torch.ones(2, dtype=torch.bfloat16), "steps": torch.arange(2),
+                                            "mask": torch.ones(2, dtype=torch.bool), "D": None})
+    assert arrays["u"].dtype == arrays["steps"].dtype == torch.float32 and half == torch.bfloat16
+    assert arrays["mask"].dtype == torch.bool and arrays["D"] is None
     u, delta, B, C = _generated(7, (1, 6, 2), (1, 6, 2), (1, 6, 3), (1, 6, 3), positive=(1,))
     A = -torch.linspace(0.5, 1.5, 6, dtype=torch.float64).reshape(2, 3)
     for low, high in ((torch.bfloat16, torch.float32), (torch.bfloat16, torch.float16), (torch.float32, torch.float64)):
@@ -117,3 +118,27 @@ def test_operands_of_two_dtypes_meet_in_their_common_one(method):
                                       B.to(low).to(common), C.to(high).to(common), method=method)
         assert got.dtype == common
         torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("real", [torch.bfloat16, torch.float16, torch.float32], ids=str)
+def test_a_complex_operand_beside_a_real_one_keeps_its_imaginary_part(real):
+    """A complex recurrence with real half-precision inputs is complex: the half dtype is no result's dtype
+    there (the result had been cast to it, its imaginary part dropped)."""
+    a = torch.full((3, 1), 0.5 + 0.5j, dtype=torch.complex64)
+    b = torch.ones(3, 1, dtype=real)
+    want = kernels.linear_scan(a, b.to(torch.complex64))
+    for got in (kernels.linear_scan(a, b), kernels.linear_scan(b.to(torch.float32) * 0.5, a)):
+        assert got.dtype == torch.complex64
+    torch.testing.assert_close(kernels.linear_scan(a, b), want, rtol=0, atol=0)
+    assert kernels.linear_scan(np.full((3, 1), 0.5 + 0.5j, np.complex64), np.ones((3, 1), np.float16)).dtype == \
+        np.complex64
+
+
+def test_integers_beside_floats_compute_in_their_common_dtype():
+    """The library's promotion: numpy's int32 beside float16 is float64, torch's int32 beside float64 is float64,
+    computed there (torch had zeroed the integers' non-finite entries into float32: y[0] came out 3.8e-7)."""
+    x = np.arange(6, dtype=np.int32)[None]
+    assert kernels.causal_convolution(x, np.ones(6, np.float16)).dtype == np.float64
+    got = kernels.causal_convolution(torch.tensor(x), torch.ones(6, dtype=torch.float64))
+    assert got.dtype == torch.float64
+    torch.testing.assert_close(got, torch.tensor(np.cumsum(x, axis=1), dtype=torch.float64), rtol=1e-12, atol=1e-12)
