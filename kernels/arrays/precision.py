@@ -26,9 +26,21 @@ from .engine import Engine
 HALF = ("float16", "bfloat16")
 
 
+#: dtype -> whether it is of half precision, for the dtypes met (a handful: naming a numpy dtype costs 2 us).
+_HALVES: dict[Any, bool] = {}
+
+
 def is_half(dtype: Any) -> bool:
     """Whether `dtype` (numpy's, torch's or JAX's) is of half precision."""
-    return str(dtype).rsplit(".", 1)[-1] in HALF
+    try:
+        found = _HALVES.get(dtype)
+    except TypeError:                             # an unhashable stand-in for a dtype: named each time
+        return str(dtype).rsplit(".", 1)[-1] in HALF
+    if found is None:
+        found = str(dtype).rsplit(".", 1)[-1] in HALF
+        if len(_HALVES) < 64:
+            _HALVES[dtype] = found
+    return found
 
 
 def common_precision(engine: Engine, arrays: dict[str, Any]) -> tuple[dict[str, Any], Any]:
