@@ -17,8 +17,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ...algebra.algebra import check_count, check_seed
-from ...kernels.arrays import NUMPY, owner
-from ...kernels.arrays.precision import is_half
+from ...kernels.arrays import NUMPY, is_half, owner
 from ..expression import Expr, Parameter, Signal
 from ..orders import order as self_interaction_order
 

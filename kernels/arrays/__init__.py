@@ -11,7 +11,7 @@ from .jax_engine import JAX
 from .numpy_engine import NUMPY
 from .pointwise import FUNCTIONS as POINTWISE
 from .pointwise import sigmoid, silu, softplus
-from .precision import common_precision
+from .precision import common_precision, is_half
 from .rates import NUMPY_RATES, Rates
 from .registry import ENGINES, adopt, engine_of, owner
 from . import torch_call
@@ -19,5 +19,5 @@ from .torch_engine import TORCH, is_fake, outside_torch_compile, torch_compiling
 from .traced_entry import traced_as_operator
 
 __all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "NUMPY_RATES", "POINTWISE", "Rates", "TORCH", "VOCABULARY", "adopt",
-           "common_precision", "engine_of", "is_fake", "outside_torch_compile", "owner", "torch_call",
+           "common_precision", "engine_of", "is_fake", "is_half", "outside_torch_compile", "owner", "torch_call",
            "torch_compiling", "sigmoid", "silu", "softplus", "traced_as_operator"]
