@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ...algebra.algebra import check_count, check_seed
-from ...kernels.arrays import NUMPY, is_half, owner
+from ...kernels.arrays import NUMPY, array_kind, owner
 from ..expression import Expr, Parameter, Signal
 from ..orders import order as self_interaction_order
 
@@ -62,32 +62,30 @@ def check_dtype(dtype: DTypeLike) -> np.dtype:
     return found
 
 
-def _half_of_a_library(value: Any, dtype: Any) -> bool:
-    """Whether `value` is a torch or JAX array of half precision, whose engines compute it in float32 (bfloat16's
-    numpy dtype is of kind "V"; numpy's own bfloat16 arrays, from ml_dtypes, are not taken)."""
-    return is_half(dtype) and owner(value) is not NUMPY
+def _as_array(value: Any, argument: str) -> Any:
+    """`value` where it is an array (any library), else numpy's array of it (a number, a nested list)."""
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return value
+    try:
+        return np.asarray(value)
+    except ValueError as error:                              # a ragged list
+        raise TypeError(f"{argument}: expected an array of real numbers, got a ragged {type(value).__name__} "
+                        f"({error})") from None
 
 
 def check_signal(x: Any, argument: str = "x") -> Any:
     """`x` when it holds real numbers (any library) and none of its sizes is 0 (no empty batch, sequence or cloud),
     else a TypeError or ValueError naming it."""
-    dtype = getattr(x, "dtype", None)
-    if dtype is None:                                            # a nested list
-        try:
-            dtype = np.asarray(x).dtype
-        except ValueError as error:                              # a ragged one
-            raise TypeError(f"{argument}: expected an array of real numbers, got a ragged {type(x).__name__} "
-                            f"({error})") from None
-    name = str(dtype).split(".")[-1]
-    unknown = isinstance(dtype, np.dtype) and dtype.kind not in "biuf" and not _half_of_a_library(x, dtype)
-    if name.startswith("complex") or unknown:
+    array = _as_array(x, argument)
+    name, kind = str(array.dtype).split(".")[-1], array_kind(array)       # torch's and JAX's bfloat16: "f"
+    if kind not in "biuf":
         raise TypeError(f"{argument}: expected an array of real numbers, got dtype {name}")
     engine = owner(x)
     if engine is not NUMPY:                    # torch and JAX compute in the input's dtype: it must be a float one
         why = engine.unusable(x)
         if why is not None:
             raise TypeError(f"{argument}: expected a dense {engine.name} array with values, got {why}")
-        if "float" not in name:
+        if kind != "f":
             raise TypeError(f"{argument}: expected floating-point values ({engine.name} computes in the input's "
                             f"dtype; convert with x.float() or x.double(), or x.astype(float)), got {name}")
     shape = tuple(np.shape(x))
@@ -109,13 +107,10 @@ def check_params(params: Any, shapes: Mapping[str, tuple[int, ...]]) -> Any:
         raise ValueError(f"params: unexpected {unexpected} (expected only {sorted(shapes)})")
     for name, shape in shapes.items():
         value = params[name]
-        dtype = getattr(value, "dtype", None)
-        kind = getattr(dtype, "kind", None)                                      # None for torch's dtypes
-        if kind is None and not hasattr(value, "shape"):
-            kind = np.asarray(value).dtype.kind
-        if kind is not None and kind not in "iuf" and not _half_of_a_library(value, dtype):
-            raise TypeError(f"params[{name!r}]: expected an array of numbers, got {type(value).__name__} "
-                            f"{value!r:.60}")
+        array = _as_array(value, f"params[{name!r}]")
+        if array_kind(array) not in "iuf":
+            got = f"of dtype {str(array.dtype).split('.')[-1]}" if array is value else f"{value!r:.60}"
+            raise TypeError(f"params[{name!r}]: expected an array of numbers, got {type(value).__name__} {got}")
         if tuple(np.shape(value)) != tuple(shape):
             raise ValueError(f"params[{name!r}]: expected shape {tuple(shape)}, got {tuple(np.shape(value))}")
     return params

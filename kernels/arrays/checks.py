@@ -32,13 +32,26 @@ def check_arrays(arrays: Mapping[str, Any], kinds: str = "iufc", what: str = "nu
     for argument, value in arrays.items():
         if value is None and argument in optional:
             continue
-        try:
-            kind = owner(value).dtype(value).kind if hasattr(value, "shape") and hasattr(value, "dtype") else None
-        except TypeError:                  # a dtype numpy does not know
-            kind = None
-        if kind is None or kind not in kinds:
+        if array_kind(value) not in kinds:
             raise TypeError(f"{argument}: expected an array of {what}, got "
                             f"{getattr(value, 'dtype', type(value).__name__)!s:.60}")
+
+
+def array_kind(value: Any) -> str:
+    """The kind of the numpy dtype the library computes `value` in (an array of numpy, autograd, torch or JAX): "f"
+    for torch's and JAX's bfloat16 (float32 there), "V" for the dtypes numpy lacks or only ml_dtypes names
+    (float8, complex32, numpy's bfloat16), "O" for anything but an array.
+
+    >>> array_kind(np.ones(2, np.float16)), array_kind(np.arange(2)), array_kind([1.0])
+    ('f', 'i', 'O')
+    """
+    if not (hasattr(value, "shape") and hasattr(value, "dtype")):
+        return "O"
+    try:
+        found = owner(value).dtype(value)
+    except TypeError:                      # a dtype numpy does not know
+        return "V"
+    return found.kind if found.isbuiltin == 1 else "V"
 
 
 def check_dtype(dtype: DTypeLike) -> np.dtype:
@@ -80,17 +93,26 @@ def library(value: Any) -> str:
 _KINDS: dict[Any, str] = {}                          # dtype object -> numpy kind letter, filled on first use
 
 
+def _numpy_kind(dtype: Any) -> str:
+    """The kind of numpy's own dtype for `dtype` (torch's by its name), "O" where numpy has none: ml_dtypes' dtypes
+    (float8_e5m2, of kind "f", complex32) are not computed with."""
+    try:
+        found = np.dtype(dtype)
+    except TypeError:                      # another library's dtype object, e.g. torch.float32: by its name
+        try:
+            found = np.dtype(str(dtype).rsplit(".", 1)[-1])
+        except TypeError:
+            return "O"
+    return found.kind if found.isbuiltin == 1 else "O"
+
+
 def _kind(dtype: Any) -> str:
     try:
         kind = _KINDS.get(dtype)
     except TypeError:                      # an unhashable stand-in for a dtype
         kind = None
     if kind is None:
-        try:
-            kind = "f" if is_half(dtype) else np.dtype(dtype).kind     # bfloat16's numpy dtype is of kind "V"
-        except TypeError:                  # another library's dtype object, e.g. torch.float32
-            name = str(dtype)
-            kind = "c" if "complex" in name else "f" if "float" in name else "i" if "int" in name else "O"
+        kind = "f" if is_half(dtype) else _numpy_kind(dtype)      # bfloat16's numpy dtype is of kind "V"
         if len(_KINDS) < 64 and kind != "O":
             _KINDS[dtype] = kind
     return kind

@@ -61,9 +61,12 @@ class JaxEngine(Engine):
         return jax.lax.stop_gradient(a)
 
     def dtype(self, a: Any) -> np.dtype:
-        """bfloat16 (ml_dtypes' numpy dtype, of kind "V") as float32, as the torch engine takes it."""
+        """bfloat16 (ml_dtypes' numpy dtype, of kind "V") as float32, and ml_dtypes' others (float8, int4) as a void
+        dtype, which the checks refuse by name, as the torch engine takes them."""
         dtype = np.dtype(a.dtype)
-        return _FLOAT32 if dtype.name == "bfloat16" else dtype
+        if dtype.isbuiltin == 1:
+            return dtype
+        return _FLOAT32 if dtype.name == "bfloat16" else np.dtype(f"V{dtype.itemsize}")
 
     def convert(self, value: Any, like: Any) -> Any:
         jnp = self.xp

@@ -21,9 +21,8 @@ from ..native import build, clib
 from .rates import CUDA_RATES, Rates
 from .engine import Engine
 
-_DTYPES = {"float64": "float64", "float32": "float32", "float16": "float16", "bfloat16": "float32",
-           "complex128": "complex128", "complex64": "complex64", "bool": "bool", "int64": "int64",
-           "int32": "int32"}
+#: The numpy dtypes torch's bfloat16 stands for (numpy has none: computed in float32, `precision`).
+_STAND_INS = {"bfloat16": "float32"}
 _NUMPY_DTYPES: dict[Any, np.dtype] = {}                 # torch dtype -> numpy dtype, filled on first use (a handful of entries)
 
 
@@ -395,9 +394,18 @@ class TorchEngine(Engine):
         return a.detach()
 
     def dtype(self, a: Any) -> np.dtype:
+        """The numpy dtype of `a`'s: float32 for bfloat16, and a void dtype (kind "V", as ml_dtypes gives JAX's
+        float8) for those numpy lacks (complex32, the float8 and quantised ones), which the checks refuse by name."""
         found = _NUMPY_DTYPES.get(a.dtype)
         if found is None:
-            found = _NUMPY_DTYPES[a.dtype] = np.dtype(_DTYPES[str(a.dtype).split(".")[-1]])
+            name = str(a.dtype).split(".")[-1]
+            try:
+                found = np.dtype(_STAND_INS.get(name, name))
+            except TypeError:
+                found = None
+            if found is None or found.isbuiltin != 1:         # ml_dtypes names some of them, as numpy dtypes
+                found = np.dtype(f"V{a.element_size()}")      # of its own (float8_e5m2 of kind "f")
+            _NUMPY_DTYPES[a.dtype] = found
         return found
 
     def native_dtype(self, dtype: DTypeLike, like: Any = None) -> Any:
