@@ -3,8 +3,10 @@
 The module's parameters start at ``model.init(seed)``; calling it on a batch runs ``model.apply`` on the torch
 engine (`kernels.arrays.registry`), so torch's autograd, optimisers, devices (``.to("cuda")``) and
 `DistributedDataParallel` all apply.  ``torch.compile(module, fullgraph=True)`` traces a call as one operator
-(`kernels.arrays.torch_call`); a tensor given by keyword (``module(x, mask=m)``) takes its place among the
-inputs, and other options (a method's name) run at a graph break.  Every module of `to_torch` shares one
+(`kernels.arrays.torch_call`).  A call of its own form, inputs given by keyword or options besides tensors
+(``module(x, mask=m)``, ``module(x, method="chunked")``, ``module(x, None)``), has an owner of its own, a
+`CallForm`, made when it is first traced (at most `FORMS_PER_MODULE` a module; calls beyond them run at a graph
+break).  Every module of `to_torch` shares one
 ``forward``, whose compiled forms torch caps per process (``recompile_limit``, 8): compile the model that holds
 many modules, not each of them.  Compiled expressions and product kernels take torch tensors directly, so they can
 be called inside any module of one's own.  torch is imported only here.
@@ -12,13 +14,21 @@ be called inside any module of one's own.  torch is imported only here.
 from __future__ import annotations
 
 import inspect
+import threading
+import weakref
 from typing import Any
 
 import numpy as np
 from numpy.typing import DTypeLike
 
 from ..extras import require
-from ..kernels.arrays import outside_torch_compile, torch_call, torch_compiling
+from ..kernels.arrays import outside_torch_compile, torch_call, torch_compiling, traced_arguments
+
+#: The most call forms (`CallForm`) a module has.
+FORMS_PER_MODULE = 64
+#: A module's key -> {(its call's tensor inputs' names, its constants with their types): that form}.
+_FORMS: dict[str, dict[tuple[Any, ...], CallForm]] = {}
+_MAKING = threading.Lock()
 
 
 def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:
@@ -36,7 +46,7 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
     True
     """
     torch: Any = require("torch", "torch", "to_torch")
-    names, defaults = _inputs_of(model.apply)
+    names = _inputs_of(model.apply)
 
     class ModelModule(torch.nn.Module):
         """`model` as a torch module: ``forward(*inputs, **options) = model.apply(parameters, *inputs, ...)``."""
@@ -46,12 +56,12 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
             self.model = model
             for name, value in model.init(seed, dtype).items():
                 self.register_parameter(name, torch.nn.Parameter(torch.as_tensor(value)))
-            self.key = torch_call.register(self)
+            self.key = _registered(self)
 
         def __setstate__(self, state: dict[str, Any]) -> None:
             """A copy (``copy.deepcopy``) gets a key of its own: the operator finds a module by its key."""
             super().__setstate__(state)
-            self.key = torch_call.register(self)
+            self.key = _registered(self)
 
         def forward(self, *inputs: Any, **options: Any) -> Any:
             expected = next(iter(self._parameters.values())).dtype if self._parameters else None
@@ -61,15 +71,20 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
                     raise TypeError(f"{argument}: expected {expected}, the dtype of the module's parameters (convert "
                                     f"the input, or the module with .to({x.dtype})), got {x.dtype}")
             if torch_compiling():
-                operands = in_order(names, defaults, inputs, options) if options else list(inputs)
-                if operands is not None and torch_call.applies(operands):
-                    return torch_call.traced(self.key, [*(p for _, p in self.named_parameters()), *operands])
+                split = traced_arguments(names, {}, inputs, options)
+                if split is not None:
+                    given, operands, constants = split
+                    key = self.key if not constants and given == names[:len(given)] else \
+                        form_key(self.key, given, constants)
+                    if key is not None and torch_call.applies(operands):
+                        return torch_call.traced(key, [*(p for _, p in self.named_parameters()), *operands])
             return self.run(*inputs, **options)
 
-        def flat_call(self, operands: list[Any]) -> Any:
-            """The model on its parameters, then its inputs, in one list (`kernels.arrays.torch_call`)."""
+        def flat_call(self, operands: list[Any], **named: Any) -> Any:
+            """The model on its parameters, then its inputs, in one list (`kernels.arrays.torch_call`), and the
+            `named` inputs and options."""
             names = [name for name, _ in self.named_parameters()]
-            return self.model.apply(dict(zip(names, operands)), *operands[len(names):])
+            return self.model.apply(dict(zip(names, operands)), *operands[len(names):], **named)
 
         @outside_torch_compile
         def run(self, *inputs: Any, **options: Any) -> Any:
@@ -84,31 +99,49 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
     return ModelModule()
 
 
-def _inputs_of(apply: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
-    """The names of ``apply``'s leading positional parameters after ``params``, and their defaults."""
-    parameters = []
+def _inputs_of(apply: Any) -> tuple[str, ...]:
+    """The names of ``apply``'s leading positional parameters after ``params``."""
+    names = []
     for parameter in list(inspect.signature(apply).parameters.values())[1:]:
         if parameter.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD:
             break
-        parameters.append(parameter)
-    return (tuple(p.name for p in parameters),
-            {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty})
+        names.append(parameter.name)
+    return tuple(names)
 
 
-def in_order(names: tuple[str, ...], defaults: dict[str, Any], inputs: tuple[Any, ...],
-             options: dict[str, Any]) -> list[Any] | None:
-    """`inputs`, then `options` in their places among `names`, an option of None left to a default of None; None
-    where they are not the first of `names` (a gap, an unknown or repeated name: the call runs as given).
+class CallForm:
+    """A module's call with its tensor inputs named and its other options fixed: the owner of such traced calls."""
 
-    >>> in_order(("x", "mask", "method"), {"mask": None, "method": "auto"}, ("X",), {"mask": "M"})
-    ['X', 'M']
-    >>> in_order(("x", "mask"), {"mask": None}, ("X",), {"mask": None}), in_order(("x", "mask"), {}, ("X",), {"y": 1})
-    (['X'], None)
-    """
-    given = dict(zip(names, inputs))
-    if len(inputs) > len(names) or any(name in given or name not in names for name in options):
-        return None
-    given.update((name, value) for name, value in options.items()
-                 if not (value is None and name in defaults and defaults[name] is None))
-    leading = names[:len(given)]
-    return [given[name] for name in leading] if set(leading) == set(given) else None
+    def __init__(self, module: Any, names: tuple[str, ...], constants: tuple[tuple[str, Any], ...]) -> None:
+        self.module, self.names, self.constants = weakref.proxy(module), names, dict(constants)
+        self.key = torch_call.register(self)
+
+    def flat_call(self, operands: list[Any]) -> Any:
+        """The module's call on its parameters, then the named inputs, in one list."""
+        count = len(operands) - len(self.names)
+        return self.module.flat_call(operands[:count], **dict(zip(self.names, operands[count:])), **self.constants)
+
+
+def _registered(module: Any) -> str:
+    """`module`'s key as an owner of traced calls; its call forms are dropped with it."""
+    key = torch_call.register(module)
+    weakref.finalize(module, _FORMS.pop, key, None)
+    return key
+
+
+def form_key(module_key: str, names: tuple[str, ...], constants: tuple[tuple[str, Any], ...]) -> str | None:
+    """The key of the `CallForm` of the module of `module_key` for tensor inputs `names` and these constants (made
+    on the first call; True, 1 and 1.0 are told apart), or None where it has `FORMS_PER_MODULE` forms already."""
+    module = torch_call.owner_for(module_key)
+    index = (names, tuple((name, type(value), value) for name, value in constants))
+    with _MAKING:
+        forms = _FORMS.setdefault(module_key, {})
+        found = forms.get(index)
+        if found is None and len(forms) < FORMS_PER_MODULE:
+            found = forms[index] = CallForm(module, names, constants)
+    return None if found is None else found.key
+
+
+# torch.compile runs form_key as it traces and takes its result as a constant (torch.compiler.assume_constant_result's
+# mark, set here so that torch need not be imported).
+form_key._dynamo_marked_constant = True  # type: ignore[attr-defined]

@@ -17,8 +17,9 @@ from .rates import NUMPY_RATES, Rates
 from .registry import ENGINES, adopt, engine_of, owner
 from . import torch_call
 from .torch_engine import TORCH, is_fake, outside_torch_compile, torch_compiling
-from .traced_entry import traced_as_operator
+from .traced_entry import traced_arguments, traced_as_operator
 
 __all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "NUMPY_RATES", "POINTWISE", "Rates", "TORCH", "VOCABULARY", "adopt",
            "array_kind", "common_precision", "engine_of", "is_fake", "is_half", "outside_torch_compile", "owner",
-           "torch_call", "torch_compiling", "sigmoid", "silu", "softplus", "traced_as_operator"]
+           "torch_call", "torch_compiling", "sigmoid", "silu", "softplus", "traced_arguments",
+           "traced_as_operator"]

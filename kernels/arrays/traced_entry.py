@@ -89,17 +89,39 @@ def traced_as_operator(function: F) -> F:
 
     @functools.wraps(function)
     def entry(*arguments: Any, **options: Any) -> Any:
-        if torch_compiling() and len(arguments) <= len(names) and all(
-                name in names[len(arguments):] for name in options):        # else the call's own TypeError
-            torch = sys.modules["torch"]
-            given = {**defaults, **dict(zip(names, arguments)), **options}
-            tensors = tuple(name for name in names if name in given and isinstance(given[name], torch.Tensor))
-            constants = tuple((name, operator.index(given[name]) if type(given[name]) is int else given[name])
-                              for name in names if name in given and name not in tensors)
-            operands = [given[name] for name in tensors]
-            if tensors and all(type(value) in CONSTANTS for _, value in constants):
+        if torch_compiling():
+            split = traced_arguments(names, defaults, arguments, options)
+            if split is not None:
+                tensors, operands, constants = split
                 key = entry_key(identity, tensors, constants)          # defines the operator with the first entry
                 if key is not None and torch_call.applies(operands):
                     return torch_call.traced(key, operands)
         return at_a_graph_break(*arguments, **options)
     return entry  # type: ignore[return-value]
+
+
+def traced_arguments(names: tuple[str, ...], defaults: dict[str, Any], arguments: tuple[Any, ...],
+                     options: dict[str, Any]) -> tuple[tuple[str, ...], list[Any], tuple[tuple[str, Any], ...]] | None:
+    """A traced call's torch tensors, by name and value, and its other arguments (with the `defaults` of those not
+    given) as constants, in the order of `names`, a function's parameters; None where the call cannot be an
+    operator's: it binds no tensor, binds wrongly (left to the call's own TypeError), or binds an argument that is
+    no tensor and none of `CONSTANTS` (a list, an object).  An int is taken as an int (`operator.index`: a size
+    torch.compile traces as a symbol becomes a constant it guards).
+
+    >>> import torch
+    >>> x = torch.ones(2)
+    >>> traced_arguments(("x", "mask", "method"), {"mask": None, "method": "auto"}, (x,), {"method": "scan"})
+    (('x',), [tensor([1., 1.])], (('mask', None), ('method', 'scan')))
+    >>> traced_arguments(("x",), {}, (x,), {"y": 1}), traced_arguments(("x", "n"), {}, (x, [1]), {})
+    (None, None)
+    """
+    if len(arguments) > len(names) or not all(name in names[len(arguments):] for name in options):
+        return None
+    torch = sys.modules["torch"]
+    given = {**defaults, **dict(zip(names, arguments)), **options}
+    tensors = tuple(name for name in names if name in given and isinstance(given[name], torch.Tensor))
+    constants = tuple((name, operator.index(given[name]) if type(given[name]) is int else given[name])
+                      for name in names if name in given and name not in tensors)
+    if not tensors or not all(type(value) in CONSTANTS for _, value in constants):
+        return None
+    return tensors, [given[name] for name in tensors], constants

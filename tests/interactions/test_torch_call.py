@@ -163,15 +163,16 @@ def test_with_dynamic_sizes_a_module_specialises_only_what_it_refuses_to_move(co
                                   lambda: deep_ls2t(d_in=4, widths=(2, 2), order=2)], ids=["LS2T", "DeepLS2T"])
 def test_a_tensor_option_traces_whole_in_its_place(make):
     """``module(x, mask=m)`` is ``module(x, m)``: one operator under fullgraph=True (it had failed at the graph
-    break an option made), eager's values and gradients; ``mask=None`` is the mask left out, and an unknown option
-    meets the model's own TypeError (other options: `test_keyword_options_run_at_a_graph_break_as_before`)."""
+    break an option made), eager's values and gradients; ``mask=None`` and ``module(x, None)`` (which had failed
+    too) are the mask left out, and an unknown option meets the model's own TypeError."""
     module = make().to_torch(seed=2)
     x = torch.tensor(SEQUENCE, requires_grad=True)
     mask = torch.ones(2, 6, dtype=torch.bool)
     mask[1, 4:] = False
     compiled = torch.compile(module, fullgraph=True, backend="aot_eager")
-    for options, positional in (({"mask": mask}, (mask,)), ({"mask": None}, ())):
-        got, want = compiled(x, **options), module(x, *positional)
+    for arguments, options, positional in (((x,), {"mask": mask}, (mask,)), ((x,), {"mask": None}, ()),
+                                           ((x, None), {}, ())):
+        got, want = compiled(*arguments, **options), module(x, *positional)
         torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
         for a, b in zip(torch.autograd.grad(got.sin().sum(), [x, *module.parameters()]),
                         torch.autograd.grad(want.sin().sum(), [x, *module.parameters()])):
@@ -312,13 +313,55 @@ def test_the_registry_holds_modules_weakly_and_a_gone_one_is_named():
         torch_call.owner_for(key)
 
 
-def test_keyword_options_run_at_a_graph_break_as_before():
+@pytest.mark.parametrize("make", [lambda: ssm(channels=4, d_state=2), lambda: mamba(d_model=4, d_state=2)],
+                         ids=["S4D", "Mamba"])
+def test_an_option_traces_whole_with_a_form_of_its_own(make, monkeypatch):
+    """``module(x, method=m)`` and ``module(x, m)`` trace as one operator under fullgraph=True (it had failed at
+    the graph break the option made), run the model with that method, and give its eager values and gradients; one
+    form for both spellings, and a bad method meets the model's own ValueError."""
+    from product_interactions.interactions import torch_module
+    model = make()
+    module = model.to_torch(seed=2)
+    x = torch.tensor(SEQUENCE, requires_grad=True)
+    ran, apply = [], type(model).apply
+
+    def spied(self, params, x, method="auto"):
+        ran.append(method)
+        return apply(self, params, x, method)
+    monkeypatch.setattr(type(model), "apply", spied)
+    compiled = torch.compile(module, fullgraph=True, backend="aot_eager")
+    for method in ("sequential", "parallel"):
+        for arguments, options in (((x,), {"method": method}), ((x, method), {})):
+            ran.clear()
+            got, want = compiled(*arguments, **options), module(x, method=method)
+            assert set(ran) == {method}
+            torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+            for a, b in zip(torch.autograd.grad(got.sin().sum(), [x, *module.parameters()]),
+                            torch.autograd.grad(want.sin().sum(), [x, *module.parameters()])):
+                torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    assert len(torch_module._FORMS[module.key]) == 2
+    with pytest.raises(Exception, match="method: expected one of"):
+        compiled(x, method="fast")
+
+
+def test_call_forms_are_bounded_per_module_and_dropped_with_it(monkeypatch):
+    """Beyond `FORMS_PER_MODULE` forms a call runs at a graph break, with its values; a module's forms go with it."""
+    from product_interactions.interactions import torch_module
+    monkeypatch.setattr(torch_module, "FORMS_PER_MODULE", 1)
     module = ssm(channels=4, d_state=2).to_torch(seed=0)
     x = torch.tensor(SEQUENCE)
-    traced = torch.compile(lambda x: module(x, method="sequential"), backend="eager")
-    torch.testing.assert_close(traced(x), module(x, method="sequential"), rtol=1e-12, atol=1e-12)
+    compiled = torch.compile(module, backend="eager")
+    for method in ("sequential", "parallel", "chunked"):
+        torch.testing.assert_close(compiled(x, method=method), module(x, method=method), rtol=1e-12, atol=1e-12)
+    key = module.key
+    assert [index[1] for index in torch_module._FORMS[key]] == [(("method", str, "sequential"),)]
+    torch._dynamo.reset()                                   # else the graphs above serve (torch caches by code)
     with pytest.raises(Exception, match="marked as skipped|graph break|disable"):
-        torch.compile(lambda x: module(x, method="sequential"), fullgraph=True, backend="eager")(x)
+        torch.compile(module, fullgraph=True, backend="eager")(x, method="parallel")
+    del module, compiled
+    torch._dynamo.reset()
+    gc.collect()
+    assert key not in torch_module._FORMS
 
 
 def test_torch_func_differentiates_a_module_that_reads_its_inputs_values():

@@ -227,6 +227,7 @@ def test_seq2tens_under_torch_compile_cuts_its_levels_from_one_operator_and_a_nu
 def test_an_entry_is_made_once_per_function_and_constants_and_other_arguments_run_at_a_graph_break(monkeypatch):
     from product_interactions.kernels.arrays import traced_entry
     torch._dynamo.reset()
+    monkeypatch.setattr(traced_entry, "_ENTRIES", {})    # none from earlier tests (a module's scans make some)
     x = _sequences()
     a, b = torch.sigmoid(x[0]), x[1]
     made = len(traced_entry._ENTRIES)
