@@ -164,7 +164,8 @@ def _ls2t(torch, device, scale: float, repeats: int) -> list[str]:
 
 def _compiled(torch, device, scale: float, repeats: int) -> list[str]:
     """The attention (L 1024 B 32) and Mamba (L 4096 B 8) modules under ``torch.compile(fullgraph=True)`` (Inductor)
-    forward plus backward against the same eager modules (target <= 1)."""
+    against the same eager modules, the forward under ``torch.no_grad`` (inference) and forward plus backward
+    (target <= 1)."""
     rows = []
     for model, length, batch in ((attention(d_model=64, heads=4), 1024, 32), (mamba(d_model=64, d_state=16), 4096, 8)):
         length = max(16, int(length * scale ** 0.5))
@@ -172,8 +173,11 @@ def _compiled(torch, device, scale: float, repeats: int) -> list[str]:
         compiled = torch.compile(module, fullgraph=True)
         x = torch.randn(batch, length, 64, device=device)
         assert torch.allclose(compiled(x), module(x), rtol=1e-4, atol=1e-4)
-        rows.append(ratio_row(f"{type(module).__name__} L {length} B {batch} under torch.compile(fullgraph=True) "
-                              f"fwd+bwd vs eager", fenced(torch, lambda: compiled(x).sum().backward()),
+        name = f"{type(module).__name__} L {length} B {batch} under torch.compile(fullgraph=True)"
+        with torch.no_grad():
+            rows.append(ratio_row(f"{name} forward, no_grad, vs eager", fenced(torch, lambda: compiled(x)),
+                                  fenced(torch, lambda: module(x)), 1.0, repeats))
+        rows.append(ratio_row(f"{name} fwd+bwd vs eager", fenced(torch, lambda: compiled(x).sum().backward()),
                               fenced(torch, lambda: module(x).sum().backward()), 1.0, repeats))
     return rows
 

@@ -275,7 +275,10 @@ def _define() -> None:
             return (None, None, None, *(next(found) if need else None for need in needed))
 
     def differentiated(operands: list[Any], key: str, wanted: list[bool], autocast: str) -> tuple[Any, Any]:
-        return Recording.apply(key, wanted, autocast, *operands)
+        if torch.is_grad_enabled() and any(operand.requires_grad for operand in operands):
+            return Recording.apply(key, wanted, autocast, *operands)
+        with torch._C._AutoDispatchBelowAutograd():      # nothing to differentiate: autograd's Function skipped
+            return call(operands, key, wanted, autocast)
     library.impl("call", differentiated, "Autograd")
     library.impl("call_vjp", _refuse_second_order, "Autograd")
     OPERATORS.extend((call, call_vjp, library))           # the library keeps the registrations alive
