@@ -3,13 +3,13 @@
 The module's parameters start at ``model.init(seed)``; calling it on a batch runs ``model.apply`` on the torch
 engine (`kernels.arrays.registry`), so torch's autograd, optimisers, devices (``.to("cuda")``) and
 `DistributedDataParallel` all apply.  ``torch.compile(module, fullgraph=True)`` traces a call as one operator
-(`kernels.arrays.torch_call`).  A call of its own form, inputs given by keyword or options besides tensors
-(``module(x, mask=m)``, ``module(x, method="chunked")``, ``module(x, None)``), has an owner of its own, a
+(`kernels.arrays.torch_call`), tensors given by keyword in their places (``module(x, mask=m)``).  A call with
+options besides tensors (``module(x, method="chunked")``, ``module(x, None)``) has an owner of its own, a
 `CallForm`, made when it is first traced (at most `FORMS_PER_MODULE` a module; calls beyond them run at a graph
-break).  Every module of `to_torch` shares one
-``forward``, whose compiled forms torch caps per process (``recompile_limit``, 8): compile the model that holds
-many modules, not each of them.  Compiled expressions and product kernels take torch tensors directly, so they can
-be called inside any module of one's own.  torch is imported only here.
+break).  Every module of `to_torch` shares one ``forward``, whose compiled forms torch caps per process
+(``recompile_limit``, 8): compile the model that holds many modules, not each of them.  Compiled expressions and
+product kernels take torch tensors directly, so they can be called inside any module of one's own.  torch is
+imported only here.
 """
 from __future__ import annotations
 

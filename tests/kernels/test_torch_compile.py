@@ -6,6 +6,8 @@ kinds of strategy, a model's module and each entry point."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from product_interactions import kernels
 from product_interactions.algebra import clebsch_gordan, quaternions
@@ -256,3 +258,39 @@ def test_a_kernel_s_key_is_its_content_so_a_graph_kept_on_disk_finds_an_equal_ke
     assert kernel_for(f"{first.key}^T1") is kernel_for(first.key).transposed(1)
     with pytest.raises(KeyError, match="no kernel 'nowhere' lives in this process"):
         kernel_for("nowhere")
+
+
+def _bound(x, mask=None, method="auto", depth=2):
+    """A signature to bind against: a tensor first, then options with defaults."""
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_traced_arguments_bind_a_call_as_python_does(data):
+    """`traced_arguments` (what a traced entry point or module call becomes) against Python's own binding: the
+    tensors and the constants (defaults filled in) are the bound arguments; a call Python refuses (too many, unknown
+    or repeated arguments), one binding no tensor or binding another object (a list) is left to run as given."""
+    import inspect
+    from product_interactions.kernels.arrays import traced_arguments
+    tensor = torch.ones(2)
+    names, signature = ("x", "mask", "method", "depth"), inspect.signature(_bound)
+    defaults = {name: p.default for name, p in signature.parameters.items() if p.default is not p.empty}
+    values = st.sampled_from([tensor, None, "scan", 3, 2.5, True, [1]])
+    arguments = tuple(data.draw(st.lists(values, max_size=5)))
+    options = data.draw(st.dictionaries(st.sampled_from([*names, "other"]), values, max_size=3))
+    split = traced_arguments(names, defaults, arguments, options)
+    try:
+        bound = signature.bind_partial(*arguments, **options)
+    except TypeError:
+        assert split is None
+        return
+    bound.apply_defaults()
+    given = bound.arguments
+    if not any(value is tensor for value in given.values()) or any(type(value) is list for value in given.values()):
+        assert split is None
+        return
+    tensors, operands, constants = split
+    assert tensors == tuple(name for name in names if given.get(name) is tensor)
+    assert all(operand is tensor for operand in operands) and len(operands) == len(tensors)
+    assert constants == tuple((name, given[name]) for name in names if name in given and name not in tensors)
+    assert all(type(value) is type(given[name]) for name, value in constants)
