@@ -45,24 +45,33 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
     >>> bool(np.allclose(module(torch.tensor(x)).detach().numpy(), model.apply(model.init(seed=0), x)))
     True
     """
+    return _module_class(model)(seed, dtype)
+
+
+def _module_class(model: Any) -> Any:
+    """The `torch.nn.Module` class of `model`'s modules (`to_torch`)."""
     torch: Any = require("torch", "torch", "to_torch")
     names = _inputs_of(model.apply)
 
     class ModelModule(torch.nn.Module):
         """`model` as a torch module: ``forward(*inputs, **options) = model.apply(parameters, *inputs, ...)``."""
 
-        def __init__(self) -> None:
+        def __init__(self, seed: int | np.random.Generator, dtype: DTypeLike) -> None:
             super().__init__()
             self.model = model
             for name, value in model.init(seed, dtype).items():
                 self.register_parameter(name, torch.nn.Parameter(torch.as_tensor(value)))
             self.key = _registered(self)
 
+        def __reduce__(self) -> tuple[Any, ...]:
+            """Pickled (``torch.save(module)``, a spawned worker) as its model and its state, the class made again
+            from the model: `to_torch` makes it, so no module-level name finds it."""
+            return _remade, (self.model, dict(self.__dict__))
+
         def __setstate__(self, state: dict[str, Any]) -> None:
-            """A copy (``copy.deepcopy``) gets a key of its own: the operator finds a module by its key."""
+            """A copy (``copy.deepcopy``, unpickling) gets a key of its own: the operator finds a module by it."""
             super().__setstate__(state)
             self.key = _registered(self)
-
         def forward(self, *inputs: Any, **options: Any) -> Any:
             expected = next(iter(self._parameters.values())).dtype if self._parameters else None
             for n, x in enumerate(inputs):
@@ -96,7 +105,15 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
 
     name = getattr(model, "name", type(model).__name__)
     ModelModule.__name__ = ModelModule.__qualname__ = f"{name}Module"
-    return ModelModule()
+    return ModelModule
+
+
+def _remade(model: Any, state: dict[str, Any]) -> Any:
+    """A pickled module (`ModelModule.__reduce__`): its class made for `model`, its `state` set."""
+    cls = _module_class(model)
+    module = cls.__new__(cls)
+    module.__setstate__(state)
+    return module
 
 
 def _inputs_of(apply: Any) -> tuple[str, ...]:

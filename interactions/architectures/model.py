@@ -136,6 +136,11 @@ class Model:
         self._parameters: dict[str, tuple[int, ...]] | None = None
         self._plans: OrderedDict[tuple[int, ...], Plan] = OrderedDict()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The model pickled without what it builds again on use, its expression and its plans (whose compiled
+        kernels do not pickle: a used model had failed to, and a module of it with ``torch.save``)."""
+        return {**self.__dict__, "_default": None, "_plans": OrderedDict()}
+
     @property
     def name(self) -> str:
         """What the model is called in its display, its plans and its torch module (default: its class's name)."""

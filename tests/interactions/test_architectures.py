@@ -179,3 +179,18 @@ def test_weights_are_drawn_with_standard_deviation_one_over_the_square_root_of_t
         assert params[name].size >= 1000 and np.std(params[name]) == pytest.approx(1 / np.sqrt(64), rel=0.1)
     taps = np.concatenate([params[f"conv_{k}"] for k in range(4)])                   # 256 draws
     assert np.std(taps) == pytest.approx(1 / np.sqrt(4), rel=0.1)
+
+
+@pytest.mark.parametrize("make", [lambda: attention(d_model=4, heads=2), lambda: gating(channels=4),
+                                  lambda: convolution(channels_in=4, channels_out=2, size=3)],
+                         ids=["attention", "gating", "convolution"])
+def test_a_used_model_pickles_and_computes_as_before(make):
+    """A model that has compiled plans pickles without them (they hold compiled kernels, which do not pickle: it had
+    failed) and builds them again, to the same values."""
+    import pickle
+    model = make()
+    x = np.random.default_rng(0).standard_normal((2, 6, 4))
+    params = model.init(seed=1)
+    expected = model.apply(params, x)
+    copy = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(copy.apply(params, x), expected)

@@ -27,6 +27,25 @@ def test_a_torch_module_carries_the_names_and_the_numbers(model, inputs):
                                atol=1e-12)
 
 
+@pytest.mark.parametrize("model, inputs", MODELS, ids=[type(m).__name__ for m, _ in MODELS])
+def test_a_module_saves_and_loads_whole(model, inputs, tmp_path):
+    """``torch.save(module)`` and ``torch.load`` (pickling, which a spawned worker does too) give the module back:
+    its parameters (values, names, dtype, requires_grad), its mode, its values, a key of its own, and it compiles
+    whole.  Pickling had failed: the class `to_torch` makes has no module-level name."""
+    module = model.to_torch(seed=4).float().eval()
+    module.get_parameter(next(iter(model.parameters))).requires_grad_(False)
+    torch.save(module, tmp_path / "module.pt")
+    loaded = torch.load(tmp_path / "module.pt", weights_only=False)
+    assert loaded.key != module.key and not loaded.training and type(loaded).__name__ == type(module).__name__
+    for (name, p), (other, q) in zip(module.named_parameters(), loaded.named_parameters()):
+        assert name == other and q.dtype == torch.float32 and q.requires_grad == p.requires_grad
+        assert torch.equal(p, q) and p.data_ptr() != q.data_ptr()
+    x = [torch.tensor(a, dtype=torch.float32) for a in inputs]
+    torch.testing.assert_close(loaded(*x), module(*x), rtol=0, atol=0)
+    torch._dynamo.reset()                 # the modules share one forward, whose compiled forms torch caps
+    torch.testing.assert_close(torch.compile(loaded, fullgraph=True, backend="eager")(*x), module(*x))
+
+
 def test_a_module_trains_with_torch_optim():
     torch.manual_seed(0)
     module = attention(d_model=4, heads=2).to_torch(seed=0).float()
