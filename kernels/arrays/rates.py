@@ -37,7 +37,10 @@ class Rates:
     time than as a log-depth scan (None: never); ``chunked_scan_length`` steps from which the chunked form
     (`kernels.scans.chunked`) beats both (None: never); ``block_numbers`` how many numbers a pass that runs
     through time in blocks holds at once (LS2T's `kernels.scans.seq2tens.low_rank`: cache-sized on a CPU, where a
-    GPU takes whole sequences in a few launches).  ``origin`` says where the numbers come from."""
+    GPU takes whole sequences in a few launches).  ``host_read`` seconds a read of an array's number back to the
+    host costs beyond its call: 0 where the arrays are the host's; on a GPU the wait for every kernel queued
+    before it, after which the host no longer runs ahead of the device.  ``origin`` says where the numbers come
+    from."""
     call: float
     bandwidth: float
     gemm64: float
@@ -51,6 +54,7 @@ class Rates:
     loop_scan_width: int | None = 128
     chunked_scan_length: int | None = None
     block_numbers: int = 2 ** 19
+    host_read: float = 0.0
     origin: str = "shipped"
 
     def coefficients(self, itemsize: int) -> tuple[float, float, float, float, float, float, float, float]:
@@ -88,11 +92,12 @@ NUMPY_RATES = Rates(call=1.2e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=
 #: The compiled loop is a Triton kernel there (`kernels.native.triton_loop`), not measured on a GPU yet: each term
 #: reads one component of a block of rows from the L1 or L2 cache (4 or 8 bytes a row) for its 3 FLOPs, so at a
 #: third of the L2 cache's ~10 TB/s about 3 TFLOP/s in float32, half that in float64; an entry is its launch and the
-#: operands' transposes before it (three launches).
+#: operands' transposes before it (three launches).  A read back to the host (estimated, not measured): the queue
+#: drains, and the launches the host then makes are the device's idle time, a few of them before it is ahead again.
 #: `kernels.arrays.calibrate` replaces the measured ones with the device's own.
 CUDA_RATES = Rates(call=8e-6, bandwidth=3e12, gemm64=15e12, gemm32=20e12, loop=5e12, row=1e-12, transform=5e12,
                    compiled64=1.5e12, compiled32=3e12, compiled_call=30e-6,
-                   loop_scan_width=None, chunked_scan_length=64, block_numbers=2 ** 28,
+                   loop_scan_width=None, chunked_scan_length=64, block_numbers=2 ** 28, host_read=30e-6,
                    origin="shipped CUDA estimate (H200)")
 
 

@@ -23,7 +23,11 @@ from .engine import Engine
 
 #: The numpy dtypes torch's bfloat16 stands for (numpy has none: computed in float32, `precision`).
 _STAND_INS = {"bfloat16": "float32"}
-_NUMPY_DTYPES: dict[Any, np.dtype] = {}                 # torch dtype -> numpy dtype, filled on first use (a handful of entries)
+#: The passes over the keys and values that fused attention makes to keep non-finite keys out without reading a
+#: number back (`TorchEngine.attention`), beyond the read's own two.
+_AVOIDING_PASSES = 4
+#: torch dtype -> numpy dtype, filled on first use (a handful of entries).
+_NUMPY_DTYPES: dict[Any, np.dtype] = {}
 
 
 @functools.lru_cache(maxsize=1024)
@@ -590,15 +594,35 @@ class TorchEngine(Engine):
         return self.xp.einsum(_lettered(equation), *arrays)
 
     def attention(self, q: Any, k: Any, v: Any, keep: Any = None, causal: bool = False, scale: float = 1.0) -> Any:
-        """torch's scaled_dot_product_attention, on rows of unit stride;
-        None when k or v is not finite (a sum overflowing only costs the fast path): the kernel would not keep such
-        a key from the queries that do not see it.  (A non-finite query spoils only its own row, as in the plan.)"""
-        import torch.nn.functional as functional
-        # one check, NaN and inf propagating through the sum; detached, autograd records none of it
-        if not is_fake(k) and not math.isfinite(float(k.detach().sum() + v.detach().sum())):
-            return None
+        """torch's scaled_dot_product_attention, on rows of unit stride, keeping a non-finite key or value from the
+        queries that do not see it (torch's kernel multiplies it by a weight of 0).  Where reading one number back
+        costs less than the passes that avoid it (`Rates.host_read`: on the CPU), one read checks the keys and
+        values, and a non-finite one gives None (the plan's own steps then run, exactly); elsewhere (a GPU, torch.func
+        transforms) the non-finite keys are zeroed and each query that sees one comes out NaN, as a traced plan's
+        masked contraction does (an exact infinity is not kept).  A non-finite query spoils only its own row, as in
+        the plan."""
+        import torch
+        sdpa = torch.nn.functional.scaled_dot_product_attention
         q, k, v = (a if a.stride(-1) == 1 else a.contiguous() for a in (q, k, v))
-        return functional.scaled_dot_product_attention(q, k, v, attn_mask=keep, is_causal=causal, scale=scale)
+        if is_fake(k):
+            return sdpa(q, k, v, attn_mask=keep, is_causal=causal, scale=scale)
+        rates = self.rates_for(k)
+        if rates.host_read <= _AVOIDING_PASSES * (k.numel() + v.numel()) * k.element_size() / rates.bandwidth \
+                and not _transformed():
+            # one check, NaN and inf propagating through the sum; detached, autograd records none of it
+            if not math.isfinite(float(k.detach().sum() + v.detach().sum())):
+                return None
+            return sdpa(q, k, v, attn_mask=keep, is_causal=causal, scale=scale)
+        bad = ~(torch.isfinite(k).all(-1) & torch.isfinite(v).all(-1))                   # (..., keys)
+        k, v = (torch.where(bad[..., None], 0.0, a) for a in (k, v))
+        out = sdpa(q, k, v, attn_mask=keep, is_causal=causal, scale=scale)
+        if causal:
+            seen = torch.cumsum(bad, -1) > 0                                          # a key at or before the query
+        elif keep is not None:
+            seen = torch.matmul(keep.to(out.dtype), bad[..., None].to(out.dtype))[..., 0] > 0
+        else:
+            seen = bad.any(-1, keepdim=True)                                          # every query sees every key
+        return torch.where(seen[..., None], torch.nan, out)
 
     def flip(self, a: Any, axis: int) -> Any:
         return self.xp.flip(a, (axis,))

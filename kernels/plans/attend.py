@@ -9,9 +9,10 @@ calls the engine's fused kernel (torch's ``scaled_dot_product_attention``).
 
 It runs the three steps as they were where the engine has no fused kernel (numpy, where the masked softmax works
 in place), where the mask leaves a query with no key, and where the engine's kernel declines the call: torch's
-does when a query, key or value is not finite, since its kernel would not keep a non-finite key causal; JAX's
-keeps it causal itself, so it runs under jit too.  Every path gives the same numbers, to
-rounding.
+does on the CPU when a key or value is not finite, since its kernel would not keep a non-finite key causal (on a
+GPU, where the check's read would wait for the device, it keeps such keys out itself and each query that sees
+one is NaN, as under JAX's jit); JAX's keeps it causal itself, so it runs under jit too.  Every path gives the
+same numbers, to rounding, where the inputs are finite.
 
 >>> from product_interactions.interactions.architectures import attention
 >>> [line.strip() for line in attention(d_model=8, heads=2).explain().splitlines() if "attention (" in line]

@@ -151,3 +151,89 @@ def test_jax_keeps_a_non_finite_key_causal_under_jit(bad):
     expected = model.apply(params, x)
     np.testing.assert_allclose(out[0, :5], expected[0, :5], rtol=1e-10)
     np.testing.assert_allclose(out[1], expected[1], rtol=1e-10)
+
+
+@pytest.fixture
+def on_a_gpu(monkeypatch):
+    """CUDA's rates on these CPU tensors: a read back to the host costs more than the passes that avoid it, so
+    `TorchEngine.attention` keeps non-finite keys out without one."""
+    from product_interactions.kernels.arrays.rates import CUDA_RATES
+    monkeypatch.setattr(TORCH, "rates_for", lambda a: CUDA_RATES)
+
+
+def _reference(q, k, v, keep, scale):
+    """Softmax attention over the kept pairs, by hand, in float64: the non-finite keys and values zeroed, and each
+    query that keeps one NaN."""
+    bad = ~(np.isfinite(k).all(-1) & np.isfinite(v).all(-1))
+    k, v = (np.where(bad[..., None], 0.0, a) for a in (k, v))
+    scores = np.where(keep, scale * q @ np.swapaxes(k, -1, -2), -np.inf)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    out = weights / weights.sum(-1, keepdims=True) @ v
+    return np.where(((keep & bad[..., None, :]).any(-1))[..., None], np.nan, out)
+
+
+@pytest.mark.parametrize("mask", ["none", "causal", "band"])
+@pytest.mark.parametrize("bad", [None, np.nan, np.inf, -np.inf])
+def test_on_a_gpu_attention_keeps_non_finite_keys_out_without_reading_a_number(mask, bad, on_a_gpu):
+    """Each query that sees a non-finite key or value is NaN, the others are the exact attention over what they see
+    (finite inputs: torch's kernel as on the CPU, gradients included), with no read back to the host: the CPU's
+    check reads one number, which on a GPU waits for the device's queue."""
+    g = np.random.default_rng(5)
+    q, k, v = (g.standard_normal((2, 3, 7, 4)) for _ in range(3))
+    if bad is not None:
+        k[0, 1, 3, 2] = bad
+        v[1, 0, 5, 1] = bad
+    length = np.arange(7)
+    keep = {"none": np.ones((7, 7), bool), "causal": length[None] <= length[:, None],
+            "band": abs(length[None] - length[:, None]) <= 1}[mask]
+    tensors = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+    arguments = (None, mask == "causal") if mask != "band" else (torch.tensor(keep), False)
+    reads = []
+    original = torch.Tensor.__float__
+    torch.Tensor.__float__ = lambda self: reads.append(self) or original(self)
+    try:
+        got = TORCH.attention(*tensors, *arguments, 0.5)
+    finally:
+        torch.Tensor.__float__ = original
+    assert reads == []
+    expected = _reference(q, k, v, keep, 0.5)
+    np.testing.assert_allclose(got.detach().numpy(), expected, rtol=1e-12, atol=1e-12)
+    if bad is None:
+        got.sum().backward()
+        exact = [a.detach().requires_grad_() for a in tensors]
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+        sdpa(*exact, attn_mask=torch.tensor(keep), scale=0.5).sum().backward()
+        for a, b in zip(tensors, exact):
+            torch.testing.assert_close(a.grad, b.grad, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_on_a_gpu_the_attention_model_stays_causal_and_fused(bad, on_a_gpu, fused_calls):
+    """The model's fused call runs (no three steps) and a non-finite step reaches no earlier output: the outputs
+    before it are the exact ones, those after it NaN, as JAX's under jit."""
+    model = attention(d_model=8, heads=2)
+    params = model.init(seed=0)
+    x = np.random.default_rng(1).standard_normal((2, 9, 8))
+    x[0, 5, 1] = bad
+    out = model.apply({key: torch.tensor(value) for key, value in params.items()}, torch.tensor(x)).numpy()
+    assert [call[-1] for call in fused_calls] == [True]
+    assert np.isfinite(out[0, :5]).all() and np.isnan(out[0, 5:]).all()
+    expected = model.apply(params, x)
+    np.testing.assert_allclose(out[0, :5], expected[0, :5], rtol=1e-10)
+    np.testing.assert_allclose(out[1], expected[1], rtol=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore:There is a performance drop")     # torch's SDPA has no batching rule on CPU
+def test_torch_func_vmaps_the_fused_attention_and_keeps_a_non_finite_key_out():
+    """Under torch.func the fused call reads no number (vmap had failed: "calling .item() on a Tensor"): vmap over
+    a batch of batches is the call batch by batch, a non-finite step reaching no earlier output."""
+    model = attention(d_model=8, heads=2)
+    params = {key: torch.tensor(value) for key, value in model.init(seed=0).items()}
+    x = torch.tensor(np.random.default_rng(2).standard_normal((3, 2, 6, 8)))
+    x[1, 0, 4, 2] = np.nan
+    got = torch.func.vmap(lambda batch: model.apply(params, batch))(x)
+    for n in range(3):
+        want = model.apply(params, x[n])
+        torch.testing.assert_close(got[n][torch.isfinite(want)], want[torch.isfinite(want)], rtol=1e-12, atol=1e-12)
+    assert torch.isfinite(got[1, 0, :4]).all() and torch.isnan(got[1, 0, 4:]).all()
+    assert torch.isfinite(got[[0, 2]]).all()

@@ -47,17 +47,19 @@ def _params(model):
     return {key: torch.tensor(value, requires_grad=True) for key, value in model.init(seed=0).items()}
 
 
-def test_attention_reads_once_a_call_whether_its_keys_and_values_are_finite(reads, rates):
-    """The one read: the fused kernel would not keep a non-finite key from the queries that do not see it, so
-    the call checks first (`TorchEngine.attention`).  None in the backward."""
+def test_attention_reads_once_a_call_on_the_cpu_and_never_on_a_gpu(reads, rates):
+    """The fused kernel would not keep a non-finite key from the queries that do not see it: on the CPU one read
+    checks the keys and values first; on a GPU, where a read waits for the device, passes over them that read
+    nothing keep such keys out (`TorchEngine.attention`).  None in the backward."""
     model = attention(d_model=8, heads=2)
     params, x = _params(model), torch.randn(2, 6, 8, dtype=torch.float64)
     model.apply(params, x)
     reads.clear()
     out = model.apply(params, x)
-    assert reads == [("__float__", 1)]
+    expected = [("__float__", 1)] if rates == "cpu" else []
+    assert reads == expected
     out.sum().backward()
-    assert reads == [("__float__", 1)]
+    assert reads == expected
 
 
 @pytest.mark.parametrize("model, width", [(mamba(d_model=8, d_state=4), 8),
