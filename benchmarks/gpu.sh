@@ -14,7 +14,7 @@ export PYTHONUNBUFFERED=1
 python -c "import torch; assert torch.cuda.is_available(), 'no CUDA device'; print(torch.__version__, torch.cuda.get_device_name())" || exit 1
 python -m pytest -q -p no:cacheprovider -rs tests/kernels/test_triton_loop.py tests/kernels/test_device_reads.py \
     tests/experiments/test_training_engines.py tests/interactions/test_torch_call.py \
-    tests/kernels/test_half_precision.py 2>&1 | tee "$out/gpu-tests.log"
+    tests/kernels/test_half_precision.py tests/kernels/test_attend.py 2>&1 | tee "$out/gpu-tests.log"
 tests=$?
 python benchmarks/engines.py --device cuda --calibrate --repeats 5 2>&1 | tee "$out/gpu-rows.log" || exit
 exit $tests

@@ -237,3 +237,29 @@ def test_torch_func_vmaps_the_fused_attention_and_keeps_a_non_finite_key_out():
         torch.testing.assert_close(got[n][torch.isfinite(want)], want[torch.isfinite(want)], rtol=1e-12, atol=1e-12)
     assert torch.isfinite(got[1, 0, :4]).all() and torch.isnan(got[1, 0, 4:]).all()
     assert torch.isfinite(got[[0, 2]]).all()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+@pytest.mark.parametrize("bad", [None, np.nan, np.inf])
+def test_on_cuda_the_attention_model_reads_nothing_and_stays_causal(bad):
+    """The attention model on a CUDA device under its shipped rates: no read back to the host, forward or backward,
+    the CPU's values where the inputs are finite, and a non-finite step reaching no earlier output."""
+    model = attention(d_model=8, heads=2)
+    params = model.init(seed=0)
+    x = np.random.default_rng(1).standard_normal((2, 9, 8))
+    if bad is not None:
+        x[0, 5, 1] = bad
+    weights = {key: torch.tensor(value, device="cuda", requires_grad=True) for key, value in params.items()}
+    reads, original = [], torch.Tensor.__float__
+    torch.Tensor.__float__ = lambda self: reads.append(self) or original(self)
+    try:
+        out = model.apply(weights, torch.tensor(x, device="cuda"))
+        out.nan_to_num().sum().backward()
+    finally:
+        torch.Tensor.__float__ = original
+    assert reads == []
+    out, expected = out.detach().cpu().numpy(), model.apply(params, x)
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(out[finite], expected[finite], rtol=1e-9, atol=1e-12)
+    if bad is not None:
+        assert np.isnan(out[0, 5:]).all() and np.isfinite(out[0, :5]).all() and np.isfinite(out[1]).all()
