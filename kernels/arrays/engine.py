@@ -108,6 +108,13 @@ class Engine:
             found = self._rates[place] = stored_rates(self.name, place, shipped) or shipped
         return found
 
+    def reads_dearly(self, a: Any, avoided: float) -> bool:
+        """Whether reading a number of `a` back to the host costs more than moving `avoided` bytes on its device
+        (`Rates.host_read` against its bandwidth): where it does, a step that would read to decide (whether values
+        are finite) takes a form that needs no read."""
+        rates = self.rates_for(a)
+        return rates.host_read > avoided / rates.bandwidth
+
     def forget_rates(self) -> None:
         """Look the rates up again at the next `rates_for` (after a calibration)."""
         self._rates.clear()

@@ -606,8 +606,7 @@ class TorchEngine(Engine):
         q, k, v = (a if a.stride(-1) == 1 else a.contiguous() for a in (q, k, v))
         if is_fake(k):
             return sdpa(q, k, v, attn_mask=keep, is_causal=causal, scale=scale)
-        rates = self.rates_for(k)
-        if rates.host_read <= _AVOIDING_PASSES * (k.numel() + v.numel()) * k.element_size() / rates.bandwidth \
+        if not self.reads_dearly(k, _AVOIDING_PASSES * (k.numel() + v.numel()) * k.element_size()) \
                 and not _transformed():
             # one check, NaN and inf propagating through the sum; detached, autograd records none of it
             if not math.isfinite(float(k.detach().sum() + v.detach().sum())):

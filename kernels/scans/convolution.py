@@ -4,7 +4,8 @@ y[..., t] = sum_{s <= t} kernel[..., t - s] x[..., s]: both zero-padded to twice
 rfft gradient needs), multiplied as spectra and cut back.  The FFT would spread a NaN or an infinity at step s to
 every output; such entries are left out of the transform and their terms added back directly, to the outputs at
 t >= s only, so the result is what the direct sum gives (under JAX's jit, whose values are unknown when it
-compiles, the outputs from s on come out NaN instead).  Runs and differentiates on every engine.
+compiles, and on a GPU, where reading which steps hold one would wait for the device, the outputs from s on come
+out NaN instead).  Runs and differentiates on every engine.
 
 >>> import numpy as np
 >>> x = np.array([1.0, 2.0, 3.0, np.nan])
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
 
 #: Spectra and temporaries held at once, in multiples of one complex spectrum of the broadcast batch.
 SPECTRA = 4
+#: The passes over the input that mark each output after a non-finite input NaN, where the exact form reads which
+#: steps hold one (`Engine.reads_dearly`).
+_AVOIDING_PASSES = 3
 
 
 @traced_as_operator
@@ -41,7 +45,8 @@ def causal_convolution(x: Any, kernel: Any) -> Any:
     bad = ~engine.isfinite(x)
     clean = engine.where(bad, 0.0, x)
     y = engine.irfft(engine.rfft(clean, size) * engine.rfft(kernel, size), size)[..., :length]
-    if not engine.concrete(bad):
+    if not engine.concrete(bad) or engine.reads_dearly(
+            x, _AVOIDING_PASSES * math.prod(x.shape) * engine.dtype(x).itemsize):
         y = engine.where(engine.cumsum(engine.floats(bad, y), axis=-1) > 0, np.nan, y)
     else:
         leading = tuple(range(len(bad.shape) - 1))

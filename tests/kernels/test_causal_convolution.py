@@ -99,3 +99,27 @@ def test_autograd_gradients_at_odd_and_even_lengths_equal_the_direct_sum_s(lengt
                             for j in range(length)])
     np.testing.assert_allclose(autograd.grad(loss, 0)(x, kernel), grad_x, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(autograd.grad(loss, 1)(x, kernel), grad_kernel, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [None, np.nan, np.inf])
+def test_on_a_gpu_the_outputs_from_a_non_finite_step_on_are_nan_with_no_read(bad, monkeypatch):
+    """Under CUDA's rates (on CPU tensors) a read back to the host costs more than the passes that avoid it
+    (`Rates.host_read`), so the convolution reads nothing (it had read which steps hold a non-finite input, each
+    call, waiting for the device): the outputs from a non-finite step on are NaN, the others the direct sum's."""
+    torch = pytest.importorskip("torch")
+    from product_interactions.kernels.arrays import TORCH
+    from product_interactions.kernels.arrays.rates import CUDA_RATES
+    monkeypatch.setattr(TORCH, "rates_for", lambda a: CUDA_RATES)
+    reads = []
+    monkeypatch.setattr(TORCH, "value", lambda a: reads.append(a) or a.detach().numpy())
+    rng = np.random.default_rng(3)
+    x, kernel = rng.standard_normal((2, 3, 7)), rng.standard_normal(7)
+    if bad is not None:
+        x[1, 2, 4] = bad
+    y = causal_convolution(torch.tensor(x), torch.tensor(kernel)).numpy()
+    expected = direct(x, kernel)
+    assert reads == []
+    if bad is not None:
+        assert np.isnan(y[1, 2, 4:]).all()
+        expected[1, 2, 4:] = np.nan
+    np.testing.assert_allclose(y, expected, rtol=1e-12, atol=1e-12)

@@ -9,7 +9,7 @@ import pytest
 
 from product_interactions import kernels
 from product_interactions.algebra import clebsch_gordan
-from product_interactions.interactions.architectures import attention, ls2t, mamba
+from product_interactions.interactions.architectures import attention, ls2t, mamba, ssm
 from product_interactions.interactions.experiments.training import Adam
 from product_interactions.kernels.arrays.rates import CUDA_RATES
 
@@ -60,6 +60,17 @@ def test_attention_reads_once_a_call_on_the_cpu_and_never_on_a_gpu(reads, rates)
     assert reads == expected
     out.sum().backward()
     assert reads == expected
+
+
+def test_s4d_reads_its_non_finite_steps_on_the_cpu_and_nothing_on_a_gpu(reads, rates):
+    """S4D's causal convolution reads, on the CPU, the count of non-finite inputs per step (their terms are then
+    added exactly); on a GPU, where that read waits for the device, it reads nothing (`causal_convolution`)."""
+    model = ssm(channels=4, d_state=2)
+    params, x = _params(model), torch.randn(2, 12, 4, dtype=torch.float64)
+    model.apply(params, x).sum().backward()
+    reads.clear()
+    model.apply(params, x).sum().backward()
+    assert reads == ([("numpy", 12)] if rates == "cpu" else [])
 
 
 @pytest.mark.parametrize("model, width", [(mamba(d_model=8, d_state=4), 8),
