@@ -90,31 +90,23 @@ def library(value: Any) -> str:
     return type(value).__module__.split(".")[0]
 
 
-_KINDS: dict[Any, str] = {}                          # dtype object -> numpy kind letter, filled on first use
+#: (array type, dtype) -> the kind `operand` takes such arrays as, for those met (a dtype alone does not say:
+#: ml_dtypes' bfloat16 is numpy's and JAX's alike).
+_KINDS: dict[tuple[type, Any], str] = {}
 
 
-def _numpy_kind(dtype: Any) -> str:
-    """The kind of numpy's own dtype for `dtype` (torch's by its name), "O" where numpy has none: ml_dtypes' dtypes
-    (float8_e5m2, of kind "f", complex32) are not computed with."""
+def _kind(raw: Any) -> str:
+    """`array_kind` of `raw`, with half precision of any library (numpy's bfloat16 too) taken as "f"; kept per
+    type and dtype, since a kernel checks its operands on every call."""
+    key: tuple[type, Any] | None = (type(raw), raw.dtype)
     try:
-        found = np.dtype(dtype)
-    except TypeError:                      # another library's dtype object, e.g. torch.float32: by its name
-        try:
-            found = np.dtype(str(dtype).rsplit(".", 1)[-1])
-        except TypeError:
-            return "O"
-    return found.kind if found.isbuiltin == 1 else "O"
-
-
-def _kind(dtype: Any) -> str:
-    try:
-        kind = _KINDS.get(dtype)
-    except TypeError:                      # an unhashable stand-in for a dtype
-        kind = None
+        kind = _KINDS.get(key)  # type: ignore[arg-type]  # not None here
+    except TypeError:                      # an unhashable stand-in for a dtype: not kept
+        key = kind = None
     if kind is None:
-        kind = "f" if is_half(dtype) else _numpy_kind(dtype)      # bfloat16's numpy dtype is of kind "V"
-        if len(_KINDS) < 64 and kind != "O":
-            _KINDS[dtype] = kind
+        kind = "f" if is_half(raw.dtype) else array_kind(raw)
+        if key is not None and len(_KINDS) < 64:
+            _KINDS[key] = kind
     return kind
 
 
@@ -133,7 +125,7 @@ def operand(value: Any, argument: str, dims: Sequence[int], dtype: DTypeLike, la
                         f"{type(value).__name__} ({error})") from None
     raw = array if source == "numpy" else getval(array)
     found = getattr(raw, "dtype", None)
-    if found is None or _kind(found) != "f":
+    if found is None or _kind(raw) != "f":
         raise TypeError(f"{argument}: expected real floating-point values (the kernel computes in "
                         f"{np.dtype(dtype).name}), got {found or type(raw).__name__}; convert explicitly, e.g. "
                         f"{argument}.astype(float)")
