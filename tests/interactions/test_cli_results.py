@@ -237,7 +237,9 @@ def test_ctrl_c_in_a_real_run_exits_130_without_a_traceback(tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "product_interactions", "experiment", "copy", "--quick",
                                 "--engine", "numpy", "--out", str(out)], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    time.sleep(6)
+    seen, deadline = "", time.monotonic() + 60
+    while "it/s" not in seen and time.monotonic() < deadline and process.poll() is None:
+        seen += process.stderr.read(1)                 # up to the first progress figures: the run is under way
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=120)
     if process.returncode == 0:
