@@ -220,10 +220,6 @@ class Engine:
         """A bool array of this library as 0.0 / 1.0 in `like`'s floating dtype."""
         raise NotImplementedError
 
-    def branch(self, condition: Any, then: Callable[[], Any], otherwise: Callable[[], Any]) -> Any:
-        """``then()`` if the scalar `condition` holds, else ``otherwise()`` (JAX: ``lax.cond`` when it is traced)."""
-        return then() if bool(condition) else otherwise()
-
     def concrete(self, a: Any) -> bool:
         """True when `a` holds numbers now (False for arrays traced by a compiler, whose values are unknown)."""
         return True

@@ -114,12 +114,6 @@ class JaxEngine(Engine):
         import jax
         return not isinstance(a, jax.core.Tracer)
 
-    def branch(self, condition: Any, then: Callable[[], Any], otherwise: Callable[[], Any]) -> Any:
-        if self.concrete(condition):
-            return then() if bool(condition) else otherwise()
-        import jax
-        return jax.lax.cond(condition, then, otherwise)
-
     def contiguous(self, a: Any) -> Any:
         return a
 

@@ -541,16 +541,6 @@ class TorchEngine(Engine):
         """One ``index_add`` into zeros (out of place: torch.func transforms see through it)."""
         return self.zeros((count,) + tuple(a.shape[1:]), a).index_add(0, self.constant(segments, a), a)
 
-    def branch(self, condition: Any, then: Callable[[], Any], otherwise: Callable[[], Any]) -> Any:
-        """Under torch.func transforms and forward mode, where the condition may differ from one mapped slice to the
-        next, both results and ``torch.where`` (the one control flow vmap takes); on a fake `condition` (a custom
-        operator's fake body) ``then()``, whose result has the shape of either branch's."""
-        if is_fake(condition):
-            return then()
-        if not _transformed():
-            return then() if bool(condition) else otherwise()
-        return self.xp.where(condition, then(), otherwise())
-
     def softmax(self, a: Any, axis: int = -1, mask: Any = None, out: Any = None) -> Any:
         """torch's fused softmax, masked entries set to -inf first; rows the mask empties come out 0."""
         torch = self.xp

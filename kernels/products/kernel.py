@@ -14,7 +14,9 @@ term lam[i, j, k] x_i y_j is, and then it is their sum (short of overflow in a p
 form sum_j lam[i, j, k] y_j before multiplying by x_i); a structural zero never meets an infinity (0 * inf would
 make NaN of outputs the infinity has no term in).  Whether a non-finite z_k is inf, -inf or NaN depends on how a
 strategy groups the terms (inf - inf, inf * 0).  Dense and fft multiply the zeros too: where their result is not
-all finite, the call returns the result of gather or scatter instead.  The compiled strategy's C loop takes numpy
+all finite, the call returns the result of gather or scatter instead; where no number can be read (arrays traced by
+jax.jit or torch.func) or a read would wait for a GPU, they run on operands whose non-finite entries are zeroed and
+give NaN to each output such an entry has a nonzero term in, with no read.  The compiled strategy's C loop takes numpy
 arrays and torch CPU tensors: on JAX arrays and other devices gather or scatter runs in its place.
 
 >>> import numpy as np
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import math
+import string
 import sys
 from dataclasses import replace
 from collections.abc import Callable, Iterable, Sequence
@@ -58,10 +61,39 @@ if TYPE_CHECKING:
 
 #: Strategies whose arithmetic multiplies the structural zeros too (0 * inf is NaN), and those that add only the
 #: nonzero terms, which take over when a result is not finite (the first that represents the factor: scatter
-#: represents all, in a few calls, so its program stays small under a tracing compiler such as jax.jit).
+#: represents all, in a few calls).
 MEETS_ZEROS, TERM_BY_TERM = ("dense", "fft"), ("gather", "scatter")
 #: Checked engine calls kept per kernel (one per signature: shapes, dtypes, devices and memory limit).
 CALLS_KEPT = 64
+#: The passes over x, y and z that mark the outputs a non-finite entry reaches without a read (`Kernel._marked`).
+MARKING_PASSES = 3
+
+
+def reach(factors: Sequence[Factor]) -> tuple[str, tuple[np.ndarray, ...] | None, tuple[np.ndarray, ...] | None]:
+    """(equation, x's, y's): the 0/1 matrices per factor of which x (y) components have a nonzero term in each
+    output component (None where every component reaches every output), and the contraction of an operand's marks
+    with them into the outputs' marks.
+
+    >>> from product_interactions.algebra import dual_numbers, quaternions
+    >>> from product_interactions.kernels.products.factor import Factor
+    >>> equation, (x,), (y,) = reach([Factor.from_algebra(dual_numbers())])    # 1 1 = 1, 1 e = e 1 = e, e e = 0
+    >>> equation, x.tolist()
+    ('...a,ab->...b', [[1.0, 1.0], [0.0, 1.0]])
+    >>> reach([Factor.from_algebra(quaternions())])[1:]                     # e_i e_j = +-e_k, one k per j
+    (None, None)
+    """
+    count = len(factors)
+    inner, outer = string.ascii_letters[:count], string.ascii_letters[count:2 * count]
+    equation = f"...{inner},{','.join(a + b for a, b in zip(inner, outer))}->...{outer}"
+    matrices: list[tuple[np.ndarray, ...] | None] = []
+    for role in (0, 1):
+        per_factor = []
+        for factor in factors:
+            matrix = np.zeros((factor.shape[role], factor.shape[2]))
+            matrix[factor.indices[:, role], factor.indices[:, 2]] = 1.0
+            per_factor.append(matrix)
+        matrices.append(None if all(m.all() for m in per_factor) else tuple(per_factor))
+    return equation, matrices[0], matrices[1]
 
 
 def _c_ordered(program: Program, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -221,14 +253,41 @@ class Kernel:
     def _run(self, names: tuple[str, ...], engine: Engine, x: Any, y: Any) -> Any:
         """The program of `names` on x, y, by the rule for values that are not finite (module docstring): where
         it multiplies structural zeros too (dense, fft) and its result is not all finite, the term-by-term
-        program's result instead."""
-        z = self._program(names)(x, y)
+        program's result instead; where no number can be read (traced arrays) or a read costs more than the
+        passes that avoid it (a GPU, `Engine.reads_dearly`), the outputs marked without a read (`_marked`)."""
         direct = self._term_by_term(names, MEETS_ZEROS)
         if direct is None:
-            return z
+            return self._program(names)(x, y)
+        rows = max(math.prod(x.shape) // math.prod(self.shapes[0]), math.prod(y.shape) // math.prod(self.shapes[1]))
+        moved = MARKING_PASSES * (math.prod(x.shape) + math.prod(y.shape) + rows * math.prod(self.shapes[2]))
+        if not (engine.concrete(x) and engine.concrete(y)) or \
+                engine.reads_dearly(x, moved * engine.dtype(x).itemsize):
+            return self._marked(names, engine, x, y)
+        z = self._program(names)(x, y)
         # One finite sum means every output is finite (one pass; torch's isfinite(z).all() costs 13 times more).
         # A sum that overflows from finite outputs only costs a recomputation with the same result.
-        return engine.branch(engine.isfinite(engine.sum(z)), lambda: z, lambda: self._program(direct)(x, y))
+        return z if bool(engine.isfinite(engine.sum(z))) else self._program(direct)(x, y)
+
+    def _marked(self, names: tuple[str, ...], engine: Engine, x: Any, y: Any) -> Any:
+        """The program on x and y with their non-finite entries zeroed, and NaN in each output that one of them has
+        a nonzero term in: the rule for values that are not finite, with no number read back."""
+        bad_x, bad_y = ~engine.isfinite(x), ~engine.isfinite(y)
+        z = self._program(names)(engine.where(bad_x, 0.0, x), engine.where(bad_y, 0.0, y))
+        equation, *reach = self._reach
+        count = len(self.factors)
+        reached = 0
+        for bad, matrices in zip((bad_x, bad_y), reach):
+            if matrices is None:            # each entry reaches every output: the rows that hold one
+                marks = engine.sum(engine.floats(bad, z), axis=tuple(range(-count, 0)))
+                reached = reached + engine.reshape(marks, tuple(marks.shape) + (1,) * count)
+            else:
+                reached = reached + engine.contract(equation, engine.floats(bad, z),
+                                                    *(engine.constant(m, z) for m in matrices))
+        return engine.where(reached != 0, np.nan, z)
+
+    @functools.cached_property
+    def _reach(self) -> tuple[str, tuple[np.ndarray, ...] | None, tuple[np.ndarray, ...] | None]:
+        return reach(self.factors)
 
     def _term_by_term(self, names: tuple[str, ...], replaced: tuple[str, ...]) -> tuple[str, ...] | None:
         """`names` with each factor whose strategy is in `replaced` given to gather or scatter (the first that

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from module_cases import MODELS, SEQUENCE
 
+from product_interactions import kernels
 from product_interactions.kernels.arrays import torch_call
 from product_interactions.interactions.architectures import attention, deep_ls2t, gating, ls2t, mamba, ssm, tfn
 
@@ -393,14 +394,17 @@ def test_a_traced_call_in_another_dtype_is_refused_by_name():
 
 
 def test_the_torch_engine_asks_no_fake_tensor_for_a_value():
-    """A fake body runs the library on fake tensors: they are not concrete, a branch on one takes `then` (both
-    branches give one shape), and a constant made for one is not kept to meet real tensors later."""
+    """A fake body runs the library on fake tensors: they are not concrete, a dense product (which checks a real
+    result for non-finite outputs) marks them without a read, and a constant made for one is not kept to meet real
+    tensors later."""
     from torch._subclasses.fake_tensor import FakeTensorMode
+    from product_interactions.algebra import quaternions
     from product_interactions.kernels.arrays import TORCH
+    dense = kernels.product(quaternions(), strategy="dense")
     with FakeTensorMode():
         fake = torch.zeros(3, dtype=torch.float64)
         assert not TORCH.concrete(fake)
-        assert TORCH.branch(TORCH.isfinite(fake.sum()), lambda: "then", lambda: "otherwise") == "then"
+        assert dense(torch.zeros(5, 4, dtype=torch.float64), torch.zeros(4, dtype=torch.float64)).shape == (5, 4)
         constant = np.arange(3.0)
         TORCH.constant(constant, fake)
     real = torch.zeros(3, dtype=torch.float64)

@@ -85,15 +85,17 @@ def test_the_sequence_models_read_nothing_forward_or_backward(model, width, read
 
 
 @pytest.mark.parametrize("strategy, expected", [("compiled", []), ("scatter", []), ("dense", [("__bool__", 1)])])
-def test_a_product_reads_only_where_its_strategy_multiplies_structural_zeros(strategy, expected, reads):
-    """dense multiplies the table's zeros too, so a non-finite result must be checked (`Kernel._run`): one read.
-    The term-by-term strategies read nothing."""
+def test_a_product_reads_only_where_its_strategy_multiplies_structural_zeros_on_the_cpu(strategy, expected, reads,
+                                                                                        rates):
+    """dense multiplies the table's zeros too, so a non-finite result must be checked (`Kernel._run`): one read on
+    the CPU; on a GPU the outputs a non-finite entry reaches are marked instead, with no read.  The term-by-term
+    strategies read nothing."""
     kernel = kernels.product(clebsch_gordan(2), strategy=strategy)
     x, y = (torch.randn(64, 9, dtype=torch.float64, requires_grad=True) for _ in range(2))
     kernel(x, y)
     reads.clear()
     kernel(x, y).sum().backward()
-    assert reads == expected
+    assert reads == (expected if rates == "cpu" else [])
 
 
 def test_a_training_step_reads_its_loss_and_gradient_norm_together(reads):

@@ -47,6 +47,29 @@ def test_values_that_are_not_finite_follow_the_rule_on_torch_and_under_jit(name)
         assert same_values(np.asarray(jax.jit(kernel)(jnp.asarray(x), jnp.asarray(y))), expected), strategy
 
 
+@pytest.mark.parametrize("name", ["diagonal(3)", "translation(9)", "matrix_algebra(2)", "clebsch_gordan(2)",
+                                  "translation(8) ⊗ translation(4)", "position(3) ⊗ quaternions"])
+@pytest.mark.parametrize("strategy", ["dense", "fft"])
+def test_on_a_gpu_a_product_that_meets_zeros_marks_non_finite_outputs_without_a_read(name, strategy, monkeypatch):
+    """Under CUDA's rates (where a read waits for the device) dense and fft zero the non-finite entries and give NaN
+    to the outputs those have a term in: the rule's finite values and non-finite places, read-free."""
+    from product_interactions.kernels.arrays import TORCH
+    from product_interactions.kernels.arrays.rates import CUDA_RATES
+    A = ALGEBRAS[name]
+    try:
+        kernel = kernels.product(A, strategy=strategy)
+    except ValueError:
+        pytest.skip(f"{strategy} does not represent {name}")
+    x, y = with_non_finite(*operands(A, seed=6))
+    monkeypatch.setattr(TORCH, "rates_for", lambda a: CUDA_RATES)
+    monkeypatch.setattr(torch.Tensor, "__bool__", lambda self: pytest.fail("a number was read back"))
+    z = kernel(torch.tensor(x), torch.tensor(y))
+    assert same_values(z.numpy(), term_by_term(A, x, y))
+    assert np.isnan(z.numpy()[~np.isfinite(term_by_term(A, x, y))]).all()
+    finite = kernel(torch.tensor(operands(A, seed=7)[0]), torch.tensor(operands(A, seed=7)[1]))
+    assert relative_error(finite.numpy(), reference(A, *operands(A, seed=7))) <= 1e-12
+
+
 @pytest.mark.parametrize("name", ["quaternions", "translation(9)", "tensor_algebra(2, 2)", "clebsch_gordan(2)",
                                   "position(3) ⊗ quaternions"])
 def test_gradients_agree_across_engines(name):
