@@ -27,6 +27,9 @@ from .masks import Mask
 
 #: Checked signatures kept per plan (`Plan.check`): the arrays' types, dtypes, shapes and devices of recent calls.
 CHECKS_KEPT = 16
+#: The passes over a masked contraction's key operands that keep their non-finite keys out without reading which
+#: keys those are (`_poisoned`), where a read would wait for a device (`Engine.reads_dearly`).
+POISONING_PASSES = 3
 
 if TYPE_CHECKING:
     from ..arrays.engine import Engine
@@ -145,7 +148,8 @@ class Contract(Step):
     `exclusion`, when given, is ``(mask source, query label, key label, zero)``: the pairs the mask drops are left
     out of the sum over the key label.  Operands holding both labels are masked with ``where`` (except those in
     `zero`, known to be 0 there already); a non-finite value of an operand holding the key but not the query is
-    taken out of the contraction and added back only to the queries the mask lets see it.
+    taken out of the contraction and added back only to the queries the mask lets see it (on a GPU and traced
+    arrays: those queries come out NaN, `_poisoned`).
     """
 
     def __init__(self, output: int, equation: str, operands: Iterable[Source],
@@ -254,18 +258,21 @@ def _excluding(engine: Engine, terms: list[str], output: str, arrays: list[Any],
     paired = any(query in terms[n] for n in holders)        # an operand holds both labels: the mask is in it now
     mask_terms, mask_arrays = ([], []) if paired else ([query + key], [engine.floats(keep, like)])
     lone = [n for n in holders if query not in terms[n] and not isinstance(arrays[n], (int, float))]
-    bad = None
-    for n in lone:
-        moved = engine.moveaxis(arrays[n], _key_axis(arrays[n], terms[n], key), -1)
-        count = engine.sum(engine.floats(~engine.isfinite(moved), like), axis=tuple(range(len(moved.shape) - 1)))
-        bad = count > 0 if bad is None else bad | (count > 0)
-    if bad is not None and not engine.concrete(bad):
-        return _poisoned(engine, terms, output, arrays, lone, key, query, keep, bad, mask_terms, mask_arrays)
+    bads = {n: _non_finite_keys(engine, arrays[n], terms[n], key, like) for n in lone}
+    if bads and (not engine.concrete(arrays[lone[0]]) or engine.reads_dearly(
+            like, POISONING_PASSES * sum(math.prod(arrays[n].shape) for n in lone) * engine.dtype(like).itemsize)):
+        return _poisoned(engine, terms, output, arrays, bads, key, query, keep, mask_terms, mask_arrays)
+    bad = None                                      # per key: an entry of some batch and operand is not finite
+    for found in bads.values():
+        batch = tuple(range(len(found.shape) - 1))
+        per_key = engine.sum(engine.floats(found, like), axis=batch) > 0 if batch else found
+        bad = per_key if bad is None else bad | per_key
     positions = np.zeros(0, int) if bad is None else np.flatnonzero(engine.value(bad))     # one read of the keys
     if not len(positions):
         return _contract(engine, terms + mask_terms, output, arrays + mask_arrays)
     picked = list(arrays)
-    main = _contract(engine, terms + mask_terms, output, _zeroed(engine, terms, arrays, lone, key, bad) + mask_arrays)
+    main = _contract(engine, terms + mask_terms, output,
+                     _zeroed(engine, terms, arrays, {n: bad for n in lone}, key) + mask_arrays)
     for n in holders:
         picked[n] = engine.take(arrays[n], positions, _key_axis(arrays[n], terms[n], key))
     kept_labels = output + (query if query not in output else "") + key
@@ -277,26 +284,39 @@ def _excluding(engine: Engine, terms: list[str], output: str, arrays: list[Any],
     return main + engine.sum(term, axis=summed)
 
 
-def _zeroed(engine: Engine, terms: list[str], arrays: list[Any], lone: list[int], key: str, bad: Any) -> list[Any]:
-    """`arrays` with the `lone` operands' entries at the keys `bad` marks set to 0 (the others as they are)."""
+def _non_finite_keys(engine: Engine, array: Any, term: str, key: str, like: Any) -> Any:
+    """A bool array over `array`'s batch axes and the `key` axis: True where an entry there is not finite."""
+    moved = engine.moveaxis(array, _key_axis(array, term, key), -1)
+    inner = tuple(range(len(array.shape) - len(term.replace("...", "")), len(moved.shape) - 1))
+    marks = ~engine.isfinite(moved)
+    return engine.sum(engine.floats(marks, like), axis=inner) > 0 if inner else marks
+
+
+def _zeroed(engine: Engine, terms: list[str], arrays: list[Any], bads: dict[int, Any], key: str) -> list[Any]:
+    """`arrays` with each operand n of `bads` set to 0 where ``bads[n]`` (optional batch axes, then the key) marks
+    it (the others as they are)."""
     clean = list(arrays)
-    for n in lone:
-        shape = [1] * len(arrays[n].shape)
-        shape[_key_axis(arrays[n], terms[n], key)] = -1
-        clean[n] = engine.where(engine.reshape(bad, shape), 0.0, arrays[n])
+    for n, bad in bads.items():
+        labels = terms[n].replace("...", "")
+        clean[n] = engine.where(_align(engine, bad, key, labels, len(arrays[n].shape)), 0.0, arrays[n])
     return clean
 
 
-def _poisoned(engine: Engine, terms: list[str], output: str, arrays: list[Any], lone: list[int], key: str,
-              query: str, keep: Any, bad: Any, mask_terms: list[str], mask_arrays: list[Any]) -> Any:
-    """Traced arrays (JAX under jit): no data-dependent shapes, so the non-finite key entries are zeroed and every
-    query a mask lets see one comes out NaN (the exact infinity, where there is one, is not kept)."""
-    main = _contract(engine, terms + mask_terms, output, _zeroed(engine, terms, arrays, lone, key, bad) + mask_arrays)
-    seen = engine.contract(f"...{query}{key},{key}->...{query}", engine.floats(keep, main),
+def _poisoned(engine: Engine, terms: list[str], output: str, arrays: list[Any], bads: dict[int, Any], key: str,
+              query: str, keep: Any, mask_terms: list[str], mask_arrays: list[Any]) -> Any:
+    """Traced arrays (JAX under jit) and a device where a read waits (a GPU): no data-dependent shapes, so each
+    operand's non-finite entries are zeroed and every query a mask lets see a key that holds one, in its batch
+    entry, comes out NaN (the exact infinity, where there is one, is not kept)."""
+    main = _contract(engine, terms + mask_terms, output, _zeroed(engine, terms, arrays, bads, key) + mask_arrays)
+    bad = None
+    for found in bads.values():
+        bad = found if bad is None else bad | found
+    seen = engine.contract(f"...{query}{key},...{key}->...{query}", engine.floats(keep, main),
                            engine.floats(bad, main))
     labels = output.replace("...", "")
     if query not in labels:
-        return engine.where(engine.sum(seen) > 0, np.nan, main)
+        return engine.where(_align(engine, engine.sum(seen, axis=-1) > 0, "", labels, len(main.shape)), np.nan,
+                            main)
     return engine.where(_align(engine, seen > 0, query, labels, len(main.shape)), np.nan, main)
 
 

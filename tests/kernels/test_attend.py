@@ -223,6 +223,47 @@ def test_on_a_gpu_the_attention_model_stays_causal_and_fused(bad, on_a_gpu, fuse
     np.testing.assert_allclose(out[1], expected[1], rtol=1e-10)
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_on_a_gpu_the_three_steps_keep_a_non_finite_step_causal_without_reading_a_number(bad, on_a_gpu,
+                                                                                         monkeypatch):
+    """Where the fused kernel declines, the three steps run; their masked contraction reads, on the CPU, which keys
+    are not finite (and adds those back exactly), and on a GPU gives NaN to the queries that see one instead: the
+    earlier outputs are the CPU's values, with no read back to the host."""
+    model = attention(d_model=8, heads=2)
+    params = model.init(seed=0)
+    x = np.random.default_rng(1).standard_normal((2, 9, 8))
+    x[0, 5, 1] = bad
+    expected = model.apply(params, x)
+    tensors = {key: torch.tensor(value) for key, value in params.items()}
+    model.apply(tensors, torch.tensor(x[1:]))                     # builds the plan (its checks read shapes only)
+    monkeypatch.setattr(type(TORCH), "attention", lambda self, *arguments: None)
+    for name in ("numpy", "__array__", "item", "tolist", "__bool__", "__float__", "__int__", "__index__"):
+        monkeypatch.setattr(torch.Tensor, name, lambda self, *a, _name=name, **k: pytest.fail(f"read by {_name}"))
+    out = model.apply(tensors, torch.tensor(x))
+    monkeypatch.undo()
+    out = out.numpy()
+    assert np.isnan(out[0, 5:]).all() and np.isfinite(expected[0, :5]).all()
+    np.testing.assert_allclose(out[0, :5], expected[0, :5], rtol=1e-10)
+    np.testing.assert_allclose(out[1], expected[1], rtol=1e-10)
+
+
+def test_under_jax_jit_the_three_steps_spoil_only_the_batch_entry_of_a_non_finite_step(monkeypatch):
+    """Traced, the masked contraction cannot read which keys are not finite: the queries that see one in their
+    own batch entry are NaN, the other entries exact."""
+    jax = pytest.importorskip("jax")
+    from product_interactions.kernels.arrays import JAX
+    model = attention(d_model=8, heads=2)
+    params = model.init(seed=0)
+    x = np.random.default_rng(1).standard_normal((2, 9, 8))
+    x[0, 5, 1] = np.inf
+    expected = model.apply(params, x)
+    monkeypatch.setattr(type(JAX), "attention", lambda self, *arguments: None)      # the three steps
+    out = np.asarray(jax.jit(model.apply)({k: jax.numpy.asarray(v) for k, v in params.items()}, jax.numpy.asarray(x)))
+    assert np.isnan(out[0, 5:]).all()
+    np.testing.assert_allclose(out[0, :5], expected[0, :5], rtol=1e-10)
+    np.testing.assert_allclose(out[1], expected[1], rtol=1e-10)
+
+
 @pytest.mark.filterwarnings("ignore:There is a performance drop")     # torch's SDPA has no batching rule on CPU
 def test_torch_func_vmaps_the_fused_attention_and_keeps_a_non_finite_key_out():
     """Under torch.func the fused call reads no number (vmap had failed: "calling .item() on a Tensor"): vmap over
