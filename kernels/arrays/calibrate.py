@@ -2,9 +2,9 @@
 
 A handful of micro-kernels, each timed after a warm-up as the median of a few fenced runs (`Engine.synchronize`):
 the cost of a call on tiny arrays, elementwise bandwidth, matrix products of inner dimension 64 in float32 and
-float64, batched 4 x 4 products (the per-row loops) and FFTs of length 256; off the CPU, where the engine runs the
-compiled loop there (torch's Triton kernel), its rate in float32 and float64 and its cost per entry, on the table of
-a cyclic group of order 16 (16 terms per output).  The CPU's loop rates stay the shipped ones: they were fitted to
+float64, batched 4 x 4 products (the per-row loops) and FFTs of length 256; off the CPU, a read of one number back
+to the host (`host_read`), and where the engine runs the compiled loop there (torch's Triton kernel), its rate in
+float32 and float64 and its cost per entry, on the table of a cyclic group of order 16 (16 terms per output).  The CPU's loop rates stay the shipped ones: they were fitted to
 the strategies' end-to-end timings (`benchmarks/strategies.py --fit`), which one micro-kernel would undo.  Sizes
 grow with the device (a GPU's arrays are larger), so a calibration takes about a second.  The rates are kept in the
 cache folder (`rates.keep_rates`, under the cache's trust rule) and `Engine.rates_for` returns them from then on, in
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from ..native import clib
-from .rates import LOOP_RATES, Rates, keep_rates
+from .rates import LOOP_RATES, READ_RATES, Rates, keep_rates
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -48,8 +48,9 @@ def _seconds(engine: Engine, run: Callable[[], Any], repeats: int = REPEATS) -> 
 
 
 def measure(engine: Engine, like: Any) -> dict[str, float]:
-    """The measured rates (`rates.Rates`' call, bandwidth, gemm64, gemm32, loop and transform; off the CPU, the
-    compiled loop's where it runs there) of `engine` on the device of `like`, an array of the engine's library."""
+    """The measured rates (`rates.Rates`' call, bandwidth, gemm64, gemm32, loop and transform; off the CPU, a read's
+    cost and the compiled loop's where it runs there) of `engine` on the device of `like`, an array of the engine's
+    library."""
     large = engine.place(like) != "cpu"
     single, double = engine.like(np.float32, engine.device(like)), engine.like(np.float64, engine.device(like))
 
@@ -73,7 +74,27 @@ def measure(engine: Engine, like: Any) -> dict[str, float]:
     signals = array((rows // 4, 256), double)           # the lengths where fft and the direct strategies meet
     transform = 2.5 * 256 * 8 * (rows // 4) / _seconds(engine, lambda: engine.rfft(signals))
     compiled = _compiled_rates(engine, single, double, rows, array) if large and engine.runs_compiled(single) else {}
-    return {"call": call, "bandwidth": bandwidth, "loop": loop, "transform": transform, **gemm, **compiled}
+    read = {"host_read": host_read(engine, tiny, call)} if large else {}
+    return {"call": call, "bandwidth": bandwidth, "loop": loop, "transform": transform, **gemm, **compiled, **read}
+
+
+#: The launches the host makes after a read while the device, its queue drained, idles (`Rates.host_read`).
+IDLE_CALLS = 3
+
+
+def host_read(engine: Engine, tiny: Any, call: float) -> float:
+    """What a read of one number back to the host costs off the CPU (`Rates.host_read`): its round trip after a
+    launch, beyond that launch, and the `IDLE_CALLS` calls the device then waits through.
+
+    >>> import numpy as np
+    >>> from product_interactions.kernels.arrays import NUMPY
+    >>> host_read(NUMPY, np.zeros(4), 1e-6) >= IDLE_CALLS * 1e-6
+    True
+    """
+    def read() -> Any:
+        engine.value(engine.sum(tiny + tiny))
+        return tiny
+    return max(_seconds(engine, read) - 2 * call, 0.0) + IDLE_CALLS * call
 
 
 #: The table the compiled loop is timed on: e_i e_j = e_(i + j mod 16), 16 terms per output.
@@ -118,14 +139,14 @@ def calibrate(like: Any = None, keep: bool = True) -> Rates:
     place = engine.place(like)
     measured = measure(engine, like)
     shipped = engine.shipped_rates(place)
-    loop_rates: dict[str, Any] = {name: measured[name] for name in LOOP_RATES if name in measured}
+    optional: dict[str, Any] = {name: measured[name] for name in LOOP_RATES + READ_RATES if name in measured}
     rates = dataclasses.replace(shipped, call=measured["call"], bandwidth=measured["bandwidth"], loop=measured["loop"],
                                 transform=measured["transform"],
                                 gemm32=measured.get("gemm32", shipped.gemm32),
                                 gemm64=measured.get("gemm64", shipped.gemm64),       # JAX without x64: float32 only
-                                **loop_rates,
+                                **optional,
                                 origin=f"calibrated {time.strftime('%Y-%m-%d')} on {place}")
     if keep:
-        keep_rates(engine.name, place, rates, loop=bool(loop_rates))
+        keep_rates(engine.name, place, rates, measured=tuple(optional))
         engine.forget_rates()
     return rates

@@ -17,7 +17,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Collection
 
 from ... import cache
 
@@ -104,19 +104,21 @@ CUDA_RATES = Rates(call=8e-6, bandwidth=3e12, gemm64=15e12, gemm32=20e12, loop=5
 #: Calibrations kept in the cache folder ``rates`` (one per engine and kind of device), and the largest file read.
 RATES_KEPT, RATES_BYTES = 16, 4096
 _MEASURED = ("call", "bandwidth", "gemm64", "gemm32", "loop", "transform")
-#: The compiled loop's rates, measured (and kept) only off the CPU (`kernels.arrays.calibrate`).
-LOOP_RATES = ("compiled32", "compiled64", "compiled_call")
+#: The compiled loop's rates, measured (and kept) only off the CPU where the engine runs the loop there, and a read's
+#: cost, measured off the CPU (`kernels.arrays.calibrate`): a kept file holds each group whole or not at all.
+LOOP_RATES, READ_RATES = ("compiled32", "compiled64", "compiled_call"), ("host_read",)
+_GROUPS = (LOOP_RATES, READ_RATES)
 
 
 def _file(engine: str, place: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{engine}-{place}")[:120] + ".json"
 
 
-def keep_rates(engine: str, place: str, rates: Rates, loop: bool = False) -> bool:
+def keep_rates(engine: str, place: str, rates: Rates, measured: Collection[str] = ()) -> bool:
     """Store measured `rates` for `engine` on devices of `place` in the cache (`product_interactions.cache`'s trust
-    rule; the least recently used beyond `RATES_KEPT` go), the compiled loop's too where `loop` says they were
-    measured; False where the cache is off or cannot be written."""
-    names = _MEASURED + LOOP_RATES if loop else _MEASURED
+    rule; the least recently used beyond `RATES_KEPT` go), with the groups of optional fields (`LOOP_RATES`,
+    `READ_RATES`) that `measured` names; False where the cache is off or cannot be written."""
+    names = _MEASURED + tuple(name for group in _GROUPS if set(group) <= set(measured) for name in group)
     data = {"engine": engine, "place": place, **{name: getattr(rates, name) for name in names},
             "origin": rates.origin}
     written = cache.write("rates", _file(engine, place), json.dumps(data).encode())
@@ -127,7 +129,7 @@ def keep_rates(engine: str, place: str, rates: Rates, loop: bool = False) -> boo
 def stored_rates(engine: str, place: str, shipped: Rates | None = None) -> Rates | None:
     """The rates `keep_rates` stored for `engine` on `place`, over `shipped`'s other fields (the scans' lengths,
     the compiled loop's), or None: no file, an untrusted one, or one that is not exactly what `keep_rates` writes
-    (other keys, another engine or place, a number that is not finite and positive)."""
+    (other keys, part of a group, another engine or place, a number that is not finite and positive)."""
     data = cache.read("rates", _file(engine, place), RATES_BYTES)
     if data is None:
         return None
@@ -136,10 +138,11 @@ def stored_rates(engine: str, place: str, shipped: Rates | None = None) -> Rates
     except (ValueError, UnicodeDecodeError):
         return None
     keys = {"engine", "place", "origin", *_MEASURED}
-    if not isinstance(found, dict) or set(found) not in (keys, keys | set(LOOP_RATES)) or \
+    if not isinstance(found, dict) or not keys <= set(found) or set(found) - keys != {
+            name for group in _GROUPS if set(group) & set(found) for name in group} or \
             found["engine"] != engine or found["place"] != place or not isinstance(found["origin"], str):
         return None
-    numbers = {name: found[name] for name in _MEASURED + LOOP_RATES if name in found}
+    numbers = {name: found[name] for name in found if name not in ("engine", "place", "origin")}
     if not all(type(v) in (int, float) and math.isfinite(v) and 0 < v < 1e18 for v in numbers.values()):
         return None
     base = shipped if shipped is not None else NUMPY_RATES

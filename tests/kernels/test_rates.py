@@ -66,6 +66,37 @@ def test_a_calibration_that_measured_the_loop_keeps_its_rates(cache, monkeypatch
     assert stored_rates("numpy", "cpu", NUMPY.rates) is None
 
 
+def test_off_the_cpu_a_read_s_cost_is_measured_and_kept(cache, monkeypatch):
+    """A calibration off the CPU measures what a read back to the host costs (`Rates.host_read`, which decides
+    where steps read to check values); it is kept and read back, and a file with only part of a group is refused.
+    On the CPU a read waits for nothing queued: the shipped 0 stays."""
+    from product_interactions.kernels.arrays import calibrate as calibration
+    assert "host_read" not in calibration.measure(NUMPY, np.zeros(1)) and calibrate(np.zeros(1)).host_read == 0
+    original = calibration.measure
+    monkeypatch.setattr(calibration, "measure", lambda engine, like: {**original(engine, like), "host_read": 2e-5})
+    NUMPY.forget_rates()
+    measured = calibrate(np.zeros(1))
+    assert measured.host_read == 2e-5 and NUMPY.rates_for(np.zeros(1)) == measured
+    path = cache / "rates" / "numpy-cpu.json"
+    data = json.loads(path.read_text())
+    assert data["host_read"] == 2e-5
+    path.write_text(json.dumps({**data, "compiled32": 1e12}))
+    assert stored_rates("numpy", "cpu", NUMPY.rates) is None
+
+
+def test_a_read_s_cost_is_its_round_trip_and_the_launches_the_device_idles_through(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from product_interactions.kernels.arrays import TORCH
+    from product_interactions.kernels.arrays.calibrate import IDLE_CALLS, host_read
+    reads = []
+    measured = host_read(TORCH, torch.zeros(16), 1e-3)
+    assert IDLE_CALLS * 1e-3 <= measured < IDLE_CALLS * 1e-3 + 0.1
+    original = TORCH.value
+    monkeypatch.setattr(TORCH, "value", lambda a: reads.append(a) or original(a))
+    host_read(TORCH, torch.zeros(16), 1e-6)
+    assert len(reads) > 1 and all(a.shape == () for a in reads)     # a warm-up and the timed runs, one number each
+
+
 @pytest.mark.parametrize("tamper", ["extra key", "negative", "infinite", "other engine", "not json", "a string"])
 def test_a_kept_file_is_used_only_exactly_as_written(cache, tamper):
     keep_rates("numpy", "cpu", NUMPY.rates)
