@@ -98,9 +98,14 @@ def _cuda_name(device: Any) -> str:
 
 
 def is_fake(a: Any) -> bool:
-    """True for torch's fake tensors (shapes without numbers: a custom operator's fake body computes on them), whose
-    values no branch may ask for."""
-    fake_tensor = getattr(getattr(sys.modules.get("torch"), "_subclasses", None), "fake_tensor", None)
+    """True for torch's fake tensors (shapes without numbers: a custom operator's fake body computes on them, whose
+    values no step may ask for).  A plain tensor that wraps none (torch's functionalization and torch.func wrap
+    theirs in plain tensors too) is answered without torch's full test, which costs a microsecond."""
+    torch = sys.modules.get("torch")
+    if torch is not None and type(a) is torch.Tensor and not torch._is_functional_tensor(a) and \
+            not torch._C._functorch.is_functorch_wrapped_tensor(a):
+        return False
+    fake_tensor = getattr(getattr(torch, "_subclasses", None), "fake_tensor", None)
     return fake_tensor is not None and fake_tensor.is_fake(a)
 
 

@@ -65,7 +65,8 @@ if TYPE_CHECKING:
 MEETS_ZEROS, TERM_BY_TERM = ("dense", "fft"), ("gather", "scatter")
 #: Checked engine calls kept per kernel (one per signature: shapes, dtypes, devices and memory limit).
 CALLS_KEPT = 64
-#: The passes over x, y and z that mark the outputs a non-finite entry reaches without a read (`Kernel._marked`).
+#: The passes over x, y and z that mark the outputs a non-finite entry reaches without a read (`Kernel._marked`),
+#: where a read costs more (`Kernel._engine_plan`).
 MARKING_PASSES = 3
 
 
@@ -220,48 +221,52 @@ class Kernel:
                 self._rows(batch, self._program(names)) >= batch[0]
             call = self._checked_call
         else:
-            engine, names, rows, batch = self._engine_plan(engine_of({"x": x, "y": y}), batch, x)
+            engine, names, rows, batch, marks = self._engine_plan(engine_of({"x": x, "y": y}), batch, x)
             ready = not batch or rows >= batch[0]
-            call = functools.partial(self._run_on_engine, engine, names, rows, batch)
+            call = functools.partial(self._run_on_engine, engine, names, rows, batch, marks)
         if ready and self.layout == checks.LAYOUTS[0] and self._term_by_term(names, MEETS_ZEROS) is None:
             program = self._program(names)
             call = program if engine is not NUMPY else functools.partial(_c_ordered, program)
         return names, call
 
     def _engine_plan(self, engine: Engine, batch: tuple[int, ...], x: Any
-                     ) -> tuple[Engine, tuple[str, ...], int, tuple[int, ...]]:
-        """(engine, strategies, rows per chunk, batch shape) for a call on `batch` rows like `x`."""
+                     ) -> tuple[Engine, tuple[str, ...], int, tuple[int, ...], bool]:
+        """(engine, strategies, rows per chunk, batch shape, whether to mark non-finite outputs rather than read
+        whether there are any) for a call on `batch` rows like `x`: marks where the strategies meet structural zeros
+        and a read costs more than the marks' passes over a chunk (`Engine.reads_dearly`: a GPU)."""
         compiled = engine.runs_compiled(x)
-        names = self.strategies_for(math.prod(batch), engine, engine.dtype(x).itemsize, compiled, engine.rates_for(x))
+        itemsize = engine.dtype(x).itemsize
+        names = self.strategies_for(math.prod(batch), engine, itemsize, compiled, engine.rates_for(x))
         if not compiled:
             names = self._term_by_term(names, ("compiled",)) or names
-        return engine, names, self._rows(batch, self._program(names), cache_chunks=False), batch
+        rows = self._rows(batch, self._program(names), cache_chunks=False)
+        chunk = min(rows, math.prod(batch))
+        moved = MARKING_PASSES * chunk * sum(math.prod(shape) for shape in self.shapes) * itemsize
+        marks = self._term_by_term(names, MEETS_ZEROS) is not None and engine.reads_dearly(x, moved)
+        return engine, names, rows, batch, marks
 
-    def _run_on_engine(self, engine: Engine, names: tuple[str, ...], rows: int, batch: tuple[int, ...], x: Any,
-                       y: Any) -> Any:
+    def _run_on_engine(self, engine: Engine, names: tuple[str, ...], rows: int, batch: tuple[int, ...], marks: bool,
+                       x: Any, y: Any) -> Any:
         """The program on torch or JAX arrays: whole (their libraries allocate each temporary afresh, so
         cache-sized chunks gain nothing), or in the chunks of rows the memory limit allows, joined by the engine's
         concatenation, which its differentiation sees through."""
         x, y = self._relayout(engine, (x, y), True)
         if not batch or rows >= batch[0]:
-            z = self._run(names, engine, x, y)
+            z = self._run(names, engine, x, y, marks)
         else:
-            z = engine.concatenate([self._run(names, engine, *self._chunk((x, y), start, rows, batch))
-                                    for start in range(0, batch[0], rows)], axis=0)
+            parts = (self._chunk((x, y), start, rows, batch) for start in range(0, batch[0], rows))
+            z = engine.concatenate([self._run(names, engine, a, b, marks) for a, b in parts], axis=0)
         return self._relayout(engine, z)
 
-    def _run(self, names: tuple[str, ...], engine: Engine, x: Any, y: Any) -> Any:
+    def _run(self, names: tuple[str, ...], engine: Engine, x: Any, y: Any, marks: bool = False) -> Any:
         """The program of `names` on x, y, by the rule for values that are not finite (module docstring): where
         it multiplies structural zeros too (dense, fft) and its result is not all finite, the term-by-term
-        program's result instead; where no number can be read (traced arrays) or a read costs more than the
-        passes that avoid it (a GPU, `Engine.reads_dearly`), the outputs marked without a read (`_marked`)."""
+        program's result instead; with `marks` (a GPU) or where no number can be read (traced arrays), the
+        outputs marked without a read (`_marked`)."""
         direct = self._term_by_term(names, MEETS_ZEROS)
         if direct is None:
             return self._program(names)(x, y)
-        rows = max(math.prod(x.shape) // math.prod(self.shapes[0]), math.prod(y.shape) // math.prod(self.shapes[1]))
-        moved = MARKING_PASSES * (math.prod(x.shape) + math.prod(y.shape) + rows * math.prod(self.shapes[2]))
-        if not (engine.concrete(x) and engine.concrete(y)) or \
-                engine.reads_dearly(x, moved * engine.dtype(x).itemsize):
+        if marks or not (engine.concrete(x) and engine.concrete(y)):
             return self._marked(names, engine, x, y)
         z = self._program(names)(x, y)
         # One finite sum means every output is finite (one pass; torch's isfinite(z).all() costs 13 times more).

@@ -126,3 +126,22 @@ def test_a_causal_convolution_reads_one_count_per_step_not_its_inputs(reads):
     y = kernels.causal_convolution(x, kernel)
     assert reads == [("numpy", 50)]                    # how many inputs are not finite at each of the 50 steps
     assert torch.isfinite(y[..., :7]).all() and torch.isnan(y[1, 2, 7:]).all()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_on_cuda_a_dense_product_reads_nothing_and_marks_non_finite_outputs(reads):
+    """On the device under its shipped (or calibrated) rates: the dense strategy's result is not read back, forward
+    or backward, and the outputs a non-finite entry reaches are NaN, the others the CPU's."""
+    kernel = kernels.product(clebsch_gordan(2), strategy="dense")
+    x, y = (torch.randn(64, 9, dtype=torch.float64) for _ in range(2))
+    x[3, 0] = float("inf")
+    expected = kernel(x, y)
+    on_cuda = [a.cuda().requires_grad_() for a in (x, y)]
+    kernel(*on_cuda)
+    reads.clear()
+    z = kernel(*on_cuda)
+    z.nansum().backward()
+    assert reads == []
+    got = z.detach().cpu()
+    assert torch.equal(torch.isfinite(got), torch.isfinite(expected)) and torch.isnan(got[~torch.isfinite(got)]).all()
+    torch.testing.assert_close(got[torch.isfinite(got)], expected[torch.isfinite(expected)], rtol=1e-12, atol=1e-12)
