@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 
 from product_interactions.algebra import diagonal, position, tensor_product
-from product_interactions.interactions import (Flip, Linear, Mask, Parameter, Pointwise, Reduce, Scale, Signal,
-                                               compiler)
+from product_interactions.interactions import (CausalReduce, Flip, Linear, Mask, Parameter, Pointwise, Reduce,
+                                               Scale, Signal, compiler)
 from product_interactions.interactions.architectures import attention
 from product_interactions.kernels.plans.attend import Attend, Factoring
 
 torch = pytest.importorskip("torch")
 from product_interactions.kernels.arrays import TORCH  # noqa: E402
+from product_interactions.kernels.arrays.rates import CUDA_RATES  # noqa: E402
 
 
 @pytest.fixture
@@ -245,6 +246,40 @@ def test_on_a_gpu_the_three_steps_keep_a_non_finite_step_causal_without_reading_
     assert np.isnan(out[0, 5:]).all() and np.isfinite(expected[0, :5]).all()
     np.testing.assert_allclose(out[0, :5], expected[0, :5], rtol=1e-10)
     np.testing.assert_allclose(out[1], expected[1], rtol=1e-10)
+
+
+@pytest.mark.parametrize("device", ["gpu", "jax jit"])
+def test_without_a_read_each_key_operand_s_non_finite_entries_reach_the_queries_that_see_them(device, monkeypatch):
+    """A mix of three key operands, the signal (per batch entry) and two positional parameters (for all entries):
+    a non-finite entry of any of them spoils exactly the queries that see its key (each one NaN), the others as on
+    the CPU."""
+    length, d = 6, 4
+    features = diagonal(d)
+    algebra = tensor_product(position(length), position(length), features)
+    X = Signal("x", algebra, units=[1])
+    Q, K, V = (Linear(Parameter(name, (d, d)), X, factor=2, into=features) for name in "QKV")
+    P, R = (Parameter(name, algebra, units=[1]) for name in "PR")
+    weights = Pointwise("softmax", Reduce(Q * Flip(K), factor=2), factor=1, mask=Mask.causal())
+    plan = compiler.compile(CausalReduce(weights * Flip(V) * Flip(P) * Flip(R)))
+    rng = np.random.default_rng(4)
+    params = {**{name: rng.standard_normal((d, d)) for name in "QKV"},
+              **{name: rng.standard_normal((length, d)) for name in "PR"}}
+    x = rng.standard_normal((2, length, d))
+    params["P"][2, 0], params["R"][4, 1] = np.inf, np.nan
+    expected = plan(x, params)                    # exact: keys 2 and 4 add their non-finite features, in every entry
+    assert np.isfinite(expected[:, :2]).all() and (~np.isfinite(expected[:, 2:])).any(-1).all()
+    if device == "gpu":
+        monkeypatch.setattr(TORCH, "rates_for", lambda a: CUDA_RATES)
+        monkeypatch.setattr(type(TORCH), "attention", lambda self, *arguments: None)
+        monkeypatch.setattr(torch.Tensor, "numpy", lambda self: pytest.fail("a number was read back"))
+        out = plan(torch.tensor(x), {k: torch.tensor(v) for k, v in params.items()})
+        monkeypatch.undo()
+        out = out.numpy()
+    else:
+        jax = pytest.importorskip("jax")
+        out = np.asarray(jax.jit(plan)(jax.numpy.asarray(x), {k: jax.numpy.asarray(v) for k, v in params.items()}))
+    assert np.isnan(out[:, 2:]).all()
+    np.testing.assert_allclose(out[:, :2], expected[:, :2], rtol=1e-10)
 
 
 def test_under_jax_jit_the_three_steps_spoil_only_the_batch_entry_of_a_non_finite_step(monkeypatch):
