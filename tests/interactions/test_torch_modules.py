@@ -28,6 +28,22 @@ def test_a_torch_module_carries_the_names_and_the_numbers(model, inputs):
 
 
 @pytest.mark.parametrize("model, inputs", MODELS, ids=[type(m).__name__ for m, _ in MODELS])
+def test_on_a_gpu_no_architecture_reads_a_number_back_forward_or_backward(model, inputs, monkeypatch):
+    """Under CUDA's rates (where a read waits for every kernel queued before it) no architecture hands a tensor's
+    numbers to Python in a training step's forward and backward, so the host runs ahead of the device throughout;
+    counted on CPU tensors (`tests/kernels/test_device_reads.py` counts the CPU's reads and the kernels')."""
+    from product_interactions.kernels.arrays import TORCH
+    from product_interactions.kernels.arrays.rates import CUDA_RATES
+    monkeypatch.setattr(TORCH, "rates_for", lambda a: CUDA_RATES)
+    params = {name: torch.tensor(value, requires_grad=True) for name, value in model.init(seed=0).items()}
+    arguments = [torch.tensor(x) for x in inputs]
+    model.apply(params, *arguments).sum().backward()               # builds the plans (their checks read shapes)
+    for name in ("__bool__", "__float__", "__int__", "__index__", "__array__", "item", "tolist", "numpy"):
+        monkeypatch.setattr(torch.Tensor, name, lambda self, *a, _name=name, **k: pytest.fail(f"read by {_name}"))
+    model.apply(params, *arguments).sum().backward()
+
+
+@pytest.mark.parametrize("model, inputs", MODELS, ids=[type(m).__name__ for m, _ in MODELS])
 def test_a_module_saves_and_loads_whole(model, inputs, tmp_path):
     """``torch.save(module)`` and ``torch.load`` (pickling, which a spawned worker does too) give the module back:
     its parameters (values, names, dtype, requires_grad), its mode, its values, a key of its own, and it compiles
