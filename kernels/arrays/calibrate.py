@@ -4,8 +4,9 @@ A handful of micro-kernels, each timed after a warm-up as the median of a few fe
 the cost of a call on tiny arrays, elementwise bandwidth, matrix products of inner dimension 64 in float32 and
 float64, batched 4 x 4 products (the per-row loops) and FFTs of length 256; off the CPU, a read of one number back
 to the host (`host_read`), and where the engine runs the compiled loop there (torch's Triton kernel), its rate in
-float32 and float64 and its cost per entry, on the table of a cyclic group of order 16 (16 terms per output).  The CPU's loop rates stay the shipped ones: they were fitted to
-the strategies' end-to-end timings (`benchmarks/strategies.py --fit`), which one micro-kernel would undo.  Sizes
+float32 and float64 and its cost per entry, on the table of a cyclic group of order 16 (16 terms per output).  The
+CPU's loop rates stay the shipped ones: they were fitted to the strategies' end-to-end timings
+(`benchmarks/strategies.py --fit`), which one micro-kernel would undo.  Sizes
 grow with the device (a GPU's arrays are larger), so a calibration takes about a second.  The rates are kept in the
 cache folder (`rates.keep_rates`, under the cache's trust rule) and `Engine.rates_for` returns them from then on, in
 this process and later ones.

@@ -601,8 +601,7 @@ class TorchEngine(Engine):
         q, k, v = (a if a.stride(-1) == 1 else a.contiguous() for a in (q, k, v))
         if is_fake(k):
             return sdpa(q, k, v, attn_mask=keep, is_causal=causal, scale=scale)
-        if not self.reads_dearly(k, _AVOIDING_PASSES * (k.numel() + v.numel()) * k.element_size()) \
-                and not _transformed():
+        if self.concrete(k) and not self.reads_dearly(k, _AVOIDING_PASSES * (k.numel() + v.numel()) * k.element_size()):
             # one check, NaN and inf propagating through the sum; detached, autograd records none of it
             if not math.isfinite(float(k.detach().sum() + v.detach().sum())):
                 return None

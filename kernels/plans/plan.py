@@ -16,7 +16,9 @@ the result comes back in the inputs' library, dtype and device.
 """
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Collection, Iterable, NamedTuple, Sequence
 
@@ -258,15 +260,12 @@ def _excluding(engine: Engine, terms: list[str], output: str, arrays: list[Any],
     paired = any(query in terms[n] for n in holders)        # an operand holds both labels: the mask is in it now
     mask_terms, mask_arrays = ([], []) if paired else ([query + key], [engine.floats(keep, like)])
     lone = [n for n in holders if query not in terms[n] and not isinstance(arrays[n], (int, float))]
-    bads = {n: _non_finite_keys(engine, arrays[n], terms[n], key, like) for n in lone}
-    if bads and (not engine.concrete(arrays[lone[0]]) or engine.reads_dearly(
+    if lone and (not engine.concrete(arrays[lone[0]]) or engine.reads_dearly(
             like, POISONING_PASSES * sum(math.prod(arrays[n].shape) for n in lone) * engine.dtype(like).itemsize)):
+        bads = {n: _non_finite_keys(engine, arrays[n], terms[n], key, like, per_entry=True) for n in lone}
         return _poisoned(engine, terms, output, arrays, bads, key, query, keep, mask_terms, mask_arrays)
-    bad = None                                      # per key: an entry of some batch and operand is not finite
-    for found in bads.values():
-        batch = tuple(range(len(found.shape) - 1))
-        per_key = engine.sum(engine.floats(found, like), axis=batch) > 0 if batch else found
-        bad = per_key if bad is None else bad | per_key
+    # per key: an entry of some batch entry and operand is not finite
+    bad = _union([_non_finite_keys(engine, arrays[n], terms[n], key, like, per_entry=False) for n in lone])
     positions = np.zeros(0, int) if bad is None else np.flatnonzero(engine.value(bad))     # one read of the keys
     if not len(positions):
         return _contract(engine, terms + mask_terms, output, arrays + mask_arrays)
@@ -284,12 +283,19 @@ def _excluding(engine: Engine, terms: list[str], output: str, arrays: list[Any],
     return main + engine.sum(term, axis=summed)
 
 
-def _non_finite_keys(engine: Engine, array: Any, term: str, key: str, like: Any) -> Any:
-    """A bool array over `array`'s batch axes and the `key` axis: True where an entry there is not finite."""
+def _non_finite_keys(engine: Engine, array: Any, term: str, key: str, like: Any, per_entry: bool) -> Any:
+    """A bool array over the `key` axis (after `array`'s batch axes where `per_entry`): True where an entry there is
+    not finite."""
     moved = engine.moveaxis(array, _key_axis(array, term, key), -1)
-    inner = tuple(range(len(array.shape) - len(term.replace("...", "")), len(moved.shape) - 1))
+    first = len(array.shape) - len(term.replace("...", "")) if per_entry else 0
+    summed = tuple(range(first, len(moved.shape) - 1))
     marks = ~engine.isfinite(moved)
-    return engine.sum(engine.floats(marks, like), axis=inner) > 0 if inner else marks
+    return engine.sum(engine.floats(marks, like), axis=summed) > 0 if summed else marks
+
+
+def _union(marks: list[Any]) -> Any:
+    """The entries any of `marks` holds (bool arrays that broadcast together), or None for none."""
+    return functools.reduce(operator.or_, marks) if marks else None
 
 
 def _zeroed(engine: Engine, terms: list[str], arrays: list[Any], bads: dict[int, Any], key: str) -> list[Any]:
@@ -308,9 +314,7 @@ def _poisoned(engine: Engine, terms: list[str], output: str, arrays: list[Any], 
     operand's non-finite entries are zeroed and every query a mask lets see a key that holds one, in its batch
     entry, comes out NaN (the exact infinity, where there is one, is not kept)."""
     main = _contract(engine, terms + mask_terms, output, _zeroed(engine, terms, arrays, bads, key) + mask_arrays)
-    bad = None
-    for found in bads.values():
-        bad = found if bad is None else bad | found
+    bad = _union(list(bads.values()))
     seen = engine.contract(f"...{query}{key},...{key}->...{query}", engine.floats(keep, main),
                            engine.floats(bad, main))
     labels = output.replace("...", "")

@@ -278,10 +278,10 @@ class Kernel:
         a nonzero term in: the rule for values that are not finite, with no number read back."""
         bad_x, bad_y = ~engine.isfinite(x), ~engine.isfinite(y)
         z = self._program(names)(engine.where(bad_x, 0.0, x), engine.where(bad_y, 0.0, y))
-        equation, *reach = self._reach
+        equation, *reaches = self._reach
         count = len(self.factors)
         reached = 0
-        for bad, matrices in zip((bad_x, bad_y), reach):
+        for bad, matrices in zip((bad_x, bad_y), reaches):
             if matrices is None:            # each entry reaches every output: the rows that hold one
                 marks = engine.sum(engine.floats(bad, z), axis=tuple(range(-count, 0)))
                 reached = reached + engine.reshape(marks, tuple(marks.shape) + (1,) * count)
