@@ -72,6 +72,7 @@ def _module_class(model: Any) -> Any:
             """A copy (``copy.deepcopy``, unpickling) gets a key of its own: the operator finds a module by it."""
             super().__setstate__(state)
             self.key = _registered(self)
+
         def forward(self, *inputs: Any, **options: Any) -> Any:
             expected = next(iter(self._parameters.values())).dtype if self._parameters else None
             for n, x in enumerate(inputs):
