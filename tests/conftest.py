@@ -1,7 +1,12 @@
 """Shared test settings: JAX computes in float64 here (its own switch, off by default), so that every engine
 can be compared with numpy at 1e-10; the so3 disk cache lives in a temporary directory, not the user's.  The
-`counting` fixture counts the graphs torch.compile traces."""
+`counting` fixture counts the graphs torch.compile traces; `meta_as_gpu` makes torch's meta device stand in for a
+GPU."""
+import dataclasses
 import importlib.util
+import math
+
+import numpy as np
 
 import pytest
 
@@ -33,3 +38,23 @@ def counting():
             return compile_graph(graph, inputs)
         return graphs, count
     return make
+
+
+@pytest.fixture
+def meta_as_gpu(monkeypatch):
+    """Torch's meta device (shapes without numbers) standing in for a GPU, where CI has none: the library takes a
+    GPU's forms for meta tensors (CUDA's rates, a read priced above any pass, so every step takes its read-free
+    form; nothing concrete to read), and a CPU tensor of more than one number that meets them raises, as it would
+    meet a CUDA tensor ("Tensor on device cpu is not on the expected device meta").  The one read a training step
+    makes by design (its loss, `Engine.value`) gives zeros.  Returns ``torch.device("meta")``."""
+    torch = pytest.importorskip("torch")
+    from product_interactions.kernels.arrays import TORCH
+    from product_interactions.kernels.arrays.rates import CUDA_RATES
+    rates, meta_device = dataclasses.replace(CUDA_RATES, host_read=math.inf), torch.device("meta")
+    on_meta = {"unusable": lambda a: None, "place": lambda a: "cuda/meta", "rates_for": lambda a: rates,
+               "concrete": lambda a: False, "value": lambda a: np.zeros(tuple(a.shape))}
+    for name, meta in on_meta.items():
+        original = getattr(TORCH, name)
+        monkeypatch.setattr(TORCH, name, lambda a, _meta=meta, _original=original:
+                            _meta(a) if getattr(a, "device", None) == meta_device else _original(a))
+    return meta_device
