@@ -240,7 +240,7 @@ def _throughput(models: Mapping[str, SequenceClassifier], x: ArrayLike, y: np.nd
     for _ in range(repeats + 1):                                        # the first round warms up and is dropped
         for key, (gradient, forward, arrays) in steps.items():
             start = time.perf_counter()
-            float(gradient(arrays, (x, y))[0])
+            engine.value(gradient(arrays, (x, y))[0])
             middle = time.perf_counter()
             engine.value(forward(arrays, x))
             seconds[key][0].append(middle - start)

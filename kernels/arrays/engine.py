@@ -18,7 +18,7 @@ library, dtype and device of a given array, once per (constant, dtype, device) i
 
 >>> from product_interactions.kernels.arrays import NUMPY
 >>> sorted(VOCABULARY)[:4], NUMPY.moveaxis is NUMPY.xp.moveaxis
-(['amax', 'arange', 'broadcast_to', 'concatenate'], True)
+(['amax', 'broadcast_to', 'concatenate', 'conj'], True)
 """
 from __future__ import annotations
 
@@ -39,12 +39,14 @@ from .rates import NUMPY_RATES, Rates, stored_rates
 CONSTANTS_KEPT = 256
 
 #: The numpy functions every engine provides under the same name, with numpy's arguments: the namespace's own
-#: (looked up once, then an attribute of the engine) unless the engine defines a method of that name.
+#: (looked up once, then an attribute of the engine) unless the engine defines a method of that name.  None makes
+#: an array from nothing (numpy's arange, ones): torch would make it on the CPU, whatever device the operands are on;
+#: `Engine.zeros` and `Engine.constant` take the device from an array given.
 VOCABULARY = {
-    "amax": "largest entry along axes", "arange": "evenly spaced numbers",
-    "broadcast_to": "a read-only view broadcast to a shape", "concatenate": "arrays joined along an axis",
-    "conj": "complex conjugate", "contiguous": "the array in C order (a copy only where it is not)",
-    "cos": "cosine", "cumsum": "inclusive running sums along an axis", "einsum": "Einstein summation",
+    "amax": "largest entry along axes", "broadcast_to": "a read-only view broadcast to a shape",
+    "concatenate": "arrays joined along an axis", "conj": "complex conjugate",
+    "contiguous": "the array in C order (a copy only where it is not)", "cos": "cosine",
+    "cumsum": "inclusive running sums along an axis", "einsum": "Einstein summation",
     "exp": "e^a", "expand_dims": "a new axis of size 1", "flip": "entries reversed along an axis",
     "imag": "imaginary part", "isfinite": "True where neither inf nor NaN", "log": "natural logarithm",
     "logaddexp": "log(e^a + e^b) without overflow", "matmul": "batched matrix product",

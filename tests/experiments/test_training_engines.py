@@ -4,7 +4,8 @@ import pytest
 
 from product_interactions.extras import MissingExtra
 from product_interactions.interactions.__main__ import main
-from product_interactions.interactions.experiments import selective_copy, seq2tens
+from product_interactions.interactions.experiments import (EXPERIMENTS, STEPPED, run, selective_copy, seq2tens,
+                                                           symmetry)
 from product_interactions.interactions.experiments.report import report
 from product_interactions.interactions.experiments.dynamical import SequenceClassifier, layer
 from product_interactions.interactions.experiments.selective_copy import QUICK
@@ -195,3 +196,21 @@ def test_a_checkpoint_whose_header_claims_too_many_values_is_refused_cleanly(tmp
     with pytest.raises(ValueError, match=rf"checkpoint: .*c.npz is not a readable checkpoint \(params_0.npy: its "
                                          rf"header claims shape \({values},\) of float64"):
         checkpoint.load(path, optimiser, {"lr": 0.1})
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_every_experiment_trains_and_tests_on_a_device(name, meta_as_gpu, monkeypatch):
+    """The quick settings, cut to two steps, on torch's meta device standing in for a GPU (`meta_as_gpu`): every
+    parameter, batch, loss and evaluation stays on the device, or a CPU tensor meets a meta one and raises.  The
+    losses read back are the stand-in's zeros, so the training ran there."""
+    if name == "seq2tens":
+        pytest.importorskip("sktime")
+        monkeypatch.setitem(seq2tens.QUICK, "steps", dict.fromkeys(seq2tens.QUICK["steps"], 2))
+    elif name == "symmetry":
+        monkeypatch.setitem(symmetry.QUICK, "steps", 2)
+    result = run(name, quick=True, progress=False, engine="torch", device="meta",
+                 **({"steps": 2} if name in STEPPED else {}))
+    curves = result.get("curves") or result.get("loss_curves") or {}
+    losses = [point[-1] if isinstance(point, list) else point for curve in curves.values() for point in curve]
+    assert result["experiment"] == name and result["rows"] and all(value == 0 for value in losses)
+    assert losses or name == "dynamical"                # (its curves are not reported)
