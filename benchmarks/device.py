@@ -21,20 +21,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.timing import ratio_row
+from benchmarks.engines import copy_torch_rows
+from benchmarks.timing import fenced, ratio_row
 from product_interactions import kernels
 from product_interactions.algebra import Algebra, clebsch_gordan, clifford
 from product_interactions.interactions.architectures import attention, mamba
 from product_interactions.kernels.arrays import TORCH
-
-
-def fenced(torch, function):
-    """`function` followed by the device's synchronisation: what a timer must wait for on a GPU."""
-    def run():
-        result = function()
-        torch.cuda.synchronize() if torch.cuda.is_available() else None
-        return result
-    return run
 
 
 def chunked_reference(torch, u, delta, A, B, C, chunk: int = 16):
@@ -206,4 +198,5 @@ def device_rows(device: str, repeats: int, scale: float = 1.0, calibrate: bool =
         notes.append(f"calibrated: {kernels.calibrate(like)}")
     return notes + _products(torch, device, scale, repeats) + _attention(torch, device, scale, repeats) + \
         _scans(torch, device, scale, repeats) + _ls2t(torch, device, scale, repeats) + \
-        _compiled(torch, device, scale, repeats) + _dense_peak(torch, device, scale, repeats)
+        _compiled(torch, device, scale, repeats) + _dense_peak(torch, device, scale, repeats) + \
+        copy_torch_rows(torch, repeats, device, ("float32",))

@@ -37,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.timing import TABLE_HEADER, ratio_row  # noqa: E402
+from benchmarks.timing import TABLE_HEADER, fenced, ratio_row  # noqa: E402
 from product_interactions import kernels  # noqa: E402
 from product_interactions.kernels.arrays import TORCH  # noqa: E402
 from product_interactions.algebra import Algebra, clebsch_gordan, clifford, tensor_algebra  # noqa: E402
@@ -57,16 +57,17 @@ def _copy_batches():
             (selective_copy.generate(COPY["batch"], *shape, rng) for _ in range(COPY["steps"]))]
 
 
-def _ours_copy(engine: str, dtype: str, batches):
-    """Ten steps of the copy model's `Adam` (built, and on JAX compiled, once), on `engine`."""
+def _ours_copy(engine: str, dtype: str, batches, device=None):
+    """Ten steps of the copy model's `Adam` (built, and on JAX compiled, once), on `engine` and `device`."""
     model = selective_copy.CopyModel(COPY, COPY_RANK)
     optimiser = Adam(lambda p, batch: cross_entropy(model.logits(p, batch[0]), batch[1]), model.init(0),
-                     lr=COPY["lr"], clip=COPY["clip"], engine=engine, dtype=dtype)
+                     lr=COPY["lr"], clip=COPY["clip"], engine=engine, dtype=dtype, device=device)
     return lambda: [optimiser.step(batch) for batch in batches]
 
 
-def copy_torch_rows(torch, repeats: int) -> list:
-    """The copy model's training step on the torch engine against the same model hand-written in torch."""
+def copy_torch_rows(torch, repeats: int, device=None, dtypes=("float32", "float64")) -> list:
+    """The copy model's training step on the torch engine against the same model hand-written in torch, on torch's
+    `device` (None: the CPU), each side fenced by the device's synchronisation."""
     functional = torch.nn.functional
     batches, rows = _copy_batches(), []
     d_head, tokens, vocabulary = COPY["d_head"], COPY["tokens"], COPY["vocabulary"]
@@ -75,10 +76,10 @@ def copy_torch_rows(torch, repeats: int) -> list:
     def norm(h):
         return functional.layer_norm(h, h.shape[-1:], eps=1e-5)
 
-    for dtype in ("float32", "float64"):
-        code = torch.tensor(code_numpy, dtype=getattr(torch, dtype))
+    for dtype in dtypes:
+        code = torch.tensor(code_numpy, dtype=getattr(torch, dtype), device=device)
         model_params = selective_copy.CopyModel(COPY, COPY_RANK).init(0)
-        tensor_batches = [(torch.tensor(i), torch.tensor(t)) for i, t in batches]
+        tensor_batches = [(torch.tensor(i, device=device), torch.tensor(t, device=device)) for i, t in batches]
 
         def logits(p, inputs):
             h = p["embed"][inputs] + code[:inputs.shape[1]]
@@ -93,9 +94,9 @@ def copy_torch_rows(torch, repeats: int) -> list:
             return norm(h[:, -tokens:]) @ p["readout"] + p["offset"]
 
         def hand():
-            params = {key: ({k: torch.tensor(v, dtype=getattr(torch, dtype), requires_grad=True)
+            params = {key: ({k: torch.tensor(v, dtype=getattr(torch, dtype), device=device, requires_grad=True)
                              for k, v in value.items()} if isinstance(value, dict) else
-                            torch.tensor(value, dtype=getattr(torch, dtype), requires_grad=True))
+                            torch.tensor(value, dtype=getattr(torch, dtype), device=device, requires_grad=True))
                       for key, value in model_params.items()}
             tensors = leaves(params)[1]
             optimiser = torch.optim.Adam(tensors, lr=COPY["lr"])
@@ -107,9 +108,10 @@ def copy_torch_rows(torch, repeats: int) -> list:
                 optimiser.step()
             return params
 
-        ours = _ours_copy("torch", dtype, tensor_batches)            # the same tensors the hand model gets
-        rows.append(ratio_row(f"copy model, 10 training steps on torch, {dtype}, vs the same model hand-written in "
-                              f"torch (SDPA, torch.optim.Adam)", ours, hand, 1.2, repeats))
+        ours = _ours_copy("torch", dtype, tensor_batches, device)    # the same tensors the hand model gets
+        rows.append(ratio_row(f"copy model, 10 training steps on torch{f' on {device}' if device else ''}, {dtype}, "
+                              f"vs the same model hand-written in torch (SDPA, torch.optim.Adam)",
+                              fenced(torch, ours), fenced(torch, hand), 1.2, repeats))
     return rows
 
 

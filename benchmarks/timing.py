@@ -51,6 +51,15 @@ def median_time(function, repeats: int = 7, warmup: int = 1) -> float:
     return float(np.median(times))
 
 
+def fenced(torch, function):
+    """`function` followed by the device's synchronisation: what a timer must wait for on a GPU."""
+    def run():
+        result = function()
+        torch.cuda.synchronize() if torch.cuda.is_available() else None
+        return result
+    return run
+
+
 def interleaved(ours, reference, repeats: int = 7) -> tuple[float, float]:
     """Median seconds of ours() and reference(), timed alternately after one warm-up call each, so that drifts in
     the machine's load hit both alike."""
