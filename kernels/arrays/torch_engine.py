@@ -517,6 +517,11 @@ class TorchEngine(Engine):
     def expand_dims(self, a: Any, axis: int) -> Any:
         return a.unsqueeze(axis)
 
+    def moveaxis(self, a: Any, source: int | Sequence[int], destination: int | Sequence[int]) -> Any:
+        """torch's movedim: its alias moveaxis, given ints, has no batching rule (torch.func.vmap of a graded or
+        fft product failed: "Batching rule not implemented for aten::moveaxis.int")."""
+        return self.xp.movedim(a, source, destination)
+
     def broadcast_to(self, a: Any, shape: Sequence[int]) -> Any:
         return a.expand(*shape)
 

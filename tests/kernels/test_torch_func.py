@@ -5,27 +5,39 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kernel_cases import STRATEGY_NAMES
 
 from product_interactions import kernels
-from product_interactions.algebra import Algebra, quaternions, translation
+from product_interactions.algebra import (Algebra, diagonal, position, quaternions, tensor_algebra, tensor_product,
+                                          translation)
 
 torch = pytest.importorskip("torch")
 
 CASES = [(quaternions(), "dense"), (quaternions(), "gather"), (quaternions(), "codegen"),
-         (quaternions(), "compiled"), (translation(8), "fft"), (translation(8), "gather"),
+         (quaternions(), "compiled"), (quaternions(), "scatter"), (translation(8), "fft"), (translation(8), "gather"),
+         (tensor_algebra(2, 2), "graded"), (diagonal(3), "identify"),
          (Algebra.from_structure_constants(np.random.default_rng(0).standard_normal((6, 6, 6)), exact=False), "dense")]
+#: Elements with several axes: a strategy per factor, each moving its factor's axis (vmap had failed on torch's
+#: moveaxis with ints, which has no batching rule).
+PRODUCTS = [(tensor_product(translation(8), translation(4)), "fft"), (tensor_product(position(2), tensor_algebra(2, 2)),
+                                                                     ("identify", "graded"))]
 
 
-def _operands(d, seed=1):
+def test_the_cases_hold_every_strategy():
+    assert {strategy for _, strategy in CASES} == set(STRATEGY_NAMES)
+
+
+def _operands(shape, seed=1):
     rng = np.random.default_rng(seed)
-    return (torch.tensor(rng.standard_normal((5, 3, d))) for _ in range(2))
+    return (torch.tensor(rng.standard_normal((5, 3, *shape))) for _ in range(2))
 
 
-@pytest.mark.parametrize("algebra, strategy", CASES, ids=lambda case: getattr(case, "name", case))
+@pytest.mark.parametrize("algebra, strategy", CASES + PRODUCTS, ids=lambda case: getattr(case, "name", None) or
+                         "+".join([case] if isinstance(case, str) else case))
 def test_vmap_equals_the_plain_call_slice_by_slice(algebra, strategy):
     kernel = kernels.product(algebra, strategy=strategy)
-    x, y = _operands(algebra.shape[0])
-    x[2, 1, 0] = float("inf")                       # slice 2 is not finite: its own result, term by term
+    x, y = _operands(algebra.shape)
+    x[(2, 1) + (0,) * len(algebra.shape)] = float("inf")                       # slice 2 is not finite: its own result, term by term
     expected = torch.stack([kernel(a, b) for a, b in zip(x, y)])
     got = torch.func.vmap(kernel)(x, y)
     finite = torch.isfinite(expected)
@@ -39,9 +51,9 @@ def test_vmap_equals_the_plain_call_slice_by_slice(algebra, strategy):
 def test_jacrev_and_jvp_equal_the_structure_constants(algebra, strategy):
     kernel = kernels.product(algebra, strategy=strategy)
     lam = torch.tensor(np.asarray(algebra.structure_constants(), dtype=float))
-    x, y = (a[0, 0] for a in _operands(algebra.shape[0]))
+    x, y = (a[0, 0] for a in _operands(algebra.shape))
     assert torch.allclose(torch.func.jacrev(kernel)(x, y), torch.einsum("j,ijk->ki", y, lam))
     assert torch.allclose(torch.func.grad(lambda b: kernel(x, b).sum())(y), torch.einsum("i,ijk->j", x, lam))
-    tx, ty = (a[1, 1] for a in _operands(algebra.shape[0], seed=2))
+    tx, ty = (a[1, 1] for a in _operands(algebra.shape, seed=2))
     _, tangent = torch.func.jvp(kernel, (x, y), (tx, ty))
     assert torch.allclose(tangent, kernel(tx, y) + kernel(x, ty))
