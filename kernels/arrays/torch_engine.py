@@ -139,6 +139,19 @@ def _transformed() -> bool:
 _REQUIRES_GRAD = operator.attrgetter("requires_grad")
 
 
+def _fused_attention(q: Any, k: Any, v: Any, attn_mask: Any, is_causal: bool, scale: float) -> Any:
+    """torch's scaled_dot_product_attention; where forward-mode differentiation (torch.func.jvp, jacfwd) meets a
+    backend without it (flash and memory-efficient attention: "Trying to use forward AD with ..."), the math
+    backend's, which has it."""
+    import torch
+    try:
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask, is_causal=is_causal, scale=scale)
+    except NotImplementedError:
+        with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask, is_causal=is_causal,
+                                                                    scale=scale)
+
+
 def _needs_grad(*tensors: Any) -> bool:
     """True when grad mode is on and one of the tensors requires grad."""
     return _state()[0]() and any(map(_REQUIRES_GRAD, tensors))
@@ -602,18 +615,17 @@ class TorchEngine(Engine):
         masked contraction does (an exact infinity is not kept).  A non-finite query spoils only its own row, as in
         the plan."""
         import torch
-        sdpa = torch.nn.functional.scaled_dot_product_attention
         q, k, v = (a if a.stride(-1) == 1 else a.contiguous() for a in (q, k, v))
         if is_fake(k):
-            return sdpa(q, k, v, attn_mask=keep, is_causal=causal, scale=scale)
+            return _fused_attention(q, k, v, keep, causal, scale)
         if self.concrete(k) and not self.reads_dearly(k, _AVOIDING_PASSES * (k.numel() + v.numel()) * k.element_size()):
             # one check, NaN and inf propagating through the sum; detached, autograd records none of it
             if not math.isfinite(float(k.detach().sum() + v.detach().sum())):
                 return None
-            return sdpa(q, k, v, attn_mask=keep, is_causal=causal, scale=scale)
+            return _fused_attention(q, k, v, keep, causal, scale)
         bad = ~(torch.isfinite(k).all(-1) & torch.isfinite(v).all(-1))                   # (..., keys)
         k, v = (torch.where(bad[..., None], 0.0, a) for a in (k, v))
-        out = sdpa(q, k, v, attn_mask=keep, is_causal=causal, scale=scale)
+        out = _fused_attention(q, k, v, keep, causal, scale)
         if causal:
             seen = torch.cumsum(bad, -1) > 0                                          # a key at or before the query
         elif keep is not None:

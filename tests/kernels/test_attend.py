@@ -315,6 +315,26 @@ def test_torch_func_vmaps_the_fused_attention_and_keeps_a_non_finite_key_out():
     assert torch.isfinite(got[[0, 2]]).all()
 
 
+@pytest.mark.parametrize("name, model", MODELS[:2], ids=[m[0] for m in MODELS[:2]])
+def test_forward_mode_differentiates_the_fused_attention_as_the_three_steps(name, model, monkeypatch):
+    """torch.func.jvp and torch.autograd.forward_ad through the fused kernel (the CPU's flash attention has no
+    forward-mode formula: "Trying to use forward AD with _scaled_dot_product_flash_attention_for_cpu") give the
+    tangent of the three steps."""
+    import torch.autograd.forward_ad as forward_ad
+    params = {key: torch.tensor(value) for key, value in model.init(seed=0).items()}
+    x, tangent = (torch.tensor(np.random.default_rng(seed).standard_normal((2, 6, 8))) for seed in (1, 2))
+
+    def tangents():
+        with forward_ad.dual_level():
+            dual = model.apply(params, forward_ad.make_dual(x, tangent))
+            by_dual = forward_ad.unpack_dual(dual).tangent
+        return torch.func.jvp(lambda a: model.apply(params, a), (x,), (tangent,))[1], by_dual
+    fused = tangents()
+    monkeypatch.setattr(type(TORCH), "attention", lambda self, *arguments: None)      # the three steps
+    for got, want in zip(fused, tangents()):
+        torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 @pytest.mark.parametrize("bad", [None, np.nan, np.inf])
 def test_on_cuda_the_attention_model_reads_nothing_and_stays_causal(bad):
