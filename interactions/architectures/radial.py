@@ -20,6 +20,7 @@ from numpy.typing import DTypeLike
 
 from ...algebra.so3 import solid_harmonics, spherical_harmonics
 from ...kernels.arrays import adopt, owner
+from ...kernels.arrays.checks import library
 from ...kernels.arrays import silu
 from .model import check_positive, check_signal, check_width
 
@@ -50,7 +51,9 @@ class RadialFilter:
         engine, arrays = adopt({"points": points, **{name: params[name] for name in self.parameters}})
         points, (W_radial, b_radial, W_out) = arrays["points"], (arrays[name] for name in self.parameters)
         difference = points[..., :, None, :] - points[..., None, :, :]
-        distance = engine.sqrt(engine.sum(difference ** 2, axis=-1))
+        squared = engine.sum(difference ** 2, axis=-1)
+        apart = squared > 0            # sqrt's slope is infinite at 0 (a point and itself): 0 there, not NaN
+        distance = engine.where(apart, engine.sqrt(engine.where(apart, squared, 1.0)), 0.0)
         centres = engine.constant(np.linspace(0.0, self.radius, self.basis), points)
         gaussians = engine.exp(-((distance[..., None] - centres) * self.basis / self.radius) ** 2)
         cutoff = engine.where(distance < self.radius, 0.5 * (engine.cos(np.pi * distance / self.radius) + 1), 0.0)
@@ -66,8 +69,8 @@ class RadialFilter:
 
     def _harmonics(self, engine: Engine, difference: Any, distance: Any) -> Any:
         """Y_lm of the directions (0 beyond l = 0 where two points coincide)."""
-        if engine.name == "numpy":
-            return spherical_harmonics(self.lmax, engine.value(difference))
+        if library(difference) == "numpy":                   # not traced by autograd: the exact table
+            return spherical_harmonics(self.lmax, difference)
         unit = difference / engine.where(distance > 0, distance, 1.0)[..., None]
         return solid_harmonics(self.lmax, unit[..., 0], unit[..., 1], unit[..., 2], engine.stack)
 
@@ -81,7 +84,7 @@ class RadialFilter:
 def check_cloud(points: Any, features: Any, lmax: int, channels_in: int) -> Any:
     """Points (batch, n, 3) as floats (numpy ones as float64; torch and JAX ones as they are) and features
     (batch, n, (lmax+1)^2, channels_in), or a ValueError."""
-    if owner(points).name == "numpy":
+    if library(points) == "numpy":                     # (autograd's traced points stay as they are)
         points = np.asarray(check_signal(points, "points"), dtype=float)
     if len(points.shape) < 2 or points.shape[-1] != 3:
         raise ValueError(f"points: expected shape (batch, n, 3), got {tuple(points.shape)}")
