@@ -30,6 +30,7 @@ sqrt(15)*(x**2 - y**2)/(4*sqrt(pi))
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -133,7 +134,7 @@ def solid_harmonics(lmax: int, x: Any, y: Any, z: Any, stack: Callable[..., Any]
     check_size((lmax + 1) ** 2, "lmax", f"harmonics per point up to lmax = {lmax}", "use a smaller lmax")
     for argument, value in (("x", x), ("y", y), ("z", z)):
         dtype = str(getattr(value, "dtype", "none")).split(".")[-1]      # numpy, autograd, torch or JAX
-        if not hasattr(value, "shape") or not dtype.startswith(("float", "int", "uint")):
+        if not hasattr(value, "shape") or not re.fullmatch(r"b?float(16|32|64|128)|u?int(8|16|32|64)", dtype):
             raise TypeError(f"{argument}: expected an array of real numbers, got {type(value).__name__} of dtype "
                             f"{dtype}")
     if not tuple(x.shape) == tuple(y.shape) == tuple(z.shape):
