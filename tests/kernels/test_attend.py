@@ -335,6 +335,27 @@ def test_forward_mode_differentiates_the_fused_attention_as_the_three_steps(name
         torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-12)
 
 
+def test_second_derivatives_through_the_fused_attention_are_the_three_steps(monkeypatch):
+    """torch.func.hessian (forward over reverse: the math backend, chosen by the library) and a gradient penalty's
+    double backward under ``sdpa_kernel(SDPBackend.MATH)`` (the choice torch leaves to its user: the flash
+    kernel's backward has no derivative) equal the three steps' own."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    model = attention(d_model=8, heads=2)
+    params = {key: torch.tensor(value, requires_grad=True) for key, value in model.init(seed=0).items()}
+    x = torch.tensor(np.random.default_rng(1).standard_normal((2, 5, 8)), requires_grad=True)
+
+    def derivatives():
+        hessian = torch.func.hessian(lambda a: model.apply({k: v.detach() for k, v in params.items()}, a).sin().sum())
+        with sdpa_kernel(SDPBackend.MATH):
+            slope, = torch.autograd.grad(model.apply(params, x).sin().sum(), [x], create_graph=True)
+            penalty = torch.autograd.grad((slope ** 2).sum(), list(params.values()))
+        return [hessian(x.detach()[:1, :3]), *penalty]
+    fused = derivatives()
+    monkeypatch.setattr(type(TORCH), "attention", lambda self, *arguments: None)      # the three steps
+    for got, want in zip(fused, derivatives()):
+        torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 @pytest.mark.parametrize("bad", [None, np.nan, np.inf])
 def test_on_cuda_the_attention_model_reads_nothing_and_stays_causal(bad):
