@@ -19,9 +19,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ...algebra.so3 import solid_harmonics, spherical_harmonics
-from ...kernels.arrays import adopt, owner
-from ...kernels.arrays.checks import library
-from ...kernels.arrays import silu
+from ...kernels.arrays import adopt, library, owner, silu
 from .model import check_positive, check_signal, check_width
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ rates the cost model prices an engine's operations by.  It imports only the nati
 Inside the room, imports run one way too: the shared operations import no engine, the engines import them, the
 registry imports the engines, and the checks and the public `masked_softmax.softmax` import the registry.
 """
-from .checks import array_kind
+from .checks import array_kind, library
 from .engine import VOCABULARY, Engine
 from .jax_engine import JAX
 from .numpy_engine import NUMPY
@@ -20,6 +20,6 @@ from .torch_engine import TORCH, is_fake, outside_torch_compile, torch_compiling
 from .traced_entry import traced_arguments, traced_as_operator
 
 __all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "NUMPY_RATES", "POINTWISE", "Rates", "TORCH", "VOCABULARY", "adopt",
-           "array_kind", "common_precision", "engine_of", "is_fake", "is_half", "outside_torch_compile", "owner",
-           "torch_call", "torch_compiling", "sigmoid", "silu", "softplus", "traced_arguments",
+           "array_kind", "common_precision", "engine_of", "is_fake", "is_half", "library", "outside_torch_compile",
+           "owner", "torch_call", "torch_compiling", "sigmoid", "silu", "softplus", "traced_arguments",
            "traced_as_operator"]

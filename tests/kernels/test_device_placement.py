@@ -1,7 +1,8 @@
 """The kernels' GPU forms keep every tensor on the operands' device: run on torch's meta device standing in for a
 GPU (the `meta_as_gpu` fixture), where any index table, mask or constant made on the CPU raises as it would on
 CUDA.  Forward and backward, at a few rows and at a million (chunked where the memory limit asks), for every
-built-in algebra under every strategy that represents it, and for the scans by each of their methods."""
+built-in algebra under every strategy that represents it, for the scans by each of their methods, and for a
+compiled plan's masked attention, fused or in its three steps."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,6 +10,8 @@ import pytest
 from kernel_cases import STRATEGY_NAMES, builtin_algebras
 
 from product_interactions import kernels
+from product_interactions.algebra import diagonal, position, tensor_product
+from product_interactions.interactions import Flip, Linear, Mask, Parameter, Pointwise, Reduce, Signal, compiler
 from product_interactions.kernels.arrays import TORCH
 from product_interactions.kernels.arrays.rates import CUDA_RATES
 from product_interactions.kernels.scans import seq2tens
@@ -101,3 +104,27 @@ def test_the_masked_softmax_runs_on_the_device(meta_as_gpu):
     y = kernels.softmax(x, axis=-1, mask=mask)
     assert y.shape == (2, 5, 5)
     assert_on(meta_as_gpu, y, *torch.autograd.grad(y.sum(), [x]))
+
+
+def _masked_attention(length: int, mask: Mask):
+    """One-head attention as an expression whose softmax keeps `mask`."""
+    features = diagonal(4)
+    X = Signal("x", tensor_product(position(length), position(length), features), units=[1])
+    Q, K, V = (Linear(Parameter(name, (4, 4)), X, factor=2, into=features) for name in "QKV")
+    weights = Pointwise("softmax", Reduce(Q * Flip(K), factor=2), factor=1, mask=mask)
+    return Reduce(weights * Flip(V), factor=1)
+
+
+EMPTY_ROW = np.tril(np.ones((6, 6), bool))
+EMPTY_ROW[2] = False                                        # a query without keys: the three steps, not fused
+
+
+@pytest.mark.parametrize("mask", [Mask.causal(), Mask.band(1), Mask.full(), Mask.fixed(EMPTY_ROW)],
+                         ids=["causal", "band", "full", "fixed with an empty row"])
+def test_a_compiled_plan_runs_on_the_device_fused_or_in_its_three_steps(mask, meta_as_gpu):
+    plan = compiler.compile(_masked_attention(6, mask))
+    params = {name: on(meta_as_gpu, 4, 4) for name in "QKV"}
+    x = on(meta_as_gpu, 2, 6, 4)
+    out = plan(x, params)
+    assert out.shape == (2, 6, 4)
+    assert_on(meta_as_gpu, out, *torch.autograd.grad(out.sum(), [x, *params.values()]))
