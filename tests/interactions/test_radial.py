@@ -93,8 +93,8 @@ def _energy(model, params, points, features, weights, engine):
         value = (model.apply({k: torch.tensor(v) for k, v in params.items()}, p, torch.tensor(features))
                  * torch.tensor(weights)).sum()
         return torch.autograd.grad(value, p)[0].numpy()
-    jax = pytest.importorskip("jax")
-    return np.asarray(jax.grad(lambda p: (model.apply(params, p, features) * weights).sum())(points))
+    jax = pytest.importorskip("jax")           # compiled: JAX's first calls compile every operation on its own
+    return np.asarray(jax.jit(jax.grad(lambda p: (model.apply(params, p, features) * weights).sum()))(points))
 
 
 @pytest.mark.parametrize("engine", ["numpy", "torch", "jax"])
