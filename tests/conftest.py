@@ -44,10 +44,14 @@ def counting():
 def meta_as_gpu(monkeypatch):
     """Torch's meta device (shapes without numbers) standing in for a GPU, where CI has none: the library takes a
     GPU's forms for meta tensors (CUDA's rates, a read priced above any pass, so every step takes its read-free
-    form; nothing concrete to read), and a CPU tensor of more than one number that meets them raises, as it would
-    meet a CUDA tensor ("Tensor on device cpu is not on the expected device meta").  The one read a training step
-    makes by design (its loss, `Engine.value`) gives zeros.  Returns ``torch.device("meta")``."""
+    form; nothing concrete to read), and a call given tensors on two devices raises, as CUDA's kernels would
+    (`OneDevice`: meta's own kernels check only some operations), except a CPU number (a 0-d tensor) and what CUDA
+    takes across devices too (indexing by CPU indices, copies, ``.to``).  The one read a training step makes by
+    design (its loss, `Engine.value`) gives zeros.  What runs only where numbers can be read (a concrete tensor's
+    checks) and the compiled loop's Triton kernel are not reached.  Yields ``torch.device("meta")``."""
     torch = pytest.importorskip("torch")
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._pytree import tree_leaves
     from product_interactions.kernels.arrays import TORCH
     from product_interactions.kernels.arrays.rates import CUDA_RATES
     rates, meta_device = dataclasses.replace(CUDA_RATES, host_read=math.inf), torch.device("meta")
@@ -57,4 +61,15 @@ def meta_as_gpu(monkeypatch):
         original = getattr(TORCH, name)
         monkeypatch.setattr(TORCH, name, lambda a, _meta=meta, _original=original:
                             _meta(a) if getattr(a, "device", None) == meta_device else _original(a))
-    return meta_device
+    across = {torch.Tensor.__getitem__, torch.Tensor.__setitem__, torch.Tensor.to, torch.Tensor.copy_,
+              torch._has_compatible_shallow_copy_type}
+
+    class OneDevice(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            devices = {t.device for t in tree_leaves((args, kwargs or {}))
+                       if isinstance(t, torch.Tensor) and not (t.device.type == "cpu" and t.dim() == 0)}
+            if len(devices) > 1 and func not in across:
+                raise RuntimeError(f"{getattr(func, '__name__', func)}: tensors on {sorted(map(str, devices))}")
+            return func(*args, **(kwargs or {}))
+    with OneDevice():
+        yield meta_device
