@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ...algebra.so3 import solid_harmonics, spherical_harmonics
-from ...kernels.arrays import adopt, library, owner, silu
+from ...kernels.arrays import NUMPY, adopt, library, owner, silu
 from .model import check_positive, check_signal, check_width
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class RadialFilter:
         points, (W_radial, b_radial, W_out) = arrays["points"], (arrays[name] for name in self.parameters)
         difference = points[..., :, None, :] - points[..., None, :, :]
         squared = engine.sum(difference ** 2, axis=-1)
-        apart = squared > 0            # sqrt's slope is infinite at 0 (a point and itself): 0 there, not NaN
+        apart = squared != 0           # sqrt's slope is infinite at 0 (a point and itself): 0 there, not NaN
         distance = engine.where(apart, engine.sqrt(engine.where(apart, squared, 1.0)), 0.0)
         centres = engine.constant(np.linspace(0.0, self.radius, self.basis), points)
         gaussians = engine.exp(-((distance[..., None] - centres) * self.basis / self.radius) ** 2)
@@ -82,7 +82,7 @@ class RadialFilter:
 def check_cloud(points: Any, features: Any, lmax: int, channels_in: int) -> Any:
     """Points (batch, n, 3) as floats (numpy ones as float64; torch and JAX ones as they are) and features
     (batch, n, (lmax+1)^2, channels_in), or a ValueError."""
-    if library(points) == "numpy":                     # (autograd's traced points stay as they are)
+    if owner(points) is NUMPY and library(points) != "autograd":      # (autograd's traced points stay as they are)
         points = np.asarray(check_signal(points, "points"), dtype=float)
     if len(points.shape) < 2 or points.shape[-1] != 3:
         raise ValueError(f"points: expected shape (batch, n, 3), got {tuple(points.shape)}")

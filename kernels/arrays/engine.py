@@ -39,9 +39,9 @@ from .rates import NUMPY_RATES, Rates, stored_rates
 CONSTANTS_KEPT = 256
 
 #: The numpy functions every engine provides under the same name, with numpy's arguments: the namespace's own
-#: (looked up once, then an attribute of the engine) unless the engine defines a method of that name.  None makes
-#: an array from nothing (numpy's arange, ones): torch would make it on the CPU, whatever device the operands are on;
-#: `Engine.zeros` and `Engine.constant` take the device from an array given.
+#: (looked up once, then an attribute of the engine) unless the engine defines a method of that name.  No function
+#: here makes an array from nothing (numpy's arange, ones): torch would make it on the CPU, whatever device the
+#: operands are on; `Engine.zeros` and `Engine.constant` take the device from an array given.
 VOCABULARY = {
     "amax": "largest entry along axes", "broadcast_to": "a read-only view broadcast to a shape",
     "concatenate": "arrays joined along an axis", "conj": "complex conjugate",

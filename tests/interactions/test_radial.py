@@ -1,5 +1,7 @@
 """The radial filter of the point-cloud layers away from its defaults (radius, basis, hidden): against its formula
-written out here, and the radius as the edge of every neighbourhood."""
+written out here, and the radius as the edge of every neighbourhood; the models' gradients for the points."""
+import functools
+
 import numpy as np
 import pytest
 from cloud_support import cloud
@@ -97,24 +99,36 @@ def _energy(model, params, points, features, weights, engine):
     return np.asarray(jax.jit(jax.grad(lambda p: (model.apply(params, p, features) * weights).sum()))(points))
 
 
-@pytest.mark.parametrize("engine", ["numpy", "torch", "jax"])
-@pytest.mark.parametrize("model", [tfn(lmax=2, channels_in=2, channels_out=2),
-                                   se3_attention(lmax=2, channels_in=2, channels=2)], ids=lambda m: type(m).__name__)
-def test_gradients_for_the_points_are_the_finite_differences_and_rotate_with_the_cloud(model, engine):
-    """Forces, -dE/dr, of an energy read off the outputs: the central differences of the points, on every
-    engine.  They had been NaN on torch and JAX (the distance's square root has an infinite slope at a point and
-    itself, multiplied by 0), and numpy's autograd had failed inside numpy ("setting an array element with a
-    sequence").  Of an invariant energy (the degree-0 outputs), they rotate with the cloud."""
+CLOUD_MODELS = [tfn(lmax=2, channels_in=2, channels_out=2), se3_attention(lmax=2, channels_in=2, channels=2)]
+
+
+@functools.cache
+def _central_differences(case: int):
+    """(params, points, features, weights, the central differences of the weighted outputs for the points) of
+    `CLOUD_MODELS[case]`: the engine-free reference, computed once."""
+    model = CLOUD_MODELS[case]
     params = model.init(seed=0)
     points, features = cloud(2, 5, 2, seed=4)
     weights = np.random.default_rng(6).standard_normal(model.apply(params, points, features).shape)
-    gradient = _energy(model, params, points, features, weights, engine)
     numeric, step = np.zeros_like(points), 1e-6
     for index in np.ndindex(points.shape):
         shift = np.zeros_like(points)
         shift[index] = step
         energies = [(model.apply(params, points + sign * shift, features) * weights).sum() for sign in (1, -1)]
         numeric[index] = (energies[0] - energies[1]) / (2 * step)
+    return params, points, features, weights, numeric
+
+
+@pytest.mark.parametrize("engine", ["numpy", "torch", "jax"])
+@pytest.mark.parametrize("case", range(len(CLOUD_MODELS)), ids=[type(m).__name__ for m in CLOUD_MODELS])
+def test_gradients_for_the_points_are_the_finite_differences_and_rotate_with_the_cloud(case, engine):
+    """Forces, -dE/dr, of an energy read off the outputs: the central differences of the points, on every
+    engine.  They had been NaN on torch and JAX (the distance's square root has an infinite slope at a point and
+    itself, multiplied by 0), and numpy's autograd had failed inside numpy ("setting an array element with a
+    sequence").  Of an invariant energy (the degree-0 outputs), they rotate with the cloud."""
+    model = CLOUD_MODELS[case]
+    params, points, features, weights, numeric = _central_differences(case)
+    gradient = _energy(model, params, points, features, weights, engine)
     np.testing.assert_allclose(gradient, numeric, rtol=0, atol=1e-7 * np.abs(numeric).max())
     invariant = np.zeros_like(weights)
     invariant[..., 0, :] = weights[..., 0, :]                        # degree 0: the energy is invariant

@@ -316,7 +316,7 @@ def test_torch_func_vmaps_the_fused_attention_and_keeps_a_non_finite_key_out():
 
 
 @pytest.mark.parametrize("name, model", MODELS[:2], ids=[m[0] for m in MODELS[:2]])
-def test_forward_mode_differentiates_the_fused_attention_as_the_three_steps(name, model, monkeypatch):
+def test_forward_mode_differentiates_the_fused_attention_as_the_three_steps(name, model, monkeypatch, fused_calls):
     """torch.func.jvp and torch.autograd.forward_ad through the fused kernel (the CPU's flash attention has no
     forward-mode formula: "Trying to use forward AD with _scaled_dot_product_flash_attention_for_cpu") give the
     tangent of the three steps."""
@@ -330,12 +330,13 @@ def test_forward_mode_differentiates_the_fused_attention_as_the_three_steps(name
             by_dual = forward_ad.unpack_dual(dual).tangent
         return torch.func.jvp(lambda a: model.apply(params, a), (x,), (tangent,))[1], by_dual
     fused = tangents()
+    assert len(fused_calls) == 2 and all(call[-1] for call in fused_calls)           # the fused kernel ran
     monkeypatch.setattr(type(TORCH), "attention", lambda self, *arguments: None)      # the three steps
     for got, want in zip(fused, tangents()):
         torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-12)
 
 
-def test_second_derivatives_through_the_fused_attention_are_the_three_steps(monkeypatch):
+def test_second_derivatives_through_the_fused_attention_are_the_three_steps(monkeypatch, fused_calls):
     """torch.func.hessian (forward over reverse: the math backend, chosen by the library) and a gradient penalty's
     double backward under ``sdpa_kernel(SDPBackend.MATH)`` (the choice torch leaves to its user: the flash
     kernel's backward has no derivative) equal the three steps' own."""
@@ -351,6 +352,7 @@ def test_second_derivatives_through_the_fused_attention_are_the_three_steps(monk
             penalty = torch.autograd.grad((slope ** 2).sum(), list(params.values()))
         return [hessian(x.detach()[:1, :3]), *penalty]
     fused = derivatives()
+    assert len(fused_calls) >= 2 and all(call[-1] for call in fused_calls)           # the fused kernel ran
     monkeypatch.setattr(type(TORCH), "attention", lambda self, *arguments: None)      # the three steps
     for got, want in zip(fused, derivatives()):
         torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-12)

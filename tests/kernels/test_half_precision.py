@@ -229,3 +229,11 @@ def test_the_solid_harmonics_take_half_precision(dtype, library):
     expected = solid_harmonics(3, *rounded.double(), torch.stack)
     assert got_dtype == dtype
     assert float((got - expected).abs().max()) <= 2 * TOLERANCES[getattr(torch, dtype)] * float(expected.abs().max())
+
+
+def test_the_solid_harmonics_refuse_float8_by_name():
+    """float8 had passed the check (its name begins with "float") and failed in torch's arithmetic."""
+    from product_interactions.algebra.so3 import solid_harmonics
+    x = torch.zeros(3).to(torch.float8_e4m3fn)
+    with pytest.raises(TypeError, match="^x: expected an array of real numbers, got Tensor of dtype float8_e4m3fn$"):
+        solid_harmonics(1, x, x, x, torch.stack)

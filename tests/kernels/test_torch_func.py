@@ -19,8 +19,8 @@ CASES = [(quaternions(), "dense"), (quaternions(), "gather"), (quaternions(), "c
          (Algebra.from_structure_constants(np.random.default_rng(0).standard_normal((6, 6, 6)), exact=False), "dense")]
 #: Elements with several axes: a strategy per factor, each moving its factor's axis (vmap had failed on torch's
 #: moveaxis with ints, which has no batching rule).
-PRODUCTS = [(tensor_product(translation(8), translation(4)), "fft"), (tensor_product(position(2), tensor_algebra(2, 2)),
-                                                                     ("identify", "graded"))]
+PRODUCTS = [(tensor_product(translation(8), translation(4)), "fft"),
+            (tensor_product(position(2), tensor_algebra(2, 2)), ("identify", "graded"))]
 
 
 def test_the_cases_hold_every_strategy():
@@ -37,7 +37,8 @@ def _operands(shape, seed=1):
 def test_vmap_equals_the_plain_call_slice_by_slice(algebra, strategy):
     kernel = kernels.product(algebra, strategy=strategy)
     x, y = _operands(algebra.shape)
-    x[(2, 1) + (0,) * len(algebra.shape)] = float("inf")                       # slice 2 is not finite: its own result, term by term
+    # slice 2 is not finite: its own result, term by term
+    x[(2, 1) + (0,) * len(algebra.shape)] = float("inf")
     expected = torch.stack([kernel(a, b) for a, b in zip(x, y)])
     got = torch.func.vmap(kernel)(x, y)
     finite = torch.isfinite(expected)
