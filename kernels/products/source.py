@@ -26,6 +26,7 @@ def product(x, y, mul):
 """
 from __future__ import annotations
 
+import builtins
 import functools
 import hashlib
 import linecache
@@ -258,7 +259,9 @@ _shown: OrderedDict[str, None] = OrderedDict()
 
 def executed(text: str, kind: str, names: dict[str, Any]) -> dict[str, Any]:
     """The namespace of our own generated `text` (built from validated floats, never from user text), run with
-    only `names` and no builtins.  The text is registered in `linecache` under a name that says what it is, so a
+    only `names` and, of the builtins, only ``__import__``: C code that runs while the text's frame is the current
+    one imports through that frame's builtins (torch's Python dispatch modes, ``FlopCounterMode`` among them, had
+    failed with ``KeyError: '__import__'``).  The text is registered in `linecache` under a name that says what it is, so a
     traceback through it shows its lines (the last `SOURCES_SHOWN`).
 
     >>> executed("def f(x): return x + 1", "demo", {})["f"](1)
@@ -270,7 +273,7 @@ def executed(text: str, kind: str, names: dict[str, Any]) -> dict[str, Any]:
     _shown.move_to_end(filename)
     while len(_shown) > SOURCES_SHOWN:
         linecache.cache.pop(_shown.popitem(last=False)[0], None)
-    namespace: dict[str, Any] = {"__builtins__": {}, **names}
+    namespace: dict[str, Any] = {"__builtins__": {"__import__": builtins.__import__}, **names}
     exec(compile(text, filename, "exec"), namespace)
     return namespace
 

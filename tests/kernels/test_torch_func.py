@@ -1,6 +1,6 @@
 """Every strategy's product under torch.func transforms and forward mode equals the plain call: vmap (a slice's
 non-finite values take the term-by-term result for that slice alone), jacrev and grad against the structure
-constants, and jvp against the product's own linearisation x' y + x y'."""
+constants, and jvp against the product's own linearisation x' y + x y'; and under torch's Python dispatch modes."""
 from __future__ import annotations
 
 import numpy as np
@@ -58,3 +58,32 @@ def test_jacrev_and_jvp_equal_the_structure_constants(algebra, strategy):
     tx, ty = (a[1, 1] for a in _operands(algebra.shape, seed=2))
     _, tangent = torch.func.jvp(kernel, (x, y), (tx, ty))
     assert torch.allclose(tangent, kernel(tx, y) + kernel(x, ty))
+
+
+@pytest.mark.parametrize("algebra, strategy", CASES + PRODUCTS, ids=lambda case: getattr(case, "name", None) or
+                         "+".join([case] if isinstance(case, str) else case))
+def test_a_python_dispatch_mode_sees_every_strategy_s_product(algebra, strategy):
+    """Under torch's Python dispatch modes (FlopCounterMode, a mode of one's own) the product and its gradient are
+    the plain call's, and the mode sees the operations.  Generated code had failed there with
+    ``KeyError: '__import__'``: torch imported through the builtins of that code's frame, which had none."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils.flop_counter import FlopCounterMode
+
+    class Counting(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.calls += 1
+            return func(*args, **(kwargs or {}))
+    kernel = kernels.product(algebra, strategy=strategy)
+    x, y = (a.requires_grad_() for a in _operands(algebra.shape))
+    expected = kernel(x, y)
+    expected_gradient, = torch.autograd.grad(expected.sum(), [x])
+    with FlopCounterMode(display=False), Counting() as counting:
+        got = kernel(x, y)
+        gradient, = torch.autograd.grad(got.sum(), [x])
+    assert counting.calls > 0
+    torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(gradient, expected_gradient, rtol=1e-12, atol=1e-12)
