@@ -191,8 +191,9 @@ def _dense_peak(torch, device, scale: float, repeats: int) -> list[str]:
 def device_rows(device: str, repeats: int, scale: float = 1.0, calibrate: bool = False) -> list[str]:
     """Every row above on torch's `device`."""
     import torch
-    if torch.device(device).type == "cuda":
-        torch.cuda.set_device(torch.device(device))             # what `fenced` synchronises: "cuda:1" too
+    place = torch.device(device)
+    if place.type == "cuda" and place.index is not None:      # what `fenced` synchronises: "cuda:1" too
+        torch.cuda.set_device(place)
     like = TORCH.like("float32", device)
     rates = TORCH.rates_for(like)
     notes = [f"torch {torch.__version__} on {TORCH.place(like)}; auto prices by: {rates}"]
