@@ -19,6 +19,9 @@ rates auto prices by on the device (`Engine.rates_for`) and, with ``--calibrate`
 """
 from __future__ import annotations
 
+import traceback
+from collections.abc import Iterator
+
 import numpy as np
 
 from benchmarks.engines import copy_torch_rows
@@ -188,18 +191,29 @@ def _dense_peak(torch, device, scale: float, repeats: int) -> list[str]:
             f"| {share:.2f} | >= 0.6 | {'ok' if share >= 0.6 else 'MISSED'} |"]
 
 
-def device_rows(device: str, repeats: int, scale: float = 1.0, calibrate: bool = False) -> list[str]:
-    """Every row above on torch's `device`."""
+def _copy(torch, device, scale: float, repeats: int) -> list[str]:
+    """The copy model's training step through the library's Adam against the same model in torch, float32."""
+    return copy_torch_rows(torch, repeats, device, ("float32",))
+
+
+def device_rows(device: str, repeats: int, scale: float = 1.0, calibrate: bool = False) -> Iterator[str]:
+    """Every row above on torch's `device`, each part's rows as soon as they are measured.  A part that fails gives
+    a row naming its error (its traceback on stderr) and the next part runs: a device's time is lent by the
+    minute."""
     import torch
     place = torch.device(device)
     if place.type == "cuda" and place.index is not None:      # what `fenced` synchronises: "cuda:1" too
         torch.cuda.set_device(place)
     like = TORCH.like("float32", device)
-    rates = TORCH.rates_for(like)
-    notes = [f"torch {torch.__version__} on {TORCH.place(like)}; auto prices by: {rates}"]
-    if calibrate:
-        notes.append(f"calibrated: {kernels.calibrate(like)}")
-    return notes + _products(torch, device, scale, repeats) + _attention(torch, device, scale, repeats) + \
-        _scans(torch, device, scale, repeats) + _ls2t(torch, device, scale, repeats) + \
-        _compiled(torch, device, scale, repeats) + _dense_peak(torch, device, scale, repeats) + \
-        copy_torch_rows(torch, repeats, device, ("float32",))
+    yield f"torch {torch.__version__} on {TORCH.place(like)}; auto prices by: {TORCH.rates_for(like)}"
+
+    def _calibrated(torch, device, scale: float, repeats: int) -> list[str]:
+        return [f"calibrated: {kernels.calibrate(like)}"]
+    parts = ((_calibrated,) if calibrate else ()) + (_products, _attention, _scans, _ls2t, _compiled, _dense_peak,
+                                                     _copy)
+    for part in parts:
+        try:
+            yield from part(torch, device, scale, repeats)
+        except Exception as error:                      # reported as a row, and the other parts still run
+            traceback.print_exc()
+            yield f"| {part.__name__.strip('_')} failed: {type(error).__name__}: {error} | | | FAILED |"

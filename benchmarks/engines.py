@@ -337,7 +337,8 @@ def main(argv=None) -> int:
     arguments = parser.parse_args(argv)
     if arguments.device is not None:
         from benchmarks.device import device_rows
-        print("\n".join(device_rows(arguments.device, arguments.repeats, arguments.scale, arguments.calibrate)))
+        for row in device_rows(arguments.device, arguments.repeats, arguments.scale, arguments.calibrate):
+            print(row, flush=True)
         return 0
     lengths = (192,) if arguments.quick else (192, 1024)
     print(f"numpy {np.__version__}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
