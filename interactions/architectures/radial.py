@@ -51,7 +51,8 @@ class RadialFilter:
         difference = points[..., :, None, :] - points[..., None, :, :]
         squared = engine.sum(difference ** 2, axis=-1)
         apart = squared != 0           # sqrt's slope is infinite at 0 (a point and itself): 0 there, not NaN
-        distance = engine.where(apart, engine.sqrt(engine.where(apart, squared, 1.0)), 0.0)
+        divisor = engine.sqrt(engine.where(apart, squared, 1.0))           # |r_ab|, 1 where the points coincide
+        distance = engine.where(apart, divisor, 0.0)
         centres = engine.constant(np.linspace(0.0, self.radius, self.basis), points)
         gaussians = engine.exp(-((distance[..., None] - centres) * self.basis / self.radius) ** 2)
         cutoff = engine.where(distance < self.radius, 0.5 * (engine.cos(np.pi * distance / self.radius) + 1), 0.0)
@@ -59,17 +60,17 @@ class RadialFilter:
         radial = (hidden @ engine.swapaxes(W_out, 0, 1)) * cutoff[..., None]
         radial = engine.reshape(radial, tuple(distance.shape) + (self.lmax + 1, self.channels_out, self.channels_in))
         degrees = np.repeat(np.arange(self.lmax + 1), 2 * np.arange(self.lmax + 1) + 1)
-        harmonics = self._harmonics(engine, difference, distance)[..., :, None, None]
+        harmonics = self._harmonics(engine, difference, divisor)[..., :, None, None]
         radial = engine.take(radial, degrees, -3)
         if dtype is not None and isinstance(radial, np.ndarray):          # no gradient traced: compute in dtype
             return harmonics.astype(dtype) * radial.astype(dtype)
         return harmonics * radial
 
-    def _harmonics(self, engine: Engine, difference: Any, distance: Any) -> Any:
-        """Y_lm of the directions (0 beyond l = 0 where two points coincide)."""
+    def _harmonics(self, engine: Engine, difference: Any, divisor: Any) -> Any:
+        """Y_lm of the directions `difference` / `divisor` (0 beyond l = 0 where two points coincide)."""
         if library(difference) == "numpy":                   # not traced by autograd: the exact table
             return spherical_harmonics(self.lmax, difference)
-        unit = difference / engine.where(distance > 0, distance, 1.0)[..., None]
+        unit = difference / divisor[..., None]
         return solid_harmonics(self.lmax, unit[..., 0], unit[..., 1], unit[..., 2], engine.stack)
 
     def neighbours(self, points: Any) -> Any:
