@@ -472,8 +472,15 @@ class TorchEngine(Engine):
     def constant(self, value: Any, like: Any) -> Any:
         """`Engine.constant`, kept only when made outside torch.func transforms and forward mode, and not for a fake
         tensor: a tensor made under a transform is wrapped at its level, and kept, it escaped into the next transform
-        (a hessian after a jvp failed an internal assertion of torch's); a fake one, kept, met real ones."""
-        return self.convert(value, like) if _transformed() or is_fake(like) else super().constant(value, like)
+        (a hessian after a jvp failed an internal assertion of torch's); a fake one, kept, met real ones.  Under
+        ``torch.inference_mode`` a kept constant is made a normal tensor: an inference tensor, kept, failed every
+        later training step that saved it for backward."""
+        if _transformed() or is_fake(like):
+            return self.convert(value, like)
+        if self.xp.is_inference_mode_enabled():
+            with self.xp.inference_mode(False):
+                return super().constant(value, like)
+        return super().constant(value, like)
 
     def _placement(self, like: Any) -> Any:
         return like.dtype, like.device

@@ -166,3 +166,23 @@ def test_jax_shards_a_batch_over_two_devices(tmp_path):
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 0, result.stderr[-1500:]
     assert all(float(v) < 1e-10 for v in result.stdout.split())
+
+
+@pytest.mark.parametrize("model, inputs", MODELS, ids=[type(m).__name__ for m, _ in MODELS])
+def test_a_module_trains_after_an_evaluation_under_inference_mode(model, inputs, monkeypatch):
+    """A validation pass under ``torch.inference_mode`` before training (as Lightning runs one) and then a training
+    step: the same gradients as without it.  SE(3) attention's step had failed ("Inference tensors cannot be saved
+    for backward"): its plan's constants, first converted under inference mode, were kept as inference tensors.
+    The engine's store of constants is emptied first, so the evaluation is the call that converts them."""
+    from collections import OrderedDict
+
+    from product_interactions.kernels.arrays import TORCH
+    module, x = model.to_torch(seed=5), [torch.tensor(a) for a in inputs]
+    expected = torch.autograd.grad(module(*x).square().sum(), list(module.parameters()))
+    monkeypatch.setattr(TORCH, "_constants", OrderedDict())
+    with torch.inference_mode():
+        evaluated = module(*x)
+    out = module(*x)
+    torch.testing.assert_close(out.detach(), evaluated, rtol=1e-12, atol=1e-12)
+    for got, want in zip(torch.autograd.grad(out.square().sum(), list(module.parameters())), expected):
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
