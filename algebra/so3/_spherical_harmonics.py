@@ -137,6 +137,9 @@ def solid_harmonics(lmax: int, x: Any, y: Any, z: Any, stack: Callable[..., Any]
         if not hasattr(value, "shape") or not re.fullmatch(r"b?float(16|32|64|128)|u?int(8|16|32|64)", dtype):
             raise TypeError(f"{argument}: expected an array of real numbers, got {type(value).__name__} of dtype "
                             f"{dtype}")
+        if type(value).__module__.startswith("torch") and re.fullmatch(r"uint(16|32|64)", dtype):
+            raise TypeError(f"{argument}: expected a tensor of a dtype torch computes with, got {dtype} (torch "
+                            f"has no arithmetic for it; convert to a floating dtype)")
     if not tuple(x.shape) == tuple(y.shape) == tuple(z.shape):
         raise ValueError(f"x, y, z: expected arrays of one shape, got {tuple(x.shape)}, {tuple(y.shape)} and "
                          f"{tuple(z.shape)}")

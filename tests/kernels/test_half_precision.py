@@ -237,3 +237,16 @@ def test_the_solid_harmonics_refuse_float8_by_name():
     x = torch.zeros(3).to(torch.float8_e4m3fn)
     with pytest.raises(TypeError, match="^x: expected an array of real numbers, got Tensor of dtype float8_e4m3fn$"):
         solid_harmonics(1, x, x, x, torch.stack)
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])
+def test_the_solid_harmonics_refuse_the_unsigned_tensors_torch_cannot_compute_with(dtype):
+    """torch's wide unsigned dtypes had passed the check and failed in torch's arithmetic ('"add_stub" not
+    implemented for 'UInt16''); numpy's compute."""
+    from product_interactions.algebra.so3 import solid_harmonics
+    x = torch.ones(3, dtype=getattr(torch, dtype))
+    with pytest.raises(TypeError, match=f"^x: expected a tensor of a dtype torch computes with, got {dtype} "):
+        solid_harmonics(1, x, x, x, torch.stack)
+    plain = np.ones(3, dtype=dtype)
+    np.testing.assert_allclose(solid_harmonics(1, plain, plain, plain, np.stack), solid_harmonics(
+        1, *np.ones((3, 3)), np.stack))
