@@ -14,10 +14,14 @@ dtype first, the library's promotion: some torch operations, matmul among them, 
 >>> arrays, half = common_precision(NUMPY, {"x": np.ones(2, np.float32), "A": np.ones(2)})
 >>> arrays["x"].dtype, half is None
 (dtype('float64'), True)
+
+Mixed precision: inside an enabled ``torch.autocast``, a product kernel takes its operands as torch's matrix
+products do (`autocast`).
 """
 from __future__ import annotations
 
 import functools
+import sys
 from typing import Any
 
 from .engine import Engine
@@ -59,3 +63,42 @@ def common_precision(engine: Engine, arrays: dict[str, Any]) -> tuple[dict[str, 
     computing = engine.native_dtype("float32") if half is not None else common
     return {name: engine.cast(a, computing) if a is not None and engine.dtype(a).kind in "iufc" else a
             for name, a in arrays.items()}, half
+
+
+#: torch device type -> whether torch has an autocast for it (asked once per type: "meta" has none).
+_AUTOCAST_TYPES: dict[str, bool] = {}
+
+
+def autocast(x: Any, y: Any) -> tuple[Any, Any, str | None]:
+    """x, y as torch's matrix products take them inside an enabled ``torch.autocast`` of their device: floating
+    tensors other than float64 in the autocast's dtype (float16 or bfloat16); anything else, and everything outside
+    an autocast, as it is.  Third, that autocast's device type (None where none is enabled): the caller computes
+    with it disabled, so that eager calls run the steps a custom operator's body runs (below torch's autocast).
+
+    >>> import torch
+    >>> with torch.autocast("cpu", dtype=torch.bfloat16):
+    ...     x, y, kind = autocast(torch.ones(2), torch.ones(2, dtype=torch.float64))
+    >>> x.dtype, y.dtype, kind
+    (torch.bfloat16, torch.float64, 'cpu')
+    >>> autocast(torch.ones(2), torch.ones(2))[2] is None
+    True
+    """
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return x, y, None
+    tensor = x if isinstance(x, torch.Tensor) else y if isinstance(y, torch.Tensor) else None
+    if tensor is None:
+        return x, y, None
+    kind = tensor.device.type
+    available = _AUTOCAST_TYPES.get(kind)
+    if available is None:
+        available = _AUTOCAST_TYPES.setdefault(kind, bool(torch.amp.is_autocast_available(kind)))
+    if not available or not torch.is_autocast_enabled(kind):
+        return x, y, None
+    target = torch.get_autocast_dtype(kind)
+    return x.to(target) if _eligible(torch, x) else x, y.to(target) if _eligible(torch, y) else y, kind
+
+
+def _eligible(torch: Any, a: Any) -> bool:
+    """Whether torch's autocast casts `a` for a matrix product: a floating tensor other than float64."""
+    return isinstance(a, torch.Tensor) and a.is_floating_point() and a.dtype != torch.float64

@@ -49,6 +49,7 @@ from ..arrays.axes import even_rows
 from ..arrays import NUMPY, engine_of, owner, torch_compiling
 from . import torch_operator
 from .lowering import levels, lower
+from ..arrays.precision import autocast
 from ..arrays.rates import Rates
 from .strategies import STRATEGIES
 
@@ -166,7 +167,18 @@ class Kernel:
     # ------------------------------------------------------------------ calling
     def __call__(self, x: Any, y: Any) -> Any:
         """z = x * y; see the module docstring for shapes, layouts and array types.  Traced by torch.compile, a
-        call on torch tensors is one operator of its graph (`kernels.products.torch_operator`)."""
+        call on torch tensors is one operator of its graph (`kernels.products.torch_operator`).  Inside an enabled
+        ``torch.autocast``, float32 operands are cast to its dtype first, as torch's matrix products cast theirs,
+        and the product runs with the autocast disabled, as the operator's body does
+        (`kernels.arrays.precision.autocast`)."""
+        x, y, kind = autocast(x, y)
+        if kind is not None:
+            with sys.modules["torch"].autocast(kind, enabled=False):
+                return self._traced_or_run(x, y)
+        return self._traced_or_run(x, y)
+
+    def _traced_or_run(self, x: Any, y: Any) -> Any:
+        """`run`, or where torch.compile traces the call, the operator of its graph (or a graph break)."""
         if torch_compiling():
             if torch_operator.applies(self, x, y):
                 return torch_operator.OPERATOR[0](x, y, self.key)
