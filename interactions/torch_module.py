@@ -22,7 +22,8 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ..extras import require
-from ..kernels.arrays import outside_torch_compile, torch_call, torch_compiling, traced_arguments
+from ..kernels.arrays import (autocast_of, is_half, outside_torch_compile, torch_call, torch_compiling,
+                              traced_arguments)
 
 #: The most call forms (`CallForm`) a module has.
 FORMS_PER_MODULE = 64
@@ -74,12 +75,10 @@ def _module_class(model: Any) -> Any:
             self.key = _registered(self)
 
         def forward(self, *inputs: Any, **options: Any) -> Any:
+            """The model on `inputs` (tensors in the parameters' dtype; inside ``torch.autocast``, a half-precision
+            one too, an earlier layer's output there: taken as the parameters' dtype, and the autocast computes)."""
             expected = next(iter(self._parameters.values())).dtype if self._parameters else None
-            for n, x in enumerate(inputs):
-                if torch.is_tensor(x) and x.is_floating_point() and expected is not None and x.dtype != expected:
-                    argument = "x" if len(inputs) == 1 else f"inputs[{n}]"
-                    raise TypeError(f"{argument}: expected {expected}, the dtype of the module's parameters (convert "
-                                    f"the input, or the module with .to({x.dtype})), got {x.dtype}")
+            inputs = tuple(self._checked(n, x, expected, len(inputs)) for n, x in enumerate(inputs))
             if torch_compiling():
                 split = traced_arguments(names, {}, inputs, options)
                 if split is not None:
@@ -89,6 +88,18 @@ def _module_class(model: Any) -> Any:
                     if key is not None and torch_call.applies(operands):
                         return torch_call.traced(key, [*(p for _, p in self.named_parameters()), *operands])
             return self.run(*inputs, **options)
+
+        @staticmethod
+        def _checked(n: int, x: Any, expected: Any, count: int) -> Any:
+            """Input `n` of `count`: as it is, in `expected` (the parameters' dtype) where it is an autocast's
+            half-precision tensor, else a TypeError naming the dtypes."""
+            if not (torch.is_tensor(x) and x.is_floating_point() and expected is not None and x.dtype != expected):
+                return x
+            if is_half(x.dtype) and autocast_of(x) is not None:
+                return x.to(expected)
+            argument = "x" if count == 1 else f"inputs[{n}]"
+            raise TypeError(f"{argument}: expected {expected}, the dtype of the module's parameters (convert the "
+                            f"input, or the module with .to({x.dtype})), got {x.dtype}")
 
         def flat_call(self, operands: list[Any], **named: Any) -> Any:
             """The model on its parameters, then its inputs, in one list (`kernels.arrays.torch_call`), and the

@@ -1,7 +1,8 @@
 """Shared test settings: JAX computes in float64 here (its own switch, off by default), so that every engine
 can be compared with numpy at 1e-10; the so3 disk cache lives in a temporary directory, not the user's.  The
 `counting` fixture counts the graphs torch.compile traces; `meta_as_gpu` makes torch's meta device stand in for a
-GPU."""
+GPU; `host_copies` lists the tensors a block makes from host data."""
+import contextlib
 import dataclasses
 import importlib.util
 import math
@@ -73,3 +74,30 @@ def meta_as_gpu(monkeypatch):
             return func(*args, **(kwargs or {}))
     with OneDevice():
         yield meta_device
+
+
+@pytest.fixture
+def host_copies():
+    """``with host_copies() as made:`` lists the tensors the block makes from host data (a numpy array or a Python
+    sequence given to ``torch.as_tensor``, ``tensor``, ``from_numpy`` or ``asarray``), each as its shape.  On a
+    GPU each is a copy from the host, and torch synchronises the stream after a copy from pageable memory, so it
+    waits for every kernel queued before it, as a read does."""
+    torch = pytest.importorskip("torch")
+    from torch.overrides import TorchFunctionMode
+    factories = {torch.as_tensor, torch.tensor, torch.from_numpy, torch.asarray}
+
+    class HostCopies(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.made = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if func in factories and args and isinstance(args[0], (np.ndarray, list, tuple)):
+                self.made.append(np.shape(args[0]))
+            return func(*args, **(kwargs or {}))
+
+    @contextlib.contextmanager
+    def recording():
+        with HostCopies() as mode:
+            yield mode.made
+    return recording

@@ -36,7 +36,7 @@ from numpy.typing import DTypeLike
 from ...algebra import Algebra, complex_numbers, diagonal, position, tensor_product
 from ...algebra.algebra import check_count
 from ...kernels import causal_convolution
-from ...kernels.arrays import adopt, common_precision
+from ...kernels.arrays import adopt, common_precision, counting
 from ...kernels import linear_scan
 
 from ..expression import Expr, Parameter, Signal
@@ -187,7 +187,7 @@ class DiagonalSSM(StateSpaceModel):
     def fast(self, engine: Engine, params: Mapping[str, Any], x: Any, method: str) -> Any:
         step_A, Abar, Bbar, C = self.discretise(params, engine)
         if method in ("auto", "convolution"):          # measured: never slower than the scans (L >= 16, N >= 1)
-            steps = engine.constant(np.arange(x.shape[1], dtype=float), x)
+            steps = engine.constant(counting(x.shape[1], "float64"), x)
             powers = engine.exp(step_A[..., None] * steps)                                # Abar^k, (H, N, L)
             kernel = engine.real(engine.einsum("hn,hnl->hl", C * Bbar, powers))
             y = engine.swapaxes(causal_convolution(engine.swapaxes(x, 1, 2), kernel), 1, 2)

@@ -36,6 +36,11 @@ class RadialFilter:
             channels_in, "channels_in")
         self.basis, self.hidden = check_width(basis, "basis"), check_width(hidden, "hidden")
         self.radius = check_positive(radius, "radius")
+        #: The Gaussians' centres, one array (`Engine.constant` converts it onto a device once).
+        self.centres = np.linspace(0.0, self.radius, self.basis)
+        #: Each harmonic's degree l, (lmax + 1)**2 of them.
+        self.degrees = np.repeat(np.arange(self.lmax + 1), 2 * np.arange(self.lmax + 1) + 1)
+        self.centres.flags.writeable = self.degrees.flags.writeable = False
 
     @property
     def parameters(self) -> dict[str, tuple[int, ...]]:
@@ -53,15 +58,14 @@ class RadialFilter:
         apart = squared != 0           # sqrt's slope is infinite at 0 (a point and itself): 0 there, not NaN
         divisor = engine.sqrt(engine.where(apart, squared, 1.0))           # |r_ab|, 1 where the points coincide
         distance = engine.where(apart, divisor, 0.0)
-        centres = engine.constant(np.linspace(0.0, self.radius, self.basis), points)
+        centres = engine.constant(self.centres, points)
         gaussians = engine.exp(-((distance[..., None] - centres) * self.basis / self.radius) ** 2)
         cutoff = engine.where(distance < self.radius, 0.5 * (engine.cos(np.pi * distance / self.radius) + 1), 0.0)
         hidden = silu(gaussians @ engine.swapaxes(W_radial, 0, 1) + b_radial, engine)
         radial = (hidden @ engine.swapaxes(W_out, 0, 1)) * cutoff[..., None]
         radial = engine.reshape(radial, tuple(distance.shape) + (self.lmax + 1, self.channels_out, self.channels_in))
-        degrees = np.repeat(np.arange(self.lmax + 1), 2 * np.arange(self.lmax + 1) + 1)
         harmonics = self._harmonics(engine, difference, divisor)[..., :, None, None]
-        radial = engine.take(radial, degrees, -3)
+        radial = engine.take(radial, self.degrees, -3)
         if dtype is not None and isinstance(radial, np.ndarray):          # no gradient traced: compute in dtype
             return harmonics.astype(dtype) * radial.astype(dtype)
         return harmonics * radial

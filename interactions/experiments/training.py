@@ -15,7 +15,6 @@ True
 """
 from __future__ import annotations
 
-import functools
 import importlib.util
 import math
 from collections.abc import Iterable, Iterator, Sequence
@@ -29,7 +28,7 @@ from autograd.misc import flatten
 from tqdm import tqdm
 
 from ...extras import MissingExtra, install_command
-from ...kernels.arrays import ENGINES, Engine, owner
+from ...kernels.arrays import ENGINES, Engine, counting, owner
 
 #: Engines in the order experiments prefer them when none is named: the fastest installed first.
 PREFERENCE = ("torch", "jax", "numpy")
@@ -110,15 +109,6 @@ def to_numpy(params: dict) -> dict:
     return rebuild(structure, [owner(a).value(a) for a in arrays])
 
 
-@functools.lru_cache(maxsize=64)
-def classes(count: int) -> np.ndarray:
-    """The class indices 0, ..., count - 1, one read-only array per count: a constant that each engine converts
-    onto a device once (`Engine.constant`), where a library's arange would be made on the CPU."""
-    indices = np.arange(count)
-    indices.flags.writeable = False
-    return indices
-
-
 def cross_entropy(logits: Any, labels: Any) -> Any:
     """Mean negative log-likelihood of integer `labels` under softmax(`logits`) on the last axis (any engine;
     numpy labels are converted into the logits' library)."""
@@ -126,7 +116,7 @@ def cross_entropy(logits: Any, labels: Any) -> Any:
     if not engine.owns(labels) or engine.name == "numpy":
         labels = engine.convert(np.asarray(labels), logits)
     log_probabilities = engine.log_softmax(logits, axis=-1)
-    one_hot = engine.floats(labels[..., None] == engine.constant(classes(logits.shape[-1]), logits), logits)
+    one_hot = engine.floats(labels[..., None] == engine.constant(counting(logits.shape[-1]), logits), logits)
     return -engine.sum(log_probabilities * one_hot) / math.prod(labels.shape)
 
 

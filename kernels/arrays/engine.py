@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import DTypeLike
 
+from .constants import placement
 from .contract import contract
 from .normalisation import masked_softmax
 from .pointwise import FUNCTIONS
@@ -321,23 +322,18 @@ class Engine:
         shape = list(a.shape)
         shape[axis] = 1
         padded = self.concatenate([a, self.zeros(tuple(shape), a)], axis=axis)
-        source = np.full(size, len(support))
-        source[list(support)] = np.arange(len(support))
-        return self.take(padded, source, axis)
+        return self.take(padded, placement(tuple(support), size), axis)
 
     def gather(self, a: Any, axis: int, index: np.ndarray, weight: np.ndarray, valid: np.ndarray) -> Any:
         """a[..., index[r, m], ...] along `axis` (a new pair of axes r, m there), times `weight`, 0 where not
         `valid` (left out, not multiplied)."""
         axis %= a.ndim
-        taken = self.take(a, index.reshape(-1), axis)
-        taken = self.reshape(taken, tuple(a.shape[:axis]) + index.shape + tuple(a.shape[axis + 1:]))
-        tail = (1,) * (a.ndim - axis - 1)
-        if tail:                                        # else the arrays themselves: constants are cached by identity
-            valid, weight = valid.reshape(valid.shape + tail), weight.reshape(weight.shape + tail)
+        taken = self.take(a, index, axis)
+        shape = valid.shape + (1,) * (a.ndim - axis - 1)    # constants are converted once, kept by identity
         if not valid.all():
-            taken = self.where(self.constant(valid, taken), taken, 0.0)
+            taken = self.where(self.reshape(self.constant(valid, taken), shape), taken, 0.0)
         if not np.all(weight[valid] == 1):
-            taken = taken * self.constant(weight, taken)
+            taken = taken * self.reshape(self.constant(weight, taken), shape)
         return taken
 
     def lag(self, a: Any, axis: int, lag: int) -> Any:

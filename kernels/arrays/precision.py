@@ -86,17 +86,24 @@ def autocast(x: Any, y: Any) -> tuple[Any, Any, str | None]:
     torch = sys.modules.get("torch")
     if torch is None:
         return x, y, None
-    tensor = x if isinstance(x, torch.Tensor) else y if isinstance(y, torch.Tensor) else None
-    if tensor is None:
-        return x, y, None
-    kind = tensor.device.type
-    available = _AUTOCAST_TYPES.get(kind)
-    if available is None:
-        available = _AUTOCAST_TYPES.setdefault(kind, bool(torch.amp.is_autocast_available(kind)))
-    if not available or not torch.is_autocast_enabled(kind):
+    kind = autocast_of(x if isinstance(x, torch.Tensor) else y)
+    if kind is None:
         return x, y, None
     target = torch.get_autocast_dtype(kind)
     return x.to(target) if _eligible(torch, x) else x, y.to(target) if _eligible(torch, y) else y, kind
+
+
+def autocast_of(a: Any) -> str | None:
+    """The device type of the ``torch.autocast`` enabled for tensor `a`'s device ("cpu", "cuda"), or None: none
+    is, torch has none for that device ("meta"), or `a` is not a torch tensor."""
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(a, torch.Tensor):
+        return None
+    kind = a.device.type
+    available = _AUTOCAST_TYPES.get(kind)
+    if available is None:
+        available = _AUTOCAST_TYPES.setdefault(kind, bool(torch.amp.is_autocast_available(kind)))
+    return kind if available and torch.is_autocast_enabled(kind) else None
 
 
 def _eligible(torch: Any, a: Any) -> bool:

@@ -512,7 +512,8 @@ class TorchEngine(Engine):
         return a.contiguous()
 
     def take(self, a: Any, indices: Any, axis: int) -> Any:
-        index = self.xp.as_tensor(np.asarray(indices), device=a.device)
+        """`Engine.take`; the indices are a constant (`constant`), converted onto the device once."""
+        index = self.constant(np.asarray(indices), a)
         return self.xp.index_select(a, axis % a.ndim, index.reshape(-1)).reshape(
             tuple(a.shape[:axis % a.ndim]) + np.shape(indices) + tuple(a.shape[axis % a.ndim + 1:]))
 

@@ -12,7 +12,7 @@ from module_cases import MODELS, SEQUENCE
 
 from product_interactions import kernels
 from product_interactions.algebra import quaternions
-from product_interactions.interactions.architectures import attention, gating
+from product_interactions.interactions.architectures import attention, gating, mamba
 
 torch = pytest.importorskip("torch")
 
@@ -186,3 +186,59 @@ def test_a_module_trains_after_an_evaluation_under_inference_mode(model, inputs,
     torch.testing.assert_close(out.detach(), evaluated, rtol=1e-12, atol=1e-12)
     for got, want in zip(torch.autograd.grad(out.square().sum(), list(module.parameters())), expected):
         torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("model, inputs", MODELS, ids=[type(m).__name__ for m, _ in MODELS])
+def test_on_a_gpu_no_architecture_copies_from_the_host_once_its_constants_are_there(model, inputs, monkeypatch,
+                                                                                    host_copies):
+    """Under CUDA's rates, a second training step makes no tensor from host data (each would be a copy to the
+    device that waits for the queue: `tests/kernels/test_host_copies.py`).  Before, the tensor field network and
+    SE(3) attention made their radial basis's centres and the harmonics' degrees anew at every call, S4D its
+    steps, and the relayouts and gathers of their plans converted index tables at every call."""
+    from product_interactions.kernels.arrays import TORCH
+    from product_interactions.kernels.arrays.rates import CUDA_RATES
+    monkeypatch.setattr(TORCH, "rates_for", lambda a: CUDA_RATES)
+    params = {name: torch.tensor(value, requires_grad=True) for name, value in model.init(seed=0).items()}
+    arguments = [torch.tensor(x) for x in inputs]
+    model.apply(params, *arguments).sum().backward()
+    with host_copies() as made:
+        model.apply(params, *arguments).sum().backward()
+    assert made == []
+
+
+@pytest.mark.parametrize("model, inputs", MODELS, ids=[type(m).__name__ for m, _ in MODELS])
+def test_inside_autocast_a_module_takes_an_earlier_layers_half_precision_output(model, inputs):
+    """Inside ``torch.autocast`` an earlier layer's output is bfloat16 while the module's parameters are float32,
+    as with torch's own layers: the module computes it as that input in float32 (the autocast then runs its matrix
+    products in bfloat16), forward and backward.  Outside an autocast it is refused, as torch's layers refuse mixed
+    dtypes.  Before, every module refused it, so a library module could only be a network's first layer."""
+    module = model.to_torch(seed=6).float()
+    half = [torch.tensor(a, dtype=torch.float32).bfloat16().requires_grad_() for a in inputs]
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = module(*half)
+        expected = module(*(h.float() for h in half))
+    torch.testing.assert_close(out, expected, rtol=0, atol=0)
+    got = torch.autograd.grad(out.float().sum(), [*half, *module.parameters()])
+    assert all(g.dtype == torch.bfloat16 for g in got[:len(half)]) and all(g.dtype == torch.float32
+                                                                       for g in got[len(half):])
+    with pytest.raises(TypeError, match=r"expected torch.float32, the dtype of the module's parameters .* got "
+                                        r"torch.bfloat16$"):
+        module(*half)
+
+
+def test_a_network_of_torch_layers_and_library_modules_trains_under_autocast():
+    """Linear, then attention, then Mamba, inside a bfloat16 autocast: within bfloat16's rounding of float32, and
+    compiled whole (``fullgraph=True``) the same as eager."""
+    torch.manual_seed(0)
+    network = torch.nn.Sequential(torch.nn.Linear(4, 4), attention(d_model=4, heads=2).to_torch().float(),
+                                  mamba(d_model=4, d_state=2).to_torch().float())
+    x = torch.randn(2, 6, 4)
+    reference = network(x).detach()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = network(x)
+        compiled = torch.compile(network, fullgraph=True, backend="eager")(x)
+    assert out.dtype == torch.bfloat16
+    assert float((out.detach().float() - reference).abs().max()) <= 2**-6 * float(reference.abs().max())
+    torch.testing.assert_close(compiled, out, rtol=0, atol=0)
+    out.float().sum().backward()
+    assert all(p.grad is not None and p.grad.dtype == torch.float32 for p in network.parameters())

@@ -84,8 +84,8 @@ class Scatter(Level):
         xc, yc = components(x, self.axis, engine), components(y, self.axis, engine)
         products = self.inner(engine.take(xc, self.i, 0), engine.take(yc, self.j, 0))
         if self.values is not None:
-            scale = self.values.reshape((-1,) + (1,) * (len(products.shape) - 1))
-            products = products * engine.constant(scale, products)
+            scale = engine.constant(self.values, products)     # the values themselves: converted once, by identity
+            products = products * engine.reshape(scale, (-1,) + (1,) * (len(products.shape) - 1))
         return restore(engine.segment_sum(products, self.k, self.factor.shape[2]), self.axis, engine)
 
     def describe(self) -> list[str]:
