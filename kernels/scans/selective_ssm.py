@@ -193,10 +193,14 @@ def selective_scan(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any = None, z:
 
 def _warn_overflow(engine: Engine, y: Any, growth: float, inputs: dict[str, Any]) -> None:
     """A RuntimeWarning naming A where `y` has non-finite values that finite inputs did not bring: with A > 0 the
-    state grows by exp(delta A) at every step and overflows."""
+    state grows by exp(delta A) at every step and overflows.  Read through `Engine.detached` (a JAX array under
+    eager ``jax.grad`` is a tracer until then), and not at all where no number can be read (under ``jax.jit``)."""
+    y, inputs = engine.detached(y), {name: engine.detached(v) for name, v in inputs.items() if v is not None}
+    if not engine.concrete(y):
+        return
     values = engine.value(y)
     bad = int(np.size(values) - np.count_nonzero(np.isfinite(values)))
-    if not bad or not all(np.all(np.isfinite(engine.value(v))) for v in inputs.values() if v is not None):
+    if not bad or not all(np.all(np.isfinite(engine.value(v))) for v in inputs.values()):
         return
     steps = float(np.max(engine.value(inputs["delta"])))
     warnings.warn(f"selective_scan: {bad:,} of {np.size(values):,} outputs are not finite, from finite inputs: A has "

@@ -92,6 +92,30 @@ def test_a_positive_A_whose_state_overflows_is_named_not_silent(engine, method):
         selective_scan(*map(to, (u, delta, -A, B, C)), method=method)
 
 
+def test_a_positive_A_differentiates_under_every_jax_transform_and_still_warns_of_overflow():
+    """A positive entry of A (a free A, as in S5 or the LRU) failed eager ``jax.grad``, ``jacfwd``, ``linearize``
+    and ``vjp`` ("__array__() was called on traced array"): the overflow check read the traced result.  It reads
+    the values under the trace, so the gradient equals autograd's on numpy and an overflow is still named."""
+    jax = pytest.importorskip("jax")
+    import autograd
+    import warnings
+    rng = np.random.default_rng(3)
+    u, delta, B, C = (rng.standard_normal((1, 5, 2)), rng.uniform(0.1, 0.5, (1, 5, 2)),
+                      rng.standard_normal((1, 5, 2)), rng.standard_normal((1, 5, 2)))
+    A = np.array([[0.3, -1.0], [-0.5, -0.2]])                  # one positive entry; nothing overflows
+    expected = autograd.grad(lambda v: (selective_scan(v, delta, A, B, C) ** 2).sum())(u)
+    f = lambda v: (selective_scan(v, delta, A, B, C) ** 2).sum()   # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x, tangent = jax.numpy.asarray(u), rng.standard_normal(u.shape)
+        for got in (jax.grad(f)(x), jax.jacfwd(f)(x), jax.vjp(f, x)[1](1.0)[0]):
+            np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(float(jax.linearize(f, x)[1](tangent)), (expected * tangent).sum(), rtol=1e-10)
+    u, delta, A, B, C = _growing("sequential")
+    with pytest.warns(RuntimeWarning, match="A has positive entries"):
+        jax.grad(lambda v: selective_scan(v, delta, A, B, C).sum())(jax.numpy.asarray(u))
+
+
 @pytest.mark.parametrize("dtype", ["int64", "bool"])
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: type(m).__name__)
 def test_torch_inputs_of_int_or_bool_dtypes_are_refused_by_name(model, dtype):
