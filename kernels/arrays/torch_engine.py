@@ -109,6 +109,13 @@ def is_fake(a: Any) -> bool:
     return fake_tensor is not None and fake_tensor.is_fake(a)
 
 
+def _deterministic_sums_needed(torch: Any, a: Any) -> bool:
+    """Whether a running sum of tensor `a` must avoid ``torch.cumsum``: deterministic algorithms are asked for, and
+    `a` holds floating or complex numbers off the CPU (whose cumsum torch's deterministic mode refuses on CUDA)."""
+    return bool(torch.are_deterministic_algorithms_enabled()) and a.device.type != "cpu" and (
+        a.is_floating_point() or a.is_complex())
+
+
 def torch_compiling() -> bool:
     """True while torch.compile traces the caller (False where torch is not imported: it is not imported to ask)."""
     torch = sys.modules.get("torch")
@@ -574,6 +581,14 @@ class TorchEngine(Engine):
     def segment_sum(self, a: Any, segments: np.ndarray, count: int) -> Any:
         """One ``index_add`` into zeros (out of place: torch.func transforms see through it)."""
         return self.zeros((count,) + tuple(a.shape[1:]), a).index_add(0, self.constant(segments, a), a)
+
+    def cumsum(self, a: Any, axis: int) -> Any:
+        """``torch.cumsum``; where torch's deterministic algorithms are asked for, of floating numbers off the CPU,
+        the log-depth prefix scan of additions (`Engine.associative_scan`): CUDA's floating cumsum, forward and
+        backward, has no deterministic kernel and raises there."""
+        if _deterministic_sums_needed(self.xp, a):
+            return self.associative_scan(lambda p, q: (p[0] + q[0],), (a,), axis)[0]
+        return self.xp.cumsum(a, axis)
 
     def softmax(self, a: Any, axis: int = -1, mask: Any = None, out: Any = None) -> Any:
         """torch's fused softmax, masked entries set to -inf first; rows the mask empties come out 0."""

@@ -47,7 +47,7 @@ def causal_convolution(x: Any, kernel: Any) -> Any:
     y = engine.irfft(engine.rfft(clean, size) * engine.rfft(kernel, size), size)[..., :length]
     if not engine.concrete(bad) or engine.reads_dearly(
             x, _AVOIDING_PASSES * math.prod(x.shape) * engine.dtype(x).itemsize):
-        y = engine.where(engine.cumsum(engine.floats(bad, y), axis=-1) > 0, np.nan, y)
+        y = engine.where(engine.cumsum(bad, axis=-1) > 0, np.nan, y)           # counted in integers
     else:
         leading = tuple(range(len(bad.shape) - 1))
         for step in np.flatnonzero(engine.value(engine.sum(engine.floats(bad, y), axis=leading))):  # bad per step
