@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 
 #: Compiled plans a model keeps (for geometries no other kept plan serves).
 PLANS_KEPT = 8
+#: Held while a model's kept plans are read or changed (a model served from several threads).
+_PLANS_LOCK = threading.Lock()
 
 
 #: The largest size hyperparameter (a width, a number of heads, states, channels, basis functions...): past any
@@ -172,7 +175,8 @@ class Model:
         """The compiled plan for an input geometry (default: the inspected one), kept or compiled now (see the module
         docstring)."""
         geometry = self.geometry if geometry is None else tuple(geometry)
-        plan = self._plans.get(geometry)
+        with _PLANS_LOCK:
+            plan = self._plans.get(geometry)
         if plan is None:
             plan = (self._built()[0] if geometry == self.geometry else self.build(geometry)[0]).compile()
             plan.name = f"{self.name} at {geometry}" if geometry else self.name
@@ -181,19 +185,22 @@ class Model:
 
     def _keep(self, geometry: tuple[int, ...], plan: Plan) -> None:
         """Keep `plan` for `geometry`, the most recently used, within `PLANS_KEPT`."""
-        self._plans[geometry] = plan
-        self._plans.move_to_end(geometry)
-        while len(set(map(id, self._plans.values()))) > PLANS_KEPT or len(self._plans) > 4 * PLANS_KEPT:
-            self._plans.popitem(last=False)
+        with _PLANS_LOCK:
+            self._plans[geometry] = plan
+            self._plans.move_to_end(geometry)
+            while len(set(map(id, self._plans.values()))) > PLANS_KEPT or len(self._plans) > 4 * PLANS_KEPT:
+                self._plans.popitem(last=False)
 
     def checked(self, geometry: tuple[int, ...], x: Any, params: Mapping[str, Any]) -> tuple[Plan, Any]:
         """(plan, checked call) for inputs of `geometry`: the plan kept for it, else a kept plan that accepts the
         arrays (parametric dims), else one compiled now; the arrays are checked once, by the plan that runs them."""
-        plan = self._plans.get(geometry)
+        with _PLANS_LOCK:
+            plan = self._plans.get(geometry)
+            others = [] if plan is not None else list(reversed(self._plans.values()))
         if plan is not None:
             self._keep(geometry, plan)
             return plan, plan.check(x, params)
-        for kept in reversed(self._plans.values()):
+        for kept in others:
             call = kept.accepts(x, params)
             if call is not None:
                 self._keep(geometry, kept)

@@ -22,13 +22,13 @@ library, dtype and device of a given array, once per (constant, dtype, device) i
 """
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import DTypeLike
 
+from .bounded_cache import BoundedCache
 from .constants import placement
 from .contract import contract
 from .normalisation import masked_softmax
@@ -88,7 +88,7 @@ class Engine:
     compiled_scan: Callable[..., Any] | None = None
 
     def __init__(self) -> None:
-        self._constants: OrderedDict[tuple[int, Any, str], tuple[np.ndarray, Any]] = OrderedDict()
+        self._constants: BoundedCache[tuple[int, Any, str], tuple[np.ndarray, Any]] = BoundedCache(CONSTANTS_KEPT)
         self._rates: dict[str, Rates] = {}
 
     # ------------------------------------------------------------------ devices and their rates
@@ -182,12 +182,9 @@ class Engine:
         key = (id(value), self._placement(like), value.dtype.kind)
         hit = self._constants.get(key)
         if hit is not None and hit[0] is value:
-            self._constants.move_to_end(key)
             return hit[1]
         converted = self.convert(value, like)
-        self._constants[key] = (value, converted)
-        while len(self._constants) > CONSTANTS_KEPT:
-            self._constants.popitem(last=False)
+        self._constants.put(key, (value, converted))
         return converted
 
     def _placement(self, like: Any) -> Any:

@@ -30,11 +30,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ... import cache
 from . import csource
+
+Result = TypeVar("Result")
 
 #: Seconds every compilation of one process may take together before the loops are given up for it.
 COMPILE_SECONDS = 30
@@ -136,7 +140,23 @@ def _switched_off() -> bool:
     return os.environ.get("PRODUCT_INTERACTIONS_COMPILE", "1").strip().lower() in ("0", "off", "false", "no")
 
 
-@functools.lru_cache(maxsize=1)
+def _once(function: Callable[[], Result]) -> Callable[[], Result]:
+    """`function`, called once per process even where threads ask at once (``functools.lru_cache`` lets each of
+    them call it: eight threads building their first kernels compiled the library eight times, past the time
+    limit).  ``__wrapped__`` is `function`."""
+    lock = threading.Lock()
+    results: list[Result] = []
+
+    @functools.wraps(function)
+    def once() -> Result:
+        with lock:
+            if not results:
+                results.append(function())
+            return results[0]
+    return once
+
+
+@_once
 def load() -> tuple[ctypes.CDLL | None, str | None]:
     """(library, None) or (None, why the loops are unavailable); built or found once per process (see the module
     docstring)."""

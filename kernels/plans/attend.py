@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
+from ..arrays.bounded_cache import BoundedCache
 from ..native import memory
 from .masks import Mask
 from .plan import Constant, Contract, MaskArray, Register, Softmax, Step, size
@@ -188,15 +188,8 @@ def _flatten_last(array: Any, engine: Engine, count: int) -> Any:
     return engine.reshape(array, shape[:len(shape) - count] + (math.prod(shape[len(shape) - count:]),))
 
 
-def _kept(cache: OrderedDict[Any, Any], key: Any, make: Callable[[], Any]) -> Any:
-    """``cache[key]``, made by ``make()`` on a miss; the `FACTORINGS_KEPT` most recently used are kept."""
-    if key in cache:
-        cache.move_to_end(key)
-    else:
-        cache[key] = make()
-        while len(cache) > FACTORINGS_KEPT:
-            cache.popitem(last=False)
-    return cache[key]
+#: A factoring's key: the shapes of the scores' and the mix's operands.
+FactoringKey = tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...] | None, ...]]
 
 
 class Attend(Step):
@@ -211,9 +204,8 @@ class Attend(Step):
                                          if r not in internal))
         self.position = next(n for n, s in enumerate(mix.operands)
                              if isinstance(s, Register) and s.index == softmax.output)
-        self._factorings: OrderedDict[tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...] | None, ...]],
-                                      Factoring] = OrderedDict()
-        self._keeps: OrderedDict[tuple[int, ...], bool] = OrderedDict()
+        self._factorings: BoundedCache[FactoringKey, Factoring] = BoundedCache(FACTORINGS_KEPT)
+        self._keeps: BoundedCache[tuple[int, ...], bool] = BoundedCache(FACTORINGS_KEPT)
         # the scores' positive scalar constants, handed to the kernel as its scale instead of multiplying q
         self._scales = {n: float(s.value) for n, s in enumerate(scores.operands) if isinstance(s, Constant)
                         and s.value.ndim == 0 and s.value.dtype.kind in "biuf" and 0 < s.value < math.inf}
@@ -251,14 +243,14 @@ class Attend(Step):
                    shapes2: tuple[tuple[int, ...] | None, ...]) -> Factoring:
         query = None if self.softmax.mask is None else \
             self.softmax.mask_axes[0]  # type: ignore[index]  # given with a mask
-        return _kept(self._factorings, (shapes1, shapes2),
-                     lambda: Factoring(self.scores, self.mix, self.position, shapes1, shapes2, query))
+        return self._factorings.kept((shapes1, shapes2), lambda: Factoring(self.scores, self.mix, self.position,
+                                                                           shapes1, shapes2, query))
 
     def _every_query_keeps_a_key(self, mask: MaskArray, registers: list[Any], sizes: dict[Dim, int]) -> bool:
         """Whether each query of `mask` keeps a key at these sizes (the fused kernel gives a query without one no
         zero row): a pass over the (queries, keys) mask, so kept per size, like the factorings."""
-        return _kept(self._keeps, tuple(size(d, sizes) for d in mask.dims),
-                     lambda: bool(mask.array(registers, sizes).any(axis=1).all()))
+        return self._keeps.kept(tuple(size(d, sizes) for d in mask.dims),
+                                lambda: bool(mask.array(registers, sizes).any(axis=1).all()))
 
     def _fused(self, engine: Engine, registers: list[Any], sizes: dict[Dim, int]) -> Any:
         """The fused result, or None where this call must run the three steps."""

@@ -19,11 +19,11 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Collection, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
+from ..arrays.bounded_cache import BoundedCache
 from ..arrays import NUMPY, engine_of, outside_torch_compile, owner, torch_call, torch_compiling
 from .masks import Mask
 
@@ -601,7 +601,7 @@ class Plan:
         self.signals = {spec.name: spec for spec in self.inputs if spec.kind == "signal"}
         self.parameters = {spec.name: spec for spec in self.inputs if spec.kind == "parameter"}
         self._release = self._last_uses()
-        self._checked: OrderedDict[tuple[Any, ...], tuple[Engine, Sizes]] = OrderedDict()
+        self._checked: BoundedCache[tuple[Any, ...], tuple[Engine, Sizes]] = BoundedCache(CHECKS_KEPT)
         #: The plan's name for `kernels.arrays.torch_call` (a traced call on torch tensors is one operator).
         self.key = torch_call.register(self)
 
@@ -701,13 +701,10 @@ class Plan:
         kept = bool(arrays) and None not in signature
         known = self._checked.get(signature) if kept else None
         if known is not None:
-            self._checked.move_to_end(signature)
             return Call(known[0], {spec.register: a for spec, a in zip(self.inputs, arrays)}, dict(known[1]))
         call = self._checked_call(inputs, parameters)
         if kept and all(a is call.arrays[spec.register] for spec, a in zip(self.inputs, arrays)):  # none converted
-            self._checked[signature] = (call.engine, dict(call.sizes))
-            while len(self._checked) > CHECKS_KEPT:
-                self._checked.popitem(last=False)
+            self._checked.put(signature, (call.engine, dict(call.sizes)))
         return call
 
     def _arrays(self, inputs: Any, parameters: Any) -> list[Any]:

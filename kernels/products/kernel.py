@@ -49,6 +49,7 @@ from ..arrays.axes import even_rows
 from ..arrays import NUMPY, engine_of, owner, torch_compiling
 from . import torch_operator
 from .lowering import levels, lower
+from ..arrays.bounded_cache import BoundedCache
 from ..arrays.precision import autocast
 from ..arrays.rates import Rates
 from .strategies import STRATEGIES
@@ -135,7 +136,7 @@ class Kernel:
         self._choices: dict[tuple[int, int, Rates], tuple[str, ...]] = {}
         self._differentiable: Callable[..., Any] | None = None
         self._transposed: dict[int, Kernel] = {}
-        self._calls: dict[tuple[Any, ...], tuple[tuple[str, ...], Callable[[Any, Any], Any]]] = {}
+        self._calls: BoundedCache[tuple[Any, ...], tuple[tuple[str, ...], Callable[[Any, Any], Any]]] = BoundedCache(CALLS_KEPT)
         self._direct: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...] | None] = {}
         #: The kernel's name for `kernels.products.torch_operator` (the same in every process).
         self.key = torch_operator.register(self)
@@ -193,10 +194,7 @@ class Kernel:
                    getattr(x, "layout", None), getattr(y, "layout", None))      # a sparse tensor: checked anew
             call = self._calls.get(key)           # operands of one library: checked once per signature
             if call is None:
-                call = self._signature_call(engine, x, y)
-                if len(self._calls) >= CALLS_KEPT:
-                    self._calls.pop(next(iter(self._calls)))
-                self._calls[key] = call
+                call = self._calls.put(key, self._signature_call(engine, x, y))
             return call[1](x, y)
         return self._checked_call(x, y)
 

@@ -30,6 +30,7 @@ from numpy.typing import DTypeLike
 import opt_einsum as oe
 
 from ..arrays import numpy_backend
+from ..arrays.bounded_cache import BoundedCache
 from ..arrays.axes import broadcast_batch
 from .cost import Cost
 from ..arrays import NUMPY, owner
@@ -113,7 +114,7 @@ class Contraction:
             self.chunk_bytes = None
         self._constants: list[np.ndarray] | None = None
         self._dense_forms: tuple[np.ndarray, np.ndarray] | None = None
-        self._expressions: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[Any, Any]] = {}
+        self._expressions: BoundedCache[tuple[tuple[int, ...], tuple[int, ...]], tuple[Any, Any]] = BoundedCache(EXPRESSIONS_KEPT)
         self.cost = self.count(parts, terms)
         if self._dense_alone:                       # `dense_blocks` keeps a block of partial sums besides
             self.cost = self.cost.plus(temporary=self.cost.z)
@@ -157,17 +158,13 @@ class Contraction:
 
     def expression(self, x_shape: Sequence[int], y_shape: Sequence[int]) -> tuple[Any, Any]:
         """The cached ``contract_expression`` for these input shapes, and its path information."""
-        key = (tuple(x_shape), tuple(y_shape))
-        if key not in self._expressions:
-            if len(self._expressions) >= EXPRESSIONS_KEPT:
-                self._expressions.pop(next(iter(self._expressions)))
+        def make() -> tuple[Any, Any]:
             constants = self.constants()
             path, info = oe.contract_path(self.equation, *self._shapes, x_shape, y_shape, shapes=True,
                                           optimize=self._path)
-            expression = oe.contract_expression(self.equation, *constants, x_shape, y_shape,
-                                                constants=range(len(constants)), optimize=path)
-            self._expressions[key] = (expression, info)
-        return self._expressions[key]
+            return oe.contract_expression(self.equation, *constants, x_shape, y_shape,
+                                          constants=range(len(constants)), optimize=path), info
+        return self._expressions.kept((tuple(x_shape), tuple(y_shape)), make)
 
     def __call__(self, x: Any, y: Any) -> Any:
         engine = owner(x)

@@ -30,6 +30,7 @@ import builtins
 import functools
 import hashlib
 import linecache
+import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -255,6 +256,8 @@ def _outputs(indices: list[list[int]], values: list[float], orientation: str, d3
 #: Generated sources kept in `linecache` for tracebacks (the oldest go first).
 SOURCES_SHOWN = 512
 _shown: OrderedDict[str, None] = OrderedDict()
+#: Held while `_shown` and `linecache` change (threads build kernels at once).
+_SHOWING = threading.Lock()
 
 
 def executed(text: str, kind: str, names: dict[str, Any]) -> dict[str, Any]:
@@ -269,10 +272,11 @@ def executed(text: str, kind: str, names: dict[str, Any]) -> dict[str, Any]:
     """
     filename = f"<kernels.products.source {kind} {hashlib.sha1(text.encode()).hexdigest()[:12]}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
-    _shown[filename] = None
-    _shown.move_to_end(filename)
-    while len(_shown) > SOURCES_SHOWN:
-        linecache.cache.pop(_shown.popitem(last=False)[0], None)
+    with _SHOWING:
+        _shown[filename] = None
+        _shown.move_to_end(filename)
+        while len(_shown) > SOURCES_SHOWN:
+            linecache.cache.pop(_shown.popitem(last=False)[0], None)
     namespace: dict[str, Any] = {"__builtins__": {"__import__": builtins.__import__}, **names}
     exec(compile(text, filename, "exec"), namespace)
     return namespace

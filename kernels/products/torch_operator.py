@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 _KERNELS: dict[str, list[weakref.ref[Kernel]]] = {}
 #: The operator, once torch is imported and it is defined (`define`).
 OPERATOR: list[Any] = []
+#: Held while `_KERNELS` changes or is read, and while the operator is defined (threads build kernels at once).
+_REGISTRY = threading.RLock()
 #: Rule-based factors are named by their rule, the others by a hash of their table.
 RULES = ("diagonal", "cyclic", "truncated", "graded")
 
@@ -56,12 +59,14 @@ def register(kernel: Kernel) -> str:
     key = identity(kernel)
 
     def forget(reference: weakref.ref[Kernel]) -> None:
-        kept = _KERNELS.get(key, [])
-        if reference in kept:
-            kept.remove(reference)
-        if not kept:
-            _KERNELS.pop(key, None)
-    _KERNELS.setdefault(key, []).append(weakref.ref(kernel, forget))
+        with _REGISTRY:
+            kept = _KERNELS.get(key, [])
+            if reference in kept:
+                kept.remove(reference)
+            if not kept:
+                _KERNELS.pop(key, None)
+    with _REGISTRY:
+        _KERNELS.setdefault(key, []).append(weakref.ref(kernel, forget))
     if not OPERATOR and "torch" in sys.modules:
         define()
     return key
@@ -70,7 +75,9 @@ def register(kernel: Kernel) -> str:
 def kernel_for(key: str) -> Kernel:
     """The kernel of `key`: a registered one, or ``KEY^T0`` / ``KEY^T1``, the kernels of KEY's vector-Jacobian
     products (`Kernel.transposed`)."""
-    for reference in _KERNELS.get(key, ()):
+    with _REGISTRY:
+        references = list(_KERNELS.get(key, ()))
+    for reference in references:
         found = reference()
         if found is not None:
             return found
@@ -90,8 +97,12 @@ def _result(kernel: Kernel, x: Any, y: Any) -> Any:
 
 def define() -> Any:
     """Define the operator (once; torch must be importable) and return it."""
-    if OPERATOR:
-        return OPERATOR[0]
+    with _REGISTRY:
+        return OPERATOR[0] if OPERATOR else _defined()
+
+
+def _defined() -> Any:
+    """The operator, defined now (`define` holds the lock)."""
     import torch
 
     @torch.library.custom_op("product_interactions::product", mutates_args=(),

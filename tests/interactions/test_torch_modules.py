@@ -174,12 +174,12 @@ def test_a_module_trains_after_an_evaluation_under_inference_mode(model, inputs,
     step: the same gradients as without it.  SE(3) attention's step had failed ("Inference tensors cannot be saved
     for backward"): its plan's constants, first converted under inference mode, were kept as inference tensors.
     The engine's store of constants is emptied first, so the evaluation is the call that converts them."""
-    from collections import OrderedDict
-
     from product_interactions.kernels.arrays import TORCH
+    from product_interactions.kernels.arrays.bounded_cache import BoundedCache
+    from product_interactions.kernels.arrays.engine import CONSTANTS_KEPT
     module, x = model.to_torch(seed=5), [torch.tensor(a) for a in inputs]
     expected = torch.autograd.grad(module(*x).square().sum(), list(module.parameters()))
-    monkeypatch.setattr(TORCH, "_constants", OrderedDict())
+    monkeypatch.setattr(TORCH, "_constants", BoundedCache(CONSTANTS_KEPT))
     with torch.inference_mode():
         evaluated = module(*x)
     out = module(*x)

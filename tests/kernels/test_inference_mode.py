@@ -5,14 +5,14 @@ backward failed ("Inference tensors cannot be saved for backward").  Each test e
 inference call is the one that makes the constants."""
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import numpy as np
 import pytest
 from kernel_cases import STRATEGY_NAMES, builtin_algebras
 
 from product_interactions import kernels
 from product_interactions.kernels.arrays import TORCH
+from product_interactions.kernels.arrays.bounded_cache import BoundedCache
+from product_interactions.kernels.arrays.engine import CONSTANTS_KEPT
 from product_interactions.kernels.scans import seq2tens
 from product_interactions.kernels.scans.recurrence import METHODS
 
@@ -24,7 +24,7 @@ ALGEBRAS = builtin_algebras()
 @pytest.fixture
 def fresh_constants(monkeypatch):
     """The torch engine's store of converted constants, empty for the test."""
-    monkeypatch.setattr(TORCH, "_constants", OrderedDict())
+    monkeypatch.setattr(TORCH, "_constants", BoundedCache(CONSTANTS_KEPT))
 
 
 def gradients_after_inference(function, operands):
@@ -57,9 +57,9 @@ def test_every_strategy_trains_after_an_inference_call(name, fresh_constants, mo
             kernel = kernels.product(A, strategy=strategy, dtype=np.float64)
         except ValueError:
             continue
-        monkeypatch.setattr(TORCH, "_constants", OrderedDict())
+        monkeypatch.setattr(TORCH, "_constants", BoundedCache(CONSTANTS_KEPT))
         value, gradients = gradients_after_inference(kernel, (x, y))
-        monkeypatch.setattr(TORCH, "_constants", OrderedDict())
+        monkeypatch.setattr(TORCH, "_constants", BoundedCache(CONSTANTS_KEPT))
         reference = [a.detach().requires_grad_() for a in (x, y)]
         out = kernel(*reference)
         expected = torch.autograd.grad((out * torch.linspace(-1, 1, out.numel()).view(out.shape)).sum(), reference)
