@@ -97,7 +97,8 @@ def autocast_of(a: Any) -> str | None:
     """The device type of the ``torch.autocast`` enabled for tensor `a`'s device ("cpu", "cuda"), or None: none
     is, torch has none for that device ("meta"), or `a` is not a torch tensor."""
     torch = sys.modules.get("torch")
-    if torch is None or not isinstance(a, torch.Tensor):
+    if torch is None or not isinstance(a, torch.Tensor) or not getattr(
+            torch._C, "_is_any_autocast_enabled", bool)():  # one question first: naming the device cost 4 us a call
         return None
     kind = a.device.type
     available = _AUTOCAST_TYPES.get(kind)
