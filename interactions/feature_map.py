@@ -45,7 +45,7 @@ from ..kernels.scans import seq2tens as seq2tens_kernels
 from .expression import Expr, Scale, Signal
 from .scan import Scan
 
-def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[Any, np.ndarray | None]:
+def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[Any, Any]:
     """x as a real array (batch, length, d) (autograd, torch and JAX arrays pass through), and the mask as a
     numpy bool array or None.
 
@@ -69,6 +69,8 @@ def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[A
         raise ValueError(f"x: expected shape (batch, length, {expected}) with positive sizes, got {shape}")
     if is_fake(mask):                                   # torch.compile's stand-in, shapes without values: the
         mask = np.ones(tuple(mask.shape), bool)         # traced call reads the real mask
+    if mask is not None and hasattr(mask, "shape") and not owner(mask).concrete(mask):
+        return _traced_mask(x, mask, shape)
     if mask is not None:
         try:
             mask = owner(mask).value(mask) if hasattr(mask, "shape") else np.asarray(mask)
@@ -85,12 +87,28 @@ def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[A
     return x, mask
 
 
-def zero_padding(x: Any, mask: np.ndarray | None) -> Any:
-    """x with the padded points set to 0 (NaN padding included), so that they lift to the unit."""
+def _traced_mask(x: Any, mask: Any, shape: tuple[int, ...]) -> tuple[Any, Any]:
+    """(x, mask) for a mask whose values cannot be read (``jax.jit``, ``vmap``, torch.func transforms): its shape
+    and kind checked, its values not (a concrete mask's are), as a bool array of its library, x converted into that
+    library where it is a plain numpy array."""
+    engine = owner(mask)
+    if tuple(mask.shape) != shape[:2]:
+        raise ValueError(f"mask: expected shape (batch, length) = {shape[:2]}, got {tuple(mask.shape)}")
+    if engine.dtype(mask).kind not in "biuf":
+        raise TypeError(f"mask: expected an array of zeros and ones (or bools), got dtype {engine.dtype(mask)}")
+    if owner(x) is not engine:
+        x = engine.convert(np.asarray(x), None)
+    return x, mask != 0
+
+
+def zero_padding(x: Any, mask: Any) -> Any:
+    """x with the padded points set to 0 (NaN padding included), so that they lift to the unit (`mask`: a numpy
+    array, or a traced one of x's library: `check_sequences`)."""
     if mask is None:
         return x
     engine = owner(x)
-    return engine.where(engine.constant(mask[:, :, None], x), x, 0.0)
+    kept = engine.constant(mask[:, :, None], x) if isinstance(mask, np.ndarray) else mask[:, :, None]
+    return engine.where(kept, x, 0.0)
 
 
 def increments(x: Any, mask: np.ndarray | None = None, basepoint: bool = False) -> Any:

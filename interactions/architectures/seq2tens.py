@@ -42,7 +42,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ...algebra.algebra import check_choice, check_count, check_flag
-from ...kernels.arrays import adopt, common_precision
+from ...kernels.arrays import adopt, common_precision, counting
 from ...kernels.scans import seq2tens as seq2tens_kernels
 
 from ...kernels.arrays import POINTWISE as NUMERIC
@@ -134,11 +134,17 @@ class LS2T:
     def _directions(self) -> list[tuple[str, bool]]:
         return [("V", False), ("V_reverse", True)] if self.bidirectional else [("V", self.reverse)]
 
-    def _time(self, engine: Engine, x: Any, mask: np.ndarray | None) -> Any:
+    def _time(self, engine: Engine, x: Any, mask: Any) -> Any:
+        """x with t / (n - 1) appended, n each sequence's length (`mask`: numpy, or traced in x's library)."""
         batch, length, _ = tuple(x.shape)
-        n = np.full(batch, length) if mask is None else mask.sum(axis=1)
-        t = np.arange(length)[None, :] / np.maximum(n - 1, 1)[:, None]
-        return engine.concatenate([x, engine.constant(t[:, :, None], x)], axis=2)
+        steps = engine.constant(counting(length, "float64"), x)[None, :]          # 0, 1, ..., L - 1, kept
+        if mask is None:
+            t = engine.broadcast_to(steps / max(length - 1, 1), (batch, length))
+        else:
+            n = engine.convert(mask.sum(axis=1).astype(float), x) if isinstance(mask, np.ndarray) else \
+                engine.sum(engine.floats(mask, x), axis=1)
+            t = steps / engine.maximum(n - 1, 1.0)[:, None]
+        return engine.concatenate([x, t[:, :, None]], axis=2)
 
     def _static_map(self, engine: Engine, params: Mapping[str, Any], x: Any) -> Any:
         if self.static == "dense":

@@ -189,3 +189,41 @@ def test_the_convolution_map_is_drawn_by_its_fan_in():
     params = ls2t(d_in=8, width=4, order=2, static="convolution", kernel_size=4, features=64).init(seed=23)
     assert params["K"].shape == (4, 64, 8)
     assert np.std(params["K"]) == pytest.approx(1 / np.sqrt(4 * 8), rel=0.1)
+
+
+TRACED_MASK_MODELS = [ls2t(d_in=3, width=2, order=2, time=True, difference=True),
+                      ls2t(d_in=3, width=2, order=3, return_sequences=True, bidirectional=True),
+                      deep_ls2t(d_in=3, widths=(2, 2), order=2)]
+
+
+@pytest.mark.parametrize("model", TRACED_MASK_MODELS, ids=["time+difference", "sequences", "deep"])
+def test_a_mask_traced_by_jax_gives_the_concrete_masks_result(model):
+    """A mask passed into ``jax.jit`` or ``jax.vmap`` (padded batches whose lengths change every step) failed
+    ("__array__() was called on traced array"): its values were read to check them.  A traced mask's shape and
+    kind are checked, its values used as they are, and the results equal the concrete mask's."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    rng = np.random.default_rng(4)
+    params = {name: jnp.asarray(value) for name, value in model.init(seed=0).items()}
+    x = jnp.asarray(rng.standard_normal((3, 6, 3)))
+    masks = jnp.asarray(np.arange(6)[None, :] < np.array([6, 4, 1])[:, None])
+    expected = model.apply(params, x, np.asarray(masks))
+    np.testing.assert_allclose(jax.jit(model.apply)(params, x, masks), expected, rtol=1e-12, atol=1e-12)
+    one_each = jax.vmap(lambda xi, mi: model.apply(params, xi[None], mi[None])[0])(x, masks)
+    np.testing.assert_allclose(one_each, expected, rtol=1e-12, atol=1e-12)
+    loss = lambda p, m: (model.apply(p, x, m) ** 2).sum()          # noqa: E731
+    traced, concrete = jax.jit(jax.grad(loss))(params, masks), jax.grad(loss)(params, np.asarray(masks))
+    for name in params:
+        np.testing.assert_allclose(traced[name], concrete[name], rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match=r"mask: expected shape \(batch, length\) = \(3, 6\), got \(3, 5\)"):
+        jax.jit(model.apply)(params, x, masks[:, :5])
+
+
+def test_the_signature_takes_a_mask_traced_by_jax():
+    jax = pytest.importorskip("jax")
+    from product_interactions.interactions.feature_map import signature
+    rng = np.random.default_rng(5)
+    x = jax.numpy.asarray(rng.standard_normal((2, 5, 2)))
+    mask = np.arange(5)[None, :] < np.array([5, 3])[:, None]
+    np.testing.assert_allclose(jax.jit(lambda a, m: signature(a, 3, m))(x, jax.numpy.asarray(mask)),
+                               signature(x, 3, mask), rtol=1e-12, atol=1e-12)
