@@ -22,6 +22,7 @@ library, dtype and device of a given array, once per (constant, dtype, device) i
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -206,6 +207,11 @@ class Engine:
     def threads(self) -> int:
         """The threads this library's matrix products run on (1 where it does not say)."""
         return 1
+
+    def common_dtype(self, arrays: Sequence[Any]) -> Any:
+        """The dtype `arrays` meet in, by the library's promotion rules."""
+        return functools.reduce(self.xp.promote_types,  # type: ignore[attr-defined]  # a concrete engine's namespace
+                                [a.dtype for a in arrays])
 
     def promoted(self, x: Any, y: Any) -> tuple[Any, Any]:
         """x and y in their common dtype, by the library's promotion rules."""

@@ -60,6 +60,11 @@ class JaxEngine(Engine):
         import jax
         return jax.lax.stop_gradient(a)
 
+    def common_dtype(self, arrays: Sequence[Any]) -> Any:
+        """`Engine.common_dtype` by ``jnp.result_type``, which keeps JAX's weak types weak: an array made from a
+        Python number beside a bfloat16 one meets it in bfloat16, as JAX's arithmetic does."""
+        return self.xp.result_type(*arrays)
+
     def dtype(self, a: Any) -> np.dtype:
         """bfloat16 (ml_dtypes' numpy dtype, of kind "V") as float32, and ml_dtypes' others (float8, int4) as a void
         dtype, which the checks refuse by name, as the torch engine takes them."""

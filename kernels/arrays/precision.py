@@ -20,7 +20,6 @@ products do (`autocast`).
 """
 from __future__ import annotations
 
-import functools
 import sys
 from typing import Any
 
@@ -57,8 +56,7 @@ def common_precision(engine: Engine, arrays: dict[str, Any]) -> tuple[dict[str, 
     numbers = [a for a in arrays.values() if a is not None and engine.dtype(a).kind in "iufc"]
     if not numbers:
         return arrays, None
-    common = functools.reduce(engine.xp.promote_types,  # type: ignore[attr-defined]  # a concrete engine's namespace
-                              [a.dtype for a in numbers])
+    common = engine.common_dtype(numbers)
     half = common if is_half(common) else None
     computing = engine.native_dtype("float32") if half is not None else common
     return {name: engine.cast(a, computing) if a is not None and engine.dtype(a).kind in "iufc" else a

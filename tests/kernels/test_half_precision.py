@@ -250,3 +250,19 @@ def test_the_solid_harmonics_refuse_the_unsigned_tensors_torch_cannot_compute_wi
     plain = np.ones(3, dtype=dtype)
     np.testing.assert_allclose(solid_harmonics(1, plain, plain, plain, np.stack), solid_harmonics(
         1, *np.ones((3, 3)), np.stack))
+
+
+@pytest.mark.parametrize("half", ["bfloat16", "float16"])
+def test_a_weakly_typed_jax_array_meets_a_half_precision_one_in_its_dtype(half):
+    """An array JAX makes from a Python number (``jnp.full(shape, 0.9)``, a scalar argument under jit) is weakly
+    typed: beside a bfloat16 one, JAX's arithmetic gives bfloat16.  The scans, the convolution and the fft product
+    gave float32 (their dtypes met by ``promote_types``, which drops weak types).  They give that dtype, computed in
+    float32 as half precision always is here: the float32 result rounded to it."""
+    jnp = pytest.importorskip("jax").numpy
+    weak, strong = jnp.full((6, 2), 0.9), jnp.linspace(0.5, 1, 12).reshape(6, 2).astype(half)
+    assert weak.weak_type and (weak * strong).dtype == half
+    fft = kernels.product(translation(2), strategy="fft")
+    for call in (kernels.linear_scan, kernels.causal_convolution, fft):
+        got, expected = call(weak, strong), call(weak, strong.astype("float32")).astype(half)
+        assert got.dtype == half, call
+        np.testing.assert_array_equal(np.asarray(got, np.float64), np.asarray(expected, np.float64))
