@@ -79,9 +79,9 @@ def meta_as_gpu(monkeypatch):
 @pytest.fixture
 def host_copies():
     """``with host_copies() as made:`` lists the tensors the block makes from host data (a numpy array or a Python
-    sequence given to ``torch.as_tensor``, ``tensor``, ``from_numpy`` or ``asarray``), each as its shape.  On a
-    GPU each is a copy from the host, and torch synchronises the stream after a copy from pageable memory, so it
-    waits for every kernel queued before it, as a read does."""
+    sequence given to ``torch.as_tensor``, ``tensor``, ``from_numpy`` or ``asarray``, or a number given with a
+    device), each as its shape.  On a GPU each is a copy from the host, and torch synchronises the stream after a
+    copy from pageable memory, so it waits for every kernel queued before it, as a read does."""
     torch = pytest.importorskip("torch")
     from torch.overrides import TorchFunctionMode
     factories = {torch.as_tensor, torch.tensor, torch.from_numpy, torch.asarray}
@@ -92,7 +92,8 @@ def host_copies():
             self.made = []
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
-            if func in factories and args and isinstance(args[0], (np.ndarray, list, tuple)):
+            if func in factories and args and (isinstance(args[0], (np.ndarray, list, tuple)) or isinstance(
+                    args[0], (int, float, complex, np.generic)) and (kwargs or {}).get("device") is not None):
                 self.made.append(np.shape(args[0]))
             return func(*args, **(kwargs or {}))
 

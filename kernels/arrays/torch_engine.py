@@ -116,6 +116,15 @@ def _deterministic_sums_needed(torch: Any, a: Any) -> bool:
         a.is_floating_point() or a.is_complex())
 
 
+def _operand(torch: Any, v: Any, like: Any) -> Any:
+    """`v` for an elementwise torch function beside tensor `like`: a tensor as it is, a number (numpy's, or a 0-d
+    array) as a Python number, an array as a tensor in `like`'s dtype and place."""
+    if torch.is_tensor(v):
+        return v
+    array = np.asarray(v)
+    return array.item() if array.ndim == 0 else torch.as_tensor(array, dtype=like.dtype, device=like.device)
+
+
 def torch_compiling() -> bool:
     """True while torch.compile traces the caller (False where torch is not imported: it is not imported to ask)."""
     torch = sys.modules.get("torch")
@@ -525,14 +534,16 @@ class TorchEngine(Engine):
             tuple(a.shape[:axis % a.ndim]) + np.shape(indices) + tuple(a.shape[axis % a.ndim + 1:]))
 
     def where(self, condition: Any, a: Any, b: Any) -> Any:
+        """``torch.where``; a number beside a tensor is handed to it as a number, which a GPU's kernel takes as its
+        argument (a tensor made of it on a GPU is a copy from the host, which waits for the queue)."""
         torch = self.xp
-        like = a if torch.is_tensor(a) else b
-        a, b = (v if torch.is_tensor(v) else torch.as_tensor(v, dtype=like.dtype, device=like.device) for v in (a, b))
-        return torch.where(condition, a, b)
+        like = a if torch.is_tensor(a) else b if torch.is_tensor(b) else condition
+        return torch.where(condition, _operand(torch, a, like), _operand(torch, b, like))
 
     def maximum(self, a: Any, b: Any) -> Any:
-        torch = self.xp
-        return torch.maximum(a, b if torch.is_tensor(b) else torch.as_tensor(b, dtype=a.dtype, device=a.device))
+        """``torch.maximum``, or ``clamp_min`` of a number (no tensor made of it: `where`)."""
+        b = _operand(self.xp, b, a)
+        return self.xp.maximum(a, b) if self.xp.is_tensor(b) else self.xp.clamp_min(a, b)
 
     def amax(self, a: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
         return self.xp.amax(a, dim=axis, keepdim=keepdims)
