@@ -51,7 +51,7 @@ def array_kind(value: Any) -> str:
         found = owner(value).dtype(value)
     except TypeError:                      # a dtype numpy does not know
         return "V"
-    return found.kind if found.isbuiltin == 1 else "V"
+    return "V" if found.isbuiltin == 2 else found.kind    # 2: a dtype of ml_dtypes'; 0 includes unpickled float64
 
 
 def check_dtype(dtype: DTypeLike) -> np.dtype:

@@ -69,7 +69,7 @@ class JaxEngine(Engine):
         """bfloat16 (ml_dtypes' numpy dtype, of kind "V") as float32, and ml_dtypes' others (float8, int4) as a void
         dtype, which the checks refuse by name, as the torch engine takes them."""
         dtype = np.dtype(a.dtype)
-        if dtype.isbuiltin == 1:
+        if dtype.isbuiltin != 2:                    # 2: ml_dtypes' own (0: an unpickled or byte-swapped numpy dtype)
             return dtype
         return _FLOAT32 if dtype.name == "bfloat16" else np.dtype(f"V{dtype.itemsize}")
 
