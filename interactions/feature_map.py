@@ -69,7 +69,7 @@ def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[A
         raise ValueError(f"x: expected shape (batch, length, {expected}) with positive sizes, got {shape}")
     if is_fake(mask):                                   # torch.compile's stand-in, shapes without values: the
         mask = np.ones(tuple(mask.shape), bool)         # traced call reads the real mask
-    if mask is not None and hasattr(mask, "shape") and not owner(mask).concrete(mask):
+    if mask is not None and hasattr(mask, "shape") and not owner(mask).readable(mask):
         return _traced_mask(x, mask, shape)
     if mask is not None:
         try:

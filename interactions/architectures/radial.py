@@ -12,6 +12,7 @@ channels, fed to the layers as a signal.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ...algebra.so3 import solid_harmonics, spherical_harmonics
-from ...kernels.arrays import NUMPY, adopt, library, owner, silu
+from ...kernels.arrays import NUMPY, adopt, frozen, library, owner, silu
 from .model import check_positive, check_signal, check_width
 
 if TYPE_CHECKING:
@@ -36,11 +37,17 @@ class RadialFilter:
             channels_in, "channels_in")
         self.basis, self.hidden = check_width(basis, "basis"), check_width(hidden, "hidden")
         self.radius = check_positive(radius, "radius")
-        #: The Gaussians' centres, one array (`Engine.constant` converts it onto a device once).
-        self.centres = np.linspace(0.0, self.radius, self.basis)
-        #: Each harmonic's degree l, (lmax + 1)**2 of them.
-        self.degrees = np.repeat(np.arange(self.lmax + 1), 2 * np.arange(self.lmax + 1) + 1)
-        self.centres.flags.writeable = self.degrees.flags.writeable = False
+
+    @functools.cached_property
+    def centres(self) -> np.ndarray:
+        """The Gaussians' centres, one array (`Engine.constant` converts it onto a device once; made on first use,
+        so that a filter pickled before it existed has it too)."""
+        return frozen(np.linspace(0.0, self.radius, self.basis))
+
+    @functools.cached_property
+    def degrees(self) -> np.ndarray:
+        """Each harmonic's degree l, (lmax + 1)**2 of them (made on first use, as `centres`)."""
+        return frozen(np.repeat(np.arange(self.lmax + 1), 2 * np.arange(self.lmax + 1) + 1))
 
     @property
     def parameters(self) -> dict[str, tuple[int, ...]]:

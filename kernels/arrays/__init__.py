@@ -7,7 +7,7 @@ Inside the room, imports run one way too: the shared operations import no engine
 registry imports the engines, and the checks and the public `masked_softmax.softmax` import the registry.
 """
 from .checks import array_kind, library
-from .constants import counting
+from .constants import counting, frozen
 from .engine import VOCABULARY, Engine
 from .jax_engine import JAX
 from .numpy_engine import NUMPY
@@ -21,6 +21,6 @@ from .torch_engine import TORCH, is_fake, outside_torch_compile, torch_compiling
 from .traced_entry import traced_arguments, traced_as_operator
 
 __all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "NUMPY_RATES", "POINTWISE", "Rates", "TORCH", "VOCABULARY", "adopt",
-           "array_kind", "autocast_of", "common_precision", "counting", "engine_of", "is_fake", "is_half", "library", "outside_torch_compile",
+           "array_kind", "autocast_of", "common_precision", "counting", "frozen", "engine_of", "is_fake", "is_half", "library", "outside_torch_compile",
            "owner", "torch_call", "torch_compiling", "sigmoid", "silu", "softplus", "traced_arguments",
            "traced_as_operator"]

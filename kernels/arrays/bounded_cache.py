@@ -47,11 +47,12 @@ class BoundedCache(Generic[Key, Value]):
     def put(self, key: Key, value: Value) -> Value:
         """Keep `value` under `key` as the most recently used (forgetting the least recently used beyond `size`);
         returns `value`."""
+        evicted = []                                    # dropped after the lock: their destructors may run code
         with self._lock:
             self._entries[key] = value
             self._entries.move_to_end(key)
             while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
+                evicted.append(self._entries.popitem(last=False))
         return value
 
     def kept(self, key: Key, make: Callable[[], Value]) -> Value:

@@ -15,12 +15,21 @@ import functools
 import numpy as np
 
 
+def frozen(array: np.ndarray) -> np.ndarray:
+    """`array`, made read-only: a table of the library's own that an engine may keep converted on a device
+    (`Engine.constant` keeps it by identity, so a table changed in place would keep its old values there).
+
+    >>> frozen(np.arange(3)).flags.writeable
+    False
+    """
+    array.flags.writeable = False
+    return array
+
+
 @functools.lru_cache(maxsize=128)
 def counting(count: int, dtype: str = "int64") -> np.ndarray:
-    """0, 1, ..., count - 1 in `dtype`, one read-only array per (count, dtype)."""
-    values = np.arange(count, dtype=dtype)
-    values.flags.writeable = False
-    return values
+    """0, 1, ..., count - 1 in `dtype`, one read-only array per call signature."""
+    return frozen(np.arange(count, dtype=dtype))
 
 
 @functools.lru_cache(maxsize=256)
@@ -33,5 +42,4 @@ def placement(support: tuple[int, ...], size: int) -> np.ndarray:
     """
     source = np.full(size, len(support))
     source[list(support)] = np.arange(len(support))
-    source.flags.writeable = False
-    return source
+    return frozen(source)

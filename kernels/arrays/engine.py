@@ -230,6 +230,11 @@ class Engine:
         """True when `a` holds numbers now (False for arrays traced by a compiler, whose values are unknown)."""
         return True
 
+    def readable(self, a: Any) -> bool:
+        """True when `a`'s own numbers can be read now: `concrete`, asked of `a` alone (under torch.func transforms
+        a tensor from outside them can be read, though `concrete` answers False there for every tensor)."""
+        return self.concrete(a)
+
     # ------------------------------------------------------------------ numpy vocabulary
     def __getattr__(self, name: str) -> Any:
         """A function of `VOCABULARY` the engine does not define: its namespace's (looked up once, then an

@@ -70,7 +70,8 @@ _AUTOCAST_TYPES: dict[str, bool] = {}
 def autocast(x: Any, y: Any) -> tuple[Any, Any, str | None]:
     """x, y as torch's matrix products take them inside an enabled ``torch.autocast`` of their device: floating
     tensors other than float64 in the autocast's dtype (float16 or bfloat16); anything else, and everything outside
-    an autocast, as it is.  Third, that autocast's device type (None where none is enabled): the caller computes
+    an autocast, as it is; beside a float64 tensor both stay as they are (torch's matrix products refuse that mix;
+    a float64 result of a bfloat16 operand would keep bfloat16's error).  Third, that autocast's device type (None where none is enabled): the caller computes
     with it disabled, so that eager calls run the steps a custom operator's body runs (below torch's autocast).
 
     >>> import torch
@@ -87,6 +88,8 @@ def autocast(x: Any, y: Any) -> tuple[Any, Any, str | None]:
     kind = autocast_of(x if isinstance(x, torch.Tensor) else y)
     if kind is None:
         return x, y, None
+    if any(isinstance(a, torch.Tensor) and a.dtype == torch.float64 for a in (x, y)):
+        return x, y, kind                               # float64 asked for: computed in it, as before
     target = torch.get_autocast_dtype(kind)
     return x.to(target) if _eligible(torch, x) else x, y.to(target) if _eligible(torch, y) else y, kind
 
@@ -96,7 +99,7 @@ def autocast_of(a: Any) -> str | None:
     is, torch has none for that device ("meta"), or `a` is not a torch tensor."""
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(a, torch.Tensor) or not getattr(
-            torch._C, "_is_any_autocast_enabled", bool)():  # one question first: naming the device cost 4 us a call
+            torch._C, "_is_any_autocast_enabled", lambda: True)():  # one question first: naming the device cost 4 us
         return None
     kind = a.device.type
     available = _AUTOCAST_TYPES.get(kind)

@@ -469,6 +469,14 @@ class TorchEngine(Engine):
             raise ValueError(f"device: torch cannot place arrays on {str(place)!r}: {error}") from error
 
     def convert(self, value: Any, like: Any) -> Any:
+        """`value` as a tensor like `like`; a normal tensor under ``torch.inference_mode`` too: an inference tensor
+        kept as a constant (`constant`) failed every later training step that saved it for backward."""
+        if self.xp.is_inference_mode_enabled():
+            with self.xp.inference_mode(False):
+                return self._converted(value, like)
+        return self._converted(value, like)
+
+    def _converted(self, value: Any, like: Any) -> Any:
         torch = self.xp
         value = np.array(value)                          # a writable copy (masks and constants are read-only)
         device = getattr(like, "device", None)
@@ -485,18 +493,15 @@ class TorchEngine(Engine):
         transforms (whose wrapped tensors have no memory to read)."""
         return not is_fake(a) and not _transformed()
 
+    def readable(self, a: Any) -> bool:
+        """Not a fake tensor, nor one a torch.func transform wraps."""
+        return not is_fake(a) and not self.xp._C._functorch.is_functorch_wrapped_tensor(a)
+
     def constant(self, value: Any, like: Any) -> Any:
         """`Engine.constant`, kept only when made outside torch.func transforms and forward mode, and not for a fake
         tensor: a tensor made under a transform is wrapped at its level, and kept, it escaped into the next transform
-        (a hessian after a jvp failed an internal assertion of torch's); a fake one, kept, met real ones.  Under
-        ``torch.inference_mode`` a kept constant is made a normal tensor: an inference tensor, kept, failed every
-        later training step that saved it for backward."""
-        if _transformed() or is_fake(like):
-            return self.convert(value, like)
-        if self.xp.is_inference_mode_enabled():
-            with self.xp.inference_mode(False):
-                return super().constant(value, like)
-        return super().constant(value, like)
+        (a hessian after a jvp failed an internal assertion of torch's); a fake one, kept, met real ones."""
+        return self.convert(value, like) if _transformed() or is_fake(like) else super().constant(value, like)
 
     def _placement(self, like: Any) -> Any:
         return like.dtype, like.device
@@ -528,8 +533,11 @@ class TorchEngine(Engine):
         return a.contiguous()
 
     def take(self, a: Any, indices: Any, axis: int) -> Any:
-        """`Engine.take`; the indices are a constant (`constant`), converted onto the device once."""
-        index = self.constant(np.asarray(indices), a)
+        """`Engine.take`; read-only indices (the library's own tables, `kernels.arrays.constants.frozen`) are a
+        constant, converted onto the device once, others at each call."""
+        indices = np.asarray(indices)
+        index = self.xp.as_tensor(indices, device=a.device) if indices.flags.writeable else \
+            self.constant(indices, a)
         return self.xp.index_select(a, axis % a.ndim, index.reshape(-1)).reshape(
             tuple(a.shape[:axis % a.ndim]) + np.shape(indices) + tuple(a.shape[axis % a.ndim + 1:]))
 

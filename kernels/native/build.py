@@ -144,12 +144,15 @@ def _once(function: Callable[[], Result]) -> Callable[[], Result]:
     """`function`, called once per process even where threads ask at once (``functools.lru_cache`` lets each of
     them call it: eight threads building their first kernels compiled the library eight times, past the time
     limit).  ``__wrapped__`` is `function`."""
-    lock = threading.Lock()
-    results: list[Result] = []
+    locks, results = [threading.Lock()], []  # type: ignore[var-annotated]  # of Result
+
+    def fresh_lock() -> None:                       # a child forked while another thread compiles waits on nothing
+        locks[0] = threading.Lock()
+    os.register_at_fork(after_in_child=fresh_lock)
 
     @functools.wraps(function)
     def once() -> Result:
-        with lock:
+        with locks[0]:
             if not results:
                 results.append(function())
             return results[0]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Collection, Iterable, NamedTuple, Sequenc
 import numpy as np
 
 from ..arrays.bounded_cache import BoundedCache
+from ..arrays.constants import frozen
 from ..arrays import NUMPY, engine_of, outside_torch_compile, owner, torch_call, torch_compiling
 from .masks import Mask
 
@@ -426,7 +427,7 @@ class Gather(Step):
 
     def __init__(self, output: int, source: int, axis: int, index: np.ndarray, weight: Any, valid: Any) -> None:
         self.output, self.reads, self.axis = output, (source,), axis
-        self.index, self.weight, self.valid = index, weight, valid
+        self.index, self.weight, self.valid = frozen(index), weight, valid
 
     def run(self, engine: Engine, registers: list[Any], sizes: Sizes) -> None:
         registers[self.output] = engine.gather(registers[self.reads[0]], self.axis, self.index, self.weight,
@@ -442,7 +443,8 @@ class View(Step):
     axes): a linear map's matrix read as (target dims..., source dims...), restricted to a support."""
 
     def __init__(self, output: int, source: int, shape: Iterable[int], takes: Sequence[Any], first: int) -> None:
-        self.output, self.reads, self.shape, self.takes, self.first = output, (source,), tuple(shape), takes, first
+        self.output, self.reads, self.shape, self.first = output, (source,), tuple(shape), first
+        self.takes = [None if take is None else frozen(np.asarray(take)) for take in takes]
 
     def run(self, engine: Engine, registers: list[Any], sizes: Sizes) -> None:
         block = engine.reshape(registers[self.reads[0]], self.shape)

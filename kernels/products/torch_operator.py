@@ -65,8 +65,13 @@ def register(kernel: Kernel) -> str:
                 kept.remove(reference)
             if not kept:
                 _KERNELS.pop(key, None)
+    reference = weakref.ref(kernel, forget)         # made first: a collection it starts may run another's forget
     with _REGISTRY:
-        _KERNELS.setdefault(key, []).append(weakref.ref(kernel, forget))
+        kept = _KERNELS.get(key)
+        if kept is None:
+            _KERNELS[key] = [reference]
+        else:
+            kept.append(reference)
     if not OPERATOR and "torch" in sys.modules:
         define()
     return key

@@ -195,9 +195,10 @@ def _warn_overflow(engine: Engine, y: Any, growth: float, inputs: dict[str, Any]
     """A RuntimeWarning naming A where `y` has non-finite values that finite inputs did not bring: with A > 0 the
     state grows by exp(delta A) at every step and overflows.  Read through `Engine.detached` (a JAX array under
     eager ``jax.grad`` is a tracer until then), and not at all where no number can be read (under ``jax.jit``)."""
-    y, inputs = engine.detached(y), {name: engine.detached(v) for name, v in inputs.items() if v is not None}
+    y = engine.detached(y)
     if not engine.concrete(y):
         return
+    inputs = {name: engine.detached(v) for name, v in inputs.items() if v is not None}
     values = engine.value(y)
     bad = int(np.size(values) - np.count_nonzero(np.isfinite(values)))
     if not bad or not all(np.all(np.isfinite(engine.value(v))) for v in inputs.values()):

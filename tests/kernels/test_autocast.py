@@ -59,9 +59,10 @@ def test_float64_operands_and_calls_outside_an_autocast_are_as_they_were():
     kernel = kernels.product(A)
     x64, y64 = operands(A, torch.float64)
     x, y = operands(A)
+    exact = kernel(x64, y)
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert kernel(x64, y64).dtype == torch.float64
-        assert kernel(x64, y).dtype == torch.float64                # y in bfloat16 meets float64
+        torch.testing.assert_close(kernel(x64, y), exact, rtol=0, atol=0)    # float64 asked for: y not cast
         with torch.autocast("cpu", enabled=False):
             assert kernel(x, y).dtype == torch.float32
         assert kernel(x, y.detach().numpy()).dtype == torch.bfloat16    # the numpy operand converted into x's

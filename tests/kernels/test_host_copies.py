@@ -66,3 +66,15 @@ def test_the_convolution_softmax_and_seq2tens_copy_nothing_from_the_host(host_co
     for method in seq2tens.METHODS:
         assert_steady(host_copies, lambda p: sum(level.sum() for level in seq2tens.scan(p, 3, 2, method)), x)
     assert_steady(host_copies, lambda *a: seq2tens.low_rank(*a, 3, independent=False), x, V)
+
+
+def test_an_index_table_changed_in_place_is_taken_anew():
+    """Only read-only tables (the library's own, `kernels.arrays.constants.frozen`) are kept on the device: a
+    caller's writable index array changed in place gives its new entries, as on numpy."""
+    from product_interactions.kernels.arrays import NUMPY, frozen
+    a, indices = torch.arange(5.0), np.array([0, 1])
+    assert TORCH.take(a, indices, 0).tolist() == [0.0, 1.0]
+    indices[:] = [3, 2]
+    assert TORCH.take(a, indices, 0).tolist() == NUMPY.take(a.numpy(), indices, 0).tolist() == [3.0, 2.0]
+    kept = frozen(np.array([4, 0]))
+    assert TORCH.take(a, kept, 0) .tolist() == [4.0, 0.0] and TORCH.constant(kept, a) is TORCH.constant(kept, a)

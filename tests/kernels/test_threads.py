@@ -129,3 +129,24 @@ def test_a_once_function_runs_once_when_threads_ask_at_once():
     results = []
     assert in_threads(lambda t: results.append(once())) == []
     assert calls == [1] and results == [1] * THREADS and once.__wrapped__ is slow
+
+
+def test_a_kernel_stays_found_when_a_collection_drops_another_of_its_key_as_it_registers(monkeypatch):
+    """A collection that falls on the new kernel's registration and frees an older kernel of its key (one that
+    only the cycle collector frees) ran the older one's ``forget``, which dropped the list the new kernel then
+    joined: ``kernel_for`` lost it."""
+    import gc
+    import weakref
+    pytest.importorskip("torch")
+    A = builtin_algebras()["complex_numbers"]
+    older = kernels.product(A, strategy="dense")
+    older.cycle = older
+    del older
+
+    def collecting(*arguments):
+        gc.collect()
+        return weakref.ref(*arguments)
+    monkeypatch.setattr(torch_operator, "weakref", type("Weakref", (), {"ref": staticmethod(collecting)}))
+    newer = kernels.product(A, strategy="dense")
+    monkeypatch.undo()
+    assert torch_operator.kernel_for(newer.key) is newer

@@ -227,3 +227,19 @@ def test_the_signature_takes_a_mask_traced_by_jax():
     mask = np.arange(5)[None, :] < np.array([5, 3])[:, None]
     np.testing.assert_allclose(jax.jit(lambda a, m: signature(a, 3, m))(x, jax.numpy.asarray(mask)),
                                signature(x, 3, mask), rtol=1e-12, atol=1e-12)
+
+
+def test_under_torch_func_a_mask_from_outside_is_checked_and_a_batched_one_used():
+    """Inside ``torch.func.vmap`` a mask from outside the transform can be read, so it is checked as in eager
+    calls (a gapped mask is refused); a mask the transform batches cannot be, and is used as it is."""
+    torch = pytest.importorskip("torch")
+    model = TRACED_MASK_MODELS[0]
+    params = {name: torch.tensor(value) for name, value in model.init(seed=0).items()}
+    x = torch.tensor(np.random.default_rng(6).standard_normal((3, 1, 6, 3)))
+    masks = torch.tensor(np.arange(6)[None, :] < np.array([6, 4, 1])[:, None])
+    gapped = torch.tensor([[True, False, True, True, True, True]])
+    with pytest.raises(ValueError, match="mask: expected each row to be ones then zeros"):
+        torch.func.vmap(lambda xi: model.apply(params, xi, gapped))(x)
+    batched = torch.func.vmap(lambda xi, mi: model.apply(params, xi, mi[None]))(x, masks)
+    expected = model.apply(params, x[:, 0], masks)
+    torch.testing.assert_close(batched[:, 0], expected, rtol=1e-12, atol=1e-12)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...arrays import owner
+from ...arrays.constants import frozen
 from ...arrays.precision import common_precision
 from .level import Level, Program, around
 
@@ -76,13 +77,15 @@ class Fourier(Level):
         super().__init__(factor, axis, inner, cost(factor, inner.cost))
         self.n = factor.shape[0]
         self.signs: tuple[int, ...] = factor.cyclic_signs()  # type: ignore[assignment]  # fft applies: cyclic
+        #: Where a spectrum's entries go when its operand is reversed (k -> -k mod n).
+        self.reversal = frozen(-np.arange(self.n) % self.n)
 
     def _spectrum(self, engine: Engine, x: Any, sign: int, real: bool) -> Any:
         if real:
             spectrum = engine.rfft(x, axis=self.axis)
             return engine.conj(spectrum) if sign < 0 else spectrum
         spectrum = engine.fft(x, axis=self.axis)
-        return engine.take(spectrum, -np.arange(self.n) % self.n, self.axis) if sign < 0 else spectrum
+        return engine.take(spectrum, self.reversal, self.axis) if sign < 0 else spectrum
 
     def __call__(self, x: Any, y: Any) -> Any:
         engine = owner(x)

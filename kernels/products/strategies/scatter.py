@@ -27,6 +27,7 @@ import numpy as np
 
 from ...arrays import owner
 from ...arrays.axes import align, components, restore
+from ...arrays.constants import frozen
 from ..factor import TABLE_LIMIT
 from .level import Level, Program, around
 
@@ -74,9 +75,9 @@ class Scatter(Level):
     def __init__(self, factor: Factor, axis: int, inner: Program) -> None:
         super().__init__(factor, axis, inner, cost(factor, inner.cost))
         by_output = np.argsort(factor.indices[:, 2], kind="stable")
-        self.i, self.j, self.k = (np.ascontiguousarray(factor.indices[by_output, role]) for role in range(3))
+        self.i, self.j, self.k = (frozen(np.ascontiguousarray(factor.indices[by_output, role])) for role in range(3))
         values = factor.values[by_output]
-        self.values = None if np.all(values == 1) else values
+        self.values = None if np.all(values == 1) else frozen(values)
 
     def __call__(self, x: Any, y: Any) -> Any:
         engine = owner(x)
