@@ -21,6 +21,6 @@ from .torch_engine import TORCH, is_fake, outside_torch_compile, torch_compiling
 from .traced_entry import traced_arguments, traced_as_operator
 
 __all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "NUMPY_RATES", "POINTWISE", "Rates", "TORCH", "VOCABULARY", "adopt",
-           "array_kind", "autocast_of", "common_precision", "counting", "frozen", "engine_of", "is_fake", "is_half", "library", "outside_torch_compile",
-           "owner", "torch_call", "torch_compiling", "sigmoid", "silu", "softplus", "traced_arguments",
-           "traced_as_operator"]
+           "array_kind", "autocast_of", "common_precision", "counting", "frozen", "engine_of", "is_fake", "is_half",
+           "library", "outside_torch_compile", "owner", "torch_call", "torch_compiling", "sigmoid", "silu",
+           "softplus", "traced_arguments", "traced_as_operator"]

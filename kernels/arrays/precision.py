@@ -71,8 +71,9 @@ def autocast(x: Any, y: Any) -> tuple[Any, Any, str | None]:
     """x, y as torch's matrix products take them inside an enabled ``torch.autocast`` of their device: floating
     tensors other than float64 in the autocast's dtype (float16 or bfloat16); anything else, and everything outside
     an autocast, as it is; beside a float64 tensor both stay as they are (torch's matrix products refuse that mix;
-    a float64 result of a bfloat16 operand would keep bfloat16's error).  Third, that autocast's device type (None where none is enabled): the caller computes
-    with it disabled, so that eager calls run the steps a custom operator's body runs (below torch's autocast).
+    a float64 result of a bfloat16 operand would keep bfloat16's error).  Third, that autocast's device type (None
+    where none is enabled): the caller computes with it disabled, so that eager calls run the steps a custom
+    operator's body runs (below torch's autocast).
 
     >>> import torch
     >>> with torch.autocast("cpu", dtype=torch.bfloat16):

@@ -136,7 +136,8 @@ class Kernel:
         self._choices: dict[tuple[int, int, Rates], tuple[str, ...]] = {}
         self._differentiable: Callable[..., Any] | None = None
         self._transposed: dict[int, Kernel] = {}
-        self._calls: BoundedCache[tuple[Any, ...], tuple[tuple[str, ...], Callable[[Any, Any], Any]]] = BoundedCache(CALLS_KEPT)
+        self._calls: BoundedCache[tuple[Any, ...], tuple[tuple[str, ...], Callable[[Any, Any], Any]]] = \
+            BoundedCache(CALLS_KEPT)
         self._direct: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...] | None] = {}
         #: The kernel's name for `kernels.products.torch_operator` (the same in every process).
         self.key = torch_operator.register(self)

@@ -114,7 +114,8 @@ class Contraction:
             self.chunk_bytes = None
         self._constants: list[np.ndarray] | None = None
         self._dense_forms: tuple[np.ndarray, np.ndarray] | None = None
-        self._expressions: BoundedCache[tuple[tuple[int, ...], tuple[int, ...]], tuple[Any, Any]] = BoundedCache(EXPRESSIONS_KEPT)
+        self._expressions: BoundedCache[tuple[tuple[int, ...], tuple[int, ...]], tuple[Any, Any]] = \
+            BoundedCache(EXPRESSIONS_KEPT)
         self.cost = self.count(parts, terms)
         if self._dense_alone:                       # `dense_blocks` keeps a block of partial sums besides
             self.cost = self.cost.plus(temporary=self.cost.z)
