@@ -77,9 +77,10 @@ def autocast(x: Any, y: Any) -> tuple[Any, Any, str | None]:
 
     >>> import torch
     >>> with torch.autocast("cpu", dtype=torch.bfloat16):
-    ...     x, y, kind = autocast(torch.ones(2), torch.ones(2, dtype=torch.float64))
-    >>> x.dtype, y.dtype, kind
-    (torch.bfloat16, torch.float64, 'cpu')
+    ...     x, y, kind = autocast(torch.ones(2), torch.ones(2, dtype=torch.float16))
+    ...     wide = autocast(torch.ones(2), torch.ones(2, dtype=torch.float64))
+    >>> x.dtype, y.dtype, kind, [a.dtype for a in wide[:2]]
+    (torch.bfloat16, torch.bfloat16, 'cpu', [torch.float32, torch.float64])
     >>> autocast(torch.ones(2), torch.ones(2))[2] is None
     True
     """
