@@ -47,7 +47,8 @@ from .scan import Scan
 
 def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[Any, Any]:
     """x as a real array (batch, length, d) (autograd, torch and JAX arrays pass through), and the mask as a
-    numpy bool array or None.
+    numpy bool array, a bool array of its library where its values cannot be read (traced: `_traced_mask`), or
+    None.
 
     The mask must have shape (batch, length), hold only 0 and 1 (or bools), and be ones then zeros in each row.
     """
@@ -107,7 +108,8 @@ def zero_padding(x: Any, mask: Any) -> Any:
     if mask is None:
         return x
     engine = owner(x)
-    kept = engine.constant(mask[:, :, None], x) if isinstance(mask, np.ndarray) else mask[:, :, None]
+    # a numpy mask is the call's data, converted, not kept: `Engine.constant` would push the kept constants out
+    kept = engine.convert(mask[:, :, None], x) if isinstance(mask, np.ndarray) else mask[:, :, None]
     return engine.where(kept, x, 0.0)
 
 

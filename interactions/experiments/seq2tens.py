@@ -101,7 +101,7 @@ def batch_moments(h: Any, mask: np.ndarray) -> tuple[Any, Any]:
     (array([2.]), array([1.]))
     """
     engine = owner(h)
-    weights = engine.constant(mask[:, :, None].astype(np.float64), h)
+    weights = engine.convert(mask[:, :, None].astype(np.float64), h)       # data, not a constant to keep
     count = max(int(np.sum(mask)), 1)
     mean = engine.sum(h * weights, axis=(0, 1)) / count
     centred = (h - mean) * weights

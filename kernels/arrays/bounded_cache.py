@@ -70,10 +70,6 @@ class BoundedCache(Generic[Key, Value]):
         with self._lock:
             return list(self._entries.items())
 
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
     def __len__(self) -> int:
         return len(self._entries)
 

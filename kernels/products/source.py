@@ -264,8 +264,8 @@ def executed(text: str, kind: str, names: dict[str, Any]) -> dict[str, Any]:
     """The namespace of our own generated `text` (built from validated floats, never from user text), run with
     only `names` and, of the builtins, only ``__import__``: C code that runs while the text's frame is the current
     one imports through that frame's builtins (torch's Python dispatch modes, ``FlopCounterMode`` among them, had
-    failed with ``KeyError: '__import__'``).  The text is registered in `linecache` under a name that says what it is, so a
-    traceback through it shows its lines (the last `SOURCES_SHOWN`).
+    failed with ``KeyError: '__import__'``).  The text is registered in `linecache` under a name that says what it
+    is, so a traceback through it shows its lines (the last `SOURCES_SHOWN`).
 
     >>> executed("def f(x): return x + 1", "demo", {})["f"](1)
     2

@@ -243,3 +243,22 @@ def test_under_torch_func_a_mask_from_outside_is_checked_and_a_batched_one_used(
     batched = torch.func.vmap(lambda xi, mi: model.apply(params, xi, mi[None]))(x, masks)
     expected = model.apply(params, x[:, 0], masks)
     torch.testing.assert_close(batched[:, 0], expected, rtol=1e-12, atol=1e-12)
+
+
+def test_a_numpy_mask_is_converted_at_each_call_not_kept_among_the_constants(monkeypatch):
+    """A mask is a call's data: kept by the engine's store of constants (by identity, one new entry a call), it had
+    pushed the kernels' own constants out of the store after a few dozen masked calls."""
+    torch = pytest.importorskip("torch")
+    from product_interactions.kernels.arrays import TORCH
+    from product_interactions.kernels.arrays.bounded_cache import BoundedCache
+    from product_interactions.kernels.arrays.engine import CONSTANTS_KEPT
+    monkeypatch.setattr(TORCH, "_constants", BoundedCache(CONSTANTS_KEPT))        # not full from earlier tests
+    model = TRACED_MASK_MODELS[0]
+    params = {name: torch.tensor(value) for name, value in model.init(seed=0).items()}
+    x = torch.tensor(np.random.default_rng(7).standard_normal((2, 6, 3)))
+    mask = np.arange(6)[None, :] < np.array([6, 4])[:, None]
+    expected = model.apply(params, x, mask)
+    before = len(TORCH._constants)
+    for _ in range(10):
+        torch.testing.assert_close(model.apply(params, x, mask.copy()), expected, rtol=0, atol=0)
+    assert len(TORCH._constants) == before
