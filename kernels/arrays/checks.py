@@ -155,7 +155,19 @@ def broadcast(first: tuple[int, ...], second: tuple[int, ...]) -> tuple[int, ...
 
 def batch_shape(x: Any, y: Any, count: int, layout: str) -> tuple[int, ...]:
     """The broadcast batch shape of checked operands x and y with `count` algebra axes each."""
-    shapes = [tuple(getval(a).shape) for a in (x, y)]
+    return broadcast_batches([tuple(getval(a).shape) for a in (x, y)], count, layout)
+
+
+def broadcast_batches(shapes: Sequence[tuple[int, ...]], count: int, layout: str) -> tuple[int, ...]:
+    """The broadcast batch shape of operands x and y of `shapes` with `count` algebra axes each (`batch_shape`).
+
+    >>> broadcast_batches([(5, 1, 4), (3, 4)], 1, "batch-first")
+    (5, 3)
+    >>> broadcast_batches([(5, 4), (3, 4)], 1, "batch-first")
+    Traceback (most recent call last):
+    ...
+    ValueError: x, y: batch axes (5,) and (3,) do not broadcast (x has shape (5, 4), y has shape (3, 4))
+    """
     batches = [s[:len(s) - count] if layout == LAYOUTS[0] else s[count:] for s in shapes]
     try:
         return broadcast(*batches)

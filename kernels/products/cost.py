@@ -74,18 +74,19 @@ class Cost:
         return self.x + self.y + self.z + self.temporary
 
     def seconds(self, rows: int, itemsize: int, chunk_bytes: float | None = None,
-                rates: Rates = NUMPY_RATES) -> float:
-        """The model's estimate for `rows` batch rows of `itemsize`-byte numbers, cut in chunks of `chunk_bytes`,
-        on an array library with these `rates` (an engine's ``rates``)."""
-        return sum(t * c for t, c in zip(self.terms(rows, itemsize, chunk_bytes), rates.coefficients(itemsize))
-                   if t)
+                rates: Rates = NUMPY_RATES, least_chunks: int = 1) -> float:
+        """The model's estimate for `rows` batch rows of `itemsize`-byte numbers, cut in chunks of `chunk_bytes`
+        (and in at least `least_chunks`), on an array library with these `rates` (an engine's ``rates``)."""
+        return sum(t * c for t, c in zip(self.terms(rows, itemsize, chunk_bytes, least_chunks),
+                                         rates.coefficients(itemsize)) if t)
 
-    def terms(self, rows: int, itemsize: int, chunk_bytes: float | None = None
+    def terms(self, rows: int, itemsize: int, chunk_bytes: float | None = None, least_chunks: int = 1
               ) -> tuple[float, float, float, float, float, float, float, float]:
         """Calls, bytes moved, GEMM FLOPs, loop FLOPs, row loops, compiled FLOPs, entries into the compiled loop
-        and FFT FLOPs of `rows` rows cut in chunks of `chunk_bytes` (the model's seconds are their dot product with
-        `Rates.coefficients`)."""
+        and FFT FLOPs of `rows` rows cut in chunks of `chunk_bytes`, and in at least `least_chunks` (the model's
+        seconds are their dot product with `Rates.coefficients`)."""
         chunks = 1 if not chunk_bytes else max(1, math.ceil(rows * self.working() * itemsize / chunk_bytes))
+        chunks = max(chunks, least_chunks)
         return (self.calls * chunks, rows * self.moved * itemsize, rows * self.gemm, rows * self.loop,
                 rows * self.row_calls, rows * self.compiled, self.compiled_calls * chunks, rows * self.transform)
 

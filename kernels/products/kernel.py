@@ -133,7 +133,7 @@ class Kernel:
         self.shapes = tuple(tuple(f.shape[role] for f in self.factors) for role in range(3))
         self._programs: dict[tuple[str, ...], Program] = {}
         self.program = self._program(self.strategies)
-        self._choices: dict[tuple[int, int, Rates], tuple[str, ...]] = {}
+        self._choices: dict[tuple[int, int, Rates, int], tuple[str, ...]] = {}
         self._differentiable: Callable[..., Any] | None = None
         self._transposed: dict[int, Kernel] = {}
         self._calls: BoundedCache[tuple[Any, ...], tuple[tuple[str, ...], Callable[[Any, Any], Any]]] = \
@@ -153,12 +153,12 @@ class Kernel:
         """The strategies a call on `rows` batch rows of `itemsize`-byte numbers (the kernel's dtype by default)
         runs on `engine` (auto chooses per power-of-four bucket of rows, by `rates`, the device's
         `kernels.arrays.rates.Rates`: the engine's CPU rates by default; without the compiled loop where the arrays
-        cannot enter it, `compiled` False)."""
+        cannot enter it, `compiled` False; within the memory limit, `select.memory_chunks`)."""
         if self.requested != "auto":
             return self.strategies
         rates = engine.rates if rates is None else rates
         rates = rates if compiled else replace(rates, compiled64=0.0, compiled32=0.0)
-        key = (max(int(rows), 1).bit_length() // 2, itemsize or self.dtype.itemsize, rates)
+        key = (max(int(rows), 1).bit_length() // 2, itemsize or self.dtype.itemsize, rates, memory.limit())
         if key not in self._choices:
             self._choices[key] = select.resolve("auto", self.factors, 4**key[0], key[1], rates)
         return self._choices[key]
@@ -229,7 +229,7 @@ class Kernel:
         if engine is NUMPY:
             names = self.strategies_for(math.prod(batch), rates=NUMPY.rates_for(x))
             ready = x.dtype == y.dtype == self.dtype and bool(batch) and 0 not in batch and \
-                self._rows(batch, self._program(names)) >= batch[0]
+                self._rows(batch, names) >= batch[0]
             call = self._checked_call
         else:
             engine, names, rows, batch, marks = self._engine_plan(engine_of({"x": x, "y": y}), batch, x)
@@ -250,7 +250,7 @@ class Kernel:
         names = self.strategies_for(math.prod(batch), engine, itemsize, compiled, engine.rates_for(x))
         if not compiled:
             names = self._term_by_term(names, ("compiled",)) or names
-        rows = self._rows(batch, self._program(names), cache_chunks=False)
+        rows = self._rows(batch, names, cache_chunks=False)
         chunk = min(rows, math.prod(batch))
         moved = MARKING_PASSES * chunk * sum(math.prod(shape) for shape in self.shapes) * itemsize
         marks = self._term_by_term(names, MEETS_ZEROS) is not None and engine.reads_dearly(x, moved)
@@ -359,7 +359,7 @@ class Kernel:
         if 0 in batch:                                   # nothing to multiply
             return np.empty(shape, self.dtype)
         names = self.strategies_for(math.prod(batch), rates=NUMPY.rates_for(x))
-        rows = self._rows(batch, self._program(names))
+        rows = self._rows(batch, names)
         whole = not batch or rows >= batch[0]
         z = self._run(names, NUMPY, x, y) if whole else None
         if whole and layout == checks.LAYOUTS[0] and z.flags.c_contiguous:  # type: ignore[union-attr]  # whole: z
@@ -379,11 +379,12 @@ class Kernel:
         return [a[start:start + rows] if len(a.shape) - count == len(batch) and a.shape[0] > 1 else a
                 for a in arrays]
 
-    def _rows(self, batch: tuple[int, ...], program: Program | None = None, cache_chunks: bool = True) -> int:
-        """Batch rows per chunk (as the levels ask, with `cache_chunks`, evened out so that the chunks are of one
-        size, and within the memory limit: a chunk's result counts among its temporaries, since the call's result is
-        assembled from it); refuses when even one row's temporaries exceed the memory limit."""
-        program = program or self.program
+    def _rows(self, batch: tuple[int, ...], names: tuple[str, ...], cache_chunks: bool = True) -> int:
+        """Batch rows per chunk of the program of strategies `names` (as the levels ask, with `cache_chunks`, evened
+        out so that the chunks are of one size, and within the memory limit: a chunk's result counts among its
+        temporaries, since the call's result is assembled from it); refuses when even one row's temporaries exceed
+        the memory limit."""
+        program = self._program(names)
         count = batch[0] if batch else 1
         rows = count
         chunk_bytes = self._chunk_bytes(program) if cache_chunks else None
@@ -391,15 +392,12 @@ class Kernel:
             working = program.cost.working() * self.dtype.itemsize * math.prod(batch[1:])
             rows = max(1, min(count, int(chunk_bytes // max(working, 1))))
             rows = even_rows(count, rows)
-        limit = memory.limit()
-        per_row, fixed = self._temporaries(batch, program)
-        if rows < count or fixed + per_row * rows > limit:
-            per_row, fixed = self._temporaries(batch, program, chunked=True)
-        if fixed + per_row * rows > limit:
-            rows = int((limit - fixed) // per_row) if per_row and fixed < limit else 0
-            if rows < 1:
-                memory.refuse(f"{self!r} on batch shape {batch}", fixed + per_row, self._alternatives(batch))
-        return rows
+        fit = select.rows_within_limit(program.cost, max(rows, 1), self.dtype.itemsize, math.prod(batch[1:]),
+                                       rows < count)
+        if fit < 1:
+            memory.refuse(f"<Kernel {self.name}: {', '.join(names)}, {self.dtype.name}> on batch shape {batch}",
+                          sum(self._temporaries(batch, program, chunked=True)), self._alternatives(batch, names))
+        return min(fit, rows)
 
     def _temporaries(self, batch: tuple[int, ...], program: Program | None = None, chunked: bool = False
                      ) -> tuple[float, float]:
@@ -408,10 +406,10 @@ class Kernel:
         cost, itemsize = (program or self.program).cost, self.dtype.itemsize
         return (cost.temporary + chunked * cost.z) * itemsize * math.prod(batch[1:]), cost.fixed * itemsize
 
-    def _alternatives(self, batch: tuple[int, ...]) -> dict[str, float]:
-        """{strategy label: bytes needed for one batch row} of the other lowerings of these factors."""
+    def _alternatives(self, batch: tuple[int, ...], names: tuple[str, ...]) -> dict[str, float]:
+        """{strategy label: bytes needed for one batch row} of the lowerings of these factors other than `names`."""
         needs: dict[str, float] = {}
-        seen = {self.strategies}
+        seen = {names}
         for name in (*STRATEGIES, "auto"):
             try:
                 other = Kernel(self.factors, name, self.dtype)

@@ -4,7 +4,9 @@ auto asks every strategy that applies for its cost (`kernels.products.strategies
 (`kernels.products.cost`) says is fastest for the batch at hand (small batches weigh calls more than arithmetic),
 the FFT, whose error is bounded by the operands' norms, only where it saves half the time or more (`cheapest`).  For a
 tensor product the strategies nest (a level multiplies through the levels inside it), so `resolve` prices every
-combination as it would be lowered (`nested_cost`), diagonal factors always sharing their index.
+combination as it would be lowered (`nested_cost`), diagonal factors always sharing their index.  auto keeps within
+``kernels.MEMORY_LIMIT``: it prices the chunks a call is cut into to hold its temporaries there (`memory_chunks`), and
+takes a strategy that cannot hold even one batch row only where none can (the call then refuses, naming the sizes).
 
 >>> from product_interactions.algebra import clifford, diagonal, tensor_algebra, translation
 >>> from product_interactions.kernels.products.factor import Factor
@@ -20,10 +22,12 @@ ValueError: strategy: 'identify' cannot represent factor 0: lam[0, 1, 1] = 1 in 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from . import leaf
+from ..native import memory
 from ..arrays.rates import NUMPY_RATES, Rates
 from .cost import Cost
 from .strategies import LEVELS, NORMWISE, STRATEGIES
@@ -44,11 +48,49 @@ NORMWISE_GAIN = 2.0
 
 
 def estimate(factor: Factor, name: str, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1,
-             rates: Rates = NUMPY_RATES) -> float:
+             rates: Rates = NUMPY_RATES, limited: bool = True) -> float:
     """The model's seconds for strategy `name` on `factor`, with the other factors an elementwise product of
-    `rest` elements per row, on an array library with these `rates`."""
-    cost = STRATEGIES[name].cost(factor, Cost.elementwise(rest))
-    return cost.seconds(rows, itemsize, chunk_bytes([name]), rates)
+    `rest` elements per row, on an array library with these `rates`, within the memory limit where `limited`
+    (`model_seconds`)."""
+    return model_seconds(STRATEGIES[name].cost(factor, Cost.elementwise(rest)), [name], rows, itemsize, rates,
+                         limited)
+
+
+def rows_within_limit(cost: Cost, rows: int, itemsize: int, width: int = 1, chunked: bool = False) -> int:
+    """The most of `rows` batch rows (of `width` elements per entry of `cost`, each `itemsize` bytes) that one call
+    holds within ``kernels.MEMORY_LIMIT``, as `Kernel` cuts its calls: all where they fit, else as many as fit with
+    their result (a chunk's result is a temporary of the call, as the rows of a `chunked` call are); 0 where not
+    even one row does.
+
+    >>> cost = Cost(x=10, y=10, z=10, flops=10, moved=30, temporary=1000)      # under the default 2 GiB:
+    >>> rows_within_limit(cost, 1000, 8), rows_within_limit(cost, 10**6, 8)   # 8 MB whole; of 8 GB, 2 GiB
+    (1000, 265777)
+    >>> rows_within_limit(Cost(x=10, y=10, z=10, flops=10, moved=30, temporary=1000, fixed=2**30), 1, 8)
+    0
+    """
+    limit, fixed = memory.limit(), cost.fixed * itemsize
+    if not chunked and fixed + cost.temporary * itemsize * width * rows <= limit:
+        return rows
+    per_row = (cost.temporary + cost.z) * itemsize * width
+    if fixed + per_row * rows <= limit:
+        return rows
+    return int((limit - fixed) // per_row) if fixed < limit else 0
+
+
+def memory_chunks(cost: Cost, rows: int, itemsize: int) -> float:
+    """The chunks a call of `rows` batch rows is cut into to hold its temporaries within ``kernels.MEMORY_LIMIT``
+    (`rows_within_limit`): 1 where the whole batch fits, `math.inf` where not even one row does."""
+    fit = rows_within_limit(cost, rows, itemsize)
+    return 1 if fit >= rows else math.inf if fit < 1 else math.ceil(rows / fit)
+
+
+def model_seconds(cost: Cost, names: Sequence[str], rows: int, itemsize: int, rates: Rates,
+                  limited: bool = True) -> float:
+    """The model's seconds for the program of strategies `names` with this `cost`, cut in chunks for the cache
+    (`chunk_bytes`) and, where `limited`, for the memory limit (`memory_chunks`: `math.inf` where not even one row
+    fits)."""
+    chunks = memory_chunks(cost, rows, itemsize) if limited else 1
+    return math.inf if chunks == math.inf else cost.seconds(rows, itemsize, chunk_bytes(names), rates, int(chunks))
 
 
 def applicable(factor: Factor) -> list[str]:
@@ -60,16 +102,22 @@ def _normwise(option: str | Sequence[str]) -> bool:
     return not NORMWISE.isdisjoint([option] if isinstance(option, str) else option)
 
 
-def cheapest(options: Iterable[Option], seconds: Callable[[Option], float]) -> Option:
+def cheapest(options: Iterable[Option], seconds: Callable[[Option], float],
+             unlimited: Callable[[Option], float] | None = None) -> Option:
     """The option (a strategy name, or one per factor) of least `seconds`, where one with a normwise strategy
-    (`strategies.NORMWISE`) must take at most 1 / `NORMWISE_GAIN` of the best other option's time.
+    (`strategies.NORMWISE`) must take at most 1 / `NORMWISE_GAIN` of the best other option's time; where every
+    option takes infinite `seconds` (none fits the memory limit), the least by `unlimited` instead.
 
     >>> cheapest(["fft", "gather"], {"fft": 0.6, "gather": 1.0}.get)      # 1.7x faster: not enough
     'gather'
     >>> cheapest(["fft", "gather"], {"fft": 0.4, "gather": 1.0}.get)
     'fft'
+    >>> cheapest(["dense", "gather"], {"dense": math.inf, "gather": math.inf}.get, {"dense": 1, "gather": 2}.get)
+    'dense'
     """
     times = {option: seconds(option) for option in options}
+    if unlimited is not None and min(times.values()) == math.inf:
+        times = {option: unlimited(option) for option in times}
     best = min(times, key=times.__getitem__)
     exact = [option for option in times if not _normwise(option)]
     if _normwise(best) and exact:
@@ -80,8 +128,10 @@ def cheapest(options: Iterable[Option], seconds: Callable[[Option], float]) -> O
 
 def choose(factor: Factor, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1,
            rates: Rates = NUMPY_RATES) -> str:
-    """The strategy auto picks for `factor`: the cheapest by the cost model (`cheapest`)."""
-    return cheapest(applicable(factor), lambda name: estimate(factor, name, rows, itemsize, rest, rates))
+    """The strategy auto picks for `factor`: the cheapest by the cost model (`cheapest`) that fits the memory
+    limit, or where none does, the cheapest."""
+    return cheapest(applicable(factor), lambda name: estimate(factor, name, rows, itemsize, rest, rates),
+                    lambda name: estimate(factor, name, rows, itemsize, rest, rates, limited=False))
 
 
 def nested_cost(factors: Sequence[Factor], names: Sequence[str]) -> Cost:
@@ -109,9 +159,9 @@ def priced(factors: Sequence[Factor], names: Sequence[str]) -> tuple[Cost, int |
     return nested_cost(factors, names), chunk_bytes(names)
 
 
-def _seconds(factors: Sequence[Factor], names: Sequence[str], rows: int, itemsize: int, rates: Rates) -> float:
-    cost, chunk = priced(factors, names)
-    return cost.seconds(rows, itemsize, chunk, rates)
+def _seconds(factors: Sequence[Factor], names: Sequence[str], rows: int, itemsize: int, rates: Rates,
+             limited: bool = True) -> float:
+    return model_seconds(nested_cost(factors, names), names, rows, itemsize, rates, limited)
 
 
 def resolve(strategy: str | Sequence[str], factors: Sequence[Factor], rows: int = NOMINAL_ROWS, itemsize: int = 8,
@@ -137,7 +187,8 @@ def resolve(strategy: str | Sequence[str], factors: Sequence[Factor], rows: int 
         return (choose(factors[0], rows, itemsize, rates=rates) if names[0] == "auto" else
                 options[0][0],)
     return cheapest(itertools.product(*options),
-                    lambda combination: _seconds(factors, combination, rows, itemsize, rates))
+                    lambda combination: _seconds(factors, combination, rows, itemsize, rates),
+                    lambda combination: _seconds(factors, combination, rows, itemsize, rates, limited=False))
 
 
 #: Batch rows `in_plan` prices for (a plan's batch is unknown when it is built).

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..arrays import checks
+
 if TYPE_CHECKING:
     from .kernel import Kernel
 
@@ -93,11 +95,25 @@ def kernel_for(key: str) -> Kernel:
 
 
 def _result(kernel: Kernel, x: Any, y: Any) -> Any:
-    """An empty tensor of the product's shape, dtype and device (the fake body)."""
+    """An empty tensor of the product's shape, dtype and device (the fake body).  Batch axes that do not broadcast
+    are refused here with the eager call's message, which torch.compile reports inside its own error (an operand's
+    wrong algebra axes are refused when the graph runs, by the eager call itself)."""
     import torch
-    count = len(kernel.factors)
-    batch = torch.broadcast_shapes(tuple(x.shape[:x.ndim - count]), tuple(y.shape[:y.ndim - count]))
-    return x.new_empty(tuple(batch) + kernel.shapes[2], dtype=torch.promote_types(x.dtype, y.dtype))
+    shapes = [tuple(a.shape) for a in (x, y)]
+    try:
+        batch = checks.broadcast_batches(shapes, len(kernel.factors), kernel.layout)
+    except ValueError:          # refused again with this call's sizes, not the symbols a dynamic trace gives them
+        checks.broadcast_batches([tuple(map(_example, shape)) for shape in shapes], len(kernel.factors),
+                                 kernel.layout)
+        raise
+    return x.new_empty(batch + kernel.shapes[2], dtype=torch.promote_types(x.dtype, y.dtype))
+
+
+def _example(size: Any) -> Any:
+    """A traced size's value in the call being traced (its hint), or the size itself."""
+    node = getattr(size, "node", None)
+    hint = getattr(node, "hint", None)
+    return size if hint is None else hint
 
 
 def define() -> Any:

@@ -1,5 +1,7 @@
 """The memory guard refuses before allocating, names the bytes and a strategy that avoids them."""
+import dataclasses
 import itertools
+import math
 import re
 
 import numpy as np
@@ -8,7 +10,10 @@ from kernel_cases import (SLACK_BYTES, STRATEGY_NAMES, builtin_algebras, held_by
                           relative_error)
 
 from product_interactions import kernels
-from product_interactions.algebra import clifford, quaternions, tensor_algebra, tensor_product, translation
+from product_interactions.algebra import (clebsch_gordan, clifford, quaternions, tensor_algebra, tensor_product,
+                                          translation)
+from product_interactions.kernels.arrays.numpy_engine import NUMPY
+from product_interactions.kernels.products import select
 from product_interactions.kernels.products.factor import Factor
 
 
@@ -102,6 +107,7 @@ def test_torch_and_jax_batches_are_cut_to_the_limit_and_still_differentiate(limi
     tx, ty = engine.convert(x, like), engine.convert(y, like)
     assert relative_error(engine.value(kernel(tx, ty)), reference(A, x, y)) <= 1e-12
     assert len(rows) >= 5 and sum(rows) == 500
+    assert len(rows) == select.memory_chunks(kernel.program.cost, 500, 8)     # the chunks auto prices
     if library == "torch":
         tx.requires_grad_()
         kernel(tx, ty).sum().backward()
@@ -169,3 +175,64 @@ def test_a_batch_cut_to_the_limit_holds_no_more_than_the_limit_besides_its_resul
         assert len(chunks) >= 8 and sum(chunks) == MEASURED_ROWS, (name, chunks)
         held = held_bytes(lambda: kernel(x, y), library)
         assert held <= kernels.MEMORY_LIMIT + results * expected.nbytes + SLACK_BYTES, (name, held)
+
+
+def without_the_compiled_loop(rates):
+    """`rates` of a library that cannot run the compiled loop (JAX, or torch on a GPU without Triton)."""
+    return dataclasses.replace(rates, compiled64=0.0, compiled32=0.0)
+
+
+def one_row_bytes(factors, names):
+    """What the program of `names` needs for one batch row cut from a larger call: constants, temporaries, result."""
+    cost = select.nested_cost(factors, names)
+    return (cost.fixed + cost.temporary + cost.z) * 8
+
+
+@pytest.mark.parametrize("name", list(builtin_algebras()))
+def test_auto_chooses_strategies_that_fit_the_limit_where_any_do(limit, name):
+    """Brute force over every combination of strategies that runs without the compiled loop: under a limit that
+    leaves some of them out, auto's choice
+    holds a batch row within it; under one that leaves none, it is the choice of an unlimited machine, whose call
+    then refuses; under the default limit, small algebras are chosen as without a limit."""
+    factors = [kernels.Factor.from_algebra(f) for f in getattr(builtin_algebras()[name], "factors", None) or
+               [builtin_algebras()[name]]]
+    rates = without_the_compiled_loop(NUMPY.rates)
+    options = itertools.product(*(select.applicable(f) for f in factors))
+    runnable = [names for names in options if select.model_seconds(select.nested_cost(factors, names), names, 4096, 8,
+                                                                     rates, limited=False) < math.inf]
+    needs = sorted({one_row_bytes(factors, names) for names in runnable})
+    limit(2**62)
+    unlimited = select.resolve("auto", factors, 4096, 8, rates)
+    limit(2 * 2**30)
+    assert select.resolve("auto", factors, 4096, 8, rates) == unlimited
+    for between in zip(needs, needs[1:]):
+        limit(int(sum(between) // 2))
+        chosen = select.resolve("auto", factors, 4096, 8, rates)
+        assert one_row_bytes(factors, chosen) <= kernels.MEMORY_LIMIT, (between, chosen)
+    limit(int(needs[0]) - 1)
+    assert select.resolve("auto", factors, 4096, 8, rates) == unlimited
+
+
+@pytest.mark.parametrize("library", ["numpy", "torch", "jax"])
+def test_auto_keeps_within_the_limit_on_every_library(limit, monkeypatch, library):
+    """Clebsch-Gordan lmax 6 under 64 KiB, where its dense constants (941 KiB) do not fit: auto runs a strategy
+    that does, on numpy, on JAX and on torch without the compiled loop (as on a GPU); before, JAX and torch took
+    dense and refused the call."""
+    A = clebsch_gordan(6)
+    x, y = operands(A, batch=(512,))
+    expected = reference(A, x, y)
+    kernel = kernels.product(A)
+    limit(64 * 2**10)
+    if library != "numpy":
+        from product_interactions.kernels.arrays import ENGINES
+        pytest.importorskip(library)
+        engine = ENGINES[library]
+        monkeypatch.setattr(type(engine), "runs_compiled", lambda self, a: False)
+        like = engine.xp.zeros((), dtype=engine.native_dtype(np.float64))
+        x, y = engine.convert(x, like), engine.convert(y, like)
+    assert relative_error(np.asarray(kernel(x, y)), expected) <= 1e-12
+    limit(1)
+    with pytest.raises(kernels.MemoryLimitError, match="no strategy fits") as raised:
+        kernel(x, y)
+    ran = re.search(r"<Kernel clebsch_gordan\(6\): ([a-z, ]+), float64> on batch shape \(512,\)", str(raised.value))
+    assert ran is not None and (library == "numpy" or "compiled" not in ran.group(1)), str(raised.value)

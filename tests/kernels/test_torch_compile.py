@@ -59,6 +59,21 @@ def test_a_kernel_traces_whole_with_fullgraph_and_its_gradients_of_both_operands
     assert len(graphs) == 1 and "product_interactions.product" in str(graphs[0].graph)
 
 
+@pytest.mark.parametrize("fullgraph", [True, False])
+def test_a_traced_call_refuses_bad_operands_with_the_eager_message(fullgraph):
+    """Algebra axes of the wrong size are refused by the call itself when the graph runs (a ValueError); batch axes
+    that do not broadcast are refused while tracing, where torch.compile wraps the error, which still carries the
+    eager message, not torch's broadcasting one."""
+    kernel = kernels.product(quaternions())
+    compiled = torch.compile(lambda a, b: kernel(a, b) * 2, fullgraph=fullgraph, backend="eager", dynamic=True)
+    x = torch.randn(8, 4, dtype=torch.float64)
+    torch.testing.assert_close(compiled(x, x), kernel(x, x) * 2)
+    with pytest.raises(ValueError, match=r"y: axis -1 has size 5, but quaternions needs 4 there"):
+        compiled(x, torch.randn(8, 5, dtype=torch.float64))
+    with pytest.raises(Exception, match=r"x, y: batch axes \(8,\) and \(\w+,\) do not broadcast"):
+        compiled(x, torch.randn(3, 4, dtype=torch.float64))
+
+
 def test_the_kernel_operator_passes_torch_s_operator_checks():
     from torch.library import opcheck
     from product_interactions.kernels.products import torch_operator
