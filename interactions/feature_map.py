@@ -47,8 +47,8 @@ from .scan import Scan
 
 def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[Any, Any]:
     """x as a real array (batch, length, d) (autograd, torch and JAX arrays pass through), and the mask as a
-    numpy bool array, a bool array of its library where its values cannot be read (traced: `_traced_mask`), or
-    None.
+    numpy bool array, a bool array of x's library where it was given as one (its values read to be checked) or of
+    its own library where its values cannot be read (traced: `_traced_mask`), or None.
 
     The mask must have shape (batch, length), hold only 0 and 1 (or bools), and be ones then zeros in each row.
     """
@@ -73,6 +73,7 @@ def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[A
     if mask is not None and hasattr(mask, "shape") and not owner(mask).readable(mask):
         return _traced_mask(x, mask, shape)
     if mask is not None:
+        given = mask
         try:
             mask = owner(mask).value(mask) if hasattr(mask, "shape") else np.asarray(mask)
         except ValueError as error:                     # a ragged list
@@ -85,7 +86,21 @@ def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[A
         mask = mask.astype(bool)
         if np.any(mask[:, 1:] & ~mask[:, :-1]):
             raise ValueError("mask: expected each row to be ones then zeros (padding at the end)")
+        if hasattr(given, "shape") and owner(given) is owner(x) is not NUMPY:
+            return x, given != 0                        # where it is: no copy back from the host
     return x, mask
+
+
+def mask_like(x: Any, mask: Any) -> Any:
+    """The mask of `check_sequences` as a bool array of x's library, for a call that uses it more than once: each
+    use of a numpy mask beside a torch or JAX x would convert it anew, a copy from the host (on a GPU, one that
+    waits for the device).
+
+    >>> import torch
+    >>> mask_like(torch.zeros(1, 2, 3), np.array([[True, False]]))
+    tensor([[ True, False]])
+    """
+    return owner(x).convert(mask, x) if isinstance(mask, np.ndarray) and owner(x) is not NUMPY else mask
 
 
 def _traced_mask(x: Any, mask: Any, shape: tuple[int, ...]) -> tuple[Any, Any]:
@@ -237,7 +252,7 @@ def signature(x: Any, depth: int, mask: Any = None, return_sequences: bool = Fal
     method = _method(method)
     x, mask = check_sequences(x, mask)
     check_levels_fit(tuple(x.shape), depth, return_sequences, owner(x).dtype(x).itemsize, "depth")
-    return flatten(seq2tens(increments(x, mask), depth, lift="exp", return_sequences=return_sequences,
+    return flatten(seq2tens(increments(x, mask_like(x, mask)), depth, lift="exp", return_sequences=return_sequences,
                             method=method))
 
 

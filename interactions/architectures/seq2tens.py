@@ -46,7 +46,7 @@ from ...kernels.arrays import adopt, common_precision, counting
 from ...kernels.scans import seq2tens as seq2tens_kernels
 
 from ...kernels.arrays import POINTWISE as NUMERIC
-from ..feature_map import check_sequences, increments, zero_padding
+from ..feature_map import check_sequences, increments, mask_like, zero_padding
 from .model import check_dtype, check_params, check_seed, check_width, parameter_summary
 
 if TYPE_CHECKING:
@@ -135,14 +135,13 @@ class LS2T:
         return [("V", False), ("V_reverse", True)] if self.bidirectional else [("V", self.reverse)]
 
     def _time(self, engine: Engine, x: Any, mask: Any) -> Any:
-        """x with t / (n - 1) appended, n each sequence's length (`mask`: numpy, or traced in x's library)."""
+        """x with t / (n - 1) appended, n each sequence's length (`mask`: in x's library, `mask_like`)."""
         batch, length, _ = tuple(x.shape)
         steps = engine.constant(counting(length, "float64"), x)[None, :]          # 0, 1, ..., L - 1, kept
         if mask is None:
             t = engine.broadcast_to(steps / max(length - 1, 1), (batch, length))
         else:
-            n = engine.convert(mask.sum(axis=1).astype(float), x) if isinstance(mask, np.ndarray) else \
-                engine.sum(engine.floats(mask, x), axis=1)
+            n = engine.sum(engine.floats(mask, x), axis=1)
             t = steps / engine.maximum(n - 1, 1.0)[:, None]
         return engine.concatenate([x, t[:, :, None]], axis=2)
 
@@ -172,9 +171,14 @@ class LS2T:
         """The layer on x (batch, length, d_in); mask (batch, length) marks kept points (ones, then padding).  x
         and the parameters may be numpy, torch or JAX arrays (`kernels.arrays.registry`)."""
         x, mask = check_sequences(x, mask, self.d_in)
+        return self._checked_apply(params, x, mask)
+
+    def _checked_apply(self, params: Mapping[str, Any], x: Any, mask: Any) -> Any:
+        """`apply` on x and mask as `check_sequences` returns them."""
         engine, arrays = adopt({"x": x, **check_params(params, self.parameters)})
         arrays, half = common_precision(engine, arrays)        # the low-rank scan adds up its rounding: in float32
         x, params = arrays.pop("x"), arrays
+        mask = mask_like(x, mask)                               # converted once, used up to five times
         x = zero_padding(self._time(engine, x, mask) if self.time else x, mask)
         x = increments(x, mask, basepoint=True) if self.difference else x
         features = zero_padding(self._static_map(engine, params, x), mask)
@@ -239,12 +243,15 @@ class DeepLS2T:
         return to_torch(self, seed, dtype)
 
     def apply(self, params: Mapping[str, Any], x: Any, mask: Any = None) -> Any:
-        """The layers in turn on x (batch, length, d_in), each with the same mask."""
+        """The layers in turn on x (batch, length, d_in), each with the same mask (checked once, and converted
+        once into the library the layers compute in)."""
         check_params(params, self.parameters)
+        x, mask = check_sequences(x, mask, self.layers[0].d_in)
         for i, layer in enumerate(self.layers):
             prefix = f"layer{i}/"
-            x = layer.apply({name[len(prefix):]: params[name] for name in params.keys() if name.startswith(prefix)},
-                            x, mask)
+            mask = mask_like(x, mask)
+            x = layer._checked_apply({name[len(prefix):]: params[name] for name in params.keys()
+                                      if name.startswith(prefix)}, x, mask)
         return x
 
 

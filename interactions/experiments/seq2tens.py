@@ -50,7 +50,7 @@ import numpy as np
 
 from ..architectures import convolution, deep_ls2t
 from ..architectures.model import check_seed
-from ..feature_map import check_sequences, zero_padding
+from ..feature_map import check_sequences, mask_like, zero_padding
 from .datasets import time_series
 from .report import Timings, check_setting, report, row
 from ...kernels.arrays import adopt, owner
@@ -92,17 +92,17 @@ def statistics(x: Any, mask: Any) -> tuple[np.ndarray, np.ndarray]:
     return kept.mean(axis=0), np.where(std > 0, std, 1.0)
 
 
-def batch_moments(h: Any, mask: np.ndarray) -> tuple[Any, Any]:
+def batch_moments(h: Any, mask: Any) -> tuple[Any, Any]:
     """Per-channel mean and variance of h (cases, length, channels) over the cases and times that the (cases,
-    length) `mask` keeps, in h's library (differentiable).
+    length) `mask` (numpy, or of h's library: `mask_like`) keeps, in h's library (differentiable).
 
     >>> h, mask = np.array([[[1.0], [3.0], [9.0]]]), np.array([[True, True, False]])
     >>> batch_moments(h, mask)
     (array([2.]), array([1.]))
     """
     engine = owner(h)
-    weights = engine.convert(mask[:, :, None].astype(np.float64), h)       # data, not a constant to keep
-    count = max(int(np.sum(mask)), 1)
+    weights = engine.floats(mask_like(h, mask), h)[:, :, None]     # the call's data, not a constant to keep
+    count = engine.maximum(engine.sum(weights), 1.0)
     mean = engine.sum(h * weights, axis=(0, 1)) / count
     centred = (h - mean) * weights
     return mean, engine.sum(centred * centred, axis=(0, 1)) / count
@@ -170,6 +170,7 @@ class Classifier:
         if mask is None:
             mask = np.ones(np.shape(x)[:2], bool)
         engine, arrays = adopt({"readout/A": params.get("readout/A"), "x": x})
+        mask = mask_like(arrays["x"], mask)                # converted once, used twice a block
         h, used = zero_padding(arrays["x"], mask), []
         for k, layer in enumerate(self.convolutions):
             ahead = layer.size // 2                 # centre the causal taps: look `ahead` steps into the zero padding

@@ -78,3 +78,31 @@ def test_an_index_table_changed_in_place_is_taken_anew():
     assert TORCH.take(a, indices, 0).tolist() == NUMPY.take(a.numpy(), indices, 0).tolist() == [3.0, 2.0]
     kept = frozen(np.array([4, 0]))
     assert TORCH.take(a, kept, 0) .tolist() == [4.0, 0.0] and TORCH.constant(kept, a) is TORCH.constant(kept, a)
+
+
+def test_a_numpy_mask_crosses_from_the_host_once_a_call_and_a_mask_of_x_s_library_not_at_all(host_copies):
+    """LS2T uses its mask up to five times (the time coordinate, the increments, the features), the signature
+    twice and the Seq2Tens classifier twice a block; each use of a numpy mask beside a torch x converted it anew.
+    It is now converted once a call, and a torch mask is used where it is (its values read to be checked)."""
+    from product_interactions.interactions.architectures.seq2tens import DeepLS2T, ls2t
+    from product_interactions.interactions.experiments.seq2tens import Classifier
+    from product_interactions.interactions.feature_map import signature
+    rng = np.random.default_rng(1)
+    x = torch.tensor(rng.standard_normal((2, 7, 3)))
+    mask = np.arange(7) < np.array([[7], [4]])
+    layer = ls2t(3, width=4, order=2, time=True, difference=True).to_torch()
+    deep = DeepLS2T(3, widths=(4, 4), order=2, time=True, difference=True).to_torch()
+    classifier = Classifier(3, classes=2, filters=4, widths=(4,), order=2)
+    params = {name: torch.tensor(value) for name, value in classifier.init(0).items()}
+    calls = [lambda m: layer(x, m), lambda m: deep(x, m), lambda m: signature(x, 3, m),
+             lambda m: classifier.apply(params, x, m)]
+    for call in calls:
+        expected = call(mask)
+        with host_copies() as made:
+            got = call(mask)
+        assert made == [mask.shape] * (2 if call is calls[-1] else 1), calls.index(call)  # classifier: FCN, LS2T
+        torch.testing.assert_close(got, expected, rtol=0, atol=0)
+        with host_copies() as made:
+            got = call(torch.tensor(mask))
+        assert made == [mask.shape]                                       # torch.tensor(mask) itself
+        torch.testing.assert_close(got, expected, rtol=0, atol=0)
