@@ -13,6 +13,7 @@ imported only here.
 """
 from __future__ import annotations
 
+import copy
 import inspect
 import threading
 import weakref
@@ -30,6 +31,9 @@ FORMS_PER_MODULE = 64
 #: A module's key -> {(its call's tensor inputs' names, its constants with their types): that form}.
 _FORMS: dict[str, dict[tuple[Any, ...], CallForm]] = {}
 _MAKING = threading.Lock()
+#: id(model) -> the module class made for it (`_module_class`), while one of its modules lives: every module of a
+#: model is of one class (``torch.func.stack_module_state`` stacks only those).
+_CLASSES: weakref.WeakValueDictionary[int, type] = weakref.WeakValueDictionary()
 
 
 def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:
@@ -50,9 +54,19 @@ def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike =
 
 
 def _module_class(model: Any) -> Any:
-    """The `torch.nn.Module` class of `model`'s modules (`to_torch`)."""
+    """The `torch.nn.Module` class of `model`'s modules (`to_torch`): made once while any of them lives."""
+    with _MAKING:
+        made = _CLASSES.get(id(model))
+        if made is None:
+            made = _CLASSES[id(model)] = _made_class(model)
+    return made
+
+
+def _made_class(model: Any) -> Any:
+    """A new `torch.nn.Module` class for `model` (`_module_class`)."""
     torch: Any = require("torch", "torch", "to_torch")
     names = _inputs_of(model.apply)
+    weight_names = tuple(model.parameters)
 
     class ModelModule(torch.nn.Module):
         """`model` as a torch module: ``forward(*inputs, **options) = model.apply(parameters, *inputs, ...)``."""
@@ -74,10 +88,26 @@ def _module_class(model: Any) -> Any:
             super().__setstate__(state)
             self.key = _registered(self)
 
+        def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+            """A copy of the parameters and the rest of the module's state with the same model (immutable), so of
+            the same class."""
+            memo[id(self.model)] = self.model
+            copied = type(self).__new__(type(self))
+            memo[id(self)] = copied
+            copied.__setstate__(copy.deepcopy(dict(self.__dict__), memo))
+            return copied
+
+        def weights(self) -> list[Any]:
+            """The model's parameters, in its order, as the module holds them now: read by name, so that torch's
+            parametrizations (``weight_norm``, ``spectral_norm``, ``orthogonal``, ``register_parametrization``),
+            pruning and a tensor set in a parameter's place take effect, as in torch's own layers."""
+            return [getattr(self, name) for name in weight_names]
+
         def forward(self, *inputs: Any, **options: Any) -> Any:
             """The model on `inputs` (tensors in the parameters' dtype; inside ``torch.autocast``, a half-precision
             one too, an earlier layer's output there: taken as the parameters' dtype, and the autocast computes)."""
-            expected = next(iter(self._parameters.values())).dtype if self._parameters else None
+            weights = self.weights()
+            expected = weights[0].dtype if weights else None
             inputs = tuple(self._checked(n, x, expected, len(inputs)) for n, x in enumerate(inputs))
             if torch_compiling():
                 split = traced_arguments(names, {}, inputs, options)
@@ -86,8 +116,8 @@ def _module_class(model: Any) -> Any:
                     key = self.key if not constants and given == names[:len(given)] else \
                         form_key(self.key, given, constants)
                     if key is not None and torch_call.applies(operands):
-                        return torch_call.traced(key, [*(p for _, p in self.named_parameters()), *operands])
-            return self.run(*inputs, **options)
+                        return torch_call.traced(key, [*weights, *operands])
+            return self._run(weights, *inputs, **options)
 
         @staticmethod
         def _checked(n: int, x: Any, expected: Any, count: int) -> Any:
@@ -102,15 +132,18 @@ def _module_class(model: Any) -> Any:
                             f"input, or the module with .to({x.dtype})), got {x.dtype}")
 
         def flat_call(self, operands: list[Any], **named: Any) -> Any:
-            """The model on its parameters, then its inputs, in one list (`kernels.arrays.torch_call`), and the
-            `named` inputs and options."""
-            names = [name for name, _ in self.named_parameters()]
-            return self.model.apply(dict(zip(names, operands)), *operands[len(names):], **named)
+            """The model on its parameters (`weights`), then its inputs, in one list (`kernels.arrays.torch_call`),
+            and the `named` inputs and options."""
+            count = len(weight_names)
+            return self.model.apply(dict(zip(weight_names, operands[:count])), *operands[count:], **named)
 
-        @outside_torch_compile
         def run(self, *inputs: Any, **options: Any) -> Any:
             """The forward as the library runs it (traced by torch.compile: at a graph break)."""
-            return self.model.apply(dict(self._parameters), *inputs, **options)
+            return self._run(self.weights(), *inputs, **options)
+
+        @outside_torch_compile
+        def _run(self, weights: list[Any], *inputs: Any, **options: Any) -> Any:
+            return self.model.apply(dict(zip(weight_names, weights)), *inputs, **options)
 
         def extra_repr(self) -> str:
             return name
