@@ -17,10 +17,10 @@ from .precision import autocast_of, common_precision, is_half
 from .rates import NUMPY_RATES, Rates
 from .registry import ENGINES, adopt, engine_of, owner
 from . import torch_call
-from .torch_engine import TORCH, is_fake, outside_torch_compile, torch_compiling
+from .torch_engine import TORCH, is_fake, outside_torch_compile, torch_compiling, traced_as_one_operator
 from .traced_entry import traced_arguments, traced_as_operator
 
 __all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "NUMPY_RATES", "POINTWISE", "Rates", "TORCH", "VOCABULARY", "adopt",
            "array_kind", "autocast_of", "common_precision", "counting", "frozen", "engine_of", "is_fake", "is_half",
            "library", "outside_torch_compile", "owner", "torch_call", "torch_compiling", "sigmoid", "silu",
-           "softplus", "traced_arguments", "traced_as_operator"]
+           "softplus", "traced_arguments", "traced_as_one_operator", "traced_as_operator"]

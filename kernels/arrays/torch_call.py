@@ -48,6 +48,7 @@ import weakref
 from typing import Any, NamedTuple
 
 from .symbolic_shape import Rule, traced_result
+from .torch_engine import traced_as_one_operator
 
 #: key -> the live owner of that key.
 _OWNERS: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
@@ -285,10 +286,11 @@ def _define() -> None:
 
 
 def applies(arrays: list[Any]) -> bool:
-    """True when a traced call on `arrays` can be the operator: it is defined, and they are torch tensors (of any
-    dtype: a mask, token ids; only floating ones can want a gradient)."""
+    """True when a traced call on `arrays` can be the operator and is to be (`traced_as_one_operator`): it is
+    defined, and they are torch tensors (of any dtype: a mask, token ids; only floating ones can want a gradient)."""
     torch = sys.modules.get("torch")
-    return bool(OPERATORS) and torch is not None and bool(arrays) and all(isinstance(a, torch.Tensor) for a in arrays)
+    return bool(OPERATORS) and torch is not None and bool(arrays) and \
+        all(isinstance(a, torch.Tensor) for a in arrays) and traced_as_one_operator(arrays)
 
 
 def traced(key: str, operands: list[Any]) -> Any:

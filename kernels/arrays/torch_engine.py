@@ -131,6 +131,18 @@ def torch_compiling() -> bool:
     return torch is not None and getattr(torch.compiler, "is_compiling", bool)()       # torch >= 2.3 can say
 
 
+def traced_as_one_operator(arrays: Sequence[Any]) -> bool:
+    """Whether a traced call (`torch_compiling`) on `arrays` is to be one operator of the graph: always under
+    torch.compile, whose tracer (Dynamo) cannot follow the library's code; under torch.export's default
+    (non-strict) tracer only where a size is a symbol (a dynamic shape: the library decides on sizes in Python).
+    Where every size is a number, export follows the library's own torch operations, so the exported program holds
+    torch's operators only and runs in any process, without the library."""
+    compiler = sys.modules["torch"].compiler
+    exporting = getattr(compiler, "is_exporting", bool)() and \
+        not getattr(compiler, "is_dynamo_compiling", compiler.is_compiling)()           # strict export: Dynamo
+    return not exporting or any(not isinstance(size, int) for a in arrays for size in a.shape)
+
+
 def outside_torch_compile(function: Callable[..., Any]) -> Callable[..., Any]:
     """`function`, run as it is where torch.compile traces it (at a graph break; ``torch.compiler.disable``): the
     library's checks, caches, ctypes calls and in-place buffers are not code its tracer follows, and torch's
@@ -401,10 +413,11 @@ class TorchEngine(Engine):
         """Real float32 and float64 tensors on a device with a compiled loop that runs here (`LOOPS`: the CPU's C
         loop, CUDA's Triton kernel where Triton is installed)."""
         loop = LOOPS.get(a.device.type)
-        return a.dtype in (self.xp.float32, self.xp.float64) and loop is not None and loop.unavailable() is None
+        return a.dtype in (self.xp.float32, self.xp.float64) and loop is not None and loop.unavailable() is None \
+            and not is_fake(a)
 
     def scans_compiled(self, a: Any) -> bool:
-        return bool(a.device.type == "cpu" and a.dtype in (self.xp.float32, self.xp.float64))
+        return bool(a.device.type == "cpu" and a.dtype in (self.xp.float32, self.xp.float64)) and not is_fake(a)
 
     def compiled_loop(self, level: Any, x: Any, y: Any) -> Any:
         """The level's loop (`_loop`) on real tensors with one batch shape and its axis last: one autograd

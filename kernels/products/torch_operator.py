@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..arrays import checks
+from ..arrays import checks, traced_as_one_operator
 
 if TYPE_CHECKING:
     from .kernel import Kernel
@@ -157,7 +157,8 @@ def _defined() -> Any:
 
 
 def applies(kernel: Kernel, x: Any, y: Any) -> bool:
-    """True when a traced call of `kernel` on x, y can be the operator: torch tensors, the batch-first layout."""
+    """True when a traced call of `kernel` on x, y can be the operator and is to be (`traced_as_one_operator`):
+    torch tensors, the batch-first layout."""
     torch = sys.modules.get("torch")
     return bool(OPERATOR) and torch is not None and isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) \
-        and kernel.layout == "batch-first"
+        and kernel.layout == "batch-first" and traced_as_one_operator((x, y))

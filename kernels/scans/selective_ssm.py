@@ -216,7 +216,10 @@ def _extremes(delta: Any, A: Any) -> tuple[float, float]:
     warns of nothing, where the values cannot be read: arrays traced by torch.compile (whose real call, the
     operator's body, checks them), by ``jax.jit`` or by a torch.func transform (where they are not checked)."""
     engine, arrays = adopt({"delta": delta, "A": A})
-    delta, A = (engine.detached(arrays[name]) for name in ("delta", "A"))
+    # detached only where that makes them readable (a JAX array under eager jax.grad): torch.export fails on a
+    # constant tensor whose one operation, a detach nothing uses, it then removes
+    delta, A = (arrays[name] if engine.concrete(arrays[name]) else engine.detached(arrays[name])
+                for name in ("delta", "A"))
     if not (engine.concrete(delta) and engine.concrete(A)):
         return 1.0, 0.0
     smallest, largest = engine.value(engine.stack([-engine.amax(-delta), engine.amax(A)]))

@@ -1,0 +1,112 @@
+"""`torch.export` (its default, non-strict tracer) of the library's modules, kernels and functional entry points:
+where every size is a number, export follows the library's own torch operations, so the program holds torch's
+operators only, equals the eager call, and loads and runs in a process that never imports the library.  Before,
+each call was the library's operator, looked up by a key that lives only in the process that made it (a loaded
+program failed: "failed to resolve torch.ops.product_interactions.call.default").  A dynamic size still records
+the library's operator (the library decides on sizes in Python): in-process only, as documented."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from module_cases import MODELS
+
+from product_interactions import kernels
+from product_interactions.algebra import clebsch_gordan, quaternions
+from product_interactions.interactions.feature_map import seq2tens, signature
+
+torch = pytest.importorskip("torch")
+from torch.export import Dim  # noqa: E402
+
+IDS = [type(m).__name__ for m, _ in MODELS]
+
+
+class Function(torch.nn.Module):
+    def __init__(self, function):
+        super().__init__()
+        self.function = function
+
+    def forward(self, *arrays):
+        return self.function(*arrays)
+
+
+def library_operators(program) -> list[str]:
+    return [str(node.target) for node in program.graph.nodes if "product_interactions" in str(node.target)]
+
+
+def test_every_architecture_exports_to_torch_operators_that_run_without_the_library(tmp_path):
+    saved = []
+    for (model, inputs), name in zip(MODELS, IDS):
+        module = model.to_torch(seed=0)
+        arguments = tuple(torch.tensor(a) for a in inputs)
+        program = torch.export.export(module, arguments)
+        expected = module(*arguments).detach()
+        assert library_operators(program) == [], name
+        torch.testing.assert_close(program.module()(*arguments), expected, rtol=1e-12, atol=1e-12)
+        torch.export.save(program, tmp_path / f"{name}.pt2")
+        torch.save({"arguments": arguments, "expected": expected}, tmp_path / f"{name}.io")
+        saved.append(name)
+    check = """
+import sys, torch
+folder = sys.argv[1]
+for name in sys.argv[2:]:
+    program, io = torch.export.load(f"{folder}/{name}.pt2"), torch.load(f"{folder}/{name}.io")
+    torch.testing.assert_close(program.module()(*io["arguments"]), io["expected"], rtol=1e-12, atol=1e-12)
+assert not any(module.startswith("product_interactions") for module in sys.modules)
+print("ran", len(sys.argv) - 2)
+"""
+    done = subprocess.run([sys.executable, "-c", check, str(tmp_path), *saved], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=600)
+    assert done.returncode == 0 and done.stdout.split() == ["ran", str(len(saved))], done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("algebra", [quaternions(), clebsch_gordan(1)], ids=["quaternions", "cg1"])
+def test_every_strategy_of_a_kernel_exports_to_torch_operators(algebra):
+    g = torch.Generator().manual_seed(1)
+    x, y = (torch.randn(6, algebra.dim, dtype=torch.float64, generator=g) for _ in range(2))
+    y[0, 0] = float("inf")                           # the rule for values that are not finite, with no read
+    checked = 0
+    for name in kernels.STRATEGIES:
+        try:
+            kernel = kernels.product(algebra, strategy=name)
+        except ValueError:                                    # the strategy does not apply
+            continue
+        program = torch.export.export(Function(kernel), (x, y))
+        assert library_operators(program) == [], name
+        got, expected = program.module()(x, y), kernel(x, y)      # a non-finite output is NaN unread, else any
+        finite = torch.isfinite(expected)
+        assert torch.equal(torch.isfinite(got), finite) and not finite.all(), name
+        torch.testing.assert_close(got[finite], expected[finite], rtol=1e-12, atol=1e-12, msg=name)
+        checked += 1
+    assert checked >= 4
+
+
+def test_the_functional_entry_points_export_to_torch_operators():
+    g = torch.Generator().manual_seed(2)
+
+    def rand(*shape):
+        return torch.randn(*shape, dtype=torch.float64, generator=g)
+    u, A = rand(2, 10, 3), -torch.ones(3, 2, dtype=torch.float64)
+    cases = {"selective_scan": (lambda u, d, B, C: kernels.selective_scan(u, d, A, B, C),
+                                (u, u.abs(), rand(2, 10, 2), rand(2, 10, 2))),
+             "linear_scan": (kernels.linear_scan, (rand(2, 10, 3).sigmoid(), u)),
+             "causal_convolution": (kernels.causal_convolution, (rand(2, 3, 10), rand(10))),
+             "softmax": (lambda s: kernels.softmax(s, axis=-1), (rand(4, 6),)),
+             "signature": (lambda x: signature(x, 3), (u,)),
+             "seq2tens": (lambda x: seq2tens(x, 2)[2], (u,))}
+    for name, (function, arguments) in cases.items():
+        program = torch.export.export(Function(function), arguments)
+        assert library_operators(program) == [], name
+        torch.testing.assert_close(program.module()(*arguments), function(*arguments), rtol=1e-12, atol=1e-12,
+                                   msg=name)
+
+
+def test_a_dynamic_batch_records_the_library_s_operator_and_follows_the_size():
+    model, (sequence,) = MODELS[0]
+    module = model.to_torch(seed=0)
+    x = torch.tensor(sequence)
+    program = torch.export.export(module, (x,), dynamic_shapes=(({0: Dim("batch")},),))
+    assert library_operators(program) == ["product_interactions.call.default"]
+    larger = torch.cat([x, x, x])
+    torch.testing.assert_close(program.module()(larger), module(larger), rtol=1e-12, atol=1e-12)
