@@ -282,7 +282,10 @@ class Kernel:
         z = self._program(names)(x, y)
         # One finite sum means every output is finite (one pass; torch's isfinite(z).all() costs 13 times more).
         # A sum that overflows from finite outputs only costs a recomputation with the same result.
-        return z if bool(engine.isfinite(engine.sum(z))) else self._program(direct)(x, y)
+        finite = engine.isfinite(engine.sum(z))
+        if not engine.concrete(finite):     # concrete operands staged by an outer trace (captured by jax.jit)
+            return self._marked(names, engine, x, y)
+        return z if bool(finite) else self._program(direct)(x, y)
 
     def _marked(self, names: tuple[str, ...], engine: Engine, x: Any, y: Any) -> Any:
         """The program on x and y with their non-finite entries zeroed, and NaN in each output that one of them has

@@ -45,6 +45,10 @@ def test_values_that_are_not_finite_follow_the_rule_on_torch_and_under_jit(name)
     for strategy, kernel in _applicable(A):
         assert same_values(kernel(torch.tensor(x), torch.tensor(y)).numpy(), expected), strategy
         assert same_values(np.asarray(jax.jit(kernel)(jnp.asarray(x), jnp.asarray(y))), expected), strategy
+        # operands captured by the traced function: concrete arrays, but what is made of them is traced (before, a
+        # dense or fft call read its result there: TracerBoolConversionError)
+        captured_x, captured_y = jnp.asarray(x), jnp.asarray(y)
+        assert same_values(np.asarray(jax.jit(lambda: kernel(captured_x, captured_y))()), expected), strategy
 
 
 @pytest.mark.parametrize("name", ["diagonal(3)", "translation(9)", "matrix_algebra(2)", "clebsch_gordan(2)",
