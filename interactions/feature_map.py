@@ -39,7 +39,8 @@ import sympy
 from ..algebra import TensorAlgebra, position, tensor_algebra, tensor_product
 from ..algebra.algebra import check_count, check_flag
 from ..kernels import native
-from ..kernels.arrays import NUMPY, common_precision, is_fake, owner, torch_compiling, traced_as_operator
+from ..kernels.arrays import (NUMPY, common_precision, is_fake, owner, torch_compiling, traced_as_operator,
+                              with_jax_defaults)
 from ..kernels.scans import seq2tens as seq2tens_kernels
 
 from .expression import Expr, Scale, Signal
@@ -183,6 +184,7 @@ def check_levels_fit(shape: tuple[int, ...], degree: int, return_sequences: bool
             f"{native.format_bytes(native.limit())}; lower {argument}, or project the levels (ls2t, low_rank)")
 
 
+@with_jax_defaults
 def seq2tens(x: Any, degree: int, lift: str = "linear", embedding_order: int | None = None,
              return_sequences: bool = False, mask: Any = None, method: str = "auto") -> tuple[Any, ...]:
     """The levels (Phi_0, Phi_1, ..., Phi_degree) of each sequence of x (batch, length, d): Phi_0 of shape

@@ -38,7 +38,7 @@ from ...algebra import Algebra, diagonal
 from ...algebra import limits
 from ...algebra.algebra import check_choice
 from ...algebra.symmetry import Action, equivariant_constraints, filter_of, regulariser, solve
-from ...kernels.arrays import owner
+from ...kernels.arrays import owner, with_jax_defaults
 from ..expression import Expr, Linear, Parameter, Signal
 from ._expression_model import ExpressionModel
 from .model import check_params, check_signal, check_width
@@ -129,6 +129,7 @@ class ProductLayer(ExpressionModel):
             raise ValueError(f"x: expected shape (..., {d}) ({what}), got {np.shape(x)}")
         return ()
 
+    @with_jax_defaults
     def apply(self, params: Mapping[str, Any], x: Any) -> Any:
         """The layer on a batch of inputs (batch axes, then d_in features or A's components)."""
         check_signal(x)

@@ -25,6 +25,7 @@ import numpy as np
 from ...algebra import position, tensor_product
 from ...algebra.algebra import check_count
 from ...algebra.so3 import clebsch_gordan
+from ...kernels.arrays import with_jax_defaults
 
 from ..expression import Expr, Parameter, Signal
 from ..pointwise import Pointwise
@@ -64,6 +65,7 @@ class SE3Attention(Model):
     def parameters(self) -> dict[str, tuple[int, ...]]:
         return {"W_Q": (1, self.channels, self.channels_in), **self.keys.parameters, **self.values.parameters}
 
+    @with_jax_defaults
     def apply(self, params: Mapping[str, Any], points: Any,  # type: ignore[override]  # a point cloud, not x
               features: Any) -> Any:
         """Features (batch, n, (lmax+1)^2, c_in) at points (batch, n, 3) -> (batch, n, (lmax+1)^2, channels)."""

@@ -36,7 +36,7 @@ from numpy.typing import DTypeLike
 from ...algebra import Algebra, complex_numbers, diagonal, position, tensor_product
 from ...algebra.algebra import check_count
 from ...kernels import causal_convolution
-from ...kernels.arrays import adopt, common_precision, counting
+from ...kernels.arrays import adopt, common_precision, counting, with_jax_defaults
 from ...kernels import linear_scan
 
 from ..expression import Expr, Parameter, Signal
@@ -89,6 +89,7 @@ class StateSpaceModel(Model):
             raise ValueError(f"x: expected shape (batch, length, {self.width}), got {np.shape(x)}")
         return (np.shape(x)[1],)
 
+    @with_jax_defaults
     def apply(self, params: Mapping[str, Any], x: Any, method: str = "auto") -> Any:
         """The layer on x of shape (batch, length, width): the compiled expression or a fast path (`methods`)."""
         if method not in self.methods:

@@ -28,6 +28,7 @@ import numpy as np
 from ...algebra import position, tensor_product
 from ...algebra.algebra import check_count
 from ...algebra.so3 import clebsch_gordan
+from ...kernels.arrays import with_jax_defaults
 
 from ..expression import Expr, Signal
 from ..structural import Flip, Reduce
@@ -58,6 +59,7 @@ class TensorFieldNetwork(Model):
     def parameters(self) -> dict[str, tuple[int, ...]]:
         return self.filter.parameters
 
+    @with_jax_defaults
     def apply(self, params: Mapping[str, Any], points: Any,  # type: ignore[override]  # a point cloud, not x
               features: Any) -> Any:
         """Features (batch, n, (lmax+1)^2, c_in) at points (batch, n, 3) -> (batch, n, (lmax+1)^2, c_out)."""

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ...algebra.algebra import check_count, check_seed
-from ...kernels.arrays import NUMPY, array_kind, owner
+from ...kernels.arrays import NUMPY, array_kind, owner, with_jax_defaults
 from ..expression import Expr, Parameter, Signal
 from ..orders import order as self_interaction_order
 
@@ -270,6 +270,7 @@ class Model:
         return to_torch(self, seed, dtype)
 
     # ------------------------------------------------------------------ numerics
+    @with_jax_defaults
     def apply(self, params: Mapping[str, Any], x: Any) -> Any:
         """The model on a batch of inputs (autograd arrays welcome)."""
         check_signal(x)

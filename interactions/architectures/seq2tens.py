@@ -42,7 +42,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ...algebra.algebra import check_choice, check_count, check_flag
-from ...kernels.arrays import adopt, common_precision, counting
+from ...kernels.arrays import adopt, common_precision, counting, with_jax_defaults
 from ...kernels.scans import seq2tens as seq2tens_kernels
 
 from ...kernels.arrays import POINTWISE as NUMERIC
@@ -167,6 +167,7 @@ class LS2T:
             y = centred / engine.sqrt(engine.mean(centred ** 2, axis=-1, keepdims=True) + NORMALISE_EPSILON)
         return engine.reshape(y, tuple(y.shape[:-2]) + (-1,))
 
+    @with_jax_defaults
     def apply(self, params: Mapping[str, Any], x: Any, mask: Any = None) -> Any:
         """The layer on x (batch, length, d_in); mask (batch, length) marks kept points (ones, then padding).  x
         and the parameters may be numpy, torch or JAX arrays (`kernels.arrays.registry`)."""
@@ -242,6 +243,7 @@ class DeepLS2T:
         from ..torch_module import to_torch
         return to_torch(self, seed, dtype)
 
+    @with_jax_defaults
     def apply(self, params: Mapping[str, Any], x: Any, mask: Any = None) -> Any:
         """The layers in turn on x (batch, length, d_in), each with the same mask (checked once, and converted
         once into the library the layers compute in)."""

@@ -53,7 +53,7 @@ from ..architectures.model import check_seed
 from ..feature_map import check_sequences, mask_like, zero_padding
 from .datasets import time_series
 from .report import Timings, check_setting, report, row
-from ...kernels.arrays import adopt, owner
+from ...kernels.arrays import adopt, owner, with_jax_defaults
 from .training import accuracy, adam, cross_entropy, engine_named, minibatches, training_dtype
 
 #: The engines it trains on: the masks of variable-length series are numpy arrays that a jitted JAX step cannot
@@ -196,6 +196,7 @@ class Classifier:
         _, used = self.fcn(params, x, mask)
         return [(owner(mean).value(mean), owner(variance).value(variance)) for mean, variance in used]
 
+    @with_jax_defaults
     def apply(self, params: Mapping[str, Any], x: Any, mask: Any, moments: list[tuple[Any, Any]] | None = None) -> Any:
         """Logits (cases, classes) of standardised x (cases, length, d_in) with its mask; with batch norm, the
         `moments` of `population_moments` at test time (None: the batch's, as in training)."""

@@ -167,7 +167,9 @@ class Adam:
     flat vector (each parameter a view of it; gradients are taken by parameter, then joined), so an update is a
     handful of array calls however many parameters there are.  On JAX the whole step (gradient and update) is
     compiled once, under jit.  With a `device` ("cuda", "cuda:1", JAX's "gpu"), the parameters and the moments
-    live there (the library's models bring numpy inputs to their parameters' device).
+    live there (the library's models bring numpy inputs to their parameters' device).  The update is Kingma and
+    Ba's, as ``torch.optim.Adam`` and optax take it: `eps` is added to the bias-corrected root mean square (the
+    corrections are folded into the rate and into `eps`, so the step is one pass over the parameters).
 
     >>> optimiser = Adam(lambda p, batch: ((p["w"] - batch) ** 2).sum(), {"w": np.zeros(2)}, lr=0.1)
     >>> losses = [optimiser.step(3.0) for _ in range(300)]
@@ -202,9 +204,10 @@ class Adam:
         return rebuild(self.structure, self._split(vector))
 
     def _compiled(self, gradient_of: Callable) -> Callable:
-        engine, betas, eps, clip = self.engine, self.betas, self.eps, self.clip
+        engine, betas, clip = self.engine, self.betas, self.clip
 
-        def update(state: tuple[Any, Any, Any], batch: Any, rate: float) -> tuple[tuple[Any, Any, Any], Any]:
+        def update(state: tuple[Any, Any, Any], batch: Any, rate: float, eps: float
+                   ) -> tuple[tuple[Any, Any, Any], Any]:
             vector, first, second = state
             value, gradients = gradient_of(self._split(vector), batch)      # by parameter: no slicing to undo
             gradient = self._flatten(gradients)
@@ -232,8 +235,10 @@ class Adam:
         if self.schedule == "cosine":
             rate = self.lr * 0.5 * (1 + math.cos(math.pi * min(step, self.steps)  # type: ignore[type-var, operator]
                                                  / self.steps))                   # (cosine: steps is given)
-        corrected = rate * math.sqrt(1 - self.betas[1] ** (step + 1)) / (1 - self.betas[0] ** (step + 1))
-        state, numbers = self._update(self._vectors, batch, corrected)
+        # rate / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps), both corrections folded: the same step
+        root = math.sqrt(1 - self.betas[1] ** (step + 1))
+        corrected = rate * root / (1 - self.betas[0] ** (step + 1))
+        state, numbers = self._update(self._vectors, batch, corrected, self.eps * root)
         value, norm = map(float, self.engine.value(numbers))
         if not math.isfinite(value) or not math.isfinite(norm):
             raise FloatingPointError(f"adam: the loss or its gradient is not finite at step {step} ({value})")

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from . import torch_call
+from .jax_defaults import with_jax_defaults
 from .torch_engine import outside_torch_compile, torch_compiling
 
 #: A decorated function's type.
@@ -85,7 +86,7 @@ def traced_as_operator(function: F) -> F:
     parameters = inspect.signature(function).parameters
     names = tuple(parameters)
     defaults = {name: p.default for name, p in parameters.items() if p.default is not inspect.Parameter.empty}
-    at_a_graph_break = outside_torch_compile(function)
+    at_a_graph_break = outside_torch_compile(with_jax_defaults(function))
 
     @functools.wraps(function)
     def entry(*arguments: Any, **options: Any) -> Any:

@@ -25,7 +25,8 @@ import numpy as np
 
 from ..arrays.bounded_cache import BoundedCache
 from ..arrays.constants import frozen
-from ..arrays import NUMPY, engine_of, outside_torch_compile, owner, torch_call, torch_compiling
+from ..arrays import (NUMPY, engine_of, outside_torch_compile, owner, torch_call, torch_compiling,
+                      with_jax_defaults)
 from .masks import Mask
 
 #: Checked signatures kept per plan (`Plan.check`): the arrays' types, dtypes, shapes and devices of recent calls.
@@ -767,6 +768,7 @@ class Plan:
         return tuple(a.size if isinstance(a, Dim) else a for a in spec.axes)
 
     @outside_torch_compile
+    @with_jax_defaults
     def run(self, call: Call) -> Any:
         """Execute a checked call (`check`), unchecked, on its engine."""
         engine, sizes = call.engine, call.sizes

@@ -46,7 +46,7 @@ from . import autodiff, select
 from ..arrays import checks
 from ..native import memory
 from ..arrays.axes import even_rows
-from ..arrays import NUMPY, engine_of, owner, torch_compiling
+from ..arrays import NUMPY, engine_of, owner, torch_compiling, with_jax_defaults
 from . import torch_operator
 from .lowering import levels, lower
 from ..arrays.bounded_cache import BoundedCache
@@ -187,6 +187,7 @@ class Kernel:
             return sys.modules["torch"].compiler.disable(self.run)(x, y)
         return self.run(x, y)
 
+    @with_jax_defaults
     def run(self, x: Any, y: Any) -> Any:
         """z = x * y, as `__call__` where torch.compile does not trace it."""
         engine = owner(x)

@@ -63,6 +63,26 @@ def test_adam_clips_and_schedules_alike_on_every_engine(engine):
     np.testing.assert_allclose(to_numpy(kept)["w"][0], expected["w"][0], rtol=1e-10)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_adam_takes_torch_optim_adams_steps(engine):
+    """Kingma and Ba's update, as torch.optim.Adam takes it: eps beside the bias-corrected root mean square.  With
+    a large eps and tiny gradients, the form that added it to the uncorrected one (the paper's eps-hat) differed
+    by a third of the step at step 1."""
+    torch = pytest.importorskip("torch")
+    scales = {"a": 1e-4, "b": 1.0, "c": 30.0}                  # gradients of three sizes
+    loss = lambda p, batch: sum(((p[name] * scale - batch) ** 2).sum() for name, scale in scales.items())
+    optimiser = Adam(loss, {name: np.zeros(2) for name in scales}, lr=0.05, eps=1e-3, engine=engine)
+    weights = {name: torch.zeros(2, dtype=torch.float64, requires_grad=True) for name in scales}
+    reference = torch.optim.Adam(list(weights.values()), lr=0.05, eps=1e-3)
+    for step in range(6):
+        optimiser.step(1.0)
+        reference.zero_grad()
+        loss(weights, 1.0).backward()
+        reference.step()
+        for name, value in zip(scales, optimiser.state()["params"]):
+            np.testing.assert_allclose(value, weights[name].detach().numpy(), rtol=1e-12, atol=1e-15)
+
+
 def test_float32_training_keeps_float32():
     result = adam(lambda p, _: (p["w"] ** 2).sum(), {"w": np.ones(2)}, 2, lambda step: None, progress=False,
                   engine=installed_engines()[0], dtype=np.float32)[0]["w"]
