@@ -67,8 +67,8 @@ def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[A
         raise TypeError(f"x: expected a real array, got dtype {x.dtype}")
     expected = "d" if dim is None else str(dim)
     shape = tuple(x.shape)
-    if len(shape) != 3 or 0 in shape or (dim is not None and shape[2] != dim):
-        raise ValueError(f"x: expected shape (batch, length, {expected}) with positive sizes, got {shape}")
+    if len(shape) != 3 or 0 in shape[1:] or (dim is not None and shape[2] != dim):
+        raise ValueError(f"x: expected shape (batch, length, {expected}) with positive length and d, got {shape}")
     if is_fake(mask):                                   # torch.compile's stand-in, shapes without values: the
         mask = np.ones(tuple(mask.shape), bool)         # traced call reads the real mask
     if mask is not None and hasattr(mask, "shape") and not owner(mask).readable(mask):
@@ -242,7 +242,8 @@ def flatten(levels: Sequence[Any]) -> Any:
         if tuple(np.shape(level)) != lead + (d,) * m:
             raise ValueError(f"levels[{m}]: expected shape {lead + (d,) * m}, got {tuple(np.shape(level))}")
     engine = owner(levels[1])
-    return engine.concatenate([engine.reshape(level, lead + (-1,)) for level in levels[1:]], axis=-1)
+    return engine.concatenate([engine.reshape(level, lead + (d ** m,)) for m, level in enumerate(levels[1:], 1)],
+                              axis=-1)
 
 
 @traced_as_operator

@@ -36,9 +36,10 @@ _MAKING = threading.Lock()
 _CLASSES: weakref.WeakValueDictionary[int, type] = weakref.WeakValueDictionary()
 
 
-def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:
+def to_torch(model: Any, seed: int | np.random.Generator = 0, dtype: Any = np.float64) -> Any:
     """A `torch.nn.Module` for `model` (anything with ``parameters``, ``init(seed, dtype)`` and
-    ``apply(params, *inputs, **options)``); see the module docstring.
+    ``apply(params, *inputs, **options)``); see the module docstring.  `dtype` is numpy's or torch's (bfloat16:
+    drawn in float32, then rounded).
 
     >>> import numpy as np, torch
     >>> from product_interactions.interactions.architectures import gating
@@ -71,11 +72,14 @@ def _made_class(model: Any) -> Any:
     class ModelModule(torch.nn.Module):
         """`model` as a torch module: ``forward(*inputs, **options) = model.apply(parameters, *inputs, ...)``."""
 
-        def __init__(self, seed: int | np.random.Generator, dtype: DTypeLike) -> None:
+        def __init__(self, seed: int | np.random.Generator, dtype: Any) -> None:
             super().__init__()
             self.model = model
+            target = dtype if isinstance(dtype, torch.dtype) else None
+            if target is not None:          # drawn in numpy's dtype of its kind, bfloat16 (numpy has none) in float32
+                dtype = np.float32 if target == torch.bfloat16 else torch.empty((), dtype=target).numpy().dtype
             for name, value in model.init(seed, dtype).items():
-                self.register_parameter(name, torch.nn.Parameter(torch.as_tensor(value)))
+                self.register_parameter(name, torch.nn.Parameter(torch.as_tensor(value, dtype=target)))
             self.key = _registered(self)
 
         def __reduce__(self) -> tuple[Any, ...]:

@@ -77,8 +77,9 @@ def _as_array(value: Any, argument: str) -> Any:
 
 
 def check_signal(x: Any, argument: str = "x") -> Any:
-    """`x` when it holds real numbers (any library) and none of its sizes is 0 (no empty batch, sequence or cloud),
-    else a TypeError or ValueError naming it."""
+    """`x` when it holds real numbers (any library) and none of its sizes but the batch's is 0 (an empty batch
+    gives an empty result, as torch's layers do; no empty sequence or cloud), else a TypeError or ValueError naming
+    it."""
     array = _as_array(x, argument)
     name, kind = str(array.dtype).split(".")[-1], array_kind(array)       # torch's and JAX's bfloat16: "f"
     if kind not in "biuf":
@@ -89,11 +90,13 @@ def check_signal(x: Any, argument: str = "x") -> Any:
         if why is not None:
             raise TypeError(f"{argument}: expected a dense {engine.name} array with values, got {why}")
         if kind != "f":
+            how = f"{argument}.float() or {argument}.double()" if engine.name == "torch" else \
+                f"{argument}.astype(jnp.float32)"
             raise TypeError(f"{argument}: expected floating-point values ({engine.name} computes in the input's "
-                            f"dtype; convert with x.float() or x.double(), or x.astype(float)), got {name}")
+                            f"dtype; convert with {how}), got {name}")
     shape = tuple(np.shape(x))
-    if 0 in shape:
-        raise ValueError(f"{argument}: expected positive sizes, got shape {shape}")
+    if 0 in shape[1:]:
+        raise ValueError(f"{argument}: expected positive sizes after the batch axis, got shape {shape}")
     return x
 
 

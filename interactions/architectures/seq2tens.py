@@ -165,7 +165,7 @@ class LS2T:
         if self.normalise:
             centred = y - engine.mean(y, axis=-1, keepdims=True)
             y = centred / engine.sqrt(engine.mean(centred ** 2, axis=-1, keepdims=True) + NORMALISE_EPSILON)
-        return engine.reshape(y, tuple(y.shape[:-2]) + (-1,))
+        return engine.reshape(y, tuple(y.shape[:-2]) + (y.shape[-2] * y.shape[-1],))     # -1: ambiguous when empty
 
     @with_jax_defaults
     def apply(self, params: Mapping[str, Any], x: Any, mask: Any = None) -> Any:

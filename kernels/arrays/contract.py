@@ -79,7 +79,7 @@ def _pair(step: str, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> Pair
     if swap:                                              # b @ a lands in order
         a_shape, b_shape, left, right, a_keep, b_keep = b_shape, a_shape, right, left, b_keep, a_keep
     size = dict(zip(left, a_shape))
-    size.update({c: max(size.get(c, 1), n) for c, n in zip(right, b_shape)})
+    size.update({c: n if size.get(c, 1) == 1 else size[c] for c, n in zip(right, b_shape)})     # broadcast: 0 too
     product_size = math.prod(size[c] for c in batch + a_keep + b_keep)
     larger, labels = (a_shape, left) if math.prod(a_shape) >= math.prod(b_shape) else (b_shape, right)
     if math.prod(larger) > product_size:                  # batch axes in the large operand's order: no copy of it

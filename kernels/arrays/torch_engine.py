@@ -131,6 +131,15 @@ def torch_compiling() -> bool:
     return torch is not None and getattr(torch.compiler, "is_compiling", bool)()       # torch >= 2.3 can say
 
 
+def _empty_transform(a: Any, size: int, axis: int, unit: complex) -> Any:
+    """The empty transform of an empty `a`: `size` along `axis`, in the dtype of ``a * unit`` (complex for a
+    forward transform, real for an inverse one), joined to `a`'s autograd graph."""
+    shape = list(a.shape)
+    shape[axis] = size
+    zero = (a.sum() * unit).real if unit == 1 else a.sum() * unit
+    return zero.new_zeros(shape) + zero
+
+
 def traced_as_one_operator(arrays: Sequence[Any]) -> bool:
     """Whether a traced call (`torch_compiling`) on `arrays` is to be one operator of the graph: always under
     torch.compile, whose tracer (Dynamo) cannot follow the library's code; under torch.export's default
@@ -589,9 +598,13 @@ class TorchEngine(Engine):
         return a.expand(*shape)
 
     def rfft(self, a: Any, n: int | None = None, axis: int = -1) -> Any:
+        if a.numel() == 0:                              # oneMKL refuses a batch of none (a CPU FFT's error)
+            return _empty_transform(a, (a.shape[axis] if n is None else n) // 2 + 1, axis, 1j)
         return self.xp.fft.rfft(a, n=n, dim=axis)
 
     def irfft(self, a: Any, n: int | None = None, axis: int = -1) -> Any:
+        if a.numel() == 0:
+            return _empty_transform(a, 2 * (a.shape[axis] - 1) if n is None else n, axis, 1)
         return self.xp.fft.irfft(a, n=n, dim=axis)
 
     def fft(self, a: Any, axis: int = -1) -> Any:

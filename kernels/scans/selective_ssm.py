@@ -41,7 +41,7 @@ _pool: list[ThreadPoolExecutor] = []
 # ---------------------------------------------------------------------- the selective scan
 def _chunks(length: int, width: int, itemsize: int, method: str) -> list[tuple[int, int]]:
     """Time ranges scanned together: the whole sequence for the parallel scan, else about CHUNK_BYTES each."""
-    size = length if method == "parallel" else max(1, CHUNK_BYTES // (width * itemsize))
+    size = length if method == "parallel" else max(1, CHUNK_BYTES // max(width * itemsize, 1))
     return [(start, min(start + size, length)) for start in range(0, length, size)]
 
 
@@ -214,8 +214,11 @@ def _extremes(delta: Any, A: Any) -> tuple[float, float]:
     """(delta's smallest step, A's largest entry), each reduced where it lives and both read in one transfer (on a
     GPU, copying the whole of delta to the host had cost more than the scan); (1, 0), which passes the checks and
     warns of nothing, where the values cannot be read: arrays traced by torch.compile (whose real call, the
-    operator's body, checks them), by ``jax.jit`` or by a torch.func transform (where they are not checked)."""
+    operator's body, checks them), by ``jax.jit`` or by a torch.func transform (where they are not checked), and
+    for an empty batch (no step to check)."""
     engine, arrays = adopt({"delta": delta, "A": A})
+    if 0 in tuple(arrays["delta"].shape):
+        return 1.0, 0.0
     # detached only where that makes them readable (a JAX array under eager jax.grad): torch.export fails on a
     # constant tensor whose one operation, a detach nothing uses, it then removes
     delta, A = (arrays[name] if engine.concrete(arrays[name]) else engine.detached(arrays[name])
@@ -230,8 +233,9 @@ def _check_selective(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any, z: Any,
     """A TypeError or ValueError naming the first argument that does not fit; else A's largest entry."""
     check_arrays({"u": u, "delta": delta, "A": A, "B": B, "C": C, "D": D, "z": z}, "f", "real floats",
                  optional=("D", "z"))
-    if np.ndim(u) != 3 or 0 in np.shape(u):
-        raise ValueError(f"u: expected shape (batch, length, channels) with positive sizes, got {np.shape(u)}")
+    if np.ndim(u) != 3 or 0 in np.shape(u)[1:]:
+        raise ValueError(f"u: expected shape (batch, length, channels) with positive length and channels, got "
+                         f"{np.shape(u)}")
     batch, length, channels = np.shape(u)
     if np.ndim(A) != 2 or np.shape(A)[0] != channels or np.shape(A)[1] < 1:
         raise ValueError(f"A: expected shape (channels, d_state) = ({channels}, d_state >= 1), got {np.shape(A)}")

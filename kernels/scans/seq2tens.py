@@ -285,11 +285,12 @@ def low_rank(x: Any, V: Any, degree: int, independent: bool, return_sequences: b
     batch, length, h = tuple(x.shape)
     slots, width = tuple(V.shape[1:])
     projection = engine.reshape(V, (h, slots * width))
-    block = max(1, engine.rates_for(x).block_numbers // (batch * slots * width))
+    block = max(1, engine.rates_for(x).block_numbers // max(batch * slots * width, 1))
     totals: list[Any]                                   # None until a block has run
     totals, outputs = [None] * degree, []
     for start in range(0, length, block):
-        z = engine.reshape(x[:, start:start + block] @ projection, (batch, -1, slots, width))
+        steps = min(block, length - start)
+        z = engine.reshape(x[:, start:start + block] @ projection, (batch, steps, slots, width))
         levels, totals = _low_rank_block(z, totals, independent)
         if return_sequences:
             outputs.append(engine.stack(levels, axis=-2))

@@ -1,39 +1,84 @@
-"""An empty batch, sequence or cloud is refused by name (`model.check_signal`) rather than failing inside."""
+"""An empty batch gives an empty result, as torch's layers give one (an empty shard, a batch filtered to nothing):
+every architecture on numpy, torch (with gradients of zero, so DistributedDataParallel's reduction sees every
+parameter) and JAX under jit, and the functional entry points.  An empty sequence or cloud is refused by name
+(`model.check_signal`) rather than failing inside.  Before, an empty batch was refused too, though product kernels
+took one."""
 import numpy as np
 import pytest
+from module_cases import MODELS
 
+from product_interactions import kernels
 from product_interactions.interactions.architectures import (attention, convolution, deep_ls2t, dynamical,
                                                              dynamical_block, gating, ls2t, mamba, se3_attention,
                                                              ssm, tfn)
+from product_interactions.interactions.feature_map import seq2tens, signature
 
 SEQUENCE_MODELS = {"attention": lambda: attention(d_model=4, heads=2), "dynamical": lambda: dynamical(d_model=4),
                    "dynamical_block": lambda: dynamical_block(d_model=4, d_conv=2),
                    "mamba": lambda: mamba(d_model=4, d_state=2), "ssm": lambda: ssm(channels=4, d_state=2)}
+IDS = [type(m).__name__ for m, _ in MODELS]
+
+
+@pytest.mark.parametrize("model, inputs", MODELS, ids=IDS)
+def test_an_empty_batch_gives_an_empty_result_on_every_engine(model, inputs):
+    params = model.init(seed=0)
+    expected = (0,) + np.shape(model.apply(params, *inputs))[1:]
+    empty = [np.asarray(a)[:0] for a in inputs]
+    assert np.shape(model.apply(params, *empty)) == expected
+    torch = pytest.importorskip("torch")
+    module = model.to_torch(seed=0)
+    out = module(*(torch.tensor(a) for a in empty))
+    out.sum().backward()
+    assert tuple(out.shape) == expected
+    assert all(p.grad is not None and not p.grad.any() for p in module.parameters())
+    jax = pytest.importorskip("jax")
+    out = jax.jit(model.apply)({name: jax.numpy.asarray(v) for name, v in params.items()},
+                               *(jax.numpy.asarray(a) for a in empty))
+    assert tuple(out.shape) == expected
+
+
+def test_the_entry_points_take_an_empty_batch():
+    u = np.zeros((0, 5, 3))
+    assert signature(u, 2, mask=np.ones((0, 5))).shape == (0, 12)
+    assert seq2tens(u, 2)[2].shape == (0, 3, 3)
+    assert kernels.selective_scan(u, u, -np.ones((3, 2)), np.zeros((0, 5, 2)), np.zeros((0, 5, 2))).shape == u.shape
+    assert kernels.causal_convolution(np.zeros((0, 3, 5)), np.ones(5)).shape == (0, 3, 5)
 
 
 @pytest.mark.parametrize("name", sorted(SEQUENCE_MODELS))
-@pytest.mark.parametrize("shape", [(0, 5, 4), (2, 0, 4)])
-def test_sequence_models_refuse_an_empty_batch_or_length(name, shape):
+def test_sequence_models_refuse_an_empty_length(name):
     model = SEQUENCE_MODELS[name]()
-    with pytest.raises(ValueError, match=rf"x: expected positive sizes, got shape \({shape[0]}, {shape[1]}, 4\)"):
-        model.apply(model.init(seed=0), np.ones(shape))
+    with pytest.raises(ValueError, match=r"x: expected positive sizes after the batch axis, got shape \(2, 0, 4\)"):
+        model.apply(model.init(seed=0), np.ones((2, 0, 4)))
 
 
 @pytest.mark.parametrize("model", [gating(channels=1), convolution(size=3)])
-def test_model_base_refuses_an_empty_input(model):
-    with pytest.raises(ValueError, match=r"x: expected positive sizes, got shape \(0, 4, 1\)"):
-        model.apply(model.init(seed=0), np.ones((0, 4, 1)))
+def test_model_base_refuses_an_empty_channel_axis(model):
+    with pytest.raises(ValueError, match=r"x: expected positive sizes after the batch axis, got shape \(2, 4, 0\)"):
+        model.apply(model.init(seed=0), np.ones((2, 4, 0)))
 
 
 @pytest.mark.parametrize("model", [ls2t(d_in=3, width=4, order=2), deep_ls2t(d_in=3, widths=(4, 2), order=2)])
 def test_ls2t_refuses_an_empty_length(model):
-    with pytest.raises(ValueError, match="x: expected shape .* with positive sizes, got"):
+    with pytest.raises(ValueError, match="x: expected shape .* with positive length and d, got"):
         model.apply(model.init(seed=0), np.ones((2, 0, 3)))
 
 
 @pytest.mark.parametrize("model", [tfn(lmax=1, channels_in=2, channels_out=3),
                                    se3_attention(lmax=1, channels_in=2, channels=3)])
-@pytest.mark.parametrize("batch, n", [(0, 5), (2, 0)])
-def test_cloud_models_refuse_an_empty_batch_or_cloud(model, batch, n):
-    with pytest.raises(ValueError, match=rf"points: expected positive sizes, got shape \({batch}, {n}, 3\)"):
-        model.apply(model.init(seed=0), np.ones((batch, n, 3)), np.ones((batch, n, 4, 2)))
+def test_cloud_models_refuse_an_empty_cloud(model):
+    with pytest.raises(ValueError, match=r"points: expected positive sizes after the batch axis, got shape \(2, 0, 3\)"):
+        model.apply(model.init(seed=0), np.ones((2, 0, 3)), np.ones((2, 0, 4, 2)))
+
+
+@pytest.mark.parametrize("library, advice", [("torch", r"x.float\(\) or x.double\(\)"),
+                                             ("jax", r"x.astype\(jnp.float32\)")])
+def test_an_integer_input_is_refused_with_its_own_library_s_conversion(library, advice):
+    """The advice names the input's library's conversion (JAX arrays have no .float())."""
+    module = pytest.importorskip(library)
+    model = gating(channels=2)
+    xp = module.numpy if library == "jax" else module
+    x = xp.ones((1, 3, 2), dtype=xp.int32)
+    with pytest.raises(TypeError, match=rf"x: expected floating-point values \({library} computes in the input's "
+                                        rf"dtype; convert with {advice}\), got int32"):
+        model.apply(model.init(seed=0), x)

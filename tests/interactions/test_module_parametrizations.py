@@ -96,3 +96,20 @@ def test_a_parametrized_module_compiles_whole_and_trains_its_parametrization():
     out.sum().backward()
     assert {n for n, p in module.named_parameters() if p.grad is not None} == {
         "W_Q", "W_K", "W_V", "parametrizations.W_O.original0", "parametrizations.W_O.original1"}
+
+
+def test_to_torch_takes_torch_s_dtypes():
+    """``to_torch(dtype=torch.float32)``, as a torch user writes it, equals numpy's float32; bfloat16 (which numpy
+    lacks) is float32's draw rounded; a dtype that is not floating is refused by name.  Before, a torch dtype was
+    refused ("dtype: expected a floating dtype such as numpy.float32")."""
+    import numpy as np
+    from product_interactions.interactions.architectures import attention
+    model = attention(d_model=4, heads=2)
+    single = model.to_torch(seed=0, dtype=np.float32)
+    for dtype in (torch.float32, torch.bfloat16, torch.float16):
+        module = model.to_torch(seed=0, dtype=dtype)
+        for p, q in zip(module.parameters(), single.parameters()):
+            assert p.dtype == dtype and torch.equal(p, q.to(dtype))
+        assert module(torch.randn(2, 5, 4, dtype=dtype)).dtype == dtype
+    with pytest.raises(TypeError, match="dtype: expected a floating dtype .* got int64"):
+        model.to_torch(dtype=torch.int64)
