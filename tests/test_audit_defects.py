@@ -42,7 +42,8 @@ def test_levels_beyond_the_memory_limit_are_refused_before_the_scan(call, argume
 
 def test_selective_scan_refuses_an_empty_sequence_by_name():
     u = np.ones((1, 0, 1))
-    with pytest.raises(ValueError, match=r"u: expected shape \(batch, length, channels\) with positive length and channels"):
+    with pytest.raises(ValueError, match=r"u: expected shape \(batch, length, channels\) with positive length and "
+                                         r"channels"):
         selective_scan(u, np.full((1, 0, 1), 0.5), np.array([[-1.0]]), np.ones((1, 0, 1)), np.ones((1, 0, 1)))
 
 

@@ -67,7 +67,8 @@ def test_ls2t_refuses_an_empty_length(model):
 @pytest.mark.parametrize("model", [tfn(lmax=1, channels_in=2, channels_out=3),
                                    se3_attention(lmax=1, channels_in=2, channels=3)])
 def test_cloud_models_refuse_an_empty_cloud(model):
-    with pytest.raises(ValueError, match=r"points: expected positive sizes after the batch axis, got shape \(2, 0, 3\)"):
+    with pytest.raises(ValueError, match=r"points: expected positive sizes after the batch axis, got shape "
+                                         r"\(2, 0, 3\)"):
         model.apply(model.init(seed=0), np.ones((2, 0, 3)), np.ones((2, 0, 4, 2)))
 
 
