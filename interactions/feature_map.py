@@ -39,7 +39,7 @@ import sympy
 from ..algebra import TensorAlgebra, position, tensor_algebra, tensor_product
 from ..algebra.algebra import check_count, check_flag
 from ..kernels import native
-from ..kernels.arrays import (NUMPY, common_precision, is_fake, owner, torch_compiling, traced_as_operator,
+from ..kernels.arrays import (NUMPY, common_precision, owner, torch_compiling, traced_as_operator,
                               with_jax_defaults)
 from ..kernels.scans import seq2tens as seq2tens_kernels
 
@@ -69,9 +69,7 @@ def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[A
     shape = tuple(x.shape)
     if len(shape) != 3 or 0 in shape[1:] or (dim is not None and shape[2] != dim):
         raise ValueError(f"x: expected shape (batch, length, {expected}) with positive length and d, got {shape}")
-    if is_fake(mask):                                   # torch.compile's stand-in, shapes without values: the
-        mask = np.ones(tuple(mask.shape), bool)         # traced call reads the real mask
-    if mask is not None and hasattr(mask, "shape") and not owner(mask).readable(mask):
+    if mask is not None and hasattr(mask, "shape") and not owner(mask).readable(mask):     # fake ones too: export
         return _traced_mask(x, mask, shape)
     if mask is not None:
         given = mask
@@ -87,7 +85,8 @@ def check_sequences(x: Any, mask: Any = None, dim: int | None = None) -> tuple[A
         mask = mask.astype(bool)
         if np.any(mask[:, 1:] & ~mask[:, :-1]):
             raise ValueError("mask: expected each row to be ones then zeros (padding at the end)")
-        if hasattr(given, "shape") and owner(given) is owner(x) is not NUMPY:
+        engine = owner(x)
+        if hasattr(given, "shape") and owner(given) is engine is not NUMPY and engine.device(given) == engine.device(x):
             return x, given != 0                        # where it is: no copy back from the host
     return x, mask
 
@@ -119,8 +118,8 @@ def _traced_mask(x: Any, mask: Any, shape: tuple[int, ...]) -> tuple[Any, Any]:
 
 
 def zero_padding(x: Any, mask: Any) -> Any:
-    """x with the padded points set to 0 (NaN padding included), so that they lift to the unit (`mask`: a numpy
-    array, or a traced one of x's library: `check_sequences`)."""
+    """x with the padded points set to 0 (NaN padding included), so that they lift to the unit (`mask`: as
+    `check_sequences` or `mask_like` gives it, numpy or of x's library)."""
     if mask is None:
         return x
     engine = owner(x)
@@ -129,7 +128,7 @@ def zero_padding(x: Any, mask: Any) -> Any:
     return engine.where(kept, x, 0.0)
 
 
-def increments(x: Any, mask: np.ndarray | None = None, basepoint: bool = False) -> Any:
+def increments(x: Any, mask: Any = None, basepoint: bool = False) -> Any:
     """x_t - x_{t-1} at every point, 0 on padding; the first is 0, or x_0 with ``basepoint=True`` (x_{-1} = 0).
     A plain numpy array is differenced into one new array (numpy's concatenate along time took 4x as long)."""
     x = zero_padding(x, mask)

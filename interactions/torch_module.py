@@ -20,7 +20,6 @@ import weakref
 from typing import Any
 
 import numpy as np
-from numpy.typing import DTypeLike
 
 from ..extras import require
 from ..kernels.arrays import (autocast_of, is_half, outside_torch_compile, torch_call, torch_compiling,

@@ -266,7 +266,7 @@ class Model:
                 f"{html.escape(self.signal.algebra.name)}{self._where()}; self-interaction order "
                 f"{self.order()}</p><table><tr><th>parameter</th><th>shape</th><th>numbers</th></tr>{rows}</table>")
 
-    def to_torch(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:
+    def to_torch(self, seed: int | np.random.Generator = 0, dtype: Any = np.float64) -> Any:
         """This model as a `torch.nn.Module` whose parameters start at ``init(seed, dtype)``
         (`interactions.torch_module`)."""
         from ..torch_module import to_torch

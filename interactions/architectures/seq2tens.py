@@ -187,7 +187,7 @@ class LS2T:
                                 for name, reverse in self._directions()], axis=-1)
         return y if half is None else engine.cast(y, half)
 
-    def to_torch(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:
+    def to_torch(self, seed: int | np.random.Generator = 0, dtype: Any = np.float64) -> Any:
         """This layer as a `torch.nn.Module` (`interactions.torch_module`)."""
         from ..torch_module import to_torch
         return to_torch(self, seed, dtype)
@@ -238,7 +238,7 @@ class DeepLS2T:
         return {f"layer{i}/{name}": value for i, layer in enumerate(self.layers)
                 for name, value in layer.init(rng, dtype).items()}
 
-    def to_torch(self, seed: int | np.random.Generator = 0, dtype: DTypeLike = np.float64) -> Any:
+    def to_torch(self, seed: int | np.random.Generator = 0, dtype: Any = np.float64) -> Any:
         """These layers as a `torch.nn.Module` (`interactions.torch_module`)."""
         from ..torch_module import to_torch
         return to_torch(self, seed, dtype)
@@ -247,11 +247,12 @@ class DeepLS2T:
     def apply(self, params: Mapping[str, Any], x: Any, mask: Any = None) -> Any:
         """The layers in turn on x (batch, length, d_in), each with the same mask (checked once, and converted
         once into the library the layers compute in)."""
-        check_params(params, self.parameters)
         x, mask = check_sequences(x, mask, self.layers[0].d_in)
+        _, arrays = adopt({"x": x, **check_params(params, self.parameters)})       # x in the layers' library
+        x, params = arrays.pop("x"), arrays
+        mask = mask_like(x, mask)
         for i, layer in enumerate(self.layers):
             prefix = f"layer{i}/"
-            mask = mask_like(x, mask)
             x = layer._checked_apply({name[len(prefix):]: params[name] for name in params.keys()
                                       if name.startswith(prefix)}, x, mask)
         return x

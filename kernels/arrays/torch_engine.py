@@ -131,12 +131,13 @@ def torch_compiling() -> bool:
     return torch is not None and getattr(torch.compiler, "is_compiling", bool)()       # torch >= 2.3 can say
 
 
-def _empty_transform(a: Any, size: int, axis: int, unit: complex) -> Any:
-    """The empty transform of an empty `a`: `size` along `axis`, in the dtype of ``a * unit`` (complex for a
-    forward transform, real for an inverse one), joined to `a`'s autograd graph."""
+def _empty_transform(a: Any, size: int, axis: int, real: bool = False) -> Any:
+    """The transform of an empty `a` (oneMKL, torch's CPU FFT, refuses a batch of none): `size` along `axis`,
+    complex, or `real` (an inverse real transform), joined to `a`'s autograd graph."""
     shape = list(a.shape)
     shape[axis] = size
-    zero = (a.sum() * unit).real if unit == 1 else a.sum() * unit
+    zero = a.sum() * (1 + 0j)
+    zero = zero.real if real else zero
     return zero.new_zeros(shape) + zero
 
 
@@ -598,20 +599,20 @@ class TorchEngine(Engine):
         return a.expand(*shape)
 
     def rfft(self, a: Any, n: int | None = None, axis: int = -1) -> Any:
-        if a.numel() == 0:                              # oneMKL refuses a batch of none (a CPU FFT's error)
-            return _empty_transform(a, (a.shape[axis] if n is None else n) // 2 + 1, axis, 1j)
+        if a.numel() == 0:
+            return _empty_transform(a, (a.shape[axis] if n is None else n) // 2 + 1, axis)
         return self.xp.fft.rfft(a, n=n, dim=axis)
 
     def irfft(self, a: Any, n: int | None = None, axis: int = -1) -> Any:
         if a.numel() == 0:
-            return _empty_transform(a, 2 * (a.shape[axis] - 1) if n is None else n, axis, 1)
+            return _empty_transform(a, 2 * (a.shape[axis] - 1) if n is None else n, axis, real=True)
         return self.xp.fft.irfft(a, n=n, dim=axis)
 
     def fft(self, a: Any, axis: int = -1) -> Any:
-        return self.xp.fft.fft(a, dim=axis)
+        return _empty_transform(a, a.shape[axis], axis) if a.numel() == 0 else self.xp.fft.fft(a, dim=axis)
 
     def ifft(self, a: Any, axis: int = -1) -> Any:
-        return self.xp.fft.ifft(a, dim=axis)
+        return _empty_transform(a, a.shape[axis], axis) if a.numel() == 0 else self.xp.fft.ifft(a, dim=axis)
 
     def add_at(self, z: Any, rows: int | slice | np.ndarray, w: Any, scale: float = 1.0) -> Any:
         """In place (z is the level's own fresh tensor: safe for autograd), except under torch.func transforms and

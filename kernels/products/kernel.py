@@ -133,7 +133,7 @@ class Kernel:
         self.shapes = tuple(tuple(f.shape[role] for f in self.factors) for role in range(3))
         self._programs: dict[tuple[str, ...], Program] = {}
         self.program = self._program(self.strategies)
-        self._choices: dict[tuple[int, int, Rates, int], tuple[str, ...]] = {}
+        self._choices: dict[tuple[int, int, Rates, int, int], tuple[str, ...]] = {}
         self._differentiable: Callable[..., Any] | None = None
         self._transposed: dict[int, Kernel] = {}
         self._calls: BoundedCache[tuple[Any, ...], tuple[tuple[str, ...], Callable[[Any, Any], Any]]] = \
@@ -149,18 +149,20 @@ class Kernel:
         return self._programs[names]
 
     def strategies_for(self, rows: int, engine: Engine = NUMPY, itemsize: int | None = None,
-                       compiled: bool = True, rates: Rates | None = None) -> tuple[str, ...]:
+                       compiled: bool = True, rates: Rates | None = None, width: int = 1) -> tuple[str, ...]:
         """The strategies a call on `rows` batch rows of `itemsize`-byte numbers (the kernel's dtype by default)
         runs on `engine` (auto chooses per power-of-four bucket of rows, by `rates`, the device's
         `kernels.arrays.rates.Rates`: the engine's CPU rates by default; without the compiled loop where the arrays
-        cannot enter it, `compiled` False; within the memory limit, `select.memory_chunks`)."""
+        cannot enter it, `compiled` False; within the memory limit, `select.memory_chunks`, the batch's first axis
+        holding `width` rows an entry, rounded up to a power of four)."""
         if self.requested != "auto":
             return self.strategies
         rates = engine.rates if rates is None else rates
         rates = rates if compiled else replace(rates, compiled64=0.0, compiled32=0.0)
-        key = (max(int(rows), 1).bit_length() // 2, itemsize or self.dtype.itemsize, rates, memory.limit())
+        key = (max(int(rows), 1).bit_length() // 2, itemsize or self.dtype.itemsize, rates, memory.limit(),
+               ((max(int(width), 1) - 1).bit_length() + 1) // 2)
         if key not in self._choices:
-            self._choices[key] = select.resolve("auto", self.factors, 4**key[0], key[1], rates)
+            self._choices[key] = select.resolve("auto", self.factors, 4**key[0], key[1], rates, 4**key[4])
         return self._choices[key]
 
     def _chunk_bytes(self, program: Program) -> int | None:
@@ -228,7 +230,7 @@ class Kernel:
         x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
         batch = checks.batch_shape(x, y, len(self.factors), self.layout)
         if engine is NUMPY:
-            names = self.strategies_for(math.prod(batch), rates=NUMPY.rates_for(x))
+            names = self.strategies_for(math.prod(batch), rates=NUMPY.rates_for(x), width=math.prod(batch[1:]))
             ready = x.dtype == y.dtype == self.dtype and bool(batch) and 0 not in batch and \
                 self._rows(batch, names) >= batch[0]
             call = self._checked_call
@@ -248,7 +250,8 @@ class Kernel:
         and a read costs more than the marks' passes over a chunk (`Engine.reads_dearly`: a GPU)."""
         compiled = engine.runs_compiled(x)
         itemsize = engine.dtype(x).itemsize
-        names = self.strategies_for(math.prod(batch), engine, itemsize, compiled, engine.rates_for(x))
+        names = self.strategies_for(math.prod(batch), engine, itemsize, compiled, engine.rates_for(x),
+                                    math.prod(batch[1:]))
         if not compiled:
             names = self._term_by_term(names, ("compiled",)) or names
         rows = self._rows(batch, names, cache_chunks=False)
@@ -362,7 +365,7 @@ class Kernel:
         shape = self.shapes[2] + batch if component_major else batch + self.shapes[2]
         if 0 in batch:                                   # nothing to multiply
             return np.empty(shape, self.dtype)
-        names = self.strategies_for(math.prod(batch), rates=NUMPY.rates_for(x))
+        names = self.strategies_for(math.prod(batch), rates=NUMPY.rates_for(x), width=math.prod(batch[1:]))
         rows = self._rows(batch, names)
         whole = not batch or rows >= batch[0]
         z = self._run(names, NUMPY, x, y) if whole else None

@@ -48,12 +48,12 @@ NORMWISE_GAIN = 2.0
 
 
 def estimate(factor: Factor, name: str, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1,
-             rates: Rates = NUMPY_RATES, limited: bool = True) -> float:
+             rates: Rates = NUMPY_RATES, limited: bool = True, width: int = 1) -> float:
     """The model's seconds for strategy `name` on `factor`, with the other factors an elementwise product of
     `rest` elements per row, on an array library with these `rates`, within the memory limit where `limited`
-    (`model_seconds`)."""
+    (`model_seconds`, the batch cut along its first axis, `width` rows each)."""
     return model_seconds(STRATEGIES[name].cost(factor, Cost.elementwise(rest)), [name], rows, itemsize, rates,
-                         limited)
+                         limited, width)
 
 
 def rows_within_limit(cost: Cost, rows: int, itemsize: int, width: int = 1, chunked: bool = False) -> int:
@@ -77,19 +77,26 @@ def rows_within_limit(cost: Cost, rows: int, itemsize: int, width: int = 1, chun
     return int((limit - fixed) // per_row) if fixed < limit else 0
 
 
-def memory_chunks(cost: Cost, rows: int, itemsize: int) -> float:
+def memory_chunks(cost: Cost, rows: int, itemsize: int, width: int = 1) -> float:
     """The chunks a call of `rows` batch rows is cut into to hold its temporaries within ``kernels.MEMORY_LIMIT``
-    (`rows_within_limit`): 1 where the whole batch fits, `math.inf` where not even one row does."""
-    fit = rows_within_limit(cost, rows, itemsize)
-    return 1 if fit >= rows else math.inf if fit < 1 else math.ceil(rows / fit)
+    (`rows_within_limit`), cut along the batch's first axis, whose entries hold `width` rows each: 1 where the
+    whole batch fits, `math.inf` where not even one entry does.
+
+    >>> cost = Cost(x=10, y=10, z=10, flops=10, moved=30, temporary=1000)
+    >>> memory_chunks(cost, 10**6, 8), memory_chunks(cost, 10**6, 8, width=10**6)     # (10**6,) or (1, 10**6)
+    (4, inf)
+    """
+    leading = max(1, rows // width)
+    fit = rows_within_limit(cost, leading, itemsize, width)
+    return 1 if fit >= leading else math.inf if fit < 1 else math.ceil(leading / fit)
 
 
 def model_seconds(cost: Cost, names: Sequence[str], rows: int, itemsize: int, rates: Rates,
-                  limited: bool = True) -> float:
+                  limited: bool = True, width: int = 1) -> float:
     """The model's seconds for the program of strategies `names` with this `cost`, cut in chunks for the cache
-    (`chunk_bytes`) and, where `limited`, for the memory limit (`memory_chunks`: `math.inf` where not even one row
-    fits)."""
-    chunks = memory_chunks(cost, rows, itemsize) if limited else 1
+    (`chunk_bytes`) and, where `limited`, for the memory limit (`memory_chunks`, along the batch's first axis of
+    `width` rows an entry: `math.inf` where not even one entry fits)."""
+    chunks = memory_chunks(cost, rows, itemsize, width) if limited else 1
     return math.inf if chunks == math.inf else cost.seconds(rows, itemsize, chunk_bytes(names), rates, int(chunks))
 
 
@@ -127,10 +134,10 @@ def cheapest(options: Iterable[Option], seconds: Callable[[Option], float],
 
 
 def choose(factor: Factor, rows: int = NOMINAL_ROWS, itemsize: int = 8, rest: int = 1,
-           rates: Rates = NUMPY_RATES) -> str:
+           rates: Rates = NUMPY_RATES, width: int = 1) -> str:
     """The strategy auto picks for `factor`: the cheapest by the cost model (`cheapest`) that fits the memory
-    limit, or where none does, the cheapest."""
-    return cheapest(applicable(factor), lambda name: estimate(factor, name, rows, itemsize, rest, rates),
+    limit (a first batch axis of `width` rows an entry), or where none does, the cheapest."""
+    return cheapest(applicable(factor), lambda name: estimate(factor, name, rows, itemsize, rest, rates, True, width),
                     lambda name: estimate(factor, name, rows, itemsize, rest, rates, limited=False))
 
 
@@ -160,14 +167,15 @@ def priced(factors: Sequence[Factor], names: Sequence[str]) -> tuple[Cost, int |
 
 
 def _seconds(factors: Sequence[Factor], names: Sequence[str], rows: int, itemsize: int, rates: Rates,
-             limited: bool = True) -> float:
-    return model_seconds(nested_cost(factors, names), names, rows, itemsize, rates, limited)
+             limited: bool = True, width: int = 1) -> float:
+    return model_seconds(nested_cost(factors, names), names, rows, itemsize, rates, limited, width)
 
 
 def resolve(strategy: str | Sequence[str], factors: Sequence[Factor], rows: int = NOMINAL_ROWS, itemsize: int = 8,
-            rates: Rates = NUMPY_RATES) -> tuple[str, ...]:
+            rates: Rates = NUMPY_RATES, width: int = 1) -> tuple[str, ...]:
     """One checked strategy name per factor from ``"auto"``, a name, or a tuple with one entry per factor; auto
-    prices `rows` rows on an array library with these `rates`."""
+    prices `rows` rows on an array library with these `rates`, cut for the memory limit along a first batch axis of
+    `width` rows an entry."""
     names = list(strategy) if isinstance(strategy, (tuple, list)) else [strategy] * len(factors)
     if len(names) != len(factors):
         raise ValueError(f"strategy: expected one entry per factor ({len(factors)}), got {len(names)}: {strategy!r}")
@@ -184,10 +192,10 @@ def resolve(strategy: str | Sequence[str], factors: Sequence[Factor], rows: int 
             raise ValueError(f"strategy: {name!r} cannot represent factor {position}: {reason}")
         options.append([name])
     if len(factors) == 1:
-        return (choose(factors[0], rows, itemsize, rates=rates) if names[0] == "auto" else
+        return (choose(factors[0], rows, itemsize, rates=rates, width=width) if names[0] == "auto" else
                 options[0][0],)
     return cheapest(itertools.product(*options),
-                    lambda combination: _seconds(factors, combination, rows, itemsize, rates),
+                    lambda combination: _seconds(factors, combination, rows, itemsize, rates, True, width),
                     lambda combination: _seconds(factors, combination, rows, itemsize, rates, limited=False))
 
 

@@ -45,6 +45,22 @@ def test_the_entry_points_take_an_empty_batch():
     assert kernels.causal_convolution(np.zeros((0, 3, 5)), np.ones(5)).shape == (0, 3, 5)
 
 
+def test_every_strategy_of_a_kernel_takes_an_empty_batch_on_every_engine():
+    """Nested FFT levels included: torch's CPU FFT refuses a batch of none (`TorchEngine.fft`)."""
+    import itertools
+    from product_interactions.algebra import tensor_product, translation
+    torch, jax = pytest.importorskip("torch"), pytest.importorskip("jax")
+    algebra = tensor_product(translation(4), translation(4))
+    empty = np.zeros((0, 4, 4))
+    for names in itertools.product(kernels.STRATEGIES, repeat=2):
+        try:
+            kernel = kernels.product(algebra, strategy=names)
+        except ValueError:
+            continue
+        for x in (empty, torch.tensor(empty), jax.numpy.asarray(empty)):
+            assert tuple(kernel(x, x).shape) == (0, 4, 4), names
+
+
 @pytest.mark.parametrize("name", sorted(SEQUENCE_MODELS))
 def test_sequence_models_refuse_an_empty_length(name):
     model = SEQUENCE_MODELS[name]()

@@ -51,7 +51,8 @@ def test_every_architecture_runs_under_strict_promotion(model, inputs):
 def test_kernels_and_entry_points_run_under_strict_promotion():
     rng = np.random.default_rng(0)
     cases = []
-    for algebra, names in ((quaternions(), kernels.STRATEGIES), (translation(8), ["fft"]), (clebsch_gordan(2), ["auto"])):
+    for algebra, names in ((quaternions(), kernels.STRATEGIES), (translation(8), ["fft"]),
+                           (clebsch_gordan(2), ["auto"])):
         for name in names:
             try:
                 kernel = kernels.product(algebra, strategy=name)

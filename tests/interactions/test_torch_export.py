@@ -110,3 +110,18 @@ def test_a_dynamic_batch_records_the_library_s_operator_and_follows_the_size():
     assert library_operators(program) == ["product_interactions.call.default"]
     larger = torch.cat([x, x, x])
     torch.testing.assert_close(program.module()(larger), module(larger), rtol=1e-12, atol=1e-12)
+
+
+def test_a_mask_is_an_input_of_the_exported_program():
+    """The mask of LS2T, DeepLS2T and the signature stays an input of the program: a padded mask, and another one at
+    run time, give the eager numbers (a fake mask had been taken as all ones)."""
+    from product_interactions.interactions.architectures import deep_ls2t, ls2t
+    x = torch.randn(2, 5, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    masks = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 0, 0, 0]]), torch.tensor([[1, 1, 1, 0, 0], [1, 0, 0, 0, 0]])
+    for module in (ls2t(d_in=3, width=2, order=2).to_torch(), deep_ls2t(d_in=3, widths=(2, 2), order=2).to_torch(),
+                   Function(lambda a, m: signature(a, 2, mask=m))):
+        program = torch.export.export(module, (x, masks[0]))
+        assert library_operators(program) == []
+        for mask in masks:
+            torch.testing.assert_close(program.module()(x, mask), module(x, mask), rtol=1e-12, atol=1e-12)
+            assert not torch.equal(module(x, mask), module(x, torch.ones_like(mask)))
