@@ -99,3 +99,14 @@ def test_an_integer_input_is_refused_with_its_own_library_s_conversion(library, 
     with pytest.raises(TypeError, match=rf"x: expected floating-point values \({library} computes in the input's "
                                         rf"dtype; convert with {advice}\), got int32"):
         model.apply(model.init(seed=0), x)
+
+
+def test_a_torch_mask_on_another_device_than_x_is_moved_to_x_s(meta_as_gpu):
+    """A mask in x's library is used where it is only on x's device; a CPU mask beside x on a GPU (the meta
+    stand-in) is moved there.  Before, it was kept on the CPU and the first operation that met x raised."""
+    torch = pytest.importorskip("torch")
+    model = ls2t(d_in=3, width=2, order=2, time=True, difference=True)
+    module = model.to_torch(seed=0).to(meta_as_gpu)
+    x = torch.zeros(2, 5, 3, dtype=torch.float64, device=meta_as_gpu)
+    mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 0, 0, 0]])
+    assert module(x, mask).device == meta_as_gpu
