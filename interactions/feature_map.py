@@ -122,10 +122,8 @@ def zero_padding(x: Any, mask: Any) -> Any:
     `check_sequences` or `mask_like` gives it, numpy or of x's library)."""
     if mask is None:
         return x
-    engine = owner(x)
     # a numpy mask is the call's data, converted, not kept: `Engine.constant` would push the kept constants out
-    kept = engine.convert(mask[:, :, None], x) if isinstance(mask, np.ndarray) else mask[:, :, None]
-    return engine.where(kept, x, 0.0)
+    return owner(x).where(mask_like(x, mask)[:, :, None], x, 0.0)
 
 
 def increments(x: Any, mask: Any = None, basepoint: bool = False) -> Any:
