@@ -39,7 +39,7 @@ import sympy
 from ..algebra import TensorAlgebra, position, tensor_algebra, tensor_product
 from ..algebra.algebra import check_count, check_flag
 from ..kernels import native
-from ..kernels.arrays import (NUMPY, common_precision, owner, torch_compiling, traced_as_operator,
+from ..kernels.arrays import (NUMPY, common_precision, example_shape, owner, torch_compiling, traced_as_operator,
                               with_jax_defaults)
 from ..kernels.scans import seq2tens as seq2tens_kernels
 
@@ -218,9 +218,11 @@ def _levels(x: Any, degree: int, lift: str, embedding_order: int | None, return_
     engine = owner(x)
     computed, half = common_precision(engine, {"x": x})      # the scan adds up its rounding: in float32
     x = computed["x"]
-    check_levels_fit(tuple(x.shape), degree, return_sequences, engine.dtype(x).itemsize)
+    batch, length, d = example_shape(x.shape)     # torch.export's dynamic batch: decided at its example's
+    shape = (batch, length, d)
+    check_levels_fit(shape, degree, return_sequences, engine.dtype(x).itemsize)
     if method == "auto":
-        method = seq2tens_kernels.choose_method(tuple(x.shape), degree, return_sequences, engine.dtype(x).itemsize,
+        method = seq2tens_kernels.choose_method(shape, degree, return_sequences, engine.dtype(x).itemsize,
                                                  seq2tens_kernels.runs_compiled(x))
     levels = seq2tens_kernels.scan(zero_padding(x, mask), degree, order, method, return_sequences)
     lead, d = tuple(levels[0].shape[:-1]), x.shape[2]
@@ -251,7 +253,7 @@ def signature(x: Any, depth: int, mask: Any = None, return_sequences: bool = Fal
     return_sequences = check_flag(return_sequences, "return_sequences")
     method = _method(method)
     x, mask = check_sequences(x, mask)
-    check_levels_fit(tuple(x.shape), depth, return_sequences, owner(x).dtype(x).itemsize, "depth")
+    check_levels_fit(example_shape(x.shape), depth, return_sequences, owner(x).dtype(x).itemsize, "depth")
     return flatten(seq2tens(increments(x, mask_like(x, mask)), depth, lift="exp", return_sequences=return_sequences,
                             method=method))
 

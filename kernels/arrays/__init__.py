@@ -9,6 +9,7 @@ registry imports the engines, and the checks and the public `masked_softmax.soft
 from .checks import array_kind, library
 from .constants import counting, frozen
 from .engine import VOCABULARY, Engine
+from .example_sizes import example_shape
 from .jax_defaults import with_jax_defaults
 from .jax_engine import JAX
 from .numpy_engine import NUMPY
@@ -22,7 +23,7 @@ from .torch_engine import TORCH, is_fake, outside_torch_compile, torch_compiling
 from .traced_entry import traced_arguments, traced_as_operator
 
 __all__ = ["ENGINES", "Engine", "JAX", "NUMPY", "NUMPY_RATES", "POINTWISE", "Rates", "TORCH", "VOCABULARY", "adopt",
-           "array_kind", "autocast_of", "common_precision", "counting", "frozen", "engine_of", "is_fake", "is_half",
-           "library", "outside_torch_compile", "owner", "torch_call", "torch_compiling", "sigmoid", "silu",
-           "softplus", "traced_arguments", "traced_as_one_operator", "traced_as_operator",
+           "array_kind", "autocast_of", "common_precision", "counting", "frozen", "engine_of", "example_shape",
+           "is_fake", "is_half", "library", "outside_torch_compile", "owner", "torch_call", "torch_compiling",
+           "sigmoid", "silu", "softplus", "traced_arguments", "traced_as_one_operator", "traced_as_operator",
            "with_jax_defaults"]

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .example_sizes import broadcast_shapes
+
 if TYPE_CHECKING:
     from .engine import Engine
 
@@ -40,7 +42,7 @@ def broadcast_batch(x: Any, y: Any, engine: Engine) -> tuple[Any, Any, tuple[int
     >>> x.shape, y.shape, batch
     ((5, 2, 3), (5, 2, 4), (5, 2))
     """
-    batch = tuple(np.broadcast_shapes(tuple(x.shape[:-1]), tuple(y.shape[:-1])))
+    batch = broadcast_shapes(tuple(x.shape[:-1]), tuple(y.shape[:-1]))
     return engine.broadcast_to(x, batch + (x.shape[-1],)), engine.broadcast_to(y, batch + (y.shape[-1],)), batch
 
 

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 import opt_einsum
 
+from .example_sizes import example_shape
+
 if TYPE_CHECKING:
     from .engine import Engine
 
@@ -140,7 +142,7 @@ def _pairwise(engine: Engine, step: str, a: Any, b: Any) -> Any:
 def contract(equation: str, *arrays: Any, engine: Engine) -> Any:
     """einsum(equation, *arrays), evaluated pairwise along opt_einsum's path with batched matmuls, on `engine`."""
     operands = list(arrays)
-    for positions, step in _plan(equation, tuple(tuple(a.shape) for a in operands)):
+    for positions, step in _plan(equation, tuple(example_shape(a.shape) for a in operands)):
         taken = [operands.pop(p) for p in sorted(positions, reverse=True)]
         if len(taken) == 2:
             inputs = step.split("->")[0].split(",")

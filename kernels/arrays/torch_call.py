@@ -285,12 +285,13 @@ def _define() -> None:
     OPERATORS.extend((call, call_vjp, library))           # the library keeps the registrations alive
 
 
-def applies(arrays: list[Any]) -> bool:
-    """True when a traced call on `arrays` can be the operator and is to be (`traced_as_one_operator`): it is
-    defined, and they are torch tensors (of any dtype: a mask, token ids; only floating ones can want a gradient)."""
+def applies(arrays: list[Any], batch_axis: int = 0) -> bool:
+    """True when a traced call on `arrays` (their batch on axis `batch_axis`) can be the operator and is to be
+    (`traced_as_one_operator`): it is defined, and they are torch tensors (of any dtype: a mask, token ids; only
+    floating ones can want a gradient)."""
     torch = sys.modules.get("torch")
     return bool(OPERATORS) and torch is not None and bool(arrays) and \
-        all(isinstance(a, torch.Tensor) for a in arrays) and traced_as_one_operator(arrays)
+        all(isinstance(a, torch.Tensor) for a in arrays) and traced_as_one_operator(arrays, batch_axis)
 
 
 def traced(key: str, operands: list[Any]) -> Any:

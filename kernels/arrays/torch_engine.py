@@ -18,6 +18,7 @@ import opt_einsum
 from numpy.typing import DTypeLike
 
 from ..native import build, clib
+from .example_sizes import batches_only
 from .rates import CUDA_RATES, Rates
 from .engine import Engine
 
@@ -141,16 +142,17 @@ def _empty_transform(a: Any, size: int, axis: int, real: bool = False) -> Any:
     return zero.new_zeros(shape) + zero
 
 
-def traced_as_one_operator(arrays: Sequence[Any]) -> bool:
+def traced_as_one_operator(arrays: Sequence[Any], batch_axis: int = 0) -> bool:
     """Whether a traced call (`torch_compiling`) on `arrays` is to be one operator of the graph: always under
     torch.compile, whose tracer (Dynamo) cannot follow the library's code; under torch.export's default
-    (non-strict) tracer only where a size is a symbol (a dynamic shape: the library decides on sizes in Python).
-    Where every size is a number, export follows the library's own torch operations, so the exported program holds
-    torch's operators only and runs in any process, without the library."""
+    (non-strict) tracer only where a symbol is not a batch (a dynamic length: the library builds plans and constants
+    per length; `example_sizes.batches_only`: the batch is on axis `batch_axis`).  Where every size is a number or a batch, export follows the
+    library's own torch operations (deciding at the example's batch), so the exported program holds torch's
+    operators only and runs in any process, without the library."""
     compiler = sys.modules["torch"].compiler
     exporting = getattr(compiler, "is_exporting", bool)() and \
         not getattr(compiler, "is_dynamo_compiling", compiler.is_compiling)()           # strict export: Dynamo
-    return not exporting or any(not isinstance(size, int) for a in arrays for size in a.shape)
+    return not exporting or not batches_only([tuple(a.shape) for a in arrays], batch_axis)
 
 
 def outside_torch_compile(function: Callable[..., Any]) -> Callable[..., Any]:

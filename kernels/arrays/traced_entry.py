@@ -78,9 +78,11 @@ def entry_key(name: str, names: tuple[str, ...], constants: tuple[tuple[str, Any
 entry_key._dynamo_marked_constant = True  # type: ignore[attr-defined]
 
 
-def traced_as_operator(function: F) -> F:
+def traced_as_operator(function: F, batch_axis: int = 0) -> F:
     """`function` (of tensors and constants, returning one tensor) as `torch_call`'s operator where torch.compile
-    traces it on torch tensors (module docstring); elsewhere as it is."""
+    traces it on torch tensors (module docstring); elsewhere as it is.  Its tensors' batch is on `batch_axis`
+    (torch.export follows a dynamic batch there: `traced_as_one_operator`); a time-first function is decorated
+    ``@functools.partial(traced_as_operator, batch_axis=1)``."""
     identity = f"{function.__module__}.{function.__qualname__}#{len(_FUNCTIONS)}"   # two of one name told apart
     _FUNCTIONS[identity] = function
     parameters = inspect.signature(function).parameters
@@ -95,7 +97,7 @@ def traced_as_operator(function: F) -> F:
             if split is not None:
                 tensors, operands, constants = split
                 key = entry_key(identity, tensors, constants)          # defines the operator with the first entry
-                if key is not None and torch_call.applies(operands):
+                if key is not None and torch_call.applies(operands, batch_axis):
                     return torch_call.traced(key, operands)
         return at_a_graph_break(*arguments, **options)
     return entry  # type: ignore[return-value]

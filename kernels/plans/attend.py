@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from ..arrays.bounded_cache import BoundedCache
+from ..arrays.example_sizes import example_shape
 from ..native import memory
 from .masks import Mask
 from .plan import Constant, Contract, MaskArray, Register, Softmax, Step, size
@@ -261,8 +262,8 @@ class Attend(Step):
         arrays2 = [None if n == self.position else source.array(registers, sizes) if isinstance(source, Register)
                    else engine.constant(source.array(registers, sizes), like)
                    for n, source in enumerate(self.mix.operands)]
-        plan = self._factoring(tuple(tuple(a.shape) for a in arrays1),
-                               tuple(None if a is None else tuple(a.shape) for a in arrays2))
+        plan = self._factoring(tuple(example_shape(a.shape) for a in arrays1),
+                               tuple(None if a is None else example_shape(a.shape) for a in arrays2))
         mask = self.softmax.mask
         if not plan.valid or (mask is not None and not self._every_query_keeps_a_key(
                 mask, registers, sizes)):  # type: ignore[arg-type]  # fuse_attention fuses MaskArray masks only
@@ -273,9 +274,9 @@ class Attend(Step):
         for n in plan.scalars1:
             if n not in self._scales:
                 q = q * arrays1[n]
-        leading = {tuple(q.shape[:len(q.shape) - plan.bridge - 1]), tuple(k.shape[:len(k.shape) - plan.bridge - 1]),
-                   tuple(v.shape[:len(v.shape) - len(plan.carried) - 1])}
-        if len(leading) != 1:
+        leading = [tuple(q.shape[:len(q.shape) - plan.bridge - 1]), tuple(k.shape[:len(k.shape) - plan.bridge - 1]),
+                   tuple(v.shape[:len(v.shape) - len(plan.carried) - 1])]
+        if leading.count(leading[0]) != 3:                 # a list: torch.export's symbols have no hash
             return None
         keep, causal = None, False
         if mask is not None:

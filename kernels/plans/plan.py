@@ -25,6 +25,7 @@ import numpy as np
 
 from ..arrays.bounded_cache import BoundedCache
 from ..arrays.constants import frozen
+from ..arrays.example_sizes import symbolic
 from ..arrays import (NUMPY, engine_of, outside_torch_compile, owner, torch_call, torch_compiling,
                       with_jax_defaults)
 from .masks import Mask
@@ -551,11 +552,12 @@ def _check_one_dtype(engine: Engine, arrays: dict[str, Any]) -> None:
 
 
 def _signature(array: Any) -> tuple[Any, ...] | None:
-    """What `Plan.check` reads of a numpy array or torch tensor (None for other values: their checks run each time)."""
+    """What `Plan.check` reads of a numpy array or torch tensor (None for other values, and for a shape with a
+    symbol, torch.export's dynamic batch: their checks run each time)."""
     kind = type(array)
     if kind is np.ndarray:
         return kind, array.dtype, array.shape
-    if owner(array).name == "torch":
+    if owner(array).name == "torch" and not symbolic(array.shape):
         return kind, array.dtype, tuple(array.shape), array.device, array.layout
     return None
 

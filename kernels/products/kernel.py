@@ -46,6 +46,7 @@ from . import autodiff, select
 from ..arrays import checks
 from ..native import memory
 from ..arrays.axes import even_rows
+from ..arrays.example_sizes import example_shape, symbolic
 from ..arrays import NUMPY, engine_of, owner, torch_compiling, with_jax_defaults
 from . import torch_operator
 from .lowering import levels, lower
@@ -193,7 +194,8 @@ class Kernel:
     def run(self, x: Any, y: Any) -> Any:
         """z = x * y, as `__call__` where torch.compile does not trace it."""
         engine = owner(x)
-        if owner(y) is engine and (engine is not NUMPY or type(x) is np.ndarray and type(y) is np.ndarray):
+        if owner(y) is engine and (engine is not NUMPY or type(x) is np.ndarray and type(y) is np.ndarray) and \
+                not symbolic(x.shape) and not symbolic(y.shape):       # torch.export's dynamic batch: no key
             key = (x.shape, y.shape, x.dtype, y.dtype, engine.device(x), engine.device(y), memory.limit(),
                    getattr(x, "layout", None), getattr(y, "layout", None))      # a sparse tensor: checked anew
             call = self._calls.get(key)           # operands of one library: checked once per signature
@@ -250,12 +252,13 @@ class Kernel:
         and a read costs more than the marks' passes over a chunk (`Engine.reads_dearly`: a GPU)."""
         compiled = engine.runs_compiled(x)
         itemsize = engine.dtype(x).itemsize
-        names = self.strategies_for(math.prod(batch), engine, itemsize, compiled, engine.rates_for(x),
-                                    math.prod(batch[1:]))
+        example = example_shape(batch)              # torch.export's dynamic batch: priced at the example's
+        names = self.strategies_for(math.prod(example), engine, itemsize, compiled, engine.rates_for(x),
+                                    math.prod(example[1:]))
         if not compiled:
             names = self._term_by_term(names, ("compiled",)) or names
-        rows = self._rows(batch, names, cache_chunks=False)
-        chunk = min(rows, math.prod(batch))
+        rows = self._rows(example, names, cache_chunks=False)
+        chunk = min(rows, math.prod(example))
         moved = MARKING_PASSES * chunk * sum(math.prod(shape) for shape in self.shapes) * itemsize
         marks = self._term_by_term(names, MEETS_ZEROS) is not None and engine.reads_dearly(x, moved)
         return engine, names, rows, batch, marks
@@ -264,9 +267,10 @@ class Kernel:
                        x: Any, y: Any) -> Any:
         """The program on torch or JAX arrays: whole (their libraries allocate each temporary afresh, so
         cache-sized chunks gain nothing), or in the chunks of rows the memory limit allows, joined by the engine's
-        concatenation, which its differentiation sees through."""
+        concatenation, which its differentiation sees through (whole for torch.export's dynamic batch, whose chunks
+        would be those of its example)."""
         x, y = self._relayout(engine, (x, y), True)
-        if not batch or rows >= batch[0]:
+        if not batch or symbolic(batch) or rows >= batch[0]:
             z = self._run(names, engine, x, y, marks)
         else:
             parts = (self._chunk((x, y), start, rows, batch) for start in range(0, batch[0], rows))

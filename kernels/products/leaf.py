@@ -32,6 +32,7 @@ import opt_einsum as oe
 from ..arrays import numpy_backend
 from ..arrays.bounded_cache import BoundedCache
 from ..arrays.axes import broadcast_batch
+from ..arrays.example_sizes import symbolic
 from .cost import Cost
 from ..arrays import NUMPY, owner
 from .strategies import STRATEGIES
@@ -182,7 +183,7 @@ class Contraction:
 
     def _engine_dense(self, engine: Any, x: Any, y: Any, like: Any) -> Any:
         """A lone dense factor on torch or JAX (operands of two dtypes promoted): `dense_blocks` where the engine may
-        write in place, else in chunks of rows whose intermediate takes about `ENGINE_ROWS_BYTES` (they keep it in
+        write in place and the batch is a number, else in chunks of rows whose intermediate takes about `ENGINE_ROWS_BYTES` (they keep it in
         cache): x @ lam then a batched product with y for matrices of `BATCHED_ENTRIES` or more, else
         (x outer y) @ lam, one matrix product."""
         d1, d2, d3 = self._shapes[0]
@@ -193,7 +194,7 @@ class Contraction:
             like = x
         rows = math.prod(batch)
         x, y = engine.reshape(x, (rows, d1)), engine.reshape(y, (rows, d2))
-        if engine.in_place(x, y):
+        if engine.in_place(x, y) and not symbolic(batch):
             z = engine.empty((rows, 1, d3), like)
             dense_blocks(engine.matmul, lambda size: engine.empty((size,), like), x, engine.reshape(y, (rows, 1, d2)),
                          engine.constant(by_x, like), z,
@@ -210,6 +211,8 @@ class Contraction:
 
             def chunk(x: Any, y: Any) -> Any:
                 return engine.matmul(engine.reshape(x[:, :, None] * y[:, None, :], (-1, d1 * d2)), lam)
+        if symbolic(batch):                 # torch.export's dynamic batch: whole (chunks would be its example's)
+            return engine.reshape(chunk(x, y), batch + (d3,))
         step = max(1, -(-rows // ENGINE_CHUNKS),
                    min(rows, ENGINE_ROWS_BYTES // (width * engine.dtype(like).itemsize)))
         parts = [chunk(x[start:start + step], y[start:start + step]) for start in range(0, max(rows, 1), step)]

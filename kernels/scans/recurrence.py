@@ -171,7 +171,7 @@ def _linear_scan_vjp(argnums: tuple[int, ...], states: np.ndarray, args: tuple[A
 defvjp_argnums(_linear_scan, _linear_scan_vjp)
 
 
-@traced_as_operator
+@functools.partial(traced_as_operator, batch_axis=1)          # time-first
 def linear_scan(a: Any, b: Any, initial: Any = None, method: str = "auto") -> Any:
     """All states h_0..h_{T-1} of h_t = a_t h_{t-1} + b_t, h_{-1} = `initial` (default 0).
 

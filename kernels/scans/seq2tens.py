@@ -36,6 +36,7 @@ from autograd.extend import defvjp, primitive
 
 from ..native import build, clib
 from ..arrays.axes import even_rows
+from ..arrays.example_sizes import example_size
 from ..arrays import NUMPY, owner
 from ..arrays.prefix_scan import prefix_scan, tree_reduce
 
@@ -285,7 +286,7 @@ def low_rank(x: Any, V: Any, degree: int, independent: bool, return_sequences: b
     batch, length, h = tuple(x.shape)
     slots, width = tuple(V.shape[1:])
     projection = engine.reshape(V, (h, slots * width))
-    block = max(1, engine.rates_for(x).block_numbers // max(batch * slots * width, 1))
+    block = max(1, engine.rates_for(x).block_numbers // max(example_size(batch) * slots * width, 1))
     totals: list[Any]                                   # None until a block has run
     totals, outputs = [None] * degree, []
     for start in range(0, length, block):
