@@ -183,9 +183,9 @@ class Contraction:
 
     def _engine_dense(self, engine: Any, x: Any, y: Any, like: Any) -> Any:
         """A lone dense factor on torch or JAX (operands of two dtypes promoted): `dense_blocks` where the engine may
-        write in place and the batch is a number, else in chunks of rows whose intermediate takes about `ENGINE_ROWS_BYTES` (they keep it in
-        cache): x @ lam then a batched product with y for matrices of `BATCHED_ENTRIES` or more, else
-        (x outer y) @ lam, one matrix product."""
+        write in place and the batch is a number, else in chunks of rows whose intermediate takes about
+        `ENGINE_ROWS_BYTES` (they keep it in cache; whole for torch.export's dynamic batch): x @ lam then a batched
+        product with y for matrices of `BATCHED_ENTRIES` or more, else (x outer y) @ lam, one matrix product."""
         d1, d2, d3 = self._shapes[0]
         outer, by_x = self.dense_forms()
         x, y, batch = broadcast_batch(x, y, engine)

@@ -2,10 +2,10 @@
 where every size is a number, export follows the library's own torch operations, so the program holds torch's
 operators only, equals the eager call, and loads and runs in a process that never imports the library.  Before,
 each call was the library's operator, looked up by a key that lives only in the process that made it (a loaded
-program failed: "failed to resolve torch.ops.product_interactions.call.default").  A dynamic batch (``Dim("batch")`` on the
-first axis) is followed too, the library deciding at the example's batch: the program runs at any batch, checked
-here at three.  A dynamic length still records the library's operator (the library builds plans and constants per
-length): in-process only, as documented."""
+program failed: "failed to resolve torch.ops.product_interactions.call.default").  A dynamic batch
+(``Dim("batch")`` on the first axis) is followed too, the library deciding at the example's batch: the program runs
+at any batch, checked here at three.  A dynamic length still records the library's operator (the library builds
+plans and constants per length): in-process only, as documented."""
 from __future__ import annotations
 
 import subprocess
