@@ -12,15 +12,10 @@ batch, priced for that one), and ``kernels.MEMORY_LIMIT`` holds for the example'
 from __future__ import annotations
 
 import sys
-import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-
-#: torch's shape environment of an export -> the symbols its calls took as batches (`batches_only`).
-_BATCHES: weakref.WeakKeyDictionary[Any, set[Any]] = weakref.WeakKeyDictionary()
-
 
 def symbolic(shape: Iterable[Any]) -> bool:
     """Whether a size of `shape` is a symbol (a torch ``SymInt``), not a number."""
@@ -45,23 +40,25 @@ def broadcast_shapes(*shapes: tuple[Any, ...]) -> tuple[Any, ...]:
     (5, 3)
     """
     if any(symbolic(shape) for shape in shapes):
-        return tuple(sys.modules["torch"].broadcast_shapes(*shapes))
+        try:
+            return tuple(sys.modules["torch"].broadcast_shapes(*shapes))
+        except RuntimeError as error:                       # numpy's error, as the numbers would give
+            raise ValueError(str(error)) from None
     return tuple(np.broadcast_shapes(*shapes))
 
 
-def batches_only(shapes: Sequence[tuple[Any, ...]], batch_axis: int = 0) -> bool:
-    """Whether every symbol in `shapes` (a call's operands) is a batch: a symbol of axis `batch_axis` (the first,
-    or the second of a time-first scan) of an operand with axes after it, in this call or an earlier one of the
-    same export (a time-first scan inside a model sees the model's batch).  A symbol elsewhere is taken for a
-    length, which the library cannot follow.
+def batches_only(shapes: Sequence[tuple[Any, ...]], batch_axis: int | None = 0) -> bool:
+    """Whether every symbol in `shapes` (a call's operands) is a batch with an example value: on axis `batch_axis`
+    (the first; the second of a time-first scan) of an operand with axes after it, or on any axis for None (a
+    product kernel: its leading axes are all batch).  A symbol elsewhere is taken for a length, which the library
+    cannot follow; one without an example value is a size read from data (after boolean indexing).
 
     >>> batches_only([(2, 3)])
     True
     """
-    symbols = [size for shape in shapes for size in shape if not isinstance(size, int)]
-    if not symbols:
-        return True
-    batches = _BATCHES.setdefault(symbols[0].node.shape_env, set())
-    batches.update(*(shape[batch_axis].node.expr.free_symbols for shape in shapes
-                     if len(shape) > batch_axis + 1 and not isinstance(shape[batch_axis], int)))
-    return all(size.node.expr.free_symbols <= batches for size in symbols)
+    for shape in shapes:
+        for axis, size in enumerate(shape):
+            if not isinstance(size, int) and (size.node.hint is None or batch_axis is not None and (
+                    axis != batch_axis or len(shape) <= batch_axis + 1)):
+                return False
+    return True

@@ -142,11 +142,11 @@ def _empty_transform(a: Any, size: int, axis: int, real: bool = False) -> Any:
     return zero.new_zeros(shape) + zero
 
 
-def traced_as_one_operator(arrays: Sequence[Any], batch_axis: int = 0) -> bool:
+def traced_as_one_operator(arrays: Sequence[Any], batch_axis: int | None = 0) -> bool:
     """Whether a traced call (`torch_compiling`) on `arrays` is to be one operator of the graph: always under
     torch.compile, whose tracer (Dynamo) cannot follow the library's code; under torch.export's default
     (non-strict) tracer only where a symbol is not a batch (a dynamic length: the library builds plans and constants
-    per length; `example_sizes.batches_only`: the batch is on axis `batch_axis`).  Where every size is a number or
+    per length; `example_sizes.batches_only`: the batch is on axis `batch_axis`, or any for None).  Where every size is a number or
     a batch, export follows the library's own torch operations (deciding at the example's batch), so the exported
     program holds torch's operators only and runs in any process, without the library."""
     compiler = sys.modules["torch"].compiler

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..arrays.bounded_cache import BoundedCache
 from ..arrays.constants import frozen
-from ..arrays.example_sizes import symbolic
+from ..arrays.example_sizes import example_shape, symbolic
 from ..arrays import (NUMPY, engine_of, outside_torch_compile, owner, torch_call, torch_compiling,
                       with_jax_defaults)
 from .masks import Mask
@@ -183,7 +183,7 @@ class Contract(Step):
         labels: dict[str, int]
         labels, batch = {}, ()
         for term, source in zip(inputs.split(","), self.operands):
-            shape = tuple(source.array(registers, sizes).shape)
+            shape = example_shape(source.array(registers, sizes).shape)   # torch.export's batch: its example's
             own = term.replace("...", "")
             lead = shape[:len(shape) - len(own)]
             batch = np.broadcast_shapes(batch, lead) if term.startswith("...") else batch

@@ -157,8 +157,8 @@ def _defined() -> Any:
 
 
 def applies(kernel: Kernel, x: Any, y: Any) -> bool:
-    """True when a traced call of `kernel` on x, y can be the operator and is to be (`traced_as_one_operator`):
-    torch tensors, the batch-first layout."""
+    """True when a traced call of `kernel` on x, y can be the operator and is to be (`traced_as_one_operator`, with
+    every leading axis a batch): torch tensors, the batch-first layout."""
     torch = sys.modules.get("torch")
     return bool(OPERATOR) and torch is not None and isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) \
-        and kernel.layout == "batch-first" and traced_as_one_operator((x, y))
+        and kernel.layout == "batch-first" and traced_as_one_operator((x, y), batch_axis=None)

@@ -11,11 +11,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from module_cases import MODELS
 
 from product_interactions import kernels
-from product_interactions.algebra import clebsch_gordan, quaternions
+from product_interactions.algebra import clebsch_gordan, diagonal, position, quaternions, tensor_product
+from product_interactions.interactions import Flip, Linear, Mask, Parameter, Pointwise, Reduce, Signal, compiler
 from product_interactions.interactions.feature_map import seq2tens, signature
 
 torch = pytest.importorskip("torch")
@@ -128,6 +130,8 @@ def test_the_functional_entry_points_export_to_torch_operators(dynamic):
                              (rand(2, 10, 3).sigmoid(), u)),
              "causal_convolution": (kernels.causal_convolution, (rand(2, 3, 10), rand(10))),
              "softmax": (lambda s: kernels.softmax(s, axis=-1), (rand(4, 6),)),
+             "masked softmax": (lambda s, m, n: kernels.softmax(s, axis=-1, mask=m) + kernels.softmax(s, mask=n),
+                                (rand(4, 6), rand(4, 6) > 0, torch.arange(6) % 3 > 0)),
              "signature": (lambda x: signature(x, 3), (u,)),
              "seq2tens": (lambda x: seq2tens(x, 2)[2], (u,))}
     for name, (function, arguments) in cases.items():
@@ -136,6 +140,38 @@ def test_the_functional_entry_points_export_to_torch_operators(dynamic):
         for given in batches(arguments, dynamic):
             torch.testing.assert_close(program.module()(*given), function(*given), rtol=1e-12, atol=1e-12,
                                        msg=name)
+
+
+def test_attention_s_three_steps_take_a_dynamic_batch():
+    """A fixed mask that leaves a query without a key runs attention's three steps, not the fused kernel: their
+    checks (the scores' memory) are made at the example's batch, which they had pinned."""
+    features = diagonal(4)
+    X = Signal("x", tensor_product(position(5), position(5), features), units=[1])
+    Q, K, V = (Linear(Parameter(name, (4, 4)), X, factor=2, into=features) for name in "QKV")
+    keep = np.tril(np.ones((5, 5), bool))
+    keep[2] = False
+    weights = Pointwise("softmax", Reduce(Q * Flip(K), factor=2), factor=1, mask=Mask.fixed(keep))
+    plan = compiler.compile(Reduce(weights * Flip(V), factor=1))
+    g = torch.Generator().manual_seed(5)
+    params = {name: torch.randn(4, 4, dtype=torch.float64, generator=g) for name in "QKV"}
+    x = torch.randn(3, 5, 4, dtype=torch.float64, generator=g)
+    program = exported(Function(lambda x: plan(x, params)), (x,), dynamic=True)
+    assert library_operators(program) == []
+    for (given,) in batches((x,), dynamic=True):
+        torch.testing.assert_close(program.module()(given), plan(given, params), rtol=1e-12, atol=1e-12)
+
+
+def test_a_size_read_from_data_records_the_library_s_operator():
+    """Boolean indexing makes a size with no example value (torch's unbacked symbol): the library cannot decide at
+    it, so the call is its operator (in-process), as before batches were followed."""
+    kernel = kernels.product(quaternions())
+    x = torch.randn(6, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(6))
+    keep = torch.tensor([1, 0, 1, 1, 0, 1], dtype=torch.bool)
+    program = torch.export.export(Function(lambda x, keep: kernel(x[keep], x[keep]).sum(0)), (x, keep))
+    assert library_operators(program) == ["product_interactions.product.default"]
+    other = torch.tensor([0, 1, 1, 1, 1, 1], dtype=torch.bool)
+    torch.testing.assert_close(program.module()(x, other), kernel(x[other], x[other]).sum(0), rtol=1e-12,
+                               atol=1e-12)
 
 
 def test_a_dynamic_length_records_the_library_s_operator_and_follows_the_size():
@@ -147,11 +183,16 @@ def test_a_dynamic_length_records_the_library_s_operator_and_follows_the_size():
     assert library_operators(program) == ["product_interactions.call.default"]
     longer = torch.cat([x, x], dim=1)
     torch.testing.assert_close(program.module()(longer), module(longer), rtol=1e-12, atol=1e-12)
-    a, b = torch.rand(10, 2, 3, dtype=torch.float64), torch.randn(10, 2, 3, dtype=torch.float64)
-    program = torch.export.export(Function(kernels.linear_scan), (a, b), dynamic_shapes=(({0: Dim("time")},) * 2,))
-    assert library_operators(program) == ["product_interactions.call.default"]
-    torch.testing.assert_close(program.module()(a[:7], b[:7]), kernels.linear_scan(a[:7], b[:7]), rtol=1e-12,
-                               atol=1e-12)
+    a, b = torch.rand(10, 2, 4, dtype=torch.float64), torch.randn(10, 2, 4, dtype=torch.float64)
+    kernel = kernels.product(quaternions())
+
+    def gated(a, b):                                    # a product kernel's batch is any leading axis: here time
+        return kernels.linear_scan(torch.sigmoid(kernel(a, b)), b)
+    for function in (kernels.linear_scan, gated):
+        program = torch.export.export(Function(function), (a, b), dynamic_shapes=(({0: Dim("time")},) * 2,))
+        assert library_operators(program) == ["product_interactions.call.default"]
+        torch.testing.assert_close(program.module()(a[:7], b[:7]), function(a[:7], b[:7]), rtol=1e-12,
+                                   atol=1e-12)
 
 
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic batch"])

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...arrays.axes import align, components, restore
+from ...arrays.example_sizes import broadcast_shapes
 from ...arrays import NUMPY, owner
 from .identify import Elementwise
 from .level import Level, Program, around
@@ -98,7 +99,7 @@ class Graded(Level):
             total: Any = None
             for i in range(k + 1):
                 outer = self._level_last(x, i)[..., :, None] * self._level_last(y, k - i)[..., None, :]
-                outer = engine.reshape(outer, tuple(outer.shape[:-2]) + (-1,))
+                outer = engine.reshape(outer, tuple(outer.shape[:-2]) + (outer.shape[-2] * outer.shape[-1],))
                 total = outer if total is None else total + outer
             parts.append(total)
         return engine.moveaxis(engine.concatenate(parts, axis=-1), -1, self.axis)
@@ -131,8 +132,8 @@ class Graded(Level):
             total: Any = None
             for i in range(k + 1):
                 xi, yj = self._level(xc, i), self._level(yc, k - i)
-                pairs = (xi.shape[0], yj.shape[0]) + np.broadcast_shapes(tuple(xi.shape[1:]), tuple(yj.shape[1:]))
-                xs, ys = (engine.reshape(engine.broadcast_to(a, pairs), (-1,) + pairs[2:])
+                pairs = (xi.shape[0], yj.shape[0]) + broadcast_shapes(tuple(xi.shape[1:]), tuple(yj.shape[1:]))
+                xs, ys = (engine.reshape(engine.broadcast_to(a, pairs), (pairs[0] * pairs[1],) + pairs[2:])
                           for a in (xi[:, None], yj[None, :]))
                 outer = self.inner(xs, ys)
                 total = outer if total is None else total + outer
