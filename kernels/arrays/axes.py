@@ -42,7 +42,8 @@ def broadcast_batch(x: Any, y: Any, engine: Engine) -> tuple[Any, Any, tuple[int
     >>> x.shape, y.shape, batch
     ((5, 2, 3), (5, 2, 4), (5, 2))
     """
-    batch = broadcast_shapes(tuple(x.shape[:-1]), tuple(y.shape[:-1]))
+    first, second = tuple(x.shape[:-1]), tuple(y.shape[:-1])
+    batch = first if first == second else broadcast_shapes(first, second)
     return engine.broadcast_to(x, batch + (x.shape[-1],)), engine.broadcast_to(y, batch + (y.shape[-1],)), batch
 
 

@@ -19,16 +19,22 @@ import numpy as np
 
 def symbolic(shape: Iterable[Any]) -> bool:
     """Whether a size of `shape` is a symbol (a torch ``SymInt``), not a number."""
-    return any(not isinstance(size, int) for size in shape)
+    for size in shape:                                  # a loop: a generator costs a call its microsecond
+        if not isinstance(size, int):
+            return True
+    return False
 
 
 def example_shape(shape: Iterable[Any]) -> tuple[int, ...]:
     """`shape` with each symbol at its example's value (its hint; a number stays as it is)."""
-    return tuple(size if isinstance(size, int) else example_size(size) for size in shape)
+    shape = tuple(shape)
+    return tuple(map(example_size, shape)) if symbolic(shape) else shape
 
 
 def example_size(size: Any) -> int:
     """`size` as a number: a torch symbol's example value, read without a guard (``int`` would pin the symbol)."""
+    if isinstance(size, int):
+        return size
     hint = getattr(getattr(size, "node", None), "hint", None)
     return int(size if hint is None else hint)
 

@@ -146,9 +146,9 @@ def traced_as_one_operator(arrays: Sequence[Any], batch_axis: int | None = 0) ->
     """Whether a traced call (`torch_compiling`) on `arrays` is to be one operator of the graph: always under
     torch.compile, whose tracer (Dynamo) cannot follow the library's code; under torch.export's default
     (non-strict) tracer only where a symbol is not a batch (a dynamic length: the library builds plans and constants
-    per length; `example_sizes.batches_only`: the batch is on axis `batch_axis`, or any for None).  Where every size is a number or
-    a batch, export follows the library's own torch operations (deciding at the example's batch), so the exported
-    program holds torch's operators only and runs in any process, without the library."""
+    per length; `example_sizes.batches_only`: the batch is on axis `batch_axis`, or any for None).  Where every size
+    is a number or a batch, export follows the library's own torch operations (deciding at the example's batch), so
+    the exported program holds torch's operators only and runs in any process, without the library."""
     compiler = sys.modules["torch"].compiler
     exporting = getattr(compiler, "is_exporting", bool)() and \
         not getattr(compiler, "is_dynamo_compiling", compiler.is_compiling)()           # strict export: Dynamo
