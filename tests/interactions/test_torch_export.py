@@ -210,3 +210,21 @@ def test_a_mask_is_an_input_of_the_exported_program(dynamic):
             for given in batches((x, mask), dynamic):
                 torch.testing.assert_close(program.module()(*given), module(*given), rtol=1e-12, atol=1e-12)
             assert not torch.equal(module(x, mask), module(x, torch.ones_like(mask)))
+
+
+def test_a_dynamic_batch_program_compiles_ahead_of_time_for_serving(tmp_path):
+    """AOTInductor (`torch._inductor.aoti_compile_and_package`, serving without Python's tracer) compiles an
+    exported attention module with a dynamic batch, and the package runs at batches other than the example's."""
+    import shutil
+    if shutil.which("g++") is None and shutil.which("c++") is None:
+        pytest.skip("AOTInductor needs a C++ compiler")
+    model, (sequence,) = MODELS[0]
+    module = model.to_torch(seed=0, dtype=torch.float32)
+    x = torch.tensor(sequence, dtype=torch.float32)
+    program = exported(module, (x,), dynamic=True)
+    package = torch._inductor.aoti_load_package(
+        torch._inductor.aoti_compile_and_package(program, package_path=str(tmp_path / "attention.pt2")))
+    g = torch.Generator().manual_seed(7)
+    for batch in (1, 3, 7):
+        given = torch.randn(batch, *x.shape[1:], generator=g)
+        torch.testing.assert_close(package(given), module(given), rtol=1e-5, atol=1e-6)
