@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+
 def symbolic(shape: Iterable[Any]) -> bool:
     """Whether a size of `shape` is a symbol (a torch ``SymInt``), not a number."""
     for size in shape:                                  # a loop: a generator costs a call its microsecond
@@ -40,14 +41,17 @@ def example_size(size: Any) -> int:
 
 
 def broadcast_shapes(*shapes: tuple[Any, ...]) -> tuple[Any, ...]:
-    """numpy's broadcast of `shapes`; torch's where a size is a symbol (numpy's would pin it to its example value).
+    """numpy's broadcast of `shapes`; torch's where a size is torch's symbol (numpy's would pin it to its example
+    value; JAX's symbols, which the library does not follow, are left to numpy's error).
 
     >>> broadcast_shapes((5, 1), (3,))
     (5, 3)
     """
-    if any(symbolic(shape) for shape in shapes):
+    torch = sys.modules.get("torch")
+    if any(map(symbolic, shapes)) and torch is not None and any(
+            isinstance(size, torch.SymInt) for shape in shapes for size in shape):
         try:
-            return tuple(sys.modules["torch"].broadcast_shapes(*shapes))
+            return tuple(torch.broadcast_shapes(*shapes))
         except RuntimeError as error:                       # numpy's error, as the numbers would give
             raise ValueError(str(error)) from None
     return tuple(np.broadcast_shapes(*shapes))

@@ -228,3 +228,9 @@ def test_a_dynamic_batch_program_compiles_ahead_of_time_for_serving(tmp_path):
     for batch in (1, 3, 7):
         given = torch.randn(batch, *x.shape[1:], generator=g)
         torch.testing.assert_close(package(given), module(given), rtol=1e-5, atol=1e-6)
+
+
+def test_a_mask_that_does_not_broadcast_against_a_dynamic_batch_is_refused_by_name():
+    s, mask = torch.randn(4, 6, dtype=torch.float64), torch.ones(4, 5, dtype=torch.bool)
+    with pytest.raises(ValueError, match=r"mask: expected a shape that broadcasts to x's"):
+        exported(Function(lambda s, m: kernels.softmax(s, axis=-1, mask=m)), (s, mask), dynamic=True)
