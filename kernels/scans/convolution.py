@@ -21,7 +21,7 @@ import numpy as np
 
 from ..native import memory
 from ..arrays import adopt, traced_as_operator
-from ..arrays.example_sizes import example_shape
+from ..arrays.example_sizes import broadcast_shapes, example_shape
 from ..arrays.precision import common_precision
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def _check(engine: Engine, x: Any, kernel: Any) -> None:
         if len(a.shape) == 0 or a.shape[-1] == 0:
             raise ValueError(f"{name}: expected a last (time) axis of positive length, got shape {tuple(a.shape)}")
     try:
-        batch = np.broadcast_shapes(example_shape(x.shape[:-1]), example_shape(kernel.shape[:-1]))
+        batch = example_shape(broadcast_shapes(tuple(x.shape[:-1]), tuple(kernel.shape[:-1])))   # priced at the example
     except ValueError:
         raise ValueError(f"x, kernel: leading axes {tuple(x.shape[:-1])} and {tuple(kernel.shape[:-1])} do not "
                          f"broadcast") from None
