@@ -1,11 +1,13 @@
 """Shared test settings: JAX computes in float64 here (its own switch, off by default), so that every engine
-can be compared with numpy at 1e-10; the so3 disk cache lives in a temporary directory, not the user's.  The
+can be compared with numpy at 1e-10; the so3 disk cache lives in a temporary directory, not the user's; each test
+starts torch's global generator from one seed (`torch_seeded`).  The
 `counting` fixture counts the graphs torch.compile traces; `meta_as_gpu` makes torch's meta device stand in for a
 GPU; `host_copies` lists the tensors a block makes from host data."""
 import contextlib
 import dataclasses
 import importlib.util
 import math
+import sys
 
 import numpy as np
 
@@ -15,6 +17,15 @@ if importlib.util.find_spec("jax") is not None:
     import jax
 
     jax.config.update("jax_enable_x64", True)
+
+
+@pytest.fixture(autouse=True)
+def torch_seeded():
+    """Each test draws from torch's global generator from one seed, whatever ran before it in its process: the
+    suite runs in two processes (``-n 2``), which share out the files differently from run to run."""
+    torch = sys.modules.get("torch")            # not imported for a test that does not use it
+    if torch is not None:
+        torch.manual_seed(0)
 
 
 @pytest.fixture(autouse=True, scope="session")
