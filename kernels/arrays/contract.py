@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 import opt_einsum
 
-from .example_sizes import example_shape
+from .example_sizes import example_shape, symbolic
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -114,7 +114,7 @@ def _moves(order: tuple[int, ...]) -> tuple[int, ...] | None:
 
 def _pairwise(engine: Engine, step: str, a: Any, b: Any) -> Any:
     """One two-operand einsum step as a broadcast batched matmul (`Pair`)."""
-    pair = _pair(step, tuple(a.shape), tuple(b.shape))
+    pair = None if symbolic(a.shape) or symbolic(b.shape) else _pair(step, tuple(a.shape), tuple(b.shape))
     if pair is None:
         return _einsum(engine, step, a, b)
     if pair.sum_a:

@@ -1,10 +1,11 @@
-"""Sizes as numbers where torch.export traces a dynamic batch.
+"""Sizes as numbers where an export traces a dynamic batch.
 
 ``torch.export.export(module, (x,), dynamic_shapes=...)`` traces a batch axis as a symbol (s0) whose value in the
-example input is its hint.  The library decides on sizes in Python: a strategy, the chunks a memory limit cuts, the
-blocks of a scan, the keys of its caches.  Where a size is a symbol it decides at the example's value, so no
-decision pins the symbol: the program computes any batch with the choices made for the example (right for every
-batch, priced for that one), and ``kernels.MEMORY_LIMIT`` holds for the example's batch only.
+example input is its hint; ``jax.export`` with a symbolic shape ("b, ...") traces one with no value at all.  The
+library decides on sizes in Python: a strategy, the chunks a memory limit cuts, the blocks of a scan, the keys of its
+caches.  Where a size is a symbol it decides at an example value, so no decision pins the symbol: torch's example's,
+or `JAX_EXAMPLE_SIZE` for JAX's.  The program computes any batch with the choices made for the example (right for
+every batch, priced for that one), and ``kernels.MEMORY_LIMIT`` holds for the example's batch only.
 
 >>> example_shape((2, 3)), symbolic((2, 3))
 ((2, 3), False)
@@ -16,6 +17,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+
+#: The value a JAX symbolic size (``jax.export``'s shape polymorphism, which gives none) is decided at.
+JAX_EXAMPLE_SIZE = 1024
 
 
 def symbolic(shape: Iterable[Any]) -> bool:
@@ -33,28 +37,37 @@ def example_shape(shape: Iterable[Any]) -> tuple[int, ...]:
 
 
 def example_size(size: Any) -> int:
-    """`size` as a number: a torch symbol's example value, read without a guard (``int`` would pin the symbol)."""
+    """`size` as a number: a torch symbol's example value, read without a guard (``int`` would pin the symbol);
+    `JAX_EXAMPLE_SIZE` for a JAX symbol or an expression of them."""
     if isinstance(size, int):
         return size
+    if jax_symbol(size):
+        return JAX_EXAMPLE_SIZE
     hint = getattr(getattr(size, "node", None), "hint", None)
     return int(size if hint is None else hint)
 
 
+def jax_symbol(size: Any) -> bool:
+    """Whether `size` is a JAX symbolic size (``jax.export``'s shape polymorphism), or an expression of them."""
+    return type(size).__module__.startswith("jax")
+
+
 def broadcast_shapes(*shapes: tuple[Any, ...]) -> tuple[Any, ...]:
-    """numpy's broadcast of `shapes`; torch's where a size is torch's symbol (numpy's would pin it to its example
-    value; JAX's symbols, which the library does not follow, are left to numpy's error).
+    """numpy's broadcast of `shapes`; where a size is a symbol, its library's (numpy's would pin torch's to its
+    example value, and cannot take JAX's), which raises numpy's ValueError where they do not broadcast.
 
     >>> broadcast_shapes((5, 1), (3,))
     (5, 3)
     """
+    if not any(map(symbolic, shapes)):
+        return tuple(np.broadcast_shapes(*shapes))
     torch = sys.modules.get("torch")
-    if any(map(symbolic, shapes)) and torch is not None and any(
-            isinstance(size, torch.SymInt) for shape in shapes for size in shape):
+    if torch is not None and any(isinstance(size, torch.SymInt) for shape in shapes for size in shape):
         try:
             return tuple(torch.broadcast_shapes(*shapes))
         except RuntimeError as error:                       # numpy's error, as the numbers would give
             raise ValueError(str(error)) from None
-    return tuple(np.broadcast_shapes(*shapes))
+    return tuple(sys.modules["jax"].numpy.broadcast_shapes(*shapes))       # JAX's error is a ValueError
 
 
 def batches_only(shapes: Sequence[tuple[Any, ...]], batch_axis: int | None = 0) -> bool:

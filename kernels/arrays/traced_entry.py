@@ -88,7 +88,7 @@ def traced_as_operator(function: F, batch_axis: int = 0) -> F:
     parameters = inspect.signature(function).parameters
     names = tuple(parameters)
     defaults = {name: p.default for name, p in parameters.items() if p.default is not inspect.Parameter.empty}
-    at_a_graph_break = outside_torch_compile(with_jax_defaults(function))
+    at_a_graph_break = outside_torch_compile(with_jax_defaults(function, batch_axis))
 
     @functools.wraps(function)
     def entry(*arguments: Any, **options: Any) -> Any:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..arrays.bounded_cache import BoundedCache
 from ..arrays.constants import frozen
-from ..arrays.example_sizes import example_shape, symbolic
+from ..arrays.example_sizes import example_shape, jax_symbol, symbolic
 from ..arrays import (NUMPY, engine_of, outside_torch_compile, owner, torch_call, torch_compiling,
                       with_jax_defaults)
 from .masks import Mask
@@ -656,6 +656,11 @@ class Plan:
                 self._refuse(spec, shape, sizes)
             for axis, n in zip(spec.axes, found):
                 if isinstance(axis, Dim) and axis.parametric:
+                    if jax_symbol(n):
+                        where = "inputs" if spec.kind == "signal" else "parameters"
+                        raise ValueError(f"{where}[{spec.name!r}]: a symbolic size ({n}) for dim {axis.name} in shape "
+                                         f"{shape}; the plan follows jax.export's symbolic batch axes only, since "
+                                         f"it builds its constants per size of {axis.name}: export with it fixed")
                     if sizes.setdefault(axis, n) != n:
                         self._refuse(spec, shape, sizes)
                 elif n != size(axis, sizes):

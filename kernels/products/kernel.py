@@ -190,17 +190,15 @@ class Kernel:
             return sys.modules["torch"].compiler.disable(self.run)(x, y)
         return self.run(x, y)
 
-    @with_jax_defaults
+    @functools.partial(with_jax_defaults, batch_axis=None)       # every leading axis is a batch
     def run(self, x: Any, y: Any) -> Any:
         """z = x * y, as `__call__` where torch.compile does not trace it."""
         engine = owner(x)
-        if owner(y) is engine and (engine is not NUMPY or type(x) is np.ndarray and type(y) is np.ndarray):
+        if owner(y) is engine and (engine is not NUMPY or type(x) is np.ndarray and type(y) is np.ndarray) and \
+                not (symbolic(x.shape) or symbolic(y.shape)):       # an exported dynamic batch: no key to keep
             key = (x.shape, y.shape, x.dtype, y.dtype, engine.device(x), engine.device(y), memory.limit(),
                    getattr(x, "layout", None), getattr(y, "layout", None))      # a sparse tensor: checked anew
-            try:
-                call = self._calls.get(key)       # operands of one library: checked once per signature
-            except TypeError:                     # torch.export's dynamic batch: its symbol has no hash
-                return self._checked_call(x, y)
+            call = self._calls.get(key)           # operands of one library: checked once per signature
             if call is None:
                 call = self._calls.put(key, self._signature_call(engine, x, y))
             return call[1](x, y)
