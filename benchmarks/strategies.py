@@ -1,14 +1,15 @@
 """Every strategy on every built-in algebra, timed in one run, beside what ``strategy="auto"`` picks.
 
     python benchmarks/strategies.py [--repeats 5] [--batches 64,4096,65536] [--dtype float64] [--engine numpy]
-                                    [--fit]
+                                    [--jit] [--fit]
 
 For each algebra and batch: the median time of each strategy that applies (forced; those the model puts 30 times
 beyond the best are skipped), the model's estimate, auto's choice and auto's time over the best forced time
 (target: at most 1.1), on the chosen engine's arrays and by its rates (`kernels.products.cost.Rates`).  The first line
 records the machine's load.  Each kernel is checked against the dense reference before it is timed.  ``--fit``
 then prints the `Rates` that fit every timing best (non-negative least squares on relative error): how an
-engine's rates are calibrated.
+engine's rates are calibrated.  ``--jit`` (JAX) times each kernel under ``jax.jit`` and prices by the engine's
+staged rates (`JaxEngine.staged_rates`): how ``JAX_STAGED_RATES`` were fitted.
 """
 from __future__ import annotations
 
@@ -43,8 +44,8 @@ def algebras() -> list:
             tensor_product(position(16), quaternions()), tensor_product(translation(16), diagonal(8))]
 
 
-def forced(A, dtype, batches, engine=NUMPY) -> dict:
-    """{strategy tuple: kernel} for every single strategy that applies to all factors, and auto."""
+def forced(A, dtype, batches, engine=NUMPY, rates=None) -> dict:
+    """{strategy tuple: kernel} for every single strategy that applies to all factors, and auto's (by `rates`)."""
     found = {}
     for name in kernels.STRATEGIES:
         factors = [kernels.Factor.from_algebra(f) for f in A.factors]
@@ -56,21 +57,21 @@ def forced(A, dtype, batches, engine=NUMPY) -> dict:
             continue
         found[kernel.strategies] = kernel
     auto = kernels.product(A, dtype=dtype)
-    for names in {auto.strategies_for(rows, engine) for rows in batches}:
+    for names in {auto.strategies_for(rows, engine, rates=rates) for rows in batches}:
         if names not in found:
             found[names] = kernels.product(A, strategy=names, dtype=dtype)
     return found
 
 
-def interleaved(kernel_table, x, y, repeats) -> dict:
+def interleaved(kernel_table, x, y, repeats, engine=NUMPY) -> dict:
     """Median seconds per kernel, timed round-robin (a BLAS thread left spinning by one strategy, or a burst of
-    load, then falls on all of them alike)."""
+    load, then falls on all of them alike), each call waited for (JAX dispatches asynchronously)."""
     times = {names: [] for names in kernel_table}
     for kernel in kernel_table.values():
-        kernel(x, y)
+        engine.synchronize(kernel(x, y))
     for _ in range(repeats):
         for names, kernel in kernel_table.items():
-            times[names].append(median_time(lambda: kernel(x, y), repeats=1, warmup=0))
+            times[names].append(median_time(lambda: engine.synchronize(kernel(x, y)), repeats=1, warmup=0))
     return {names: float(np.median(values)) for names, values in times.items()}
 
 
@@ -82,20 +83,29 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default="", help="only the algebras whose name contains this text")
     parser.add_argument("--engine", default="numpy", choices=sorted(ENGINES))
     parser.add_argument("--fit", action="store_true", help="print the rates that fit the timings best")
+    parser.add_argument("--jit", action="store_true", help="JAX: time each kernel under jax.jit")
     arguments = parser.parse_args(argv)
     dtype, batches = np.dtype(arguments.dtype), [int(b) for b in arguments.batches.split(",")]
     engine = ENGINES[arguments.engine]
     if importlib.util.find_spec(engine.name) is None:
         print(f"{engine.name} is not installed: skipped")
         return 0
+    if arguments.jit and engine.name != "jax":
+        parser.error("--jit: only with --engine jax")
+    if engine.name == "jax":
+        import jax
+        jax.config.update("jax_enable_x64", True)                 # else float64 would be float32
     like = engine.xp.zeros((), dtype=engine.native_dtype(dtype))
+    rates = engine.staged_rates(like) if arguments.jit else engine.rates
     rng = np.random.default_rng(0)
-    print(f"{engine.name} ({engine.rates}), {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, "
+    print(f"{engine.name} ({rates}), {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, "
           f"{dtype.name}")
     print(f"{'algebra':32} {'batch':>6} {'auto picks':24} {'auto/best':>9}  strategies: ms (model ms)", flush=True)
     worst, measured = 0.0, []
     for A in (A for A in algebras() if arguments.only in A.name):
-        kernel_table = forced(A, dtype, batches, engine)
+        kernel_table = forced(A, dtype, batches, engine, rates)
+        if arguments.jit:
+            kernel_table = {names: jax.jit(kernel) for names, kernel in kernel_table.items()}
         auto = kernels.product(A, dtype=dtype)
         for batch in batches:
             if batch * A.dim * dtype.itemsize > 2**29:
@@ -108,11 +118,14 @@ def main(argv=None) -> int:
                     got = engine.value(kernel(engine.convert(x[:8], like), engine.convert(y[:8], like)))
                     assert np.allclose(got, expected, rtol=1e-4, atol=1e-4), (A.name, names)
             x, y = engine.convert(x, like), engine.convert(y, like)
-            chosen = auto.strategies_for(batch, engine, dtype.itemsize)
-            models = {names: model(A, names, batch, dtype, engine.rates) for names in kernel_table}
+            chosen = auto.strategies_for(batch, engine, dtype.itemsize, rates=rates)
+            models = {names: model(A, names, batch, dtype, rates) for names in kernel_table}
             contenders = {names: kernel for names, kernel in kernel_table.items()
                           if models[names] <= 30 * min(models.values()) or names == chosen}
-            timings = interleaved(contenders, x, y, arguments.repeats)
+            if arguments.jit:                     # XLA allocates a program's temporaries whole: no chunks
+                contenders = {names: kernel for names, kernel in contenders.items()
+                              if names == chosen or held(A, names, batch, dtype) <= kernels.MEMORY_LIMIT}
+            timings = interleaved(contenders, x, y, arguments.repeats, engine)
             measured += [(A, names, batch, t) for names, t in timings.items()]
             best = min(timings.values())
             ratio = timings[chosen] / best
@@ -141,6 +154,12 @@ def fit(measured, itemsize: int) -> str:
     return (f"call={call:.3g}, bandwidth={inverse(per_byte)}, gemm{8 * itemsize}={inverse(per_gemm)}, "
             f"loop={inverse(per_loop)}, row={row:.3g}, transform={inverse(per_transform)}, "
             f"compiled{8 * itemsize}={inverse(per_compiled)}, compiled_call={compiled_call:.3g}")
+
+
+def held(A, names, batch, dtype) -> float:
+    """Bytes of operands, result and temporaries of the strategy tuple on `batch` rows, unchunked."""
+    cost, _ = select.priced([kernels.Factor.from_algebra(f) for f in A.factors], names)
+    return batch * cost.working() * dtype.itemsize
 
 
 def model(A, names, batch, dtype, rates=NUMPY.rates) -> float:

@@ -112,6 +112,15 @@ class Engine:
             found = self._rates[place] = stored_rates(self.name, place, shipped) or shipped
         return found
 
+    def staged(self, a: Any) -> bool:
+        """Whether operations on `a` are being staged into one compiled program (``jax.jit``) rather than run one by
+        one: such a program pays no dispatch per operation (`staged_rates`)."""
+        return False
+
+    def staged_rates(self, a: Any) -> Rates | None:
+        """The rates of a program staged for compilation on `a`'s device; None where the library stages none."""
+        return None
+
     def reads_dearly(self, a: Any, avoided: float) -> bool:
         """Whether reading a number of `a` back to the host costs more than moving `avoided` bytes on its device
         (`Rates.host_read` against its bandwidth): where it does, a step that would read to decide (whether values

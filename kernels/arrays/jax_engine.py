@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import DTypeLike
 
-from .rates import CUDA_RATES, NUMPY_RATES, Rates
+from .rates import CUDA_RATES, JAX_STAGED_RATES, NUMPY_RATES, Rates
 from .engine import Engine
 
 
@@ -24,8 +24,11 @@ class JaxEngine(Engine):
     """See the module docstring."""
 
     name = "jax"
-    #: Eager dispatch costs about 20x a numpy call; under jit calls fuse, and the choice matters less.
+    #: Eager dispatch costs about 20x a numpy call (under jit, `staged_rates`).
     rates = dataclasses.replace(NUMPY_RATES, call=25e-6, compiled64=0.0, compiled32=0.0, loop_scan_width=None)
+
+    #: JAX's function that says whether a jit is tracing (looked up at the first `staged`).
+    _under_jit: Callable[[], bool] | None = None
 
     @property
     def xp(self) -> Any:  # type: ignore[override]  # Engine.xp is None: the abstract engine has no namespace
@@ -52,6 +55,28 @@ class JaxEngine(Engine):
             return dataclasses.replace(CUDA_RATES, call=self.rates.call, compiled64=0.0, compiled32=0.0,
                                        chunked_scan_length=None)
         return self.rates
+
+    def rates_for(self, a: Any) -> Rates:
+        """The eager rates of `a`'s device (`Engine.rates_for`), or `staged_rates` under ``jax.jit``."""
+        staged = self.staged_rates(a) if self.staged(a) else None
+        return super().rates_for(a) if staged is None else staged
+
+    def staged(self, a: Any) -> bool:
+        """Whether a jit (or an export) is tracing: asked of JAX (`jax.extend`'s question for library authors; where a
+        release lacks it, False: the eager rates, the only ones before)."""
+        if self._under_jit is None:
+            import jax.extend.core
+            self._under_jit = getattr(jax.extend.core, "unsafe_am_i_under_a_jit_DO_NOT_USE", lambda: False)
+        return bool(self._under_jit())
+
+    def staged_rates(self, a: Any) -> Rates:
+        """`JAX_STAGED_RATES` on the CPU; on a GPU the eager rates of the place with a staged operation's cost (an
+        estimate: XLA fuses elementwise operations into one kernel there too; not measured yet)."""
+        place = self.place(a)
+        if place == "cpu":
+            return JAX_STAGED_RATES
+        return dataclasses.replace(super().rates_for(a), call=JAX_STAGED_RATES.call,
+                                   origin=f"{super().rates_for(a).origin}, staged by jax.jit (estimate)")
 
     def synchronize(self, a: Any) -> Any:
         return a.block_until_ready() if hasattr(a, "block_until_ready") else a

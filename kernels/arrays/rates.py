@@ -82,6 +82,17 @@ NUMPY_RATES = Rates(call=1.2e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=
                     origin="shipped, fitted on the project's 2-core machine")
 
 
+#: JAX's rates where its operations are staged into one program that XLA compiles (under ``jax.jit``, ``jax.export``),
+#: fitted by ``benchmarks/strategies.py --engine jax --jit --fit`` on the project's 2-core machine (float64; float32's
+#: matrix products taken at twice float64's, as numpy's): an operation costs about 0.13 us, not eager dispatch's
+#: 25 us, and XLA fuses elementwise ones, so a term's traffic runs at 110 GB/s.  Eager rates under jit had taken
+#: dense for every Clifford and Clebsch-Gordan algebra at any batch, 2-40 times the best strategy's time at 4,096 and
+#: 65,536 rows (geometric mean 2.05 over 19 algebras at 64-65,536 rows); these take codegen there (1.07).
+JAX_STAGED_RATES = Rates(call=1.3e-7, bandwidth=110e9, gemm64=17.5e9, gemm32=35e9, loop=4.6e9, row=24e-9,
+                         transform=3.1e9, loop_scan_width=None,
+                         origin="shipped, staged by jax.jit, fitted on the project's 2-core machine")
+
+
 #: CUDA's rates, estimated from the measurements of one H200 (shared/notes/gpu-measurements.md; torch 2.11, CUDA 13):
 #: a call is torch's dispatch and a kernel launch (no arithmetic waits for the host); elementwise work streams at
 #: about 3 TB/s; matrix products of inner dimension 4-64 reach a fraction of the 50 TFLOP/s float32 peak; there

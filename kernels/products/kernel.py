@@ -195,7 +195,7 @@ class Kernel:
         """z = x * y, as `__call__` where torch.compile does not trace it."""
         engine = owner(x)
         if owner(y) is engine and (engine is not NUMPY or type(x) is np.ndarray and type(y) is np.ndarray) and \
-                not (symbolic(x.shape) or symbolic(y.shape)):       # an exported dynamic batch: no key to keep
+                not (symbolic(x.shape) or symbolic(y.shape) or engine.staged(x)):   # an export, jit: nothing kept
             key = (x.shape, y.shape, x.dtype, y.dtype, engine.device(x), engine.device(y), memory.limit(),
                    getattr(x, "layout", None), getattr(y, "layout", None))      # a sparse tensor: checked anew
             call = self._calls.get(key)           # operands of one library: checked once per signature
@@ -461,12 +461,17 @@ class Kernel:
                      f"{cost.fixed * itemsize:,.0f} bytes")
         if self.requested == "auto":
             like = np.zeros(1) if like is None else like
-            lines += self._choices_by_rows(owner(like), like)
+            engine = owner(like)
+            staged = engine.staged_rates(like)
+            lines += self._choices_by_rows(engine, like, engine.rates_for(like))
+            if staged is not None and not engine.staged(like):
+                lines += self._choices_by_rows(engine, like, staged)
         return "\n".join(lines)
 
-    def _choices_by_rows(self, engine: Engine, like: Any) -> list[str]:
-        """auto's choice per range of batch rows (the buckets `strategies_for` chooses by) on `like`'s device."""
-        rates, compiled = engine.rates_for(like), engine is NUMPY or engine.runs_compiled(like)
+    def _choices_by_rows(self, engine: Engine, like: Any, rates: Rates) -> list[str]:
+        """auto's choice per range of batch rows (the buckets `strategies_for` chooses by) on `like`'s device, priced
+        by `rates`."""
+        compiled = engine is NUMPY or engine.runs_compiled(like)
         itemsize = engine.dtype(like).itemsize if engine.dtype(like).kind == "f" else self.dtype.itemsize
         runs: list[tuple[int, tuple[str, ...]]] = []
         for bucket in range(11):
