@@ -40,7 +40,11 @@ def with_jax_defaults(function: F, batch_axis: int | None = 0) -> F:
         if jax is None:
             return function(*arguments, **options)
         if batch_axis is not None:
-            refuse_symbolic_lengths(function, arguments, options, batch_axis, jax.core.Tracer)
+            tracer = jax.core.Tracer
+            for a in (*arguments, *options.values()) if options else arguments:   # a loop: no generator's call
+                if isinstance(a, tracer):                   # symbols live only on traced arrays
+                    refuse_symbolic_lengths(function, arguments, options, batch_axis, tracer)
+                    break
         if jax.config.jax_numpy_rank_promotion == "allow" and jax.config.jax_numpy_dtype_promotion == "standard":
             return function(*arguments, **options)
         with jax.numpy_rank_promotion("allow"), jax.numpy_dtype_promotion("standard"):

@@ -15,6 +15,7 @@ from numpy.typing import DTypeLike
 
 from .rates import CUDA_RATES, JAX_STAGED_RATES, NUMPY_RATES, Rates
 from .engine import Engine
+from .example_sizes import symbolic
 
 
 _FLOAT32 = np.dtype(np.float32)
@@ -63,11 +64,11 @@ class JaxEngine(Engine):
 
     def staged(self, a: Any) -> bool:
         """Whether a jit (or an export) is tracing: asked of JAX (`jax.extend`'s question for library authors; where a
-        release lacks it, False: the eager rates, the only ones before)."""
+        release lacks it, only for a symbolic shape, which only an export makes)."""
         if self._under_jit is None:
             import jax.extend.core
             self._under_jit = getattr(jax.extend.core, "unsafe_am_i_under_a_jit_DO_NOT_USE", lambda: False)
-        return bool(self._under_jit())
+        return bool(self._under_jit()) or symbolic(a.shape)
 
     def staged_rates(self, a: Any) -> Rates:
         """`JAX_STAGED_RATES` on the CPU; on a GPU the eager rates of the place with a staged operation's cost (an

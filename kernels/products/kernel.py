@@ -195,10 +195,13 @@ class Kernel:
         """z = x * y, as `__call__` where torch.compile does not trace it."""
         engine = owner(x)
         if owner(y) is engine and (engine is not NUMPY or type(x) is np.ndarray and type(y) is np.ndarray) and \
-                not (symbolic(x.shape) or symbolic(y.shape) or engine.staged(x)):   # an export, jit: nothing kept
+                not engine.staged(x):             # a jit (jax.export's symbols too): priced staged, nothing kept
             key = (x.shape, y.shape, x.dtype, y.dtype, engine.device(x), engine.device(y), memory.limit(),
                    getattr(x, "layout", None), getattr(y, "layout", None))      # a sparse tensor: checked anew
-            call = self._calls.get(key)           # operands of one library: checked once per signature
+            try:
+                call = self._calls.get(key)       # operands of one library: checked once per signature
+            except TypeError:                     # torch.export's dynamic batch: its symbol has no hash
+                return self._checked_call(x, y)
             if call is None:
                 call = self._calls.put(key, self._signature_call(engine, x, y))
             return call[1](x, y)
