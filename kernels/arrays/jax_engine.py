@@ -63,11 +63,10 @@ class JaxEngine(Engine):
         return super().rates_for(a) if staged is None else staged
 
     def staged(self, a: Any) -> bool:
-        """Whether a jit (or an export) is tracing: asked of JAX (`jax.extend`'s question for library authors; where a
-        release lacks it, only for a symbolic shape, which only an export makes)."""
+        """Whether a jit (or an export) is tracing: asked of JAX (`under_jit`), and True for a symbolic shape, which
+        only an export makes."""
         if self._under_jit is None:
-            import jax.extend.core
-            self._under_jit = getattr(jax.extend.core, "unsafe_am_i_under_a_jit_DO_NOT_USE", lambda: False)
+            self._under_jit = under_jit()
         return bool(self._under_jit()) or symbolic(a.shape)
 
     def staged_rates(self, a: Any) -> Rates:
@@ -195,3 +194,15 @@ class JaxEngine(Engine):
 
 #: The JAX engine.
 JAX = JaxEngine()
+
+
+def under_jit() -> Callable[[], bool]:
+    """JAX's own question for library authors, whether a jit is tracing: in `jax.extend.core` from JAX 0.10, in
+    `jax.core` from 0.4.34; where a release has neither, one that says no (eager pricing, as before)."""
+    import jax
+    name = "unsafe_am_i_under_a_jit_DO_NOT_USE"
+    try:
+        import jax.extend.core as extended
+    except ImportError:
+        extended = None
+    return getattr(extended, name, None) or getattr(jax.core, name, None) or (lambda: False)

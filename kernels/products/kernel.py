@@ -196,7 +196,7 @@ class Kernel:
         engine = owner(x)
         if owner(y) is engine and (engine is not NUMPY or type(x) is np.ndarray and type(y) is np.ndarray) and \
                 not engine.staged(x):             # a jit (jax.export's symbols too): priced staged, nothing kept
-            key = (x.shape, y.shape, x.dtype, y.dtype, engine.device(x), engine.device(y), memory.limit(),
+            key = (engine, x.shape, y.shape, x.dtype, y.dtype, engine.device(x), engine.device(y), memory.limit(),
                    getattr(x, "layout", None), getattr(y, "layout", None))      # a sparse tensor: checked anew
             try:
                 call = self._calls.get(key)       # operands of one library: checked once per signature

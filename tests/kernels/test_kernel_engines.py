@@ -124,3 +124,13 @@ def test_each_new_signature_of_engine_operands_is_checked_and_the_memory_limit_r
     monkeypatch.setattr(kernels, "MEMORY_LIMIT", 1)                     # the same signature, a new limit: refused
     with pytest.raises(kernels.MemoryLimitError):
         kernel(torch.tensor(x), torch.tensor(y))
+
+
+def test_a_kernel_keeps_one_call_per_engine_for_operands_of_one_shape_and_dtype():
+    """numpy and JAX arrays of one shape and dtype have no device to tell them apart: the call kept for numpy's (the
+    compiled loop) was taken for JAX's, which it refused ("strategy 'compiled' runs on numpy arrays ...")."""
+    from product_interactions.algebra import clifford
+    kernel = kernels.product(clifford(3, 0, 1))
+    x = np.random.default_rng(0).standard_normal((4, 5, 16)).astype(np.float32)
+    expected = kernel(x, x)
+    np.testing.assert_allclose(np.asarray(kernel(jnp.asarray(x), jnp.asarray(x))), expected, rtol=1e-5, atol=1e-5)

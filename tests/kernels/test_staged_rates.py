@@ -54,3 +54,18 @@ def test_explain_gives_auto_s_choices_eager_and_under_jit():
     eager, staged = text.split("auto on jax")[1:]
     assert "staged by jax.jit" in staged and "staged" not in eager
     assert "codegen" in staged.splitlines()[-1]
+
+
+def test_jax_s_question_is_found_where_each_release_keeps_it(monkeypatch):
+    """In `jax.extend.core` from JAX 0.10, in `jax.core` before; where neither has it, eager pricing."""
+    import jax.extend.core
+    from product_interactions.kernels.arrays.jax_engine import under_jit
+    name = "unsafe_am_i_under_a_jit_DO_NOT_USE"
+    asked = lambda: True  # noqa: E731
+    monkeypatch.setattr(jax.extend.core, name, asked, raising=False)
+    assert under_jit() is asked
+    monkeypatch.delattr(jax.extend.core, name)
+    monkeypatch.setattr(jax.core, name, asked, raising=False)
+    assert under_jit() is asked
+    monkeypatch.delattr(jax.core, name)
+    assert under_jit()() is False
