@@ -1,6 +1,8 @@
-"""Every architecture at a small size with inputs for it: the cases the torch-module tests share."""
+"""Every architecture at a small size with inputs for it, and every strategy's kernel for an algebra: the cases
+the module and export tests share."""
 import numpy as np
 
+from product_interactions import kernels
 from product_interactions.interactions.architectures import (attention, convolution, deep_ls2t, dynamical,
                                                              dynamical_block, gating, ls2t, mamba, se3_attention,
                                                              ssm, tfn)
@@ -15,3 +17,12 @@ MODELS = [(attention(d_model=4, heads=2), (SEQUENCE,)), (gating(channels=4), (SE
           (ls2t(d_in=4, width=2, order=2), (SEQUENCE,)), (deep_ls2t(d_in=4, widths=(2, 2), order=2), (SEQUENCE,)),
           (tfn(lmax=1, channels_in=2, channels_out=2), (POINTS, FEATURES)),
           (se3_attention(lmax=1, channels_in=2, channels=2), (POINTS, FEATURES))]
+
+
+def applicable_kernels(algebra):
+    """(strategy, kernel) for each strategy of the registry that can represent `algebra`."""
+    for name in kernels.STRATEGIES:
+        try:
+            yield name, kernels.product(algebra, strategy=name)
+        except ValueError:                                    # the strategy does not apply
+            continue
