@@ -71,17 +71,33 @@ def broadcast_shapes(*shapes: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def batches_only(shapes: Sequence[tuple[Any, ...]], batch_axis: int | None = 0) -> bool:
-    """Whether every symbol in `shapes` (a call's operands) is a batch with an example value: on axis `batch_axis`
-    (the first; the second of a time-first scan) of an operand with axes after it, or on any axis for None (a
-    product kernel: its leading axes are all batch).  A symbol elsewhere is taken for a length, which the library
-    cannot follow; one without an example value is a size read from data (after boolean indexing).
+    """Whether every symbol in `shapes` (a call's operands) is a batch (`length_axis`) with an example value: one
+    without is a size read from data (after boolean indexing).
 
     >>> batches_only([(2, 3)])
     True
     """
     for shape in shapes:
-        for axis, size in enumerate(shape):
-            if not isinstance(size, int) and (size.node.hint is None or batch_axis is not None and (
-                    axis != batch_axis or len(shape) <= batch_axis + 1)):
+        if length_axis(shape, batch_axis) is not None:
+            return False
+        for size in shape:
+            if not isinstance(size, int) and size.node.hint is None:
                 return False
     return True
+
+
+def length_axis(shape: tuple[Any, ...], batch_axis: int | None = 0) -> int | None:
+    """The first axis of `shape` (an operand's) whose size is a symbol that is no batch, which the library takes for
+    a length and cannot follow; None where there is none.  A batch is on axis `batch_axis` (the first; the second of
+    a time-first scan) of an operand with axes after it, or on any axis for None (a product kernel: its leading
+    axes are all batch).
+
+    >>> length_axis((2, 3)), length_axis((2, 3), None)
+    (None, None)
+    """
+    if batch_axis is None:
+        return None
+    for axis, size in enumerate(shape):
+        if not isinstance(size, int) and (axis != batch_axis or len(shape) <= batch_axis + 1):
+            return axis
+    return None

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .example_sizes import length_axis
 from .torch_engine import torch_compiling
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -55,13 +56,12 @@ def with_jax_defaults(function: F, batch_axis: int | None = 0) -> F:
 def refuse_symbolic_lengths(function: Callable[..., Any], arguments: tuple[Any, ...], options: dict[str, Any],
                             batch_axis: int, tracer: Any) -> None:
     """A ValueError naming the argument of `function` whose JAX array (a `tracer`) has a symbolic size
-    (``jax.export``) other than a batch: on axis `batch_axis` of an array with axes after it, as torch.export's
-    batch (`example_sizes.batches_only`); nothing where there is none."""
+    (``jax.export``) other than a batch on axis `batch_axis` (`example_sizes.length_axis`, as torch.export's);
+    nothing where there is none."""
     for index, a in enumerate((*arguments, *options.values())):
         if isinstance(a, tracer):
             shape = tuple(a.shape)
-            axis = next((n for n, size in enumerate(shape) if not isinstance(size, int) and (
-                n != batch_axis or len(shape) <= batch_axis + 1)), None)
+            axis = length_axis(shape, batch_axis)
             if axis is not None:
                 names = [*inspect.signature(function).parameters][:len(arguments)] + [*options]
                 name = names[index] if index < len(names) else f"argument {index}"

@@ -59,8 +59,7 @@ class JaxEngine(Engine):
 
     def rates_for(self, a: Any) -> Rates:
         """The eager rates of `a`'s device (`Engine.rates_for`), or `staged_rates` under ``jax.jit``."""
-        staged = self.staged_rates(a) if self.staged(a) else None
-        return super().rates_for(a) if staged is None else staged
+        return self.staged_rates(a) if self.staged(a) else super().rates_for(a)
 
     def staged(self, a: Any) -> bool:
         """Whether a jit (or an export) is tracing: asked of JAX (`under_jit`), and True for a symbolic shape, which
@@ -72,11 +71,11 @@ class JaxEngine(Engine):
     def staged_rates(self, a: Any) -> Rates:
         """`JAX_STAGED_RATES` on the CPU; on a GPU the eager rates of the place with a staged operation's cost (an
         estimate: XLA fuses elementwise operations into one kernel there too; not measured yet)."""
-        place = self.place(a)
-        if place == "cpu":
+        if self.place(a) == "cpu":
             return JAX_STAGED_RATES
-        return dataclasses.replace(super().rates_for(a), call=JAX_STAGED_RATES.call,
-                                   origin=f"{super().rates_for(a).origin}, staged by jax.jit (estimate)")
+        eager = super().rates_for(a)
+        return dataclasses.replace(eager, call=JAX_STAGED_RATES.call, origin=f"{eager.origin}, staged by jax.jit "
+                                                                               f"(estimate)")
 
     def synchronize(self, a: Any) -> Any:
         return a.block_until_ready() if hasattr(a, "block_until_ready") else a
