@@ -18,7 +18,9 @@ With ``--device``, the GPU issue's rows on that torch device instead (`benchmark
    form's, with the same targets.  And a random dense product (d = 64, batch 4,096) against torch's GEMM peak
    measured in the same run (target >= 60 %).
 
-3. The selective scan forward plus backward on torch against Mamba's reference scan written in torch (target <= 1).
+3. The selective scan forward plus backward on torch against Mamba's reference scan written in torch (target <= 1);
+   on JAX (length 1,024), forward eagerly and forward plus backward under jit against the same scan by
+   ``lax.scan`` in jax.numpy (target <= 1).
 
 4. A training step of the copy model (length 192, batch 8, d_model 32, 2 layers, rank 2; Adam with clipping,
    ten steps per timing) through the library's `adam` on the torch engine, against the same model written in torch
@@ -301,6 +303,45 @@ def copy_jax_rows(jax, repeats: int) -> list:
                       "jax.numpy", _ours_copy("jax", "float32", batches), hand, 1.2, repeats)]
 
 
+def _hand_selective_step(carry, inputs):
+    """Mamba's step as a JAX user writes it for ``lax.scan``: h = exp(delta A) h + delta B u, y = C h (run when
+    traced only)."""
+    import jax.numpy as jnp
+    h, A = carry
+    d, u, B, C = inputs
+    h = jnp.exp(d[:, :, None] * A) * h + (d * u)[:, :, None] * B[:, None, :]
+    return (h, A), jnp.einsum("bdn,bn->bd", h, C)
+
+
+def selective_scan_jax_rows(jax, repeats: int) -> list:
+    """The selective scan on JAX (batch 8, length 1,024, 64 channels, d_state 16, float32) against the same scan
+    in jax.numpy by ``lax.scan`` (its step a module-level function, so that eager calls reuse the compiled loop):
+    forward eagerly, and forward plus backward under jit (target <= 1)."""
+    jnp = jax.numpy
+    rng = np.random.default_rng(6)
+    batch, length, channels, n = 8, 1024, 64, 16
+    u, B, C = (jnp.asarray(rng.standard_normal(shape), jnp.float32)
+               for shape in ((batch, length, channels), (batch, length, n), (batch, length, n)))
+    delta = jnp.asarray(rng.random((batch, length, channels)) * 0.1 + 0.01, jnp.float32)
+    A = jnp.asarray(-rng.random((channels, n)) - 0.5, jnp.float32)
+
+    def hand(u, delta, A, B, C):
+        h = jnp.zeros((u.shape[0], u.shape[2], A.shape[1]), u.dtype)
+        steps = tuple(jnp.swapaxes(v, 0, 1) for v in (delta, u, B, C))
+        return jnp.swapaxes(jax.lax.scan(_hand_selective_step, (h, A), steps)[1], 0, 1)
+
+    args = (u, delta, A, B, C)
+    assert np.allclose(kernels.selective_scan(*args), hand(*args), rtol=1e-4, atol=1e-4)
+    backward = [jax.jit(jax.grad(lambda *v, f=f: jnp.sum(f(*v)), argnums=(0, 1, 2, 3, 4)))
+                for f in (kernels.selective_scan, hand)]
+    return [ratio_row("JAX selective scan forward, eager, batch 8, length 1024, 64 channels, d_state 16, float32, "
+                      "vs lax.scan in jax.numpy", lambda: jax.block_until_ready(kernels.selective_scan(*args)),
+                      lambda: jax.block_until_ready(hand(*args)), 1.0, repeats),
+            ratio_row("JAX selective scan jit(grad), same sizes, vs lax.scan in jax.numpy",
+                      lambda: jax.block_until_ready(backward[0](*args)),
+                      lambda: jax.block_until_ready(backward[1](*args)), 1.0, repeats)]
+
+
 def jax_rows(repeats: int, lengths) -> list:
     try:
         import jax
@@ -324,7 +365,7 @@ def jax_rows(repeats: int, lengths) -> list:
         rows.append(ratio_row(f"JAX attention L={n} jit(grad) float32, vs the same model in jax.numpy",
                               lambda: jax.block_until_ready(ours(params, x)),
                               lambda: jax.block_until_ready(theirs(params, x)), 1.2, repeats))
-    return rows + copy_jax_rows(jax, max(3, repeats // 2))
+    return rows + selective_scan_jax_rows(jax, repeats) + copy_jax_rows(jax, max(3, repeats // 2))
 
 
 def main(argv=None) -> int:

@@ -294,6 +294,29 @@ class Engine:
         """Every inclusive prefix of an associative product along `axis` (`kernels.arrays.prefix_scan`)."""
         return prefix_scan(combine, element, axis, engine=self)
 
+    def sequential_scan(self, step: Callable[[Any, tuple[Any, ...]], tuple[Any, Any]], carry: Any,
+                        xs: tuple[Any, ...]) -> tuple[Any, Any]:
+        """``step(carry, x_t) -> (carry, y_t)`` for the slices x_t (a tuple) of the arrays `xs` along their first
+        axis in turn, from `carry`: the last carry and the y_t stacked along a new first axis (y_t an array, a tuple
+        of arrays, each stacked, or None for no output: JAX's ``lax.scan`` contract; at least one step).  A loop in
+        Python here; JAX compiles it into one loop (`JaxEngine`), and caches the compiled loop by `step`, so `step`
+        is a function made once (module-level, or one per setting in a bounded cache), with what does not change
+        between steps in the carry.
+
+        >>> from product_interactions.kernels.arrays import NUMPY
+        >>> NUMPY.sequential_scan(lambda h, x: (h + x[0], h + x[0]), 0.0, (np.arange(4.0),))
+        (np.float64(6.0), array([0., 1., 3., 6.]))
+        """
+        ys = []
+        for x in zip(*map(self.unstack, xs)):
+            carry, y = step(carry, x)
+            ys.append(y)
+        if ys[0] is None:
+            return carry, None
+        if isinstance(ys[0], tuple):
+            return carry, tuple(self.stack(parts, axis=0) for parts in zip(*ys))
+        return carry, self.stack(ys, axis=0)
+
     def cumulative_sum(self, a: Any, axis: int) -> Any:
         """Sums of a along `axis` of every prefix, the empty one first: n + 1 entries (0, a_0, a_0 + a_1, ...)."""
         shape = list(a.shape)

@@ -87,9 +87,10 @@ NUMPY_RATES = Rates(call=1.2e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=
 #: matrix products taken at twice float64's, as numpy's): an operation costs about 0.13 us, not eager dispatch's
 #: 25 us, and XLA fuses elementwise ones, so a term's traffic runs at 110 GB/s.  Eager rates under jit had taken
 #: dense for every Clifford and Clebsch-Gordan algebra at any batch, 2-40 times the best strategy's time at 4,096 and
-#: 65,536 rows (geometric mean 2.05 over 19 algebras at 64-65,536 rows); these take codegen there (1.07).
+#: 65,536 rows (geometric mean 2.05 over 19 algebras at 64-65,536 rows); these take codegen there (1.07).  A
+#: recurrence loops over time, in one ``lax.scan``, at any width, as eagerly (`JaxEngine.rates`).
 JAX_STAGED_RATES = Rates(call=1.3e-7, bandwidth=110e9, gemm64=17.5e9, gemm32=35e9, loop=4.6e9, row=24e-9,
-                         transform=3.1e9, loop_scan_width=None,
+                         transform=3.1e9, loop_scan_width=1,
                          origin="shipped, staged by jax.jit, fitted on the project's 2-core machine")
 
 

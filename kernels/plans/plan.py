@@ -32,6 +32,8 @@ from .masks import Mask
 
 #: Checked signatures kept per plan (`Plan.check`): the arrays' types, dtypes, shapes and devices of recent calls.
 CHECKS_KEPT = 16
+#: A scan's loop steps kept per (engine, sizes) (`Scan`): JAX compiles a loop once per step function.
+STEPS_KEPT = 16
 #: The passes over a masked contraction's key operands that keep their non-finite keys out without reading which
 #: keys those are (`_poisoned`), where a read would wait for a device (`Engine.reads_dearly`).
 POISONING_PASSES = 3
@@ -505,23 +507,53 @@ class Scan(Step):
         self.reads = (source,) + ((initial,) if initial is not None else ()) + tuple(sorted(inner))
 
     def run(self, engine: Engine, registers: list[Any], sizes: Sizes) -> None:
+        """The loop over time by `Engine.sequential_scan` (one compiled loop on JAX; on torch its steps slice the
+        input by one ``unbind``, whose gradient is one stack, where a slice per step had made a full-size
+        gradient per step).  The state keeps the floating dtype its inputs and the body's operands meet in."""
         x = registers[self.reads[0]]
         lead = tuple(x.shape[:len(x.shape) - self.factor_axes])
-        time = len(x.shape) + self.axis
+        steps = engine.moveaxis(x, len(x.shape) + self.axis, 0)
+        for axis in sorted(self.drop, reverse=True):
+            steps = engine.index(steps, 0, 1 + len(lead) + axis)
         h = engine.zeros(lead + tuple(size(d, sizes) for d in self.state), x)
         if self.initial is not None:
             h = h + registers[self.initial]
-        states = []
-        for t in range(x.shape[time]):
-            step = engine.index(x, t, time)
-            for axis in sorted(self.drop, reverse=True):
-                step = engine.index(step, 0, len(lead) + axis)
-            registers[self.h], registers[self.x_t] = h, step
+        inner = tuple(registers[r] for r in self._inner)
+        h = engine.cast(h, engine.common_dtype([h] + [a for a in inner if engine.dtype(a).kind in "fc"]))
+        (h, _), states = engine.sequential_scan(self._step(engine, len(registers), sizes), (h, inner), (steps,))
+        registers[self.output] = engine.moveaxis(states, 0, len(lead)) if self.return_sequences else h
+
+    @functools.cached_property
+    def _inner(self) -> tuple[int, ...]:
+        """The registers the body reads from outside it (parameters, hoisted steps)."""
+        return self.reads[1 if self.initial is None else 2:]
+
+    def _step(self, engine: Engine, count: int, sizes: Sizes) -> Any:
+        """The loop's step for `engine`, `count` registers and `sizes`, made once per them (JAX keeps its compiled
+        loop per step function), or for this call where a size is a symbol (torch.export's cannot be hashed)."""
+        try:
+            key = (engine.name, count, frozenset(sizes.items()))
+            hash(key)
+        except TypeError:
+            return self._make_step(engine, count, sizes)
+        return self._steps.kept(key, lambda: self._make_step(engine, count, sizes))
+
+    @functools.cached_property
+    def _steps(self) -> BoundedCache[Any, Any]:
+        return BoundedCache(STEPS_KEPT)
+
+    def _make_step(self, engine: Engine, count: int, sizes: Sizes) -> Any:
+        def step(carry: tuple[Any, tuple[Any, ...]], inputs: tuple[Any]) -> tuple[tuple[Any, ...], Any]:
+            h, inner = carry
+            registers: list[Any] = [None] * count
+            for register, value in zip(self._inner, inner):
+                registers[register] = value
+            registers[self.h], registers[self.x_t] = h, inputs[0]
             for body_step in self.body:
                 body_step.run(engine, registers, sizes)
-            h = registers[self.result]
-            states.append(h)
-        registers[self.output] = engine.stack(states, len(lead)) if self.return_sequences else states[-1]
+            new = engine.cast(registers[self.result], h.dtype)
+            return (new, inner), (new if self.return_sequences else None)
+        return step
 
     def describe(self) -> str:
         lines = [f"r{self.output} = scan r{self.reads[0]} along axis {self.axis}: h = r{self.h}, x_t = r{self.x_t}, "

@@ -8,12 +8,13 @@ Three evaluations, one result:
 * ``chunked``: about 2 sqrt(T) steps on whole chunks of time (`kernels.scans.chunked`), about twice the work: for a
   device whose every call is a kernel launch (a GPU).
 
-``auto`` (see `choose`) takes ``parallel`` where the per-step update is too small to pay for a Python call, and
-``chunked`` for long sequences where the device's rates say so (`Engine.rates_for`).
+``auto`` (see `choose`) takes ``parallel`` where the per-step update is too small to pay for a Python call (on
+JAX the loop is one compiled ``lax.scan``, so never on its CPU), and ``chunked`` for long sequences where the
+device's rates say so (`Engine.rates_for`).
 `linear_scan` is differentiable with autograd: its adjoint l_t = g_t + a_{t+1} l_{t+1} is the same recurrence run
 backwards (`reverse`).  Arrays may be real or complex, float32 or float64; the dtype is kept.  On torch and JAX
-arrays the same two methods run on their engine (the parallel one as an associative scan: JAX's own, or
-`kernels.arrays.prefix_scan`), differentiated by their own autodiff.
+arrays the same methods run on their engine (the loop by `Engine.sequential_scan`, the parallel one as an
+associative scan: JAX's own, or `kernels.arrays.prefix_scan`), differentiated by their own autodiff.
 
 >>> import numpy as np
 >>> a, b = np.full((4, 1), 0.5), np.ones((4, 1))
@@ -204,17 +205,22 @@ def _combine(first: tuple[Any, ...], second: tuple[Any, ...]) -> tuple[Any, ...]
 def on_engine(engine: Engine, a: Any, b: Any, initial: Any = None, method: str = "auto") -> Any:
     """`linear_scan` on a torch or JAX engine: a loop over time, an associative scan of the (a, b) pairs, or
     chunks (``"auto"``: `choose`, by the rates of b's device)."""
-    if initial is not None:
-        b = engine.concatenate([a[:1] * initial + b[:1], b[1:]], axis=0)
     if method == "auto":
         method = choose(b.shape[0], math.prod(b.shape[1:]), engine, engine.rates_for(b))
+    if method == "sequential":                     # from h_{-1}: no copy of a or b (slices cost torch's autograd)
+        start = engine.zeros(tuple(b.shape[1:]), b) if initial is None else initial
+        dtype = engine.common_dtype([a, b, start])
+        return engine.sequential_scan(_step, engine.cast(start, dtype), (a, b))[1]
+    if initial is not None:
+        b = engine.concatenate([a[:1] * initial + b[:1], b[1:]], axis=0)
     if method == "chunked":
         return chunked(engine, a, b)
-    if method == "sequential":
-        steps, inputs = engine.unstack(a), engine.unstack(b)
-        h, states = inputs[0], [inputs[0]]
-        for t in range(1, len(inputs)):
-            h = steps[t] * h + inputs[t]
-            states.append(h)
-        return engine.stack(states, axis=0)
     return engine.associative_scan(_combine, (a, b), axis=0)[1]
+
+
+def _step(h: Any, inputs: tuple[Any, Any]) -> tuple[Any, Any]:
+    """One step of the recurrence, h -> a_t h + b_t (`Engine.sequential_scan`'s step), giving the new state twice:
+    as the carry and as the step's output."""
+    a, b = inputs
+    h = a * h + b
+    return h, h

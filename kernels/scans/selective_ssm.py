@@ -11,6 +11,7 @@ array([0.5  , 0.75 , 0.875])
 """
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -131,15 +132,23 @@ defvjp_argnums(_readout, _readout_vjp)
 
 
 def _stepwise(engine: Engine, u: Any, delta: Any, A: Any, B: Any, C: Any) -> Any:
-    """y_t = C_t h_t, h_t = exp(delta_t A) h_{t-1} + delta_t B_t u_t, one time step at a time on time-major torch
-    arrays: no array of L x batch x N x channels numbers is made, whose passes through memory cost 4 times the
-    loop's calls (Mamba at 196 steps, batch 64, 64 channels, N = 16)."""
-    transposed, h, ys = engine.transpose(A, (1, 0)), None, []
-    for d, x, b, c in zip(*map(engine.unstack, (delta, u, B, C))):
-        step = (d * x)[:, None, :] * b[:, :, None]
-        h = step if h is None else engine.exp(d[:, None, :] * transposed) * h + step
-        ys.append(engine.matmul(c[:, None, :], h)[:, 0, :])
-    return engine.stack(ys, axis=0)
+    """y_t = C_t h_t, h_t = exp(delta_t A) h_{t-1} + delta_t B_t u_t from h_{-1} = 0, one time step at a time on
+    time-major torch or JAX arrays (`Engine.sequential_scan`: one compiled loop on JAX): no array of L x batch x N
+    x channels numbers is made, whose passes through memory cost 4 times the loop's calls (Mamba at 196 steps,
+    batch 64, 64 channels, N = 16)."""
+    dtype = engine.common_dtype([u, delta, A, B, C])
+    h = engine.cast(engine.zeros((u.shape[1], A.shape[1], A.shape[0]), u), dtype)
+    return engine.sequential_scan(_selective_step(engine), (h, engine.transpose(A, (1, 0))), (delta, u, B, C))[1]
+
+
+@functools.lru_cache(maxsize=8)                 # one per engine: JAX keeps its compiled loop per step function
+def _selective_step(engine: Engine) -> Callable[[tuple[Any, Any], tuple[Any, ...]], tuple[tuple[Any, Any], Any]]:
+    """The selective scan's step on `engine`'s arrays: ((h, A^T), (delta_t, u_t, B_t, C_t)) -> ((h_t, A^T), y_t)."""
+    def step(carry: tuple[Any, Any], inputs: tuple[Any, ...]) -> tuple[tuple[Any, Any], Any]:
+        (h, transposed), (d, x, b, c) = carry, inputs
+        h = engine.exp(d[:, None, :] * transposed) * h + (d * x)[:, None, :] * b[:, :, None]
+        return (h, transposed), engine.matmul(c[:, None, :], h)[:, 0, :]
+    return step
 
 
 def time_major(u: Any, delta: Any, A: Any, B: Any, C: Any, D: Any, z: Any, method: str) -> Any:

@@ -27,6 +27,7 @@ Seq2Tens lift (1, x, 0, ...), p >= M the exponential) and `scan` returns the pro
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable, Sequence
 
@@ -105,16 +106,27 @@ def multiply(s: tuple[Any, ...], t: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def _sequential(x: Any, degree: int, order: int, return_sequences: bool) -> tuple[Any, ...]:
     engine, d = owner(x), x.shape[-1]
-    state = [_unit(x[..., 0, :])] + [engine.zeros(tuple(x.shape[:-2]) + (d ** m,), x) for m in range(1, degree + 1)]
-    states = []
-    for t in range(x.shape[-2]):
-        step = x[..., t, :]
-        steps = _steps(step, min(order, degree))
-        state = state[:1] + [state[m] + outer(_series(state, steps, m, order), step) for m in range(1, degree + 1)]
-        states.append(tuple(state[1:]))
+    state = (_unit(x[..., 0, :]),) + tuple(engine.zeros(tuple(x.shape[:-2]) + (d ** m,), x)
+                                           for m in range(1, degree + 1))
+    state, levels = engine.sequential_scan(_horner_step(degree, order, return_sequences), state,
+                                           (engine.moveaxis(x, -2, 0),))
     if not return_sequences:
-        return states[-1]
-    return tuple(engine.stack(level, axis=-2) for level in zip(*states))
+        return state[1:]
+    return tuple(engine.moveaxis(level, 0, -2) for level in levels)
+
+
+@functools.lru_cache(maxsize=64)            # JAX keeps its compiled loop per step function (Engine.sequential_scan)
+def _horner_step(degree: int, order: int, sequences: bool) -> Callable[[tuple[Any, ...], tuple[Any]],
+                                                                         tuple[tuple[Any, ...], Any]]:
+    """The sequential scan's step: the state (the unit, then levels 1..`degree`) times the lift of one step x_t
+    of lift order `order`, Horner's rule per level; it gives levels 1..degree of the new state where `sequences`
+    (every prefix), else nothing."""
+    def step(state: tuple[Any, ...], inputs: tuple[Any]) -> tuple[tuple[Any, ...], Any]:
+        (x,) = inputs
+        steps = _steps(x, min(order, degree))
+        state = state[:1] + tuple(state[m] + outer(_series(state, steps, m, order), x) for m in range(1, degree + 1))
+        return state, (state[1:] if sequences else None)
+    return step
 
 
 def outer_in_time(a: Any, b: Any) -> Any:

@@ -122,6 +122,96 @@ def test_selective_scan_gradients_on_torch_equal_autodiff_through_a_loop(method)
                                    err_msg=name)
 
 
+@pytest.mark.parametrize("method", ["sequential", "parallel", "chunked"])
+def test_selective_scan_gradients_on_jax_equal_autodiff_through_a_loop(method):
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    inputs = {name: jnp.asarray(value) for name, value in _selective_inputs(seed=3).items()}
+    weights = jnp.asarray(np.random.default_rng(4).standard_normal(inputs["u"].shape))
+
+    def loop(u, delta, A, B, C, D, z):
+        h, ys = jnp.zeros((u.shape[0], u.shape[2], A.shape[1])), []
+        for t in range(u.shape[1]):
+            h = jnp.exp(delta[:, t, :, None] * A) * h + (delta[:, t] * u[:, t])[:, :, None] * B[:, t, None, :]
+            ys.append((jnp.einsum("bdn,bn->bd", h, C[:, t]) + D * u[:, t]) * jax.nn.silu(z[:, t]))
+        return (jnp.stack(ys, 1) * weights).sum()
+
+    got = jax.grad(lambda v: (selective_scan(**v, method=method) * weights).sum())(inputs)
+    expected = jax.grad(lambda v: loop(**v))(inputs)
+    for name in inputs:
+        np.testing.assert_allclose(np.asarray(got[name]), np.asarray(expected[name]), rtol=1e-10, atol=1e-12,
+                                   err_msg=name)
+
+
+@pytest.mark.parametrize("engine", ["numpy"] + ENGINE_NAMES)
+def test_an_engine_s_sequential_scan_equals_a_loop_over_time(engine):
+    """`Engine.sequential_scan`, JAX's lax.scan contract: a tuple of inputs sliced along time, a carry that is not
+    the output, one step and several."""
+    from product_interactions.kernels.arrays import ENGINES
+    to, back = (np.asarray, np.asarray) if engine == "numpy" else _library(engine)
+    rng = np.random.default_rng(9)
+    for length in (1, 5):
+        a, b, h0 = rng.uniform(-1, 1, (length, 2, 3)), rng.standard_normal((length, 2, 3)), rng.standard_normal((2, 3))
+        h, expected = h0, []
+        for t in range(length):
+            expected.append(2 * h)
+            h = a[t] * h + b[t]
+        carry, ys = ENGINES[engine].sequential_scan(lambda h, x: (x[0] * h + x[1], 2 * h), to(h0), (to(a), to(b)))
+        np.testing.assert_allclose(back(carry), h, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(back(ys), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_on_jax_the_sequential_scans_are_one_compiled_loop_not_a_step_per_time_step(monkeypatch):
+    """JAX runs a recurrence's loop as one lax.scan, eagerly and under jit (`Engine.sequential_scan`): its program
+    does not grow with the length (a loop unrolled in Python had taken 59 s to compile at 1,024 steps, and 307 s
+    for its gradient), and an eager call, and an eager gradient, trace the step once per shape, then run the
+    compiled loop."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    from product_interactions.kernels.arrays import ENGINES
+
+    def selective(length, seed=10, batch=2):
+        inputs = _selective_inputs(seed=seed, batch=batch, length=length, channels=3, d_state=2)
+        return {name: jnp.asarray(inputs[name]) for name in ("u", "delta", "A", "B", "C")}
+
+    def linear(length):
+        rng = np.random.default_rng(length)
+        return {"a": jnp.asarray(rng.uniform(-1, 1, (length, 3))), "b": jnp.asarray(rng.standard_normal((length, 3)))}
+
+    def signature(x, method):
+        return s2t.scan(x, 3, 2, method=method, return_sequences=True)
+
+    def paths(length):
+        return {"x": jnp.asarray(np.random.default_rng(length).standard_normal((2, length, 2)))}
+
+    for scan, inputs in ((linear_scan, linear), (selective_scan, selective), (signature, paths)):
+        programs = {length: jax.make_jaxpr(lambda v: scan(**v, method="sequential"))(inputs(length)).jaxpr
+                    for length in (4, 40)}
+        assert len(programs[4].eqns) == len(programs[40].eqns), scan.__name__
+        assert " scan[" in str(programs[40]), scan.__name__
+
+    def forward(inputs):
+        return selective_scan(**inputs, method="sequential")
+
+    def gradient(inputs, method="sequential"):
+        return jax.grad(lambda u: selective_scan(**{**inputs, "u": u}, method=method).sum())(inputs["u"])
+
+    calls = [(forward, selective(7, seed, 5), selective_scan_loop(**{name: np.asarray(value) for name, value
+                                                                      in selective(7, seed, 5).items()}))
+             for seed in (11, 12)]             # a step's shape not traced before; then new numbers
+    calls += [(gradient, selective(7, seed, 6), gradient(selective(7, seed, 6), "parallel")) for seed in (11, 12)]
+    engine, traced = ENGINES["jax"], []
+    exp = engine.exp
+    monkeypatch.setattr(engine, "exp", lambda a: traced.append(a.shape) or exp(a))
+    for index, (run, inputs, expected) in enumerate(calls):
+        np.testing.assert_allclose(np.asarray(run(inputs)), np.asarray(expected), rtol=1e-12, atol=1e-12)
+        if index % 2 == 0:
+            assert traced, f"{run.__name__}: the first call traces the step"
+            traced.clear()
+        else:
+            assert not traced, f"{run.__name__}: traced again"
+
+
 @pytest.mark.parametrize("engine", ENGINE_NAMES)
 def test_a_scan_takes_numpy_arrays_beside_the_engine_s_converting_them(engine):
     """The rule for mixed inputs (kernels.arrays.registry): numpy arrays join the other library's (linear_scan had
