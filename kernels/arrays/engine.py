@@ -23,6 +23,7 @@ library, dtype and device of a given array, once per (constant, dtype, device) i
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -295,20 +296,22 @@ class Engine:
         return prefix_scan(combine, element, axis, engine=self)
 
     def sequential_scan(self, step: Callable[[Any, tuple[Any, ...]], tuple[Any, Any]], carry: Any,
-                        xs: tuple[Any, ...]) -> tuple[Any, Any]:
+                        xs: tuple[Any, ...], first: Any = None) -> tuple[Any, Any]:
         """``step(carry, x_t) -> (carry, y_t)`` for the slices x_t (a tuple) of the arrays `xs` along their first
         axis in turn, from `carry`: the last carry and the y_t stacked along a new first axis (y_t an array, a tuple
-        of arrays, each stacked, or None for no output: JAX's ``lax.scan`` contract; at least one step).  A loop in
-        Python here; JAX compiles it into one loop (`JaxEngine`), and caches the compiled loop by `step`, so `step`
-        is a function made once (module-level, or one per setting in a bounded cache), with what does not change
-        between steps in the carry.
+        of arrays, each stacked, or None for no output: JAX's ``lax.scan`` contract; at least one step).  With
+        `first`, the caller took step 0 itself: `carry` is the carry after it and `first` its output (an array).  A
+        loop in Python here; JAX compiles it into one loop (`JaxEngine`), kept with `step`, so `step` is a function
+        made once (module-level, or one per setting in a bounded cache), with what does not change between steps in
+        the carry.
 
         >>> from product_interactions.kernels.arrays import NUMPY
         >>> NUMPY.sequential_scan(lambda h, x: (h + x[0], h + x[0]), 0.0, (np.arange(4.0),))
         (np.float64(6.0), array([0., 1., 3., 6.]))
         """
-        ys = []
-        for x in zip(*map(self.unstack, xs)):
+        slices = zip(*map(self.unstack, xs))           # whole arrays sliced once: a[1:] would cost torch's autograd
+        ys = [] if first is None else [first]
+        for x in slices if first is None else itertools.islice(slices, 1, None):
             carry, y = step(carry, x)
             ys.append(y)
         if ys[0] is None:

@@ -54,9 +54,10 @@ class JaxEngine(Engine):
         return device.platform if device.platform == "cpu" else f"{device.platform}/{device.device_kind}"
 
     def shipped_rates(self, place: str) -> Rates:
-        """On a GPU, CUDA's rates with JAX's dispatch cost, no compiled loop (JAX arrays cannot enter it) and its own
-        associative scan for the recurrences."""
-        if place.startswith(("gpu", "cuda")):
+        """Off the CPU (a GPU, or any accelerator: CUDA's are the rates measured closest to one), CUDA's rates with
+        JAX's dispatch cost, no compiled loop (JAX arrays cannot enter it) and its own associative scan for the
+        recurrences (`lax.scan` there would launch kernels at every step; not measured yet)."""
+        if place != "cpu":
             return dataclasses.replace(CUDA_RATES, call=self.rates.call, compiled64=0.0, compiled32=0.0,
                                        chunked_scan_length=None)
         return self.rates
@@ -188,12 +189,15 @@ class JaxEngine(Engine):
         return jax.lax.associative_scan(combine, tuple(element), axis=axis)
 
     def sequential_scan(self, step: Callable[[Any, tuple[Any, ...]], tuple[Any, Any]], carry: Any,
-                        xs: tuple[Any, ...]) -> tuple[Any, Any]:
+                        xs: tuple[Any, ...], first: Any = None) -> tuple[Any, Any]:
         """One compiled loop (``jax.lax.scan``), eagerly too: a step is traced and compiled once per `step` and
-        shapes, not dispatched operation by operation at each of the steps.  The loop is a jitted function kept
-        per `step` (`compiled_loop`), so that an eager ``jax.grad`` reuses its compiled derivative too (a bare
+        shapes, not dispatched operation by operation at each of the steps.  The loop is a jitted function kept on
+        `step` itself (`compiled_loop`), so that an eager ``jax.grad`` reuses its compiled derivative too (a bare
         lax.scan compiled its derivative's loops at every call: 5 times the associative scan's time)."""
-        return compiled_loop(step)(carry, tuple(xs))
+        if first is None:
+            return compiled_loop(step)(carry, tuple(xs))
+        carry, ys = compiled_loop(step)(carry, tuple(x[1:] for x in xs))
+        return carry, self.xp.concatenate([first[None], ys], axis=0)
 
     def segment_sum(self, a: Any, segments: np.ndarray, count: int) -> Any:
         import jax
@@ -207,11 +211,18 @@ class JaxEngine(Engine):
 JAX = JaxEngine()
 
 
-@functools.lru_cache(maxsize=64)
 def compiled_loop(step: Callable[[Any, tuple[Any, ...]], tuple[Any, Any]]) -> Callable[..., tuple[Any, Any]]:
-    """``jax.lax.scan`` of `step` as one jitted function of (carry, xs), made once per step function."""
-    import jax
-    return jax.jit(functools.partial(jax.lax.scan, step))
+    """``jax.lax.scan`` of `step` as one jitted function of (carry, xs), made once and kept on the step function, so
+    that it lives as long as the step (a plan's step, say) and no longer."""
+    loop = getattr(step, "jax_loop", None)
+    if loop is None:
+        import jax
+        loop = jax.jit(functools.partial(jax.lax.scan, step))
+        try:
+            step.jax_loop = loop  # type: ignore[attr-defined]  # a function's attribute: kept with the step
+        except AttributeError:                     # a step that takes no attributes (a builtin): compiled per call
+            pass
+    return loop
 
 
 def under_jit() -> Callable[[], bool]:

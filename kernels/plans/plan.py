@@ -543,16 +543,21 @@ class Scan(Step):
         return BoundedCache(STEPS_KEPT)
 
     def _make_step(self, engine: Engine, count: int, sizes: Sizes) -> Any:
+        """The step over registers of its own: the body's outside reads from the carry, h and x_t bound.  It holds
+        what it reads of this scan, not the scan itself (no cycle through the scan's cache of steps)."""
+        body, inner, h_at, x_at, result, sequences = (self.body, self._inner, self.h, self.x_t, self.result,
+                                                      self.return_sequences)
+
         def step(carry: tuple[Any, tuple[Any, ...]], inputs: tuple[Any]) -> tuple[tuple[Any, ...], Any]:
-            h, inner = carry
+            h, values = carry
             registers: list[Any] = [None] * count
-            for register, value in zip(self._inner, inner):
+            for register, value in zip(inner, values):
                 registers[register] = value
-            registers[self.h], registers[self.x_t] = h, inputs[0]
-            for body_step in self.body:
+            registers[h_at], registers[x_at] = h, inputs[0]
+            for body_step in body:
                 body_step.run(engine, registers, sizes)
-            new = engine.cast(registers[self.result], h.dtype)
-            return (new, inner), (new if self.return_sequences else None)
+            new = engine.cast(registers[result], h.dtype)
+            return (new, values), (new if sequences else None)
         return step
 
     def describe(self) -> str:

@@ -207,10 +207,10 @@ def on_engine(engine: Engine, a: Any, b: Any, initial: Any = None, method: str =
     chunks (``"auto"``: `choose`, by the rates of b's device)."""
     if method == "auto":
         method = choose(b.shape[0], math.prod(b.shape[1:]), engine, engine.rates_for(b))
-    if method == "sequential":                     # from h_{-1}: no copy of a or b (slices cost torch's autograd)
-        start = engine.zeros(tuple(b.shape[1:]), b) if initial is None else initial
-        dtype = engine.common_dtype([a, b, start])
-        return engine.sequential_scan(_step, engine.cast(start, dtype), (a, b))[1]
+    if method == "sequential":                     # step 0 here: h_0 = b_0 whatever a_0, as numpy's loop
+        h = b[0] if initial is None else a[0] * initial + b[0]
+        h = engine.cast(h, engine.common_dtype([a, b, h]))
+        return engine.sequential_scan(_step, h, (a, b), first=h)[1]
     if initial is not None:
         b = engine.concatenate([a[:1] * initial + b[:1], b[1:]], axis=0)
     if method == "chunked":

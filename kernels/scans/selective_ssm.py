@@ -11,7 +11,6 @@ array([0.5  , 0.75 , 0.875])
 """
 from __future__ import annotations
 
-import functools
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
+from ..arrays.bounded_cache import BoundedCache
 from ..arrays.checks import check_arrays
 from ..arrays.precision import common_precision
 from ..arrays import NUMPY, adopt, engine_of, traced_as_operator
@@ -132,16 +132,21 @@ defvjp_argnums(_readout, _readout_vjp)
 
 
 def _stepwise(engine: Engine, u: Any, delta: Any, A: Any, B: Any, C: Any) -> Any:
-    """y_t = C_t h_t, h_t = exp(delta_t A) h_{t-1} + delta_t B_t u_t from h_{-1} = 0, one time step at a time on
-    time-major torch or JAX arrays (`Engine.sequential_scan`: one compiled loop on JAX): no array of L x batch x N
-    x channels numbers is made, whose passes through memory cost 4 times the loop's calls (Mamba at 196 steps,
-    batch 64, 64 channels, N = 16)."""
-    dtype = engine.common_dtype([u, delta, A, B, C])
-    h = engine.cast(engine.zeros((u.shape[1], A.shape[1], A.shape[0]), u), dtype)
-    return engine.sequential_scan(_selective_step(engine), (h, engine.transpose(A, (1, 0))), (delta, u, B, C))[1]
+    """y_t = C_t h_t, h_t = exp(delta_t A) h_{t-1} + delta_t B_t u_t, one time step at a time on time-major torch
+    or JAX arrays (`Engine.sequential_scan`: one compiled loop on JAX): no array of L x batch x N x channels numbers
+    is made, whose passes through memory cost 4 times the loop's calls (Mamba at 196 steps, batch 64, 64 channels,
+    N = 16).  Step 0 is taken here, h_0 = delta_0 B_0 u_0 (no exp(delta_0 A) meets the zero state: it may overflow)."""
+    h = (delta[0] * u[0])[:, None, :] * B[0][:, :, None]
+    h = engine.cast(h, engine.common_dtype([h, A, C]))
+    first = engine.matmul(C[0][:, None, :], h)[:, 0, :]
+    step = _SELECTIVE_STEPS.kept(engine.name, lambda: _selective_step(engine))
+    return engine.sequential_scan(step, (h, engine.transpose(A, (1, 0))), (delta, u, B, C), first=first)[1]
 
 
-@functools.lru_cache(maxsize=8)                 # one per engine: JAX keeps its compiled loop per step function
+#: The selective scan's step per engine (JAX keeps its compiled loop with the step function).
+_SELECTIVE_STEPS: BoundedCache[str, Callable[..., Any]] = BoundedCache(8)
+
+
 def _selective_step(engine: Engine) -> Callable[[tuple[Any, Any], tuple[Any, ...]], tuple[tuple[Any, Any], Any]]:
     """The selective scan's step on `engine`'s arrays: ((h, A^T), (delta_t, u_t, B_t, C_t)) -> ((h_t, A^T), y_t)."""
     def step(carry: tuple[Any, Any], inputs: tuple[Any, ...]) -> tuple[tuple[Any, Any], Any]:

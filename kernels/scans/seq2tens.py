@@ -27,7 +27,6 @@ Seq2Tens lift (1, x, 0, ...), p >= M the exponential) and `scan` returns the pro
 """
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any, Callable, Sequence
 
@@ -37,6 +36,7 @@ from autograd.extend import defvjp, primitive
 
 from ..native import build, clib
 from ..arrays.axes import even_rows
+from ..arrays.bounded_cache import BoundedCache
 from ..arrays.example_sizes import example_size
 from ..arrays import NUMPY, owner
 from ..arrays.prefix_scan import prefix_scan, tree_reduce
@@ -108,14 +108,17 @@ def _sequential(x: Any, degree: int, order: int, return_sequences: bool) -> tupl
     engine, d = owner(x), x.shape[-1]
     state = (_unit(x[..., 0, :]),) + tuple(engine.zeros(tuple(x.shape[:-2]) + (d ** m,), x)
                                            for m in range(1, degree + 1))
-    state, levels = engine.sequential_scan(_horner_step(degree, order, return_sequences), state,
-                                           (engine.moveaxis(x, -2, 0),))
+    step = _HORNER_STEPS.kept((degree, order, return_sequences), lambda: _horner_step(degree, order, return_sequences))
+    state, levels = engine.sequential_scan(step, state, (engine.moveaxis(x, -2, 0),))
     if not return_sequences:
         return state[1:]
     return tuple(engine.moveaxis(level, 0, -2) for level in levels)
 
 
-@functools.lru_cache(maxsize=64)            # JAX keeps its compiled loop per step function (Engine.sequential_scan)
+#: The sequential scan's steps per (degree, order, every prefix) (JAX keeps its compiled loop with the step function).
+_HORNER_STEPS: BoundedCache[tuple[int, int, bool], Callable[..., Any]] = BoundedCache(64)
+
+
 def _horner_step(degree: int, order: int, sequences: bool) -> Callable[[tuple[Any, ...], tuple[Any]],
                                                                          tuple[tuple[Any, ...], Any]]:
     """The sequential scan's step: the state (the unit, then levels 1..`degree`) times the lift of one step x_t

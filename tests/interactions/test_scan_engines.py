@@ -85,3 +85,18 @@ def test_on_jax_a_scan_is_one_compiled_loop_traced_once_per_size(monkeypatch):
         np.testing.assert_allclose(np.asarray(got), expected[index], rtol=1e-12)
         assert bool(traced) == (index == 0), "the first call traces the body, the second runs the compiled loop"
         traced.clear()
+
+
+def test_a_plan_s_compiled_loop_lives_no_longer_than_the_plan():
+    """JAX's compiled loop is kept with the plan's step, not in a cache of the process: a plan dropped after an
+    eager call is freed, with its kernels and compiled programs."""
+    jax = pytest.importorskip("jax")
+    import gc
+    import weakref
+    _, scan, _, _ = _scans(6)[3]
+    plan = scan.compile()
+    plan(jax.numpy.ones((2, 6, 3)), {"a": jax.numpy.ones(3), "b": jax.numpy.ones(3)})
+    gone = weakref.ref(plan)
+    del plan
+    gc.collect()
+    assert gone() is None

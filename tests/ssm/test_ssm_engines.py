@@ -143,6 +143,23 @@ def test_selective_scan_gradients_on_jax_equal_autodiff_through_a_loop(method):
                                    err_msg=name)
 
 
+@pytest.mark.parametrize("engine", ENGINE_NAMES)
+def test_the_first_step_takes_no_factor_of_the_zero_state_on_every_method(engine):
+    """h_0 = b_0 whatever a_0 (linear_scan), and h_0 = delta_0 B_0 u_0 where exp(delta_0 A) overflows (a growing
+    state, finite inputs): every method gives numpy's numbers (the loop had started from a zero state, and
+    inf * 0 had made every output NaN)."""
+    to, back = _library(engine)
+    a, b = np.array([[np.inf], [0.5], [0.5]]), np.ones((3, 1))
+    inputs = {"u": np.ones((1, 3, 1)), "delta": np.array([[[800.0], [0.01], [0.01]]]), "A": np.array([[1.0]]),
+              "B": np.ones((1, 3, 1)), "C": np.ones((1, 3, 1))}
+    expected = selective_scan(**inputs)
+    assert np.all(np.isfinite(expected))
+    for method in ("sequential", "parallel", "chunked", "auto"):
+        np.testing.assert_array_equal(back(linear_scan(to(a), to(b), method=method)), [[1.0], [1.5], [1.75]])
+        got = back(selective_scan(**{name: to(value) for name, value in inputs.items()}, method=method))
+        np.testing.assert_allclose(got, expected, rtol=1e-12, err_msg=method)
+
+
 @pytest.mark.parametrize("engine", ["numpy"] + ENGINE_NAMES)
 def test_an_engine_s_sequential_scan_equals_a_loop_over_time(engine):
     """`Engine.sequential_scan`, JAX's lax.scan contract: a tuple of inputs sliced along time, a carry that is not

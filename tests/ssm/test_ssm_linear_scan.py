@@ -81,7 +81,10 @@ def test_auto_takes_the_parallel_scan_only_for_narrow_steps_by_the_engine_s_thre
     assert choose(8, 1) == "sequential"
     torch = ENGINES["torch"]
     assert choose(1024, width, torch) == "parallel" and choose(1024, torch.rates.loop_scan_width, torch) == "sequential"
-    assert choose(4096, 1, ENGINES["jax"]) == "sequential"                  # one compiled loop (lax.scan), always
+    jax = ENGINES["jax"]
+    assert choose(4096, 1, jax) == "sequential"                             # one compiled loop (lax.scan), always
+    assert {choose(4096, 65536, jax, jax.shipped_rates(place)) for place in ("gpu/H100", "tpu/v5", "rocm/MI300")} \
+        == {"parallel"}                                                     # an accelerator's launches: not measured
 
 
 def test_auto_takes_chunks_for_long_sequences_where_the_device_s_rates_say_so():
