@@ -23,7 +23,6 @@ library, dtype and device of a given array, once per (constant, dtype, device) i
 from __future__ import annotations
 
 import functools
-import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -309,9 +308,11 @@ class Engine:
         >>> NUMPY.sequential_scan(lambda h, x: (h + x[0], h + x[0]), 0.0, (np.arange(4.0),))
         (np.float64(6.0), array([0., 1., 3., 6.]))
         """
-        slices = zip(*map(self.unstack, xs))           # whole arrays sliced once: a[1:] would cost torch's autograd
-        ys = [] if first is None else [first]
-        for x in slices if first is None else itertools.islice(slices, 1, None):
+        slices, ys = zip(*map(self.unstack, xs)), []   # whole arrays sliced once: a[1:] would cost torch's autograd
+        if first is not None:                           # step 0 taken by the caller
+            next(slices)
+            ys.append(first)
+        for x in slices:
             carry, y = step(carry, x)
             ys.append(y)
         if ys[0] is None:
