@@ -342,6 +342,53 @@ def selective_scan_jax_rows(jax, repeats: int) -> list:
                       lambda: jax.block_until_ready(backward[1](*args)), 1.0, repeats)]
 
 
+def _best_jax(jax, A, x, y, repeats):
+    """The fastest hand-written jax.numpy product under jit on operands like x, y, timed on them here: (jitted
+    function of (x, y), its name)."""
+    from benchmarks.timing import median_time
+    jnp = jax.numpy
+    lam = jnp.asarray(A.structure_constants(), dtype=x.dtype)
+    flat = lam.reshape(A.dim, -1)
+    candidates = {"einsum over dense lam": jax.jit(lambda x, y: jnp.einsum("bi,bj,ijk->bk", x, y, lam)),
+                  "x @ lam, then a batched product with y": jax.jit(lambda x, y: jnp.einsum(
+                      "bj,bjk->bk", y, (x @ flat).reshape(len(x), A.dim, A.dim)))}
+    name = min(candidates, key=lambda key: median_time(lambda: candidates[key](x, y).block_until_ready(),
+                                                        repeats=repeats))
+    return candidates[name], name
+
+
+def product_jax_rows(jax, repeats: int) -> list:
+    """Products on JAX under jit (auto strategy), forward and jit(grad) (both operands' gradients, through a
+    weighted sum), against the fastest hand-written jax.numpy form, float32, with the targets of the torch rows;
+    and the seconds XLA takes to compile the gradient, against the hand form's."""
+    import time
+    jnp, rows = jax.numpy, []
+    cases = [(clifford(3, 0, 1), 10_000, 1.2), (clebsch_gordan(4), 1_000, 0.5), (clebsch_gordan(6), 1_000, 1 / 3)]
+    for A, batch, target in cases:
+        rng = np.random.default_rng(batch)
+        kernel = kernels.product(A, dtype=np.float32)
+        x, y, w = (jnp.asarray(rng.standard_normal((batch, A.dim)), jnp.float32) for _ in range(3))
+        reference, name = _best_jax(jax, A, x, y, repeats)
+        ours = jax.jit(lambda a, b: kernel(a, b))
+        np.testing.assert_allclose(np.asarray(ours(x, y)), np.asarray(reference(x, y)), rtol=1e-3, atol=1e-3)
+        rows.append(ratio_row(f"JAX {A.name} product jit, batch {batch:,}, float32, vs {name}",
+                              lambda: ours(x, y).block_until_ready(), lambda: reference(x, y).block_until_ready(),
+                              target, repeats))
+        gradients, compile_seconds = [], []
+        for product in (kernel, reference):
+            gradient = jax.jit(jax.grad(lambda a, b, f=product: jnp.sum(f(a, b) * w), argnums=(0, 1)))
+            start = time.perf_counter()
+            jax.block_until_ready(gradient(x, y))
+            compile_seconds.append(time.perf_counter() - start)
+            gradients.append(gradient)
+        rows.append(ratio_row(f"JAX {A.name} product jit(grad), batch {batch:,}, float32, vs {name}'s",
+                              lambda: jax.block_until_ready(gradients[0](x, y)),
+                              lambda: jax.block_until_ready(gradients[1](x, y)), target, repeats))
+        rows.append(f"| JAX {A.name} jit(grad): first call (compile) {compile_seconds[0]:.2f} s, {name}'s "
+                    f"{compile_seconds[1]:.2f} s | {compile_seconds[0] / compile_seconds[1]:.1f} | | |")
+    return rows
+
+
 def jax_rows(repeats: int, lengths) -> list:
     try:
         import jax
@@ -365,7 +412,8 @@ def jax_rows(repeats: int, lengths) -> list:
         rows.append(ratio_row(f"JAX attention L={n} jit(grad) float32, vs the same model in jax.numpy",
                               lambda: jax.block_until_ready(ours(params, x)),
                               lambda: jax.block_until_ready(theirs(params, x)), 1.2, repeats))
-    return rows + selective_scan_jax_rows(jax, repeats) + copy_jax_rows(jax, max(3, repeats // 2))
+    return rows + product_jax_rows(jax, repeats) + selective_scan_jax_rows(jax, repeats) + \
+        copy_jax_rows(jax, max(3, repeats // 2))
 
 
 def main(argv=None) -> int:

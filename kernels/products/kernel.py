@@ -48,7 +48,7 @@ from ..native import memory
 from ..arrays.axes import even_rows
 from ..arrays.example_sizes import example_shape, symbolic
 from ..arrays import NUMPY, engine_of, owner, torch_compiling, with_jax_defaults
-from . import torch_operator
+from . import jax_primitive, torch_operator
 from .lowering import levels, lower
 from ..arrays.bounded_cache import BoundedCache
 from ..arrays.precision import autocast
@@ -192,7 +192,15 @@ class Kernel:
 
     @functools.partial(with_jax_defaults, batch_axis=None)       # every leading axis is a batch
     def run(self, x: Any, y: Any) -> Any:
-        """z = x * y, as `__call__` where torch.compile does not trace it."""
+        """z = x * y, as `__call__` where torch.compile does not trace it: on traced JAX arrays one primitive of the
+        program (`kernels.products.jax_primitive`), else `compute`."""
+        if jax_primitive.applies(self, x, y):
+            return jax_primitive.product(self, x, y)
+        return self.compute(x, y)
+
+    @functools.partial(with_jax_defaults, batch_axis=None)
+    def compute(self, x: Any, y: Any) -> Any:
+        """z = x * y by the kernel's program on the arrays' engine, here and now (what the JAX primitive lowers to)."""
         engine = owner(x)
         if owner(y) is engine and (engine is not NUMPY or type(x) is np.ndarray and type(y) is np.ndarray) and \
                 not engine.staged(x):             # a jit (jax.export's symbols too): priced staged, nothing kept
@@ -206,6 +214,18 @@ class Kernel:
                 call = self._calls.put(key, self._signature_call(engine, x, y))
             return call[1](x, y)
         return self._checked_call(x, y)
+
+    def result_shape(self, x: Any, y: Any) -> tuple[int, ...]:
+        """The shape of x * y for operands like x and y, checked as a call checks them (an error names the argument).
+
+        >>> from product_interactions import kernels
+        >>> from product_interactions.algebra import quaternions
+        >>> kernels.product(quaternions()).result_shape(np.ones((5, 1, 4)), np.ones((3, 4)))
+        (5, 3, 4)
+        """
+        x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
+        batch = checks.batch_shape(x, y, len(self.factors), self.layout)
+        return batch + self.shapes[2] if self.layout == checks.LAYOUTS[0] else self.shapes[2] + batch
 
     def _checked_call(self, x: Any, y: Any) -> Any:
         """The call on any operands: checked, numpy ones beside another library's converted into it, autograd's
@@ -437,11 +457,13 @@ class Kernel:
 
     # ------------------------------------------------------------------ derived kernels, inspection
     def transposed(self, argument: int) -> Kernel:
-        """The kernel of the VJP with respect to x (0) or y (1): lam's roles permuted, batch-first."""
+        """The kernel of the VJP with respect to x (0) or y (1): lam's roles permuted, batch-first; auto chooses its
+        strategies per call where it chooses the kernel's."""
         if argument not in self._transposed:
             roles = autodiff.VJP_ROLES[argument]
             factors = [f.permuted(roles) for f in self.factors]
-            names = tuple(select.fallback(n, f) for n, f in zip(self.strategies, factors))
+            names = "auto" if self.requested == "auto" else \
+                tuple(select.fallback(n, f) for n, f in zip(self.strategies, factors))
             self._transposed[argument] = Kernel(factors, names, self.dtype)
         return self._transposed[argument]
 
