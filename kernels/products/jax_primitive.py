@@ -6,11 +6,14 @@ JAX arrays is one equation of the program.  Its lowering is the kernel's own pro
 XLA's program is built and priced there by the staged rates; eagerly it is that program.  The product is bilinear,
 so its tangent is K(dx, y) + K(x, dy) and its transpose in x is the kernel of the vector-Jacobian product
 (`Kernel.transposed`) on (y, g), summed over the axes broadcasting added to x (likewise in y): a gradient is two
-more products, each priced and lowered as a product, and derivatives of any order, forward or reverse, follow.
+more products, each priced and lowered as a product, and derivatives of any order, forward or reverse (and
+``jax.experimental.jet``'s Taylor series), follow.  The program names the kernel by its key (`kernels.products.keys`),
+so that JAX's caches of traced programs do not keep kernels alive.
 Differentiated operation by operation, the generated program of Clebsch-Gordan lmax 6 (24,000 operations) had a
 gradient that XLA compiled in 184 s and that ran slower than the dense form.  Under ``jax.vmap`` the mapped axis is
-one more batch axis.  Component-major kernels and calls with a numpy operand beside a traced one run the program
-traced operation by operation, as before.
+one more batch axis.  Component-major kernels, calls with a numpy operand beside a traced one, and operands that
+carry a sharding of their own (``jax.shard_map``'s per-device values, an explicit mesh's sharded axes, which the
+primitive's type would drop) run the program traced operation by operation, as before.
 
 >>> import jax, jax.numpy as jnp
 >>> from product_interactions import kernels
@@ -23,10 +26,12 @@ traced operation by operation, as before.
 """
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
+from . import keys
 from ..arrays import checks
 
 if TYPE_CHECKING:
@@ -38,18 +43,28 @@ _DEFINING = threading.Lock()
 
 
 def applies(kernel: Kernel, x: Any, y: Any) -> bool:
-    """Whether a call of `kernel` on x, y is to be the primitive: batch-first JAX arrays, one of them traced."""
+    """Whether a call of `kernel` on x, y is to be the primitive: batch-first JAX arrays, one of them traced, neither
+    of them typed with a sharding (`_unsharded`)."""
     jax = sys.modules.get("jax")
     if jax is None or kernel.layout != checks.LAYOUTS[0]:
         return False
     tracer = jax.core.Tracer
-    return (isinstance(x, tracer) or isinstance(y, tracer)) and isinstance(x, jax.Array) and isinstance(y, jax.Array)
+    return (isinstance(x, tracer) or isinstance(y, tracer)) and isinstance(x, jax.Array) and \
+        isinstance(y, jax.Array) and _unsharded(jax, x) and _unsharded(jax, y)
+
+
+def _unsharded(jax: Any, a: Any) -> bool:
+    """Whether `a`'s type names no device mesh, whose sharding the primitive's type would drop (inside
+    ``jax.shard_map``, the mesh axes a value varies over; under an explicit mesh, its sharded axes)."""
+    aval = (getattr(jax, "typeof", None) or jax.core.get_aval)(a)
+    mesh = getattr(getattr(aval, "sharding", None), "mesh", None)
+    return mesh is None or bool(getattr(mesh, "empty", not getattr(mesh, "axis_names", ())))
 
 
 def product(kernel: Kernel, x: Any, y: Any) -> Any:
     """z = x * y as one equation of the traced program; operands refused as an eager call refuses them."""
     kernel.result_shape(x, y)
-    return define().bind(x, y, kernel=kernel)
+    return define().bind(x, y, key=kernel.key)
 
 
 def define() -> Any:
@@ -68,35 +83,49 @@ def _defined() -> Any:
 
     primitive = Primitive("product_interactions_product")
 
-    def compute(x: Any, y: Any, *, kernel: Kernel) -> Any:
-        return kernel.compute(x, y)
+    def compute(x: Any, y: Any, *, key: str) -> Any:
+        return keys.kernel_for(key).compute(x, y)
 
-    def abstract(x: Any, y: Any, *, kernel: Kernel) -> Any:
+    def abstract(x: Any, y: Any, *, key: str) -> Any:
+        kernel = keys.kernel_for(key)
         shape = checks.broadcast_batches([tuple(x.shape), tuple(y.shape)], len(kernel.factors), kernel.layout)
         return jax.core.ShapedArray(shape + kernel.shapes[2], jnp.promote_types(x.dtype, y.dtype))
 
     def transpose(argument: int) -> Any:
-        def rule(cotangent: Any, x: Any, y: Any, *, kernel: Kernel) -> Any:
+        def rule(cotangent: Any, x: Any, y: Any, *, key: str) -> Any:
             operand, other = (x, y) if argument == 0 else (y, x)
-            return _summed_to(kernel.transposed(argument)(other, cotangent), operand.aval)
+            return _summed_to(keys.kernel_for(f"{key}^T{argument}")(other, cotangent), operand.aval)
         return rule
 
-    def batched(operands: tuple[Any, Any], axes: tuple[Any, Any], *, kernel: Kernel) -> tuple[Any, int]:
+    def batched(operands: tuple[Any, Any], axes: tuple[Any, Any], *, key: str) -> tuple[Any, int]:
         """The mapped axis moved first, as a batch axis, with unit axes after it where the other operand has more
         batch axes of its own (so that the two align as the unmapped call's did)."""
-        count = len(kernel.factors)
+        count = len(keys.kernel_for(key).factors)
         own = [a.ndim - count - (axis is not None) for a, axis in zip(operands, axes)]
         moved = [a if axis is None else
                  jnp.expand_dims(jnp.moveaxis(a, axis, 0), tuple(range(1, 1 + max(own) - n)))
                  for a, axis, n in zip(operands, axes, own)]
-        return primitive.bind(*moved, kernel=kernel), 0
+        return primitive.bind(*moved, key=key), 0
 
     primitive.def_impl(compute)
     primitive.def_abstract_eval(abstract)
     mlir.register_lowering(primitive, mlir.lower_fun(compute, multiple_results=False))
     ad.defbilinear(primitive, transpose(0), transpose(1))
     batching.primitive_batchers[primitive] = batched
+    _taylor_series(primitive)
     return primitive
+
+
+def _taylor_series(primitive: Any) -> None:
+    """``jax.experimental.jet``'s rule for a bilinear primitive (its own for ``mul`` and ``dot_general``), where the
+    release has it."""
+    try:
+        from jax.experimental import jet
+    except ImportError:
+        return
+    rule = getattr(jet, "_bilinear_taylor_rule", None)
+    if rule is not None:
+        jet.jet_rules[primitive] = functools.partial(rule, primitive)
 
 
 def _summed_to(gradient: Any, aval: Any) -> Any:

@@ -4,9 +4,9 @@
 The operator is registered through ``torch.library.custom_op``: its eager body is the kernel's call; its fake
 body gives the result's shape and dtype from the kernel's shapes, so the compiler needs no numbers; its gradient
 is two more calls of the operator, with the kernels of the vector-Jacobian products (`Kernel.transposed`), so
-gradients of gradients trace too.  A kernel is named by a `key` that is the same in every process (`identity`:
-torch keeps compiled graphs on disk), and a VJP's kernel by its kernel's key and the argument (`kernel_for`);
-the registry holds kernels weakly.  Where the operator does not apply (operands that are not torch tensors, a
+gradients of gradients trace too.  A kernel is named by a `key` that is the same in every process (`kernels.products.keys`:
+torch keeps compiled graphs on disk), and a VJP's kernel by its kernel's key and the argument; the registry holds
+kernels weakly.  Where the operator does not apply (operands that are not torch tensors, a
 component-major layout), a traced call runs at a graph break as before.
 
 >>> import torch
@@ -20,78 +20,28 @@ True
 """
 from __future__ import annotations
 
-import hashlib
 import sys
 import threading
-import weakref
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from . import keys
 from ..arrays import checks, traced_as_one_operator
 
 if TYPE_CHECKING:
     from .kernel import Kernel
 
-#: key -> weak references to the live kernels of that key (equal kernels share a key; any of them serves).
-_KERNELS: dict[str, list[weakref.ref[Kernel]]] = {}
 #: The operator, once torch is imported and it is defined (`define`).
 OPERATOR: list[Any] = []
-#: Held while `_KERNELS` changes or is read, and while the operator is defined (threads build kernels at once).
-_REGISTRY = threading.RLock()
-#: Rule-based factors are named by their rule, the others by a hash of their table.
-RULES = ("diagonal", "cyclic", "truncated", "graded")
-
-
-def identity(kernel: Kernel) -> str:
-    """A name of `kernel` that is the same in every process for the same factors, strategies, dtype and layout: a
-    compiled graph kept on disk by torch (its FX and AOT caches) names the kernel by it."""
-    digest = hashlib.sha256(repr((kernel.strategies, kernel.dtype.str, kernel.layout)).encode())
-    for factor in kernel.factors:
-        digest.update(repr((factor.shape, factor.sparsity if factor.sparsity and factor.sparsity[0] in RULES
-                            else None)).encode())
-        if not (factor.sparsity and factor.sparsity[0] in RULES):
-            digest.update(np.ascontiguousarray(factor.indices).tobytes())
-            digest.update(np.ascontiguousarray(factor.values).tobytes())
-    return digest.hexdigest()[:32]
+#: Held while the operator is defined (threads build kernels at once).
+_DEFINING = threading.RLock()
 
 
 def register(kernel: Kernel) -> str:
-    """`kernel`'s key (`identity`), the kernel held weakly under it, and the operator defined if torch is imported."""
-    key = identity(kernel)
-
-    def forget(reference: weakref.ref[Kernel]) -> None:
-        with _REGISTRY:
-            kept = _KERNELS.get(key, [])
-            if reference in kept:
-                kept.remove(reference)
-            if not kept:
-                _KERNELS.pop(key, None)
-    reference = weakref.ref(kernel, forget)         # made first: a collection it starts may run another's forget
-    with _REGISTRY:
-        kept = _KERNELS.get(key)
-        if kept is None:
-            _KERNELS[key] = [reference]
-        else:
-            kept.append(reference)
+    """`kernel`'s key (`keys.register`), and the operator defined if torch is imported."""
+    key = keys.register(kernel)
     if not OPERATOR and "torch" in sys.modules:
         define()
     return key
-
-
-def kernel_for(key: str) -> Kernel:
-    """The kernel of `key`: a registered one, or ``KEY^T0`` / ``KEY^T1``, the kernels of KEY's vector-Jacobian
-    products (`Kernel.transposed`)."""
-    with _REGISTRY:
-        references = list(_KERNELS.get(key, ()))
-    for reference in references:
-        found = reference()
-        if found is not None:
-            return found
-    parent, mark, argument = key.rpartition("^T")
-    if mark and argument in ("0", "1"):
-        return kernel_for(parent).transposed(int(argument))
-    raise KeyError(f"key: no kernel {key!r} lives in this process (a compiled graph outlived its kernel)")
 
 
 def _result(kernel: Kernel, x: Any, y: Any) -> Any:
@@ -118,7 +68,7 @@ def _example(size: Any) -> Any:
 
 def define() -> Any:
     """Define the operator (once; torch must be importable) and return it."""
-    with _REGISTRY:
+    with _DEFINING:
         return OPERATOR[0] if OPERATOR else _defined()
 
 
@@ -129,13 +79,13 @@ def _defined() -> Any:
     @torch.library.custom_op("product_interactions::product", mutates_args=(),
                              schema="(Tensor x, Tensor y, str key) -> Tensor")
     def product(x: Any, y: Any, key: str) -> Any:
-        z = kernel_for(key).run(x, y)                     # fresh and contiguous, as the fake body says
+        z = keys.kernel_for(key).run(x, y)                     # fresh and contiguous, as the fake body says
         shared = z.untyped_storage().data_ptr() in (x.untyped_storage().data_ptr(), y.untyped_storage().data_ptr())
         return z.clone(memory_format=torch.contiguous_format) if shared or not z.is_contiguous() else z
 
     @product.register_fake
     def _(x: Any, y: Any, key: str) -> Any:
-        return _result(kernel_for(key), x, y)
+        return _result(keys.kernel_for(key), x, y)
 
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
         x, y, key = inputs

@@ -19,7 +19,7 @@ from product_interactions.kernels.arrays.bounded_cache import BoundedCache
 from product_interactions.kernels.native import build
 from product_interactions.kernels.plans import attend, plan
 from product_interactions.kernels.products import kernel as kernel_module
-from product_interactions.kernels.products import torch_operator
+from product_interactions.kernels.products import keys
 
 THREADS = 8
 
@@ -111,7 +111,7 @@ def test_kernels_built_and_dropped_by_threads_stay_found_by_their_key():
     def work(t):
         for _ in range(200):
             K = kernels.product(A, strategy="dense")
-            assert torch_operator.kernel_for(K.key) is not None         # a KeyError where it was lost
+            assert keys.kernel_for(K.key) is not None         # a KeyError where it was lost
             del K
     assert in_threads(work) == []
 
@@ -146,7 +146,7 @@ def test_a_kernel_stays_found_when_a_collection_drops_another_of_its_key_as_it_r
     def collecting(*arguments):
         gc.collect()
         return weakref.ref(*arguments)
-    monkeypatch.setattr(torch_operator, "weakref", type("Weakref", (), {"ref": staticmethod(collecting)}))
+    monkeypatch.setattr(keys, "weakref", type("Weakref", (), {"ref": staticmethod(collecting)}))
     newer = kernels.product(A, strategy="dense")
     monkeypatch.undo()
-    assert torch_operator.kernel_for(newer.key) is newer
+    assert keys.kernel_for(newer.key) is newer

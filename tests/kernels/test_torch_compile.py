@@ -265,11 +265,13 @@ def test_an_entry_is_made_once_per_function_and_constants_and_other_arguments_ru
 
 
 def test_a_kernel_s_key_is_its_content_so_a_graph_kept_on_disk_finds_an_equal_kernel():
-    from product_interactions.kernels.products.torch_operator import identity, kernel_for
+    from product_interactions.kernels.products.keys import identity, kernel_for
     first, second = kernels.product(clebsch_gordan(2)), kernels.product(clebsch_gordan(2))
     assert first.key == second.key == identity(first)
     assert kernels.product(clebsch_gordan(2), dtype="float32").key != first.key
     assert kernels.product(clebsch_gordan(2), strategy="dense").key != first.key
+    named = kernels.product(clebsch_gordan(2), strategy=first.strategies)     # auto's choice, but named: fixed
+    assert named.strategies == first.strategies and named.key != first.key
     assert kernel_for(f"{first.key}^T1") is kernel_for(first.key).transposed(1)
     with pytest.raises(KeyError, match="no kernel 'nowhere' lives in this process"):
         kernel_for("nowhere")
