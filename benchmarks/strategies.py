@@ -149,11 +149,12 @@ def fit(measured, itemsize: int) -> str:
         targets.append(1.0)
     scale = np.abs(np.array(rows)).max(axis=0) + 1e-300
     solution, _ = scipy.optimize.nnls(np.array(rows) / scale, np.array(targets))
-    call, per_byte, per_gemm, per_loop, row, per_compiled, compiled_call, per_transform = solution / scale
+    call, per_byte, per_gemm, per_loop, row, per_compiled, compiled_call, per_transform, per_indexed = solution / scale
     inverse = lambda c: f"{1 / c:.3g}" if c > 0 else "inf"      # noqa: E731
     return (f"call={call:.3g}, bandwidth={inverse(per_byte)}, gemm{8 * itemsize}={inverse(per_gemm)}, "
             f"loop={inverse(per_loop)}, row={row:.3g}, transform={inverse(per_transform)}, "
-            f"compiled{8 * itemsize}={inverse(per_compiled)}, compiled_call={compiled_call:.3g}")
+            f"compiled{8 * itemsize}={inverse(per_compiled)}, compiled_call={compiled_call:.3g}, "
+            f"indexed={inverse(per_indexed)}")
 
 
 def held(A, names, batch, dtype) -> float:

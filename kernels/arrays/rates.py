@@ -39,8 +39,9 @@ class Rates:
     through time in blocks holds at once (LS2T's `kernels.scans.seq2tens.low_rank`: cache-sized on a CPU, where a
     GPU takes whole sequences in a few launches).  ``host_read`` seconds a read of an array's number back to the
     host costs beyond its call: 0 where the arrays are the host's; on a GPU the wait for every kernel queued
-    before it, after which the host no longer runs ahead of the device.  ``origin`` says where the numbers come
-    from."""
+    before it, after which the host no longer runs ahead of the device.  ``indexed`` bytes per second of the traffic
+    through index arrays (gathers and scatters: `Cost.indexed`), where it runs slower than ``bandwidth`` (None:
+    as fast).  ``origin`` says where the numbers come from."""
     call: float
     bandwidth: float
     gemm64: float
@@ -55,15 +56,17 @@ class Rates:
     chunked_scan_length: int | None = None
     block_numbers: int = 2 ** 19
     host_read: float = 0.0
+    indexed: float | None = None
     origin: str = "shipped"
 
-    def coefficients(self, itemsize: int) -> tuple[float, float, float, float, float, float, float, float]:
+    def coefficients(self, itemsize: int) -> tuple[float, float, float, float, float, float, float, float, float]:
         """What the model multiplies `Cost.terms` by: seconds per call, per byte moved, per GEMM FLOP, per loop
-        FLOP, per row loop, per compiled FLOP, per entry into the compiled loop and per FFT FLOP, for
-        `itemsize`-byte numbers."""
+        FLOP, per row loop, per compiled FLOP, per entry into the compiled loop, per FFT FLOP and per byte moved
+        through index arrays, for `itemsize`-byte numbers."""
         gemm, compiled = (self.gemm32, self.compiled32) if itemsize == 4 else (self.gemm64, self.compiled64)
         return (self.call, 1 / self.bandwidth, 1 / gemm, 1 / self.loop, self.row,
-                1 / compiled if compiled else math.inf, self.compiled_call, 1 / self.transform)
+                1 / compiled if compiled else math.inf, self.compiled_call, 1 / self.transform,
+                1 / (self.indexed or self.bandwidth))
 
 
 #: numpy's rates (the default engine's, and the model's when no engine is named).  The compiled loop's, at 3 FLOPs a
@@ -88,9 +91,12 @@ NUMPY_RATES = Rates(call=1.2e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=
 #: 25 us, and XLA fuses elementwise ones, so a term's traffic runs at 110 GB/s.  Eager rates under jit had taken
 #: dense for every Clifford and Clebsch-Gordan algebra at any batch, 2-40 times the best strategy's time at 4,096 and
 #: 65,536 rows (geometric mean 2.05 over 19 algebras at 64-65,536 rows); these take codegen there (1.07).  A
-#: recurrence loops over time, in one ``lax.scan``, at any width, as eagerly (`JaxEngine.rates`).
+#: recurrence loops over time, in one ``lax.scan``, at any width, as eagerly (`JaxEngine.rates`).  XLA's gathers and
+#: scatters on the CPU move about 12 GB/s, a ninth of its elementwise traffic (an index computed per element: 9 GB/s
+#: in float32, 15 in float64, over scatter and gather of ten algebras at 256-4,096 rows); priced at 110 GB/s, auto
+#: had taken scatter for CG lmax 4 at 1,024 rows in float32, 4.4 times the generated code's time.
 JAX_STAGED_RATES = Rates(call=1.3e-7, bandwidth=110e9, gemm64=17.5e9, gemm32=35e9, loop=4.6e9, row=24e-9,
-                         transform=3.1e9, loop_scan_width=1,
+                         transform=3.1e9, loop_scan_width=1, indexed=12e9,
                          origin="shipped, staged by jax.jit, fitted on the project's 2-core machine")
 
 

@@ -5,10 +5,12 @@ words moved, words of temporaries and of constants (per batch row, in array elem
 array-library calls one evaluation makes, which a small batch pays for more than its arithmetic.  The model
 
     seconds = (calls * rates.call + compiled_calls * rates.compiled_call) * chunks
-              + rows * (moved * itemsize / rates.bandwidth + gemm / rates.gemm + loop / rates.loop
+              + rows * ((moved - indexed) * itemsize / rates.bandwidth + indexed * itemsize / rates.indexed
+                        + gemm / rates.gemm + loop / rates.loop
                         + transform / rates.transform + row_calls * rates.row + compiled / rates.compiled)
 
-prices the calls, the memory traffic (elementwise arithmetic is bandwidth-bound), the FLOPs done inside large
+prices the calls, the memory traffic (elementwise arithmetic is bandwidth-bound; ``indexed`` the words of it read
+or written through an index array, a gather or a scatter, which some libraries run slower), the FLOPs done inside large
 matrix products (``gemm``), inside per-row loops (``loop``: einsum steps, batched small matrix products), inside
 FFTs (``transform``) and inside the
 compiled loop of `kernels.native.clib` (``compiled``), the overhead the per-row loops pay per row (``row_calls``), and
@@ -40,7 +42,7 @@ class Cost:
     calls per evaluation (per chunk); ``gemm`` and ``loop`` the parts of ``flops`` done by large matrix products
     and by per-row loops, ``row_calls`` those loops per row, ``compiled`` the part done by the compiled loop (see
     the module docstring), ``compiled_calls`` entries into the compiled loop per evaluation (per chunk),
-    ``transform`` the part done by FFTs."""
+    ``transform`` the part done by FFTs, ``indexed`` the part of ``moved`` read or written through index arrays."""
     x: int
     y: int
     z: int
@@ -55,6 +57,7 @@ class Cost:
     compiled: float = 0
     compiled_calls: float = 0
     transform: float = 0
+    indexed: float = 0
 
     @classmethod
     def elementwise(cls, size: int) -> Cost:
@@ -81,14 +84,16 @@ class Cost:
                                          rates.coefficients(itemsize)) if t)
 
     def terms(self, rows: int, itemsize: int, chunk_bytes: float | None = None, least_chunks: int = 1
-              ) -> tuple[float, float, float, float, float, float, float, float]:
-        """Calls, bytes moved, GEMM FLOPs, loop FLOPs, row loops, compiled FLOPs, entries into the compiled loop
-        and FFT FLOPs of `rows` rows cut in chunks of `chunk_bytes`, and in at least `least_chunks` (the model's
-        seconds are their dot product with `Rates.coefficients`)."""
+              ) -> tuple[float, float, float, float, float, float, float, float, float]:
+        """Calls, bytes moved other than through index arrays, GEMM FLOPs, loop FLOPs, row loops, compiled FLOPs,
+        entries into the compiled loop, FFT FLOPs and bytes moved through index arrays of `rows` rows cut in chunks
+        of `chunk_bytes`, and in at least `least_chunks` (the model's seconds are their dot product with
+        `Rates.coefficients`)."""
         chunks = 1 if not chunk_bytes else max(1, math.ceil(rows * self.working() * itemsize / chunk_bytes))
         chunks = max(chunks, least_chunks)
-        return (self.calls * chunks, rows * self.moved * itemsize, rows * self.gemm, rows * self.loop,
-                rows * self.row_calls, rows * self.compiled, self.compiled_calls * chunks, rows * self.transform)
+        return (self.calls * chunks, rows * (self.moved - self.indexed) * itemsize, rows * self.gemm,
+                rows * self.loop, rows * self.row_calls, rows * self.compiled, self.compiled_calls * chunks,
+                rows * self.transform, rows * self.indexed * itemsize)
 
     def plus(self, **extra: float) -> Cost:
         """This cost with `extra` added to the named fields."""

@@ -134,14 +134,18 @@ def test_auto_prices_by_the_engine_s_rates_and_the_input_s_itemsize(engine_name,
 def test_the_time_model_is_its_terms_priced_by_the_rates():
     from product_interactions.kernels.products.cost import NUMPY_RATES, Cost, Rates
     cost = Cost(4, 4, 4, flops=100, moved=30, temporary=8, calls=5, gemm=60, loop=40, row_calls=2, compiled=9,
-                compiled_calls=3, transform=7)
-    calls, moved, gemm, loop, row_loops, compiled, entries, transform = cost.terms(rows=1000, itemsize=4)
-    assert (calls, moved, gemm, loop, row_loops, compiled, entries, transform) == (
-        5, 1000 * 30 * 4, 60_000, 40_000, 2000, 9000, 3, 7000)
-    expected = (5 * NUMPY_RATES.call + moved / NUMPY_RATES.bandwidth + gemm / NUMPY_RATES.gemm32
+                compiled_calls=3, transform=7, indexed=10)
+    calls, moved, gemm, loop, row_loops, compiled, entries, transform, indexed = cost.terms(rows=1000, itemsize=4)
+    assert (calls, moved, gemm, loop, row_loops, compiled, entries, transform, indexed) == (
+        5, 1000 * 20 * 4, 60_000, 40_000, 2000, 9000, 3, 7000, 1000 * 10 * 4)       # indexed: a part of moved
+    expected = (5 * NUMPY_RATES.call + (moved + indexed) / NUMPY_RATES.bandwidth + gemm / NUMPY_RATES.gemm32
                 + loop / NUMPY_RATES.loop + row_loops * NUMPY_RATES.row + compiled / NUMPY_RATES.compiled32
                 + 3 * NUMPY_RATES.compiled_call + transform / NUMPY_RATES.transform)
+    assert NUMPY_RATES.indexed is None              # as fast as other traffic
     assert cost.seconds(1000, 4) == pytest.approx(expected, rel=1e-12)
+    slow_gathers = replace(NUMPY_RATES, indexed=NUMPY_RATES.bandwidth / 10)
+    assert cost.seconds(1000, 4, rates=slow_gathers) == pytest.approx(expected + 9 * indexed / NUMPY_RATES.bandwidth,
+                                                                      rel=1e-12)
     slow_calls = Rates(call=1.0, bandwidth=1e30, gemm64=1e30, gemm32=1e30, loop=1e30, row=0.0, transform=1e30,
                        compiled64=1e30,
                        compiled_call=2.0)

@@ -53,7 +53,9 @@ def unsupported(factor: Factor) -> str | None:
 
 def cost(factor: Factor, inner: Cost) -> Cost:
     """Per step: one inner product of the driving component with the gathered ones and one add into the output
-    components, each a call; gathering or scattering through an index array (not a slice) moves the data again."""
+    components, each a call; gathering or scattering through an index array (not a slice) moves the data again.
+    The adds into the outputs are indexed traffic (`Cost.indexed`) through slices too: a JAX program makes each a
+    scatter."""
     c, (d1, d2, d3) = inner, factor.shape
     steps, fancy_in, fancy_out = _step_profile(factor)
     scaled = int(np.sum(np.abs(factor.values) != 1))
@@ -62,7 +64,8 @@ def cost(factor: Factor, inner: Cost) -> Cost:
         2 * (d1 * c.x + d2 * c.y + d3 * c.z)
     return around(factor, c, flops=factor.nnz * (c.flops + c.z) + scaled * c.z, moved=moved,
                   temporary=d1 * c.x + d2 * c.y + d3 * c.z + widest * (c.y + c.z + c.temporary),
-                  calls=steps * (c.calls + 2) + 4, repeats=factor.nnz, entries=steps)
+                  calls=steps * (c.calls + 2) + 4, repeats=factor.nnz, entries=steps,
+                  indexed=2 * STRIDED * factor.nnz * c.z + (2 * fancy_in + 4 * fancy_out) * c.z)
 
 
 #: The runs of a step are strided views of the components: their traffic costs about this much more than that of

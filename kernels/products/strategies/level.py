@@ -35,16 +35,17 @@ OVERHEAD_CALLS = 12
 
 def around(factor: Factor, inner: Cost, flops: float, moved: float, temporary: float, calls: float, repeats: float,
            entries: float, row_calls: float = 0, compiled: float = 0, compiled_calls: float = 0,
-           transform: float = 0) -> Cost:
+           transform: float = 0, indexed: float = 0) -> Cost:
     """A level's cost: sizes from the factor's dimensions times the inner level's, constants inherited; the inner
-    program's GEMM, loop, row-loop, compiled and FFT work `repeats` times per batch row and its entries into the
+    program's GEMM, loop, row-loop, compiled, FFT and indexed work `repeats` times per batch row and its entries into the
     compiled loop `entries` times per call, on top of the level's own work (the keyword arguments), so that no
     kind of the inner's work is left out."""
     d1, d2, d3 = factor.shape
     return Cost(d1 * inner.x, d2 * inner.y, d3 * inner.z, flops, moved, temporary, inner.fixed,
                 calls + OVERHEAD_CALLS, repeats * inner.gemm, repeats * inner.loop,
                 repeats * inner.row_calls + row_calls, repeats * inner.compiled + compiled,
-                entries * inner.compiled_calls + compiled_calls, repeats * inner.transform + transform)
+                entries * inner.compiled_calls + compiled_calls, repeats * inner.transform + transform,
+                repeats * inner.indexed + indexed)
 
 
 class Level:

@@ -54,12 +54,13 @@ def unsupported(factor: Factor) -> str | None:
 
 def cost(factor: Factor, inner: Cost) -> Cost:
     """One inner product for all nnz terms, their operands gathered and their products scaled and summed into the
-    outputs: every term's operands and product pass through memory, which the batch's chunks keep in cache."""
+    outputs: every term's operands and product pass through memory, which the batch's chunks keep in cache; the
+    gathers read, and the sum writes, through index arrays."""
     c, (d1, d2, d3), terms = inner, factor.shape, factor.nnz
     moved = 2 * (d1 * c.x + d2 * c.y + d3 * c.z) + terms * (2 * (c.x + c.y) + c.moved + 4 * c.z)
     return around(factor, c, flops=terms * (c.flops + 2 * c.z), moved=moved,
                   temporary=terms * (c.x + c.y + 2 * c.z + c.temporary), calls=c.calls + CALLS, repeats=terms,
-                  entries=1)
+                  entries=1, indexed=terms * (c.x + c.y + c.z))
 
 
 def lower(factor: Factor, axis: int, inner: Program) -> Scatter:
