@@ -87,9 +87,13 @@ def _defined() -> Any:
         return keys.kernel_for(key).compute(x, y)
 
     def abstract(x: Any, y: Any, *, key: str) -> Any:
+        """The result's type, by JAX's default promotion whatever the caller's (as `Kernel.compute` computes it):
+        a program re-evaluated under a strict promotion (a rematerialised backward pass) types it alike."""
         kernel = keys.kernel_for(key)
         shape = checks.broadcast_batches([tuple(x.shape), tuple(y.shape)], len(kernel.factors), kernel.layout)
-        return jax.core.ShapedArray(shape + kernel.shapes[2], jnp.promote_types(x.dtype, y.dtype))
+        with jax.numpy_dtype_promotion("standard"):
+            dtype = jnp.promote_types(x.dtype, y.dtype)
+        return jax.core.ShapedArray(shape + kernel.shapes[2], dtype)
 
     def transpose(argument: int) -> Any:
         def rule(cotangent: Any, x: Any, y: Any, *, key: str) -> Any:

@@ -190,7 +190,6 @@ class Kernel:
             return sys.modules["torch"].compiler.disable(self.run)(x, y)
         return self.run(x, y)
 
-    @functools.partial(with_jax_defaults, batch_axis=None)       # every leading axis is a batch
     def run(self, x: Any, y: Any) -> Any:
         """z = x * y, as `__call__` where torch.compile does not trace it: on traced JAX arrays one primitive of the
         program (`kernels.products.jax_primitive`), else `compute`."""
@@ -198,7 +197,7 @@ class Kernel:
             return jax_primitive.product(self, x, y)
         return self.compute(x, y)
 
-    @functools.partial(with_jax_defaults, batch_axis=None)
+    @functools.partial(with_jax_defaults, batch_axis=None)       # every leading axis is a batch
     def compute(self, x: Any, y: Any) -> Any:
         """z = x * y by the kernel's program on the arrays' engine, here and now (what the JAX primitive lowers to)."""
         engine = owner(x)

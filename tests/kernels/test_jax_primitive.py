@@ -10,19 +10,10 @@ import pytest
 from product_interactions import kernels
 from product_interactions.algebra import clebsch_gordan, clifford, quaternions
 
-jax = pytest.importorskip("jax")
+jax = pytest.importorskip("jax")           # in float64: tests/conftest.py
 jnp = jax.numpy
-pytestmark = pytest.mark.usefixtures("jax_float64")
 
 PRIMITIVE = "product_interactions_product"
-
-
-@pytest.fixture
-def jax_float64():
-    previous = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", previous)
 
 
 def operands(shapes, seed=0):
@@ -173,3 +164,19 @@ def test_taylor_series_by_jet():
     np.testing.assert_allclose(np.asarray(primal), kernel(x, y), rtol=1e-13)
     np.testing.assert_allclose(np.asarray(first), kernel(v, y), rtol=1e-13)       # linear in x: no second term
     np.testing.assert_allclose(np.asarray(second), np.zeros(4), atol=1e-13)
+
+
+def test_a_program_re_evaluated_under_a_strict_promotion_types_its_products_alike():
+    """The primitive's type follows JAX's default promotion, as its program does, whatever the caller's: a
+    rematerialised backward pass re-evaluates the product outside the call, and under a strict promotion its
+    float32 x float64 type had failed (TypePromotionError)."""
+    kernel = kernels.product(quaternions())
+    x, y = jnp.ones((3, 4), jnp.float32), jnp.ones(4, jnp.float64)
+    program = jax.make_jaxpr(lambda a: kernel(a, y))(x)
+    with jax.numpy_dtype_promotion("strict"):
+        gradient = jax.jit(jax.grad(jax.checkpoint(lambda a: (kernel(a, y) ** 2).sum())))(x)
+        again = jax.jit(lambda a: jax.core.eval_jaxpr(program.jaxpr, program.consts, a)[0])(x)
+    assert gradient.dtype == jnp.float32 and again.dtype == jnp.float64
+    np.testing.assert_allclose(np.asarray(gradient), autograd.grad(
+        lambda a: anp.sum(kernel(a, np.ones(4)) ** 2))(np.ones((3, 4))), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(again), kernel(np.ones((3, 4)), np.ones(4)), rtol=1e-12)
