@@ -26,13 +26,23 @@ if TYPE_CHECKING:
 VJP_ROLES = ((1, 2, 0), (0, 2, 1))
 
 
+def broadcast_axes(gradient_shape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(the leading axes broadcasting added, the axes of `shape` of size 1 it stretched): what a gradient of
+    `gradient_shape` is summed over, the second with its axes kept, to fit an operand of `shape`.
+
+    >>> broadcast_axes((5, 3, 4), (1, 4))
+    ((0,), (0,))
+    """
+    extra = len(gradient_shape) - len(shape)
+    return tuple(range(extra)), tuple(a for a, n in enumerate(shape) if n == 1 and gradient_shape[extra + a] != 1)
+
+
 def unbroadcast(gradient: Any, operand: Any) -> Any:
-    """`gradient` summed over the axes broadcasting added to or stretched in `operand`, in its dtype."""
-    shape = anp.shape(operand)
-    extra = anp.ndim(gradient) - len(shape)
-    if extra:
-        gradient = anp.sum(gradient, axis=tuple(range(extra)))
-    stretched = tuple(a for a, n in enumerate(shape) if n == 1 and anp.shape(gradient)[a] != 1)
+    """`gradient` summed over the axes broadcasting added to or stretched in `operand` (`broadcast_axes`), in its
+    dtype."""
+    added, stretched = broadcast_axes(anp.shape(gradient), anp.shape(operand))
+    if added:
+        gradient = anp.sum(gradient, axis=added)
     if stretched:
         gradient = anp.sum(gradient, axis=stretched, keepdims=True)
     dtype = anp.result_type(operand)

@@ -32,6 +32,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from . import keys
+from .autodiff import broadcast_axes
 from ..arrays import checks
 
 if TYPE_CHECKING:
@@ -133,11 +134,11 @@ def _taylor_series(primitive: Any) -> None:
 
 
 def _summed_to(gradient: Any, aval: Any) -> Any:
-    """`gradient` summed over the axes broadcasting added to or stretched in an operand of `aval`, in its dtype."""
-    extra = gradient.ndim - len(aval.shape)
-    if extra:
-        gradient = gradient.sum(axis=tuple(range(extra)))
-    stretched = tuple(a for a, n in enumerate(aval.shape) if n == 1 and gradient.shape[a] != 1)
+    """`gradient` summed over the axes broadcasting added to or stretched in an operand of `aval`
+    (`autodiff.broadcast_axes`), in its dtype."""
+    added, stretched = broadcast_axes(tuple(gradient.shape), tuple(aval.shape))
+    if added:
+        gradient = gradient.sum(axis=added)
     if stretched:
         gradient = gradient.sum(axis=stretched, keepdims=True)
     return gradient.astype(aval.dtype)
