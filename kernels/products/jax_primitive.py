@@ -7,8 +7,9 @@ XLA's program is built and priced there by the staged rates; eagerly it is that 
 so its tangent is K(dx, y) + K(x, dy) and its transpose in x is the kernel of the vector-Jacobian product
 (`Kernel.transposed`) on (y, g), summed over the axes broadcasting added to x (likewise in y): a gradient is two
 more products, each priced and lowered as a product, and derivatives of any order, forward or reverse (and
-``jax.experimental.jet``'s Taylor series), follow.  The program names the kernel by its key (`kernels.products.keys`),
-so that JAX's caches of traced programs do not keep kernels alive.
+``jax.experimental.jet``'s Taylor series), follow.  The program names the kernel by its recipe (its key and
+factors, `kernels.products.keys.Recipe`), so that JAX's caches of traced programs do not keep kernels alive, and a
+program that outlives its kernel builds it again.
 Differentiated operation by operation, the generated program of Clebsch-Gordan lmax 6 (24,000 operations) had a
 gradient that XLA compiled in 184 s and that ran slower than the dense form.  Under ``jax.vmap`` the mapped axis is
 one more batch axis.  Component-major kernels, calls with a numpy operand beside a traced one, and operands that
@@ -65,7 +66,7 @@ def _unsharded(jax: Any, a: Any) -> bool:
 def product(kernel: Kernel, x: Any, y: Any) -> Any:
     """z = x * y as one equation of the traced program; operands refused as an eager call refuses them."""
     kernel.result_shape(x, y)
-    return define().bind(x, y, key=kernel.key)
+    return define().bind(x, y, kernel=kernel.recipe)
 
 
 def define() -> Any:
@@ -84,33 +85,32 @@ def _defined() -> Any:
 
     primitive = Primitive("product_interactions_product")
 
-    def compute(x: Any, y: Any, *, key: str) -> Any:
-        return keys.kernel_for(key).compute(x, y)
+    def compute(x: Any, y: Any, *, kernel: keys.Recipe) -> Any:
+        return kernel.kernel().compute(x, y)
 
-    def abstract(x: Any, y: Any, *, key: str) -> Any:
+    def abstract(x: Any, y: Any, *, kernel: keys.Recipe) -> Any:
         """The result's type, by JAX's default promotion whatever the caller's (as `Kernel.compute` computes it):
         a program re-evaluated under a strict promotion (a rematerialised backward pass) types it alike."""
-        kernel = keys.kernel_for(key)
         shape = checks.broadcast_batches([tuple(x.shape), tuple(y.shape)], len(kernel.factors), kernel.layout)
         with jax.numpy_dtype_promotion("standard"):
             dtype = jnp.promote_types(x.dtype, y.dtype)
-        return jax.core.ShapedArray(shape + kernel.shapes[2], dtype)
+        return jax.core.ShapedArray(shape + tuple(f.shape[2] for f in kernel.factors), dtype)
 
     def transpose(argument: int) -> Any:
-        def rule(cotangent: Any, x: Any, y: Any, *, key: str) -> Any:
+        def rule(cotangent: Any, x: Any, y: Any, *, kernel: keys.Recipe) -> Any:
             operand, other = (x, y) if argument == 0 else (y, x)
-            return _summed_to(keys.kernel_for(f"{key}^T{argument}")(other, cotangent), operand.aval)
+            return _summed_to(kernel.kernel().transposed(argument)(other, cotangent), operand.aval)
         return rule
 
-    def batched(operands: tuple[Any, Any], axes: tuple[Any, Any], *, key: str) -> tuple[Any, int]:
+    def batched(operands: tuple[Any, Any], axes: tuple[Any, Any], *, kernel: keys.Recipe) -> tuple[Any, int]:
         """The mapped axis moved first, as a batch axis, with unit axes after it where the other operand has more
         batch axes of its own (so that the two align as the unmapped call's did)."""
-        count = len(keys.kernel_for(key).factors)
+        count = len(kernel.factors)
         own = [a.ndim - count - (axis is not None) for a, axis in zip(operands, axes)]
         moved = [a if axis is None else
                  jnp.expand_dims(jnp.moveaxis(a, axis, 0), tuple(range(1, 1 + max(own) - n)))
                  for a, axis, n in zip(operands, axes, own)]
-        return primitive.bind(*moved, key=key), 0
+        return primitive.bind(*moved, kernel=kernel), 0
 
     primitive.def_impl(compute)
     primitive.def_abstract_eval(abstract)

@@ -48,7 +48,7 @@ from ..native import memory
 from ..arrays.axes import even_rows
 from ..arrays.example_sizes import example_shape, symbolic
 from ..arrays import NUMPY, engine_of, owner, torch_compiling, with_jax_defaults
-from . import jax_primitive, torch_operator
+from . import jax_primitive, keys, torch_operator
 from .lowering import levels, lower
 from ..arrays.bounded_cache import BoundedCache
 from ..arrays.precision import autocast
@@ -142,6 +142,9 @@ class Kernel:
         self._direct: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...] | None] = {}
         #: The kernel's name for `kernels.products.torch_operator` (the same in every process).
         self.key = torch_operator.register(self)
+        #: What builds it again, the JAX primitive's name for it (`kernels.products.keys.Recipe`).
+        self.recipe = keys.Recipe(self.key, self.factors, layout,
+                                  functools.partial(Kernel, self.factors, strategy, self.dtype, layout=layout))
 
     def _program(self, names: tuple[str, ...]) -> Program:
         """The lowered program for one choice of strategies (built once each)."""

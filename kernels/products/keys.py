@@ -1,6 +1,6 @@
 """Kernels named by a key that is the same in every process, held weakly: how a traced program names a kernel (the
 torch operator of `kernels.products.torch_operator`, whose compiled graphs torch keeps on disk, and the JAX
-primitive of `kernels.products.jax_primitive`) without keeping it alive.
+primitive of `kernels.products.jax_primitive`, by the kernel's `Recipe`) without keeping it alive.
 
 >>> from product_interactions import kernels
 >>> from product_interactions.algebra import quaternions
@@ -14,11 +14,14 @@ from __future__ import annotations
 import hashlib
 import threading
 import weakref
+from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
+    from .factor import Factor
     from .kernel import Kernel
 
 #: key -> weak references to the live kernels of that key (equal kernels share a key; any of them serves).
@@ -76,3 +79,28 @@ def kernel_for(key: str) -> Kernel:
     if mark and argument in ("0", "1"):
         return kernel_for(parent).transposed(int(argument))
     raise KeyError(f"key: no kernel {key!r} lives in this process (a compiled program outlived its kernel)")
+
+
+@dataclass(frozen=True, eq=False)
+class Recipe:
+    """What builds a kernel of `key` again, equal and hashed by the key: a traced program's name for its kernel,
+    which holds the factors but not the kernel (its generated programs), and finds the kernel wherever it still
+    lives.  A program may outlive the kernel it was traced with (one made inside a differentiated function is
+    dropped before the backward pass runs); it is then built again."""
+    key: str
+    factors: tuple[Factor, ...]
+    layout: str
+    build: Callable[[], Kernel]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Recipe) and other.key == self.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def kernel(self) -> Kernel:
+        """A live kernel of this key, or one built again."""
+        try:
+            return kernel_for(self.key)
+        except KeyError:
+            return self.build()

@@ -180,3 +180,15 @@ def test_a_program_re_evaluated_under_a_strict_promotion_types_its_products_alik
     np.testing.assert_allclose(np.asarray(gradient), autograd.grad(
         lambda a: anp.sum(kernel(a, np.ones(4)) ** 2))(np.ones((3, 4))), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(again), kernel(np.ones((3, 4)), np.ones(4)), rtol=1e-12)
+
+
+def test_a_program_that_outlives_its_kernel_builds_it_again():
+    """A kernel made inside a differentiated function is dropped before the backward pass runs; the pull-back had
+    found no kernel of its key ("a compiled program outlived its kernel")."""
+    import gc
+    x, y = operands([(3, 4), (3, 4)], seed=7)
+    _, pull_back = jax.vjp(lambda a: kernels.product(quaternions())(a, jnp.asarray(y)), jnp.asarray(x))
+    gc.collect()
+    (found,) = pull_back(jnp.ones((3, 4)))
+    kernel = kernels.product(quaternions())
+    np.testing.assert_allclose(np.asarray(found), autograd.grad(lambda a: anp.sum(kernel(a, y)))(x), rtol=1e-13)
