@@ -4,7 +4,8 @@
 
 Signatures against a numpy time loop, iisignature and pysiglib (forward; and forward plus gradient against
 iisignature's sigbackprop and pysiglib's sig_backprop), and on torch, forward plus backward against the same time
-loop written in torch; the LS2T layer's growth with the length.  One BLAS thread, and one thread for the compiled
+loop written in torch; the LS2T layer's growth with the length, and its functionals through the compiled loop against
+the engine's operations and against the signature of the same paths.  One BLAS thread, and one thread for the compiled
 loop, unless OPENBLAS_NUM_THREADS is given (iisignature and pysiglib run on one): on this shared 2-core machine,
 OpenBLAS threads swung the same timings by up to 10x under load.
 """
@@ -125,6 +126,40 @@ def torch_rows(paths, repeats) -> list:
     return rows
 
 
+def ls2t_rows(repeats) -> list:
+    """LS2T (width 64, order 4, no static map) on 64 paths of length 1,024 in R^4, float64: forward and forward plus
+    gradient (x and V) through the compiled loop against the same functionals by the engine's operations in blocks
+    of time (target 0.5), and against the depth-4 signature of the same paths (target 2, the GPU issue's); on torch
+    too where it is installed."""
+    from product_interactions.kernels.scans.low_rank import low_rank
+    rng = np.random.default_rng(2)
+    x, V = rng.standard_normal((64, 1024, 4)), rng.standard_normal((4, 4, 64)) / 8
+    gradient = rng.standard_normal((64, 4, 64))
+
+    def forward(method, x=x, V=V):
+        return low_rank(x, V, 4, False, method=method)
+
+    def both(method, x=x, V=V):
+        return autograd.grad(lambda x, V: anp.sum(low_rank(x, V, 4, False, method=method) * gradient), (0, 1))(x, V)
+    assert np.allclose(forward("compiled"), forward("blocks"), rtol=1e-10)
+    assert all(np.allclose(a, b, rtol=1e-8) for a, b in zip(both("compiled"), both("blocks")))
+    sig_gradient = rng.standard_normal(signature(x, 4).shape)
+    rows = [ratio_row(f"LS2T functionals N = 64, M = 4, 64 paths, length 1024, h = 4, float64, {name} (compiled loop "
+                      f"vs the engine's blocks)", lambda: call("compiled"), lambda: call("blocks"), 0.5, repeats)
+            for name, call in (("forward", forward), ("forward + gradient", both))]
+    rows.append(ratio_row("LS2T functionals forward + gradient, same paths (vs the depth-4 signature's)",
+                          lambda: both("compiled"), lambda: signature_gradient(x, 4, sig_gradient), 2.0, repeats))
+    torch = optional("torch")
+    if torch is None:
+        return rows + ["| torch LS2T rows skipped: torch is not installed | | | |"]
+    for dtype in (torch.float64, torch.float32):
+        tx, tV = (torch.tensor(a, dtype=dtype, requires_grad=True) for a in (x, V))
+        rows.append(ratio_row(f"torch LS2T functionals fwd+bwd, same paths, {str(dtype)[6:]} (vs the depth-4 "
+                              f"signature's)", lambda: low_rank(tx, tV, 4, False).sum().backward(),
+                              lambda: signature(tx, 4).sum().backward(), 2.0, repeats))
+    return rows
+
+
 def method_times(rows, case, x, depth, repeats):
     """One row of every method's time; "compiled" is shown as unavailable where no C compiler works."""
     times = {method: median_time(lambda: signature(x, depth, method=method), repeats=repeats)
@@ -156,6 +191,7 @@ def main(argv=None):
         rows.append(ratio_row(f"LS2T N = 64, M = 4, batch 16, d = 8, return_sequences={return_sequences}: "
                               f"length 2048 / length 256", lambda: layer.apply(params, long),
                               lambda: layer.apply(params, short), 9, args.repeats))
+    rows += ls2t_rows(args.repeats)
 
     rows += ["", "| signature case | sequential ms | levelwise ms | parallel ms | compiled ms |",
              "| --- | --- | --- | --- | --- |"]

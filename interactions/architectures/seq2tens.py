@@ -7,7 +7,7 @@ One layer runs, in order (each optional):
 3. ``static``: a time-distributed feature map phi: ``"dense"`` (linear, or an MLP through ``hidden`` widths and
    ``activation``) or ``"convolution"`` (causal, ``kernel_size`` taps: the zero-padded convolution of
    `interactions.architectures.convolution`, evaluated by time lags), to ``features`` coordinates;
-4. the functionals by the recursion of `kernels.scans.seq2tens.low_rank`, O(M L N d): ``weights="recursive"``
+4. the functionals by the recursion of `kernels.scans.low_rank`, O(M L N d): ``weights="recursive"``
    (l_m = v^1 (x) ... (x) v^m, levels share prefixes) or ``"independent"`` (l_m = v^1_m (x) ... (x) v^m_m,
    O(M^2 L N d)); forward over the windows [0, t]; ``reverse`` over [t, L-1] (the forward recursion on the
    reversed sequence, so there l_m = v^m (x) ... (x) v^1); ``bidirectional``: both, concatenated;
@@ -43,7 +43,7 @@ from numpy.typing import DTypeLike
 
 from ...algebra.algebra import check_choice, check_count, check_flag
 from ...kernels.arrays import adopt, common_precision, counting, with_jax_defaults
-from ...kernels.scans import seq2tens as seq2tens_kernels
+from ...kernels.scans.low_rank import low_rank
 
 from ...kernels.arrays import POINTWISE as NUMERIC
 from ..feature_map import check_sequences, increments, mask_like, zero_padding
@@ -91,7 +91,7 @@ class LS2T:
     @property
     def parameters(self) -> dict[str, tuple[int, ...]]:
         """Parameter name -> shape: static map (W0, b0, W1, ... or K, b), functionals V (features, slots,
-        width) and V_reverse when bidirectional (slots: see `kernels.scans.seq2tens.low_rank`)."""
+        width) and V_reverse when bidirectional (slots: see `kernels.scans.low_rank`)."""
         shapes: dict[str, tuple[int, ...]] = {}
         if self.static == "dense":
             sizes = (self.d_static,) + self.hidden + (self.features,)
@@ -159,7 +159,7 @@ class LS2T:
         return x
 
     def _functionals(self, engine: Engine, features: Any, V: Any, reverse: bool) -> Any:
-        y = seq2tens_kernels.low_rank(engine.flip(features, 1) if reverse else features, V, self.order,
+        y = low_rank(engine.flip(features, 1) if reverse else features, V, self.order,
                                       self.weights == "independent", self.return_sequences)
         y = engine.flip(y, 1) if reverse and self.return_sequences else y
         if self.normalise:

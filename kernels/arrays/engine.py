@@ -87,6 +87,10 @@ class Engine:
     #: (paths, length, d) arrays, differentiable by its autodiff; ``reference`` (same arguments) computes the same
     #: by the engine's operations, for gradients of gradients.  None where its arrays cannot enter the loop.
     compiled_scan: Callable[..., Any] | None = None
+    #: ``compiled_low_rank(x, V, parent, level, sequences, reference)``: `kernels.native.clib.low_rank_scan` on this
+    #: library's arrays, differentiable by its autodiff in x and V; ``reference(x, V)`` computes the same by the
+    #: engine's operations, for gradients of gradients.  None where its arrays cannot enter the loop.
+    compiled_low_rank: Callable[..., Any] | None = None
 
     def __init__(self) -> None:
         self._constants: BoundedCache[tuple[int, Any, str], tuple[np.ndarray, Any]] = BoundedCache(CONSTANTS_KEPT)

@@ -36,7 +36,7 @@ class Rates:
     The scans: ``loop_scan_width`` elements per step from which a linear recurrence runs faster as a loop over
     time than as a log-depth scan (None: never); ``chunked_scan_length`` steps from which the chunked form
     (`kernels.scans.chunked`) beats both (None: never); ``block_numbers`` how many numbers a pass that runs
-    through time in blocks holds at once (LS2T's `kernels.scans.seq2tens.low_rank`: cache-sized on a CPU, where a
+    through time in blocks holds at once (LS2T's `kernels.scans.low_rank`: cache-sized on a CPU, where a
     GPU takes whole sequences in a few launches).  ``host_read`` seconds a read of an array's number back to the
     host costs beyond its call: 0 where the arrays are the host's; on a GPU the wait for every kernel queued
     before it, after which the host no longer runs ahead of the device.  ``indexed`` bytes per second of the traffic

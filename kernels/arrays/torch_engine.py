@@ -358,6 +358,41 @@ def _scan_function() -> Any:
     return Scan
 
 
+@functools.cache
+def _low_rank_function() -> Any:
+    """The autograd function of the compiled low-rank functionals (made on first use: torch is imported then)."""
+    import torch
+
+    def numpy(a: Any) -> np.ndarray:
+        return a.detach().resolve_neg().numpy()
+
+    @_signed
+    class LowRank(torch.autograd.Function):
+        @staticmethod
+        def forward(x: Any, V: Any, parent: Any, level: Any, sequences: bool, reference: Any) -> Any:
+            return torch.from_numpy(clib.low_rank_scan(numpy(x), numpy(V), parent, level, sequences, openmp=True))
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: Any, output: Any) -> None:
+            x, V, parent, level, sequences, reference = inputs
+            ctx.options, ctx.reference = (parent, level, sequences), reference
+            ctx.save_for_backward(x, V)
+
+        @staticmethod
+        def backward(ctx: Any, gradient: Any) -> Any:
+            x, V = ctx.saved_tensors
+            if torch.is_grad_enabled():   # create_graph: a VJP it can differentiate
+                dx, dV = torch.func.vjp(ctx.reference, x, V)[1](gradient)
+            else:
+                parent, level, sequences = ctx.options
+                dx, dV = map(torch.from_numpy, clib.low_rank_scan_vjp(numpy(x), numpy(V), parent, level,
+                                                                      numpy(gradient.contiguous()), sequences,
+                                                                      openmp=True))
+            return dx, dV, None, None, None, None
+
+    return LowRank
+
+
 class TorchEngine(Engine):
     """See the module docstring."""
 
@@ -455,6 +490,16 @@ class TorchEngine(Engine):
         if not _needs_grad(x):
             return _scan_function().forward(x, degree, order, sequences, reference)
         return _scan_function().apply(x, degree, order, sequences, reference)
+
+    def compiled_low_rank(self, x: Any, V: Any, parent: Any, level: Any, sequences: bool, reference: Any) -> Any:
+        """`kernels.native.clib.low_rank_scan` on CPU tensors: one autograd function whose VJP is the C gradient loop
+        (its forward called directly where nothing tracks the tensors); under torch.func transforms and forward
+        mode, `reference`, as `compiled_scan`."""
+        if _transformed():
+            return reference(x, V)
+        if not _needs_grad(x, V):
+            return _low_rank_function().forward(x, V, parent, level, sequences, reference)
+        return _low_rank_function().apply(x, V, parent, level, sequences, reference)
 
     def detached(self, a: Any) -> Any:
         return a.detach()

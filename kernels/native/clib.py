@@ -376,3 +376,97 @@ def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int
     function(f"scan_backward_{dtype.name}")(*scan.arguments(count), gradient.ctypes.data, int(sequences),
                                              dx.ctypes.data, segment, work.ctypes.data, numbers)
     return dx
+
+
+class _LowRankCall:
+    """What both low-rank loops are given: the checked paths (any strides), V contiguous, the slots' parents and the
+    levels' slots, and the sizes."""
+
+    def __init__(self, x: np.ndarray, V: np.ndarray, parent: np.ndarray, level: np.ndarray, sequences: bool,
+                 openmp: bool) -> None:
+        if not isinstance(x, np.ndarray) or x.ndim != 3 or x.dtype not in LANES:
+            raise TypeError(f"x: expected a float32 or float64 numpy array (paths, length, h), got {type(x).__name__} "
+                            f"{getattr(x, 'dtype', '')} {getattr(x, 'shape', '')}")
+        if not isinstance(V, np.ndarray) or V.dtype != x.dtype or V.ndim != 3 or V.shape[0] != x.shape[2]:
+            raise TypeError(f"V: expected a {x.dtype} numpy array (h = {x.shape[2]}, slots, N), got "
+                            f"{type(V).__name__} {getattr(V, 'dtype', '')} {getattr(V, 'shape', '')}")
+        slots = V.shape[1]
+        parent, level = (np.ascontiguousarray(a, np.int64) for a in (parent, level))
+        if parent.shape != (slots,) or np.any(parent < -1) or np.any(parent >= np.arange(slots)):
+            raise ValueError(f"parent: expected {slots} slots' parents, each -1 or a smaller slot, got {parent.tolist()}")
+        if level.ndim != 1 or np.any(level < 0) or np.any(level >= slots):
+            raise ValueError(f"level: expected slots below {slots}, got {level.tolist()}")
+        if not isinstance(sequences, (bool, np.bool_)):
+            raise TypeError(f"sequences: expected True or False, got {sequences!r:.60}")
+        self.x, self.V, self.parent, self.level = _strided(x), np.ascontiguousarray(V), parent, level
+        (self.rows, self.length, self.h), (_, self.slots, self.width) = self.x.shape, self.V.shape
+        self.words, self.dtype, self.openmp = self.slots * self.width, x.dtype, bool(openmp)
+        self.shape = ((self.rows, self.length) if sequences else (self.rows,)) + (len(level), self.width)
+
+    def arguments(self, count: int) -> tuple[int, ...]:
+        """The loops' leading arguments for `count` threads: threads, sizes, slots, paths and their strides, V."""
+        return (count, self.openmp, self.rows, self.length, self.h, self.slots, self.width, len(self.level),
+                self.parent.ctypes.data, self.level.ctypes.data, self.x.ctypes.data,
+                *(stride // self.dtype.itemsize for stride in self.x.strides), self.V.ctypes.data)
+
+
+def low_rank_scan(x: np.ndarray, V: np.ndarray, parent: np.ndarray, level: np.ndarray, sequences: bool = False,
+                  openmp: bool = False) -> np.ndarray:
+    """Rank-1 functionals along paths x (rows, length, h) of float32 or float64 (any strides), by slots V (h, S, N)
+    of x's dtype: z_s(t) = <V[:, s], x_t>, R_s(t) = z_s(t) E_p(t - 1) for p = parent[s] < s (1 where p = -1),
+    E_s(t) = sum_{u <= t} R_s(u).  Returns E_level[m] at the last step, (rows, M, N), or at every step with
+    `sequences`, (rows, length, M, N) (`kernels.scans.low_rank` gives the slots).  Paths run on `threads` threads
+    (`openmp` as in `sparse_product`).
+
+    >>> import numpy as np
+    >>> from product_interactions.kernels.native.build import unavailable
+    >>> x, V = np.array([[[1.0], [3.0], [5.0]]]), np.array([[[1.0], [2.0]]])
+    >>> if unavailable() is None:                  # 1 + 3 + 5 and 2 (1 * 3 + 1 * 5 + 3 * 5)
+    ...     print(low_rank_scan(x, V, [-1, 0], [0, 1])[0, :, 0])
+    ... else:
+    ...     print([9.0, 46.0])
+    [ 9. 46.]
+    """
+    call = _LowRankCall(x, V, parent, level, sequences, openmp)
+    out = np.zeros(call.shape, call.dtype)
+    if out.size == 0 or call.length == 0:
+        return out
+    count = threads(call.rows * call.length * call.words * (call.h + 1), most=call.rows)
+    each = 2 * call.words
+    work = _buffer(count * each, call.dtype)
+    function(f"low_rank_{call.dtype.name}")(*call.arguments(count), out.ctypes.data, int(sequences),
+                                             work.ctypes.data, each)
+    return out
+
+
+def low_rank_scan_vjp(x: np.ndarray, V: np.ndarray, parent: np.ndarray, level: np.ndarray, gradient: np.ndarray,
+                      sequences: bool = False, openmp: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The gradients with respect to x and V of <gradient, low_rank_scan(x, V, parent, level, sequences)>: (rows,
+    length, h) and (h, S, N).  The states are recomputed from every `tensor_scan_segment`-th one, so each thread
+    holds about 3 sqrt(length) states and projections of S N numbers, and no more threads run than `kernels.MEMORY_LIMIT` holds
+    (MemoryLimitError, before any work, when it does not hold one); `openmp` as in `sparse_product`."""
+    call = _LowRankCall(x, V, parent, level, sequences, openmp)
+    dtype = call.dtype
+    if not isinstance(gradient, np.ndarray) or gradient.dtype != dtype:
+        raise TypeError(f"gradient: expected a {dtype} numpy array, got {type(gradient).__name__} "
+                        f"{getattr(gradient, 'dtype', '')}")
+    if gradient.shape != call.shape:
+        raise ValueError(f"gradient: expected shape {call.shape}, got {gradient.shape}")
+    dx = np.zeros(call.x.shape, dtype)
+    if call.rows == 0 or call.length == 0 or call.words == 0 or call.h == 0:
+        return dx, np.zeros(call.V.shape, dtype)
+    segment = tensor_scan_segment(call.length)
+    each = (-(-call.length // segment) + 2 * segment + 3) * call.words
+    per_thread = (each + call.h * call.words) * dtype.itemsize
+    if per_thread > memory.limit():
+        raise memory.MemoryLimitError(f"x: the functionals' gradient over {call.length:,} steps of {call.words:,} "
+                                      f"numbers needs {memory.format_bytes(per_thread)}, more than "
+                                      f"kernels.MEMORY_LIMIT = {memory.format_bytes(memory.limit())}")
+    count = threads(5 * call.rows * call.length * call.words * (call.h + 1),
+                    most=min(memory.limit() // per_thread, call.rows))
+    work = _buffer(count * each, dtype)
+    dV = np.zeros((count,) + call.V.shape, dtype)
+    function(f"low_rank_backward_{dtype.name}")(*call.arguments(count), np.ascontiguousarray(gradient).ctypes.data,
+                                                 int(sequences), dx.ctypes.data, dV.ctypes.data, segment,
+                                                 work.ctypes.data, each)
+    return dx, dV.sum(axis=0)

@@ -6,9 +6,12 @@ text that no user input ever enters, and the sizes they are compiled with.
   rows.
 * ``scan_<dtype>`` and ``scan_backward_<dtype>``: the Seq2Tens scan of `kernels.scans.seq2tens` (the product over time of
   the lifts of the steps in the truncated tensor algebra) and its gradient, for `LANES` paths at a time.
+* ``low_rank_<dtype>`` and ``low_rank_backward_<dtype>``: LS2T's rank-1 functionals (`kernels.scans.low_rank`) and
+  their gradient, one path at a time.
 
-Both are written with GCC/clang vector extensions (`VECTOR_BYTES`), so each operation is a vector operation across
-rows or paths, whatever the algebra's dimensions.  Their working buffers must start on a multiple of `ALIGNMENT`
+The product and the scan are written with GCC/clang vector extensions (`VECTOR_BYTES`), so each operation is a vector
+operation across rows or paths, whatever the algebra's dimensions; the functionals' loops run along the functionals
+of a slot, which the compiler vectorises.  Their working buffers must start on a multiple of `ALIGNMENT`
 bytes (`kernels.native.clib` allocates them so): a vector that straddles two cache lines is loaded twice.  Each runs its
 blocks on a number of threads it is given: a pool of threads the library starts, which never waits for a thread
 that starts late, or an OpenMP team (the pool torch's operations use) for calls from torch.
@@ -85,9 +88,9 @@ WIDE_BLOCK: Mapping[np.dtype[Any], int] = MappingProxyType({dtype: 2 * rows for 
 LANES: Mapping[np.dtype[Any], int] = MappingProxyType({np.dtype(np.float64): 8, np.dtype(np.float32): 16})
 
 #: The C files, beside this module: loops.c, the one translation unit, and the headers it includes.  The
-#: templates (transpose.h, product.h, scan.h) are written for a number type and included once per instance: the
-#: C preprocessor is the one templating mechanism.
-FILES = ("loops.c", "pool.h", "transpose.h", "product.h", "scan.h")
+#: templates (transpose.h, product.h, scan.h, low_rank.h) are written for a number type and included once per
+#: instance: the C preprocessor is the one templating mechanism.
+FILES = ("loops.c", "pool.h", "transpose.h", "product.h", "scan.h", "low_rank.h")
 #: The folder that holds them (installed as package data).
 FOLDER = Path(__file__).resolve().parent
 

@@ -1,9 +1,10 @@
 /* The compiled loops of kernels.native.clib, one translation unit: the sparse bilinear product of the `compiled`
-   strategy (product.h) and the Seq2Tens scan with its gradient (scan.h), for float64 and float32, on a pool of
-   threads or an OpenMP team (pool.h).  No user input enters this source.
+   strategy (product.h), the Seq2Tens scan with its gradient (scan.h) and LS2T's rank-1 functionals with their
+   gradient (low_rank.h), for float64 and float32, on a pool of threads or an OpenMP team (pool.h).  No user input
+   enters this source.
 
-   Templating is the preprocessor's alone: product.h, scan.h and transpose.h are written for a number type T and
-   included once per instance below.  The sizes come from kernels.native.csource as -D flags: ALIGNMENT (bytes the
+   Templating is the preprocessor's alone: product.h, scan.h, low_rank.h and transpose.h are written for a number
+   type T and included once per instance below.  The sizes come from kernels.native.csource as -D flags: ALIGNMENT (bytes the
    working buffers start on), PRODUCT_BYTES and SCAN_BYTES (bytes per vector), BLOCK_* and WIDE_* (rows per block
    of the product, by dtype) and LANES_* (paths per block of the scan), and BUILD_KEY (the string build_key
    returns). */
@@ -51,6 +52,7 @@ typedef float scan_float __attribute__((vector_size(SCAN_BYTES), aligned(sizeof(
 #undef B
 #undef NAME
 #include "scan.h"
+#include "low_rank.h"
 #undef T
 #undef SUFFIX
 #undef LANES
@@ -70,6 +72,7 @@ typedef float scan_float __attribute__((vector_size(SCAN_BYTES), aligned(sizeof(
 #undef B
 #undef NAME
 #include "scan.h"
+#include "low_rank.h"
 #undef T
 #undef SUFFIX
 #undef LANES

@@ -18,7 +18,8 @@ Seq2Tens lift (1, x, 0, ...), p >= M the exponential) and `scan` returns the pro
   which recomputes the states from every sqrt(L)-th one instead of storing them (gradients of gradients go
   through the level-wise scan).
 
-`low_rank` evaluates rank-1 functionals <v^1 (x) ... (x) v^m, Phi(x)> without forming tensors (the LS2T layer).
+`kernels.scans.low_rank` evaluates rank-1 functionals <v^1 (x) ... (x) v^m, Phi(x)> without forming tensors (the
+LS2T layer).
 
 >>> import numpy as np
 >>> x = np.array([[[1., 0.], [0., 2.]]])                        # one sequence of two points in R^2
@@ -37,7 +38,6 @@ from autograd.extend import defvjp, primitive
 from ..native import build, clib
 from ..arrays.axes import even_rows
 from ..arrays.bounded_cache import BoundedCache
-from ..arrays.example_sizes import example_size
 from ..arrays import NUMPY, owner
 from ..arrays.prefix_scan import prefix_scan, tree_reduce
 
@@ -279,55 +279,3 @@ def scan(x: Any, degree: int, order: int, method: str = "levelwise",
     """Levels 1..degree of prod_t lift(x_t) for x (..., L, d), L >= 1: each (..., d^m), or (..., L, d^m) (every
     prefix) with `return_sequences`.  A zero step lifts to the unit, so zeroed steps are left out."""
     return _SCANS[method](x, degree, order, return_sequences)
-
-
-def low_rank(x: Any, V: Any, degree: int, independent: bool, return_sequences: bool = False) -> Any:
-    """<l_m, Phi(x)> for N rank-1 functionals per level, l_m = v^1_m (x) ... (x) v^m_m, without forming tensors.
-
-    x is (batch, L, h), V (h, K, N).  With ``independent=False`` K = degree and slot k-1 holds v^k, shared by all
-    levels (l_m = v^1 (x) ... (x) v^m); with ``independent=True`` K = degree (degree + 1) / 2 and the slots come in
-    groups k = 1..degree, group k holding v^k_m for m = k..degree.  With z^k_t = <v^k, x_t>, the recursion
-    R_1 = z^1, R_k(t) = z^k_t sum_{s<t} R_{k-1}(s), level k = sum_t R_k(t) costs O(K L N h).  Time runs in blocks
-    of about the device's `Rates.block_numbers` projections (4 MB of float64 on a CPU; whole sequences on a GPU),
-    carrying the sums, so the working set stays small at any L.  Returns
-    (batch, degree, N), or (batch, L, degree, N) over the expanding windows [0, t] with `return_sequences`.
-
-    >>> import numpy as np
-    >>> x = np.array([[[1.], [3.], [5.]]])          # L = 3, h = 1; v^1 = 1, v^2 = 2 for one functional
-    >>> low_rank(x, np.array([[[1.], [2.]]]), 2, independent=False)[0, :, 0]    # 1 + 3 + 5, 2 (1*3 + 1*5 + 3*5)
-    array([ 9., 46.])
-    """
-    engine = owner(x)
-    batch, length, h = tuple(x.shape)
-    slots, width = tuple(V.shape[1:])
-    projection = engine.reshape(V, (h, slots * width))
-    block = max(1, engine.rates_for(x).block_numbers // max(example_size(batch) * slots * width, 1))
-    totals: list[Any]                                   # None until a block has run
-    totals, outputs = [None] * degree, []
-    for start in range(0, length, block):
-        steps = min(block, length - start)
-        z = engine.reshape(x[:, start:start + block] @ projection, (batch, steps, slots, width))
-        levels, totals = _low_rank_block(z, totals, independent)
-        if return_sequences:
-            outputs.append(engine.stack(levels, axis=-2))
-    if return_sequences:
-        return engine.concatenate(outputs, axis=1)
-    return engine.stack([total[:, 0] for total in totals], axis=-2)
-
-
-def _low_rank_block(z: Any, totals: Sequence[Any], independent: bool) -> tuple[list[Any], list[Any]]:
-    """The recursion on one block of time steps z (batch, C, K, N), starting from the running sums `totals`
-    (one (batch, slots, N) per k, or None at the start); returns the levels (batch, C, N) and the new totals."""
-    engine, running, levels, carried, start = owner(z), None, [], [], 0
-    for k, total in enumerate(totals):
-        width = len(totals) - k if independent else 1
-        step = z[:, :, start:start + width]
-        start += width
-        step = step if running is None else step * running
-        prefixes = engine.cumulative_sum(step, 1)
-        if total is not None:
-            prefixes = prefixes + total[:, None]
-        levels.append(prefixes[:, 1:, 0])
-        carried.append(prefixes[:, -1])
-        running = prefixes[:, :-1, int(independent):]
-    return levels, carried

@@ -35,6 +35,7 @@ def test_on_a_gpu_no_architecture_reads_a_number_back_forward_or_backward(model,
     from product_interactions.kernels.arrays import TORCH
     from product_interactions.kernels.arrays.rates import CUDA_RATES
     monkeypatch.setattr(TORCH, "rates_for", lambda a: CUDA_RATES)
+    monkeypatch.setattr(TORCH, "scans_compiled", lambda a: False)       # the CPU's C loops (LS2T's) run on no GPU
     params = {name: torch.tensor(value, requires_grad=True) for name, value in model.init(seed=0).items()}
     arguments = [torch.tensor(x) for x in inputs]
     model.apply(params, *arguments).sum().backward()               # builds the plans (their checks read shapes)
@@ -198,6 +199,7 @@ def test_on_a_gpu_no_architecture_copies_from_the_host_once_its_constants_are_th
     from product_interactions.kernels.arrays import TORCH
     from product_interactions.kernels.arrays.rates import CUDA_RATES
     monkeypatch.setattr(TORCH, "rates_for", lambda a: CUDA_RATES)
+    monkeypatch.setattr(TORCH, "scans_compiled", lambda a: False)       # the CPU's C loops (LS2T's) run on no GPU
     params = {name: torch.tensor(value, requires_grad=True) for name, value in model.init(seed=0).items()}
     arguments = [torch.tensor(x) for x in inputs]
     model.apply(params, *arguments).sum().backward()

@@ -12,7 +12,7 @@ import pytest
 from product_interactions import kernels
 from product_interactions.interactions.architectures import deep_ls2t, ls2t, ssm
 from product_interactions.kernels.arrays import TORCH
-from product_interactions.kernels.scans import seq2tens
+from product_interactions.kernels.scans import low_rank, seq2tens
 
 torch = pytest.importorskip("torch")
 from product_interactions.kernels.arrays import torch_engine  # noqa: E402
@@ -49,7 +49,7 @@ def cases():
     for method in [m for m in seq2tens.METHODS if m != "compiled"]:       # the compiled C scan is the CPU's
         yield f"seq2tens {method}", lambda make, m=method: sum(
             level.sum() for level in seq2tens.scan(make(2, 9, 3), 3, 2, m))
-    yield "low_rank", lambda make: seq2tens.low_rank(make(2, 9, 3), make(3, 3, 4), 3, independent=False)
+    yield "low_rank", lambda make: low_rank.low_rank(make(2, 9, 3), make(3, 3, 4), 3, independent=False)
     for model in MODELS:
         yield type(model).__name__, lambda make, m=model: m.apply(
             {name: make(*np.shape(value)) for name, value in m.init(seed=0).items()}, make(2, 7, 3))

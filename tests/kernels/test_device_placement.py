@@ -14,7 +14,7 @@ from product_interactions.algebra import diagonal, position, tensor_product
 from product_interactions.interactions import Flip, Linear, Mask, Parameter, Pointwise, Reduce, Signal, compiler
 from product_interactions.kernels.arrays import TORCH
 from product_interactions.kernels.arrays.rates import CUDA_RATES
-from product_interactions.kernels.scans import seq2tens
+from product_interactions.kernels.scans import low_rank, seq2tens
 from product_interactions.kernels.scans.recurrence import METHODS
 
 torch = pytest.importorskip("torch")
@@ -93,7 +93,7 @@ def test_the_seq2tens_scans_run_on_the_device(method, return_sequences, meta_as_
     levels = seq2tens.scan(x, 3, 2, method, return_sequences)
     assert [tuple(level.shape) for level in levels] == [(2, *(50,) * return_sequences, 3 ** m) for m in (1, 2, 3)]
     assert_on(meta_as_gpu, *levels, *torch.autograd.grad(sum(level.sum() for level in levels), [x]))
-    features = seq2tens.low_rank(x, V, 3, independent=False, return_sequences=return_sequences)
+    features = low_rank.low_rank(x, V, 3, independent=False, return_sequences=return_sequences)
     assert features.shape == (2, *(50,) * return_sequences, 3, 4)
     assert_on(meta_as_gpu, features, *torch.autograd.grad(features.sum(), [x, V]))
 

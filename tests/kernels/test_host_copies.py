@@ -13,7 +13,7 @@ from kernel_cases import STRATEGY_NAMES, builtin_algebras
 
 from product_interactions import kernels
 from product_interactions.kernels.arrays.rates import CUDA_RATES
-from product_interactions.kernels.scans import seq2tens
+from product_interactions.kernels.scans import low_rank, seq2tens
 from product_interactions.kernels.scans.recurrence import METHODS
 
 torch = pytest.importorskip("torch")
@@ -65,7 +65,7 @@ def test_the_convolution_softmax_and_seq2tens_copy_nothing_from_the_host(host_co
     x, V = (torch.tensor(rng.standard_normal(shape), requires_grad=True) for shape in ((2, 20, 3), (3, 3, 4)))
     for method in seq2tens.METHODS:
         assert_steady(host_copies, lambda p: sum(level.sum() for level in seq2tens.scan(p, 3, 2, method)), x)
-    assert_steady(host_copies, lambda *a: seq2tens.low_rank(*a, 3, independent=False), x, V)
+    assert_steady(host_copies, lambda *a: low_rank.low_rank(*a, 3, independent=False), x, V)
 
 
 def test_an_index_table_changed_in_place_is_taken_anew():

@@ -13,7 +13,7 @@ from product_interactions import kernels
 from product_interactions.kernels.arrays import TORCH
 from product_interactions.kernels.arrays.bounded_cache import BoundedCache
 from product_interactions.kernels.arrays.engine import CONSTANTS_KEPT
-from product_interactions.kernels.scans import seq2tens
+from product_interactions.kernels.scans import low_rank, seq2tens
 from product_interactions.kernels.scans.recurrence import METHODS
 
 torch = pytest.importorskip("torch")
@@ -86,4 +86,4 @@ def test_the_convolution_softmax_and_seq2tens_train_after_an_inference_call(fres
     x, V = torch.tensor(rng.standard_normal((2, 9, 3))), torch.tensor(rng.standard_normal((3, 3, 4)))
     for method in seq2tens.METHODS:
         gradients_after_inference(lambda p: sum(level.sum() for level in seq2tens.scan(p, 3, 2, method)), (x,))
-    gradients_after_inference(lambda *ops: seq2tens.low_rank(*ops, 3, independent=False), (x, V))
+    gradients_after_inference(lambda *ops: low_rank.low_rank(*ops, 3, independent=False), (x, V))

@@ -11,6 +11,7 @@ import pytest
 
 from product_interactions.kernels.scans import linear_scan, selective_scan
 from product_interactions.kernels.scans import seq2tens as s2t
+from product_interactions.kernels.scans.low_rank import low_rank
 from ssm_support import selective_scan_loop
 
 ENGINE_NAMES = ["torch", "jax"]
@@ -323,9 +324,9 @@ def test_ls2t_functionals_on_torch_and_jax_at_every_degree(engine, degree, indep
     rng = np.random.default_rng(10 * degree + independent)
     x = rng.standard_normal((2, 5, 3))
     V = rng.standard_normal((3, degree * (degree + 1) // 2 if independent else degree, 2))
-    got = back(s2t.low_rank(to(x), to(V), degree, independent))
+    got = back(low_rank(to(x), to(V), degree, independent))
     np.testing.assert_allclose(got, _functional_reference(x, V, degree, independent), rtol=1e-12, atol=1e-12)
-    prefixes = back(s2t.low_rank(to(x), to(V), degree, independent, return_sequences=True))
+    prefixes = back(low_rank(to(x), to(V), degree, independent, return_sequences=True))
     for t in range(x.shape[1]):
         np.testing.assert_allclose(prefixes[:, t], _functional_reference(x[:, :t + 1], V, degree, independent),
                                    rtol=1e-12, atol=1e-12)
