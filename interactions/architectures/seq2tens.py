@@ -43,7 +43,7 @@ from numpy.typing import DTypeLike
 
 from ...algebra.algebra import check_choice, check_count, check_flag
 from ...kernels.arrays import adopt, common_precision, counting, with_jax_defaults
-from ...kernels.scans.low_rank import low_rank
+from ...kernels.scans import low_rank as low_rank_kernels
 
 from ...kernels.arrays import POINTWISE as NUMERIC
 from ..feature_map import check_sequences, increments, mask_like, zero_padding
@@ -159,7 +159,7 @@ class LS2T:
         return x
 
     def _functionals(self, engine: Engine, features: Any, V: Any, reverse: bool) -> Any:
-        y = low_rank(engine.flip(features, 1) if reverse else features, V, self.order,
+        y = low_rank_kernels.low_rank(engine.flip(features, 1) if reverse else features, V, self.order,
                                       self.weights == "independent", self.return_sequences)
         y = engine.flip(y, 1) if reverse and self.return_sequences else y
         if self.normalise:

@@ -195,6 +195,15 @@ def _fused_attention(q: Any, k: Any, v: Any, attn_mask: Any, is_causal: bool, sc
                                                                     scale=scale)
 
 
+def _batched(gradient: Any) -> bool:
+    """True for a gradient of torch's vectorised VJPs (``is_grads_batched``, ``jacobian(vectorize=True)``): a
+    batched tensor of torch's private kind, which has no memory of its own to hand a loop (False where a torch
+    release does not tell)."""
+    import torch
+    tells = getattr(getattr(torch._C, "_functorch", None), "is_legacy_batchedtensor", None)
+    return bool(tells is not None and tells(gradient))
+
+
 def _needs_grad(*tensors: Any) -> bool:
     """True when grad mode is on and one of the tensors requires grad."""
     return _state()[0]() and any(map(_REQUIRES_GRAD, tensors))
@@ -346,7 +355,7 @@ def _scan_function() -> Any:
         @staticmethod
         def backward(ctx: Any, gradient: Any) -> Any:
             x, = ctx.saved_tensors
-            if torch.is_grad_enabled():   # create_graph: a VJP it can differentiate
+            if torch.is_grad_enabled() or _batched(gradient):   # create_graph, or vectorised VJPs: torch's own
                 dx, = torch.func.vjp(ctx.reference, x)[1](gradient)
             else:
                 degree, order, sequences = ctx.options
@@ -363,8 +372,8 @@ def _low_rank_function() -> Any:
     """The autograd function of the compiled low-rank functionals (made on first use: torch is imported then)."""
     import torch
 
-    def numpy(a: Any) -> np.ndarray:
-        return a.detach().resolve_neg().numpy()
+    def numpy(a: Any) -> np.ndarray:                   # the tensor's memory, as the loop reads it (no read by Python)
+        return np.from_dlpack(a.detach().resolve_neg())
 
     @_signed
     class LowRank(torch.autograd.Function):
@@ -381,7 +390,7 @@ def _low_rank_function() -> Any:
         @staticmethod
         def backward(ctx: Any, gradient: Any) -> Any:
             x, V = ctx.saved_tensors
-            if torch.is_grad_enabled():   # create_graph: a VJP it can differentiate
+            if torch.is_grad_enabled() or _batched(gradient):   # create_graph, or vectorised VJPs: torch's own
                 dx, dV = torch.func.vjp(ctx.reference, x, V)[1](gradient)
             else:
                 parent, level, sequences = ctx.options

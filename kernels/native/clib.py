@@ -443,8 +443,10 @@ def low_rank_scan_vjp(x: np.ndarray, V: np.ndarray, parent: np.ndarray, level: n
                       sequences: bool = False, openmp: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The gradients with respect to x and V of <gradient, low_rank_scan(x, V, parent, level, sequences)>: (rows,
     length, h) and (h, S, N).  The states are recomputed from every `tensor_scan_segment`-th one, so each thread
-    holds about 3 sqrt(length) states and projections of S N numbers, and no more threads run than `kernels.MEMORY_LIMIT` holds
-    (MemoryLimitError, before any work, when it does not hold one); `openmp` as in `sparse_product`."""
+    holds about 3 sqrt(length) states and projections of S N numbers, and no more threads run than
+    `kernels.MEMORY_LIMIT` holds (MemoryLimitError, before any work, when it does not hold one); `openmp` as in
+    `sparse_product`.  dV is summed per chunk of paths, then over the chunks in order: the same numbers on any run
+    with the same threads."""
     call = _LowRankCall(x, V, parent, level, sequences, openmp)
     dtype = call.dtype
     if not isinstance(gradient, np.ndarray) or gradient.dtype != dtype:
@@ -457,7 +459,7 @@ def low_rank_scan_vjp(x: np.ndarray, V: np.ndarray, parent: np.ndarray, level: n
         return dx, np.zeros(call.V.shape, dtype)
     segment = tensor_scan_segment(call.length)
     each = (-(-call.length // segment) + 2 * segment + 3) * call.words
-    per_thread = (each + call.h * call.words) * dtype.itemsize
+    per_thread = (each + 4 * call.h * call.words) * dtype.itemsize          # and four chunks' sums of dV
     if per_thread > memory.limit():
         raise memory.MemoryLimitError(f"x: the functionals' gradient over {call.length:,} steps of {call.words:,} "
                                       f"numbers needs {memory.format_bytes(per_thread)}, more than "
@@ -465,8 +467,8 @@ def low_rank_scan_vjp(x: np.ndarray, V: np.ndarray, parent: np.ndarray, level: n
     count = threads(5 * call.rows * call.length * call.words * (call.h + 1),
                     most=min(memory.limit() // per_thread, call.rows))
     work = _buffer(count * each, dtype)
-    dV = np.zeros((count,) + call.V.shape, dtype)
-    function(f"low_rank_backward_{dtype.name}")(*call.arguments(count), np.ascontiguousarray(gradient).ctypes.data,
-                                                 int(sequences), dx.ctypes.data, dV.ctypes.data, segment,
-                                                 work.ctypes.data, each)
+    dV = np.zeros((min(call.rows, 4 * count) if count > 1 else 1,) + call.V.shape, dtype)   # one per chunk of paths
+    gradient = np.ascontiguousarray(gradient)                               # kept alive through the call
+    function(f"low_rank_backward_{dtype.name}")(*call.arguments(count), gradient.ctypes.data, int(sequences),
+                                                 dx.ctypes.data, dV.ctypes.data, segment, work.ctypes.data, each)
     return dx, dV.sum(axis=0)

@@ -174,12 +174,13 @@ static void FN(low_rank_backward_chunk)(const void *args, int64_t chunk, int64_t
     FN(low_rank_backward_rows)(stop - first, j->length, j->h, j->S, j->N, j->M, j->parent, j->level,
                                j->x + first * j->xr, j->xr, j->xt, j->xa, j->V,
                                j->g + first * (j->sequences ? j->length : 1) * j->M * j->N, j->sequences,
-                               j->dx + first * j->length * j->h, j->dV + member * j->h * j->S * j->N, j->K,
+                               j->dx + first * j->length * j->h, j->dV + chunk * j->h * j->S * j->N, j->K,
                                j->work + member * j->each);
 }
 
-/* The same on `threads` threads, work holding `each` numbers for each and dV one (h, S, N) sum for each (zeroed by
-   the caller; their sum is the gradient). */
+/* The same on `threads` threads, work holding `each` numbers for each, and dV one (h, S, N) sum for each chunk of
+   paths (zeroed by the caller, at least min(rows, 4 threads) of them with threads > 1; their sum in order is the
+   gradient, the same numbers whichever thread ran a chunk). */
 void FN(low_rank_backward)(int64_t threads, int64_t openmp, int64_t rows, int64_t length, int64_t h, int64_t S,
                            int64_t N, int64_t M, const int64_t *parent, const int64_t *level, const T *x, int64_t xr,
                            int64_t xt, int64_t xa, const T *V, const T *g, int64_t sequences, T *dx, T *dV,

@@ -69,10 +69,15 @@ def low_rank(x: Any, V: Any, degree: int, independent: bool, return_sequences: b
     docstring."""
     if method not in METHODS:
         raise ValueError(f"method: expected one of {METHODS}, got {method!r:.60}")
+    count = len(slots(degree, independent)[0])
+    if len(V.shape) != 3 or len(x.shape) != 3 or V.shape[:2] != (x.shape[2], count):
+        raise ValueError(f"V: expected shape ({x.shape[-1]}, {count}, N) for x of shape {tuple(x.shape)}, degree "
+                         f"{degree} and independent={independent}, got {tuple(V.shape)}")
     compiled = runs_compiled(x, V)
     if method == "compiled" and not compiled:
         why = build.unavailable() or (f"it runs on float32 and float64 numpy arrays and torch CPU tensors of one "
-                                      f"dtype, got {owner(x).name} {owner(x).dtype(x)} and {owner(V).dtype(V)}")
+                                      f"dtype, got {owner(x).name} {owner(x).dtype(x)} x and {owner(V).name} "
+                                      f"{owner(V).dtype(V)} V")
         raise ValueError(f"method: 'compiled' cannot run here: {why}; use 'auto' or 'blocks'")
     if method == "blocks" or not compiled:
         return _blocks(x, V, degree, independent, return_sequences)
@@ -126,6 +131,8 @@ def _blocks(x: Any, V: Any, degree: int, independent: bool, return_sequences: bo
     slot_count, width = tuple(V.shape[1:])
     projection = engine.reshape(V, (h, slot_count * width))
     block = max(1, engine.rates_for(x).block_numbers // max(example_size(batch) * slot_count * width, 1))
+    if length == 0:
+        return engine.zeros((batch,) + ((0,) if return_sequences else ()) + (degree, width), x)
     totals: list[Any]                                   # None until a block has run
     totals, outputs = [None] * degree, []
     for start in range(0, length, block):

@@ -73,6 +73,31 @@ def test_the_gradient_loop_equals_autograd_through_the_blocks_over_many_segments
     assert np.array_equal(clib.low_rank_scan_vjp(x, V, *slots(4, independent), g, sequences)[0], dx)
 
 
+def test_an_ls2t_layer_s_gradients_equal_the_blocks_with_reversed_sequences_and_strided_gradients(monkeypatch):
+    """Bidirectional with every prefix: the reversed direction's output gradient reaches the loop as a view
+    running backwards, which the gradient loop copies; its copy had been freed before the loop read it (wrong
+    gradients, or a crash, as the memory was reused)."""
+    layer = ls2t(d_in=3, width=5, order=3, static=None, bidirectional=True, return_sequences=True)
+    params = layer.init(seed=1)
+    x = np.random.default_rng(8).standard_normal((4, 11, 3))
+
+    def gradients():
+        return autograd.grad(lambda p: anp.sum(layer.apply(p, x) ** 2))(params)
+    ours = gradients()
+    monkeypatch.setattr(build, "load", lambda: (None, "no C compiler found (test)"))     # auto takes the blocks
+    expected = gradients()
+    for name in params:
+        np.testing.assert_allclose(ours[name], expected[name], rtol=1e-9, atol=1e-9 * np.abs(expected[name]).max(),
+                                   err_msg=name)
+    rng = np.random.default_rng(9)
+    y, V, g = rng.standard_normal((64, 200, 3))[:, ::-1], functionals(3, False, width=3, seed=9), \
+        rng.standard_normal((64, 3, 3, 200))
+    strided = g.transpose(0, 3, 1, 2)[:, ::-1]
+    for _ in range(3):
+        np.testing.assert_array_equal(clib.low_rank_scan_vjp(y, V, *slots(3, False), strided, True)[1],
+                                      clib.low_rank_scan_vjp(y, V, *slots(3, False), strided.copy(), True)[1])
+
+
 def test_autograd_gradients_of_gradients_equal_the_blocks():
     rng = np.random.default_rng(3)
     x, V = rng.standard_normal((3, 6, 2)), functionals(3, False, h=2, seed=3)
@@ -113,6 +138,25 @@ def test_torch_cpu_tensors_run_the_loop_with_first_and_second_derivatives_and_to
     assert torch.allclose(V32.grad.double(), V.grad, rtol=1e-4, atol=1e-4)
 
 
+def test_torch_vectorised_jacobians_go_through_torch_s_own_operations():
+    """``is_grads_batched`` (and ``jacobian(vectorize=True)``) hands the backward a batched gradient with no memory
+    of its own: it goes through the blocks' VJP, as had failed ("Batching rule not implemented for aten::detach")."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(10)
+    x = torch.tensor(rng.standard_normal((2, 5, 3)), requires_grad=True)
+    V = torch.tensor(functionals(2, False, seed=10))
+
+    def jacobian(method):
+        y = low_rank(x, V, 2, False, method=method)
+        return torch.autograd.grad(y, x, torch.eye(y.numel(), dtype=y.dtype).view(-1, *y.shape), is_grads_batched=True)
+    ours, expected = jacobian("compiled")[0], jacobian("blocks")[0]
+    assert expected.abs().max() > 0.1 and torch.allclose(ours, expected, rtol=1e-12, atol=1e-12)
+    hessian = torch.autograd.functional.hessian(lambda a: low_rank(a, V, 2, False).pow(2).sum(), x.detach(),
+                                                vectorize=True)
+    assert torch.allclose(hessian, torch.autograd.functional.hessian(
+        lambda a: low_rank(a, V, 2, False, method="blocks").pow(2).sum(), x.detach()), rtol=1e-12, atol=1e-12)
+
+
 def test_auto_takes_the_loop_on_numpy_and_torch_cpu_of_one_dtype(monkeypatch):
     x, V = np.zeros((2, 3, 4)), np.zeros((4, 2, 5))
     assert runs_compiled(x, V) and runs_compiled(x.astype("f4"), V.astype("f4"))
@@ -136,10 +180,18 @@ def test_jax_arrays_mixed_dtypes_and_a_machine_without_a_compiler_take_the_block
     assert not runs_compiled(jnp.asarray(x), jnp.asarray(V))
     with pytest.raises(ValueError, match="^method: 'compiled' cannot run here: .*got jax float(32|64)"):
         low_rank(jnp.asarray(x), jnp.asarray(V), 2, False, method="compiled")
-    with pytest.raises(ValueError, match="^method: 'compiled' cannot run here: .*got numpy float32 and float64"):
+    with pytest.raises(ValueError, match="^method: 'compiled' cannot run here: .*got numpy float32 x and numpy "
+                                         "float64 V"):
         low_rank(x.astype("f4"), V, 2, False, method="compiled")
     with pytest.raises(ValueError, match="^method: expected one of .*'blocks'.*, got 'loop'"):
         low_rank(x, V, 2, False, method="loop")
+    with pytest.raises(ValueError, match=r"^V: expected shape \(3, 3, N\) for x of shape \(2, 5, 3\), degree 2 and "
+                                         r"independent=True, got \(3, 2, 2\)"):
+        low_rank(x, V, 2, True)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="^method: 'compiled' cannot run here: .*got numpy float64 x and torch "
+                                         "float64 V"):
+        low_rank(x, torch.tensor(V), 2, False, method="compiled")
     monkeypatch.setattr(build, "load", lambda: (None, "no C compiler found (test)"))
     assert not runs_compiled(x, V)
     with pytest.raises(ValueError, match="^method: 'compiled' cannot run here: no C compiler found"):
@@ -158,10 +210,15 @@ def test_threads_give_the_same_numbers_as_one(monkeypatch):
     monkeypatch.setattr(clib, "WORK_PER_THREAD", 1)
     three = clib.low_rank_scan(x, V, parent, level), *clib.low_rank_scan_vjp(x, V, parent, level, g)
     assert np.array_equal(one[0], three[0]) and np.array_equal(one[1], three[1])
-    assert np.allclose(one[2], three[2], rtol=1e-13)        # dV: each thread's sum, then the sum of those
+    assert np.allclose(one[2], three[2], rtol=1e-13)        # dV: each chunk's sum, then the sum of those
+    for _ in range(10):                                     # in order, whichever thread ran a chunk
+        assert np.array_equal(clib.low_rank_scan_vjp(x, V, parent, level, g)[1], three[2])
 
 
 def test_no_paths_no_steps_or_no_coordinates():
+    for sequences in (False, True):
+        x, V = np.zeros((3, 0, 2)), np.ones((2, 2, 4))
+        assert np.array_equal(low_rank(x, V, 2, False, sequences, "blocks"), low_rank(x, V, 2, False, sequences))
     parent, level = slots(2, False)
     for shape in ((0, 4, 2), (3, 0, 2), (3, 2, 0)):
         x, V = np.zeros(shape), np.ones((shape[2], 2, 3))
@@ -181,7 +238,7 @@ def test_the_gradient_runs_on_as_many_threads_as_the_memory_limit_holds(monkeypa
     monkeypatch.setattr(clib, "threads", lambda *args, **options: counts.append(threads(*args, **options)) or counts[-1])
     monkeypatch.setattr(clib, "WORK_PER_THREAD", 1)
     monkeypatch.setattr(clib, "THREADS", 4)
-    needed = (5 + 12 + 3 + 2) * 4 * 8       # 5 states kept, a segment's 6 and its projections, 3 more and dV (h = 2)
+    needed = (5 + 12 + 3 + 4 * 2) * 4 * 8    # 5 states kept, a segment's 6 and their projections, 3 more, 4 dV sums
     monkeypatch.setattr(kernels, "MEMORY_LIMIT", needed * 3)
     got = clib.low_rank_scan_vjp(x, V, parent, level, g)
     assert counts == [3] and np.array_equal(got[0], expected[0]) and np.allclose(got[1], expected[1], rtol=1e-13)
