@@ -8,13 +8,24 @@
    E_level[m]: at the last step, or at every step with sequences.  One path at a time; every loop runs along the N
    functionals of a slot (contiguous), so the compiler makes vector operations of them. */
 
-/* z = x V: z[w] = sum_a x[a xa] V[a W + w]. */
+/* z = x V: z[w] = sum_a x[a xa] V[a W + w], LR_PARTS words at a time summed in registers. */
+#ifndef LR_PARTS
+#define LR_PARTS (int)(64 / sizeof(T))           /* two 32-byte vectors of numbers */
+#endif
 static void FN(lr_project)(T *restrict z, const T *x, int64_t xa, int64_t h, const T *restrict V, int64_t W) {
-    memset(z, 0, W * sizeof(T));
-    for (int64_t a = 0; a < h; a++) {
-        const T c = x[a * xa];
-        const T *restrict v = V + a * W;
-        for (int64_t w = 0; w < W; w++) z[w] += c * v[w];
+    int64_t w = 0;
+    for (; w + LR_PARTS <= W; w += LR_PARTS) {
+        T part[LR_PARTS] = {0};
+        for (int64_t a = 0; a < h; a++) {
+            const T c = x[a * xa];
+            for (int i = 0; i < LR_PARTS; i++) part[i] += c * V[a * W + w + i];
+        }
+        memcpy(z + w, part, sizeof part);
+    }
+    for (; w < W; w++) {
+        T sum = 0;
+        for (int64_t a = 0; a < h; a++) sum += x[a * xa] * V[a * W + w];
+        z[w] = sum;
     }
 }
 
@@ -82,9 +93,6 @@ void FN(low_rank)(int64_t threads, int64_t openmp, int64_t rows, int64_t length,
 }
 
 /* sum_w a[w] v[w], in LR_PARTS running sums (one sum's chain of additions would wait on each), and dv += c a. */
-#ifndef LR_PARTS
-#define LR_PARTS 16
-#endif
 static T FN(lr_dot_update)(const T *restrict a, const T *restrict v, T *restrict dv, T c, int64_t W) {
     T part[LR_PARTS] = {0}, sum = 0;
     int64_t w = 0;
