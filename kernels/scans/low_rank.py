@@ -70,7 +70,9 @@ def low_rank(x: Any, V: Any, degree: int, independent: bool, return_sequences: b
     if method not in METHODS:
         raise ValueError(f"method: expected one of {METHODS}, got {method!r:.60}")
     count = len(slots(degree, independent)[0])
-    if len(V.shape) != 3 or len(x.shape) != 3 or V.shape[:2] != (x.shape[2], count):
+    if len(x.shape) != 3:
+        raise ValueError(f"x: expected shape (batch, length, h), got {tuple(x.shape)}")
+    if len(V.shape) != 3 or tuple(V.shape[:2]) != (x.shape[2], count):
         raise ValueError(f"V: expected shape ({x.shape[-1]}, {count}, N) for x of shape {tuple(x.shape)}, degree "
                          f"{degree} and independent={independent}, got {tuple(V.shape)}")
     compiled = runs_compiled(x, V)

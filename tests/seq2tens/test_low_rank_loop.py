@@ -188,6 +188,8 @@ def test_jax_arrays_mixed_dtypes_and_a_machine_without_a_compiler_take_the_block
     with pytest.raises(ValueError, match=r"^V: expected shape \(3, 3, N\) for x of shape \(2, 5, 3\), degree 2 and "
                                          r"independent=True, got \(3, 2, 2\)"):
         low_rank(x, V, 2, True)
+    with pytest.raises(ValueError, match=r"^x: expected shape \(batch, length, h\), got \(5, 3\)"):
+        low_rank(x[0], V, 2, False)
     torch = pytest.importorskip("torch")
     with pytest.raises(ValueError, match="^method: 'compiled' cannot run here: .*got numpy float64 x and torch "
                                          "float64 V"):
