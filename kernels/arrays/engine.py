@@ -91,6 +91,10 @@ class Engine:
     #: library's arrays, differentiable by its autodiff in x and V; ``reference(x, V)`` computes the same by the
     #: engine's operations, for gradients of gradients.  None where its arrays cannot enter the loop.
     compiled_low_rank: Callable[..., Any] | None = None
+    #: ``branch(predicate, then, otherwise)``: ``then()`` where the 0-d boolean `predicate` holds, else
+    #: ``otherwise()``, chosen when a staged program runs (JAX's ``lax.cond``), so that a traced predicate is never
+    #: read.  None where the engine has none (its traced calls then take a form without a branch).
+    branch: Callable[..., Any] | None = None
 
     def __init__(self) -> None:
         self._constants: BoundedCache[tuple[int, Any, str], tuple[np.ndarray, Any]] = BoundedCache(CONSTANTS_KEPT)

@@ -148,6 +148,10 @@ class JaxEngine(Engine):
         import jax
         return not isinstance(a, jax.core.Tracer)
 
+    def branch(self, predicate: Any, then: Callable[[], Any], otherwise: Callable[[], Any]) -> Any:
+        """``jax.lax.cond``: one branch runs when the program does (both under vmap of a batched predicate)."""
+        return self._jax.lax.cond(predicate, then, otherwise)
+
     def contiguous(self, a: Any) -> Any:
         return a
 

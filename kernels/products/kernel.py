@@ -16,7 +16,8 @@ make NaN of outputs the infinity has no term in).  Whether a non-finite z_k is i
 strategy groups the terms (inf - inf, inf * 0).  Dense and fft multiply the zeros too: where their result is not
 all finite, the call returns the result of gather or scatter instead; where no number can be read (arrays traced by
 jax.jit or torch.func) or a read would wait for a GPU, they run on operands whose non-finite entries are zeroed and
-give NaN to each output such an entry has a nonzero term in, with no read.  The compiled strategy's C loop takes numpy
+give NaN to each output such an entry has a nonzero term in, with no read (under jax.jit, where a read costs less
+than those passes, only where the result's sum is not finite: one conditional, `Engine.branch`).  The compiled strategy's C loop takes numpy
 arrays and torch CPU tensors: on JAX arrays and other devices gather or scatter runs in its place.
 
 >>> import numpy as np
@@ -305,20 +306,23 @@ class Kernel:
     def _run(self, names: tuple[str, ...], engine: Engine, x: Any, y: Any, marks: bool = False) -> Any:
         """The program of `names` on x, y, by the rule for values that are not finite (module docstring): where
         it multiplies structural zeros too (dense, fft) and its result is not all finite, the term-by-term
-        program's result instead; with `marks` (a GPU) or where no number can be read (traced arrays), the
-        outputs marked without a read (`_marked`)."""
+        program's result instead; with `marks` (a GPU), the outputs marked without a read (`_marked`); where no
+        number can be read (traced arrays), the marked outputs too, chosen at run time where the engine can
+        (`Engine.branch`: under jax.jit the marking runs only for a result that is not finite)."""
         direct = self._term_by_term(names, MEETS_ZEROS)
         if direct is None:
             return self._program(names)(x, y)
-        if marks or not (engine.concrete(x) and engine.concrete(y)):
+        if marks or (engine.branch is None and not (engine.concrete(x) and engine.concrete(y))):
             return self._marked(names, engine, x, y)
         z = self._program(names)(x, y)
         # One finite sum means every output is finite (one pass; torch's isfinite(z).all() costs 13 times more).
         # A sum that overflows from finite outputs only costs a recomputation with the same result.
         finite = engine.isfinite(engine.sum(z))
-        if not engine.concrete(finite):     # concrete operands staged by an outer trace (captured by jax.jit)
+        if engine.concrete(finite):
+            return z if bool(finite) else self._program(direct)(x, y)
+        if engine.branch is None:           # traced where the engine has no branch: marked, read-free
             return self._marked(names, engine, x, y)
-        return z if bool(finite) else self._program(direct)(x, y)
+        return engine.branch(finite, lambda: z, lambda: self._marked(names, engine, x, y))   # staged (jax.jit)
 
     def _marked(self, names: tuple[str, ...], engine: Engine, x: Any, y: Any) -> Any:
         """The program on x and y with their non-finite entries zeroed, and NaN in each output that one of them has
