@@ -151,8 +151,9 @@ def fit(measured, itemsize: int) -> str:
     solution, _ = scipy.optimize.nnls(np.array(rows) / scale, np.array(targets))
     call, per_byte, per_gemm, per_loop, row, per_compiled, compiled_call, per_transform, per_indexed = solution / scale
     inverse = lambda c: f"{1 / c:.3g}" if c > 0 else "inf"      # noqa: E731
+    single = "32" if itemsize == 4 else ""
     return (f"call={call:.3g}, bandwidth={inverse(per_byte)}, gemm{8 * itemsize}={inverse(per_gemm)}, "
-            f"loop={inverse(per_loop)}, row={row:.3g}, transform={inverse(per_transform)}, "
+            f"loop={inverse(per_loop)}, row={row:.3g}, transform{single}={inverse(per_transform)}, "
             f"compiled{8 * itemsize}={inverse(per_compiled)}, compiled_call={compiled_call:.3g}, "
             f"indexed={inverse(per_indexed)}")
 

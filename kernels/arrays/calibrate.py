@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from ..native import clib
-from .rates import LOOP_RATES, READ_RATES, Rates, keep_rates
+from .rates import FLOAT32_RATES, LOOP_RATES, READ_RATES, Rates, keep_rates
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -49,9 +49,9 @@ def _seconds(engine: Engine, run: Callable[[], Any], repeats: int = REPEATS) -> 
 
 
 def measure(engine: Engine, like: Any) -> dict[str, float]:
-    """The measured rates (`rates.Rates`' call, bandwidth, gemm64, gemm32, loop and transform; off the CPU, a read's
-    cost and the compiled loop's where it runs there) of `engine` on the device of `like`, an array of the engine's
-    library."""
+    """The measured rates (`rates.Rates`' call, bandwidth, gemm64, gemm32, loop, transform and transform32; off the
+    CPU, a read's cost and the compiled loop's where it runs there) of `engine` on the device of `like`, an array of
+    the engine's library."""
     large = engine.place(like) != "cpu"
     single, double = engine.like(np.float32, engine.device(like)), engine.like(np.float64, engine.device(like))
 
@@ -72,11 +72,16 @@ def measure(engine: Engine, like: Any) -> dict[str, float]:
         gemm[name] = 2 * rows * 64 * 64 / _seconds(engine, lambda: engine.matmul(x, w))
     p, q = array((rows, 4, 4)), array((rows, 4, 4))
     loop = 2 * rows * 64 / _seconds(engine, lambda: engine.matmul(p, q))
-    signals = array((rows // 4, 256), double)           # the lengths where fft and the direct strategies meet
-    transform = 2.5 * 256 * 8 * (rows // 4) / _seconds(engine, lambda: engine.rfft(signals))
+    transforms = {}
+    for name, kind in (("transform32", single), ("transform", double)):
+        if name == "transform" and engine.dtype(kind) != np.dtype(np.float64):     # JAX without x64: float32 only
+            continue
+        signals = array((rows // 4, 256), kind)           # the lengths where fft and the direct strategies meet
+        transforms[name] = 2.5 * 256 * 8 * (rows // 4) / _seconds(engine, lambda: engine.rfft(signals))
     compiled = _compiled_rates(engine, single, double, rows, array) if large and engine.runs_compiled(single) else {}
     read = {"host_read": host_read(engine, tiny, call)} if large else {}
-    return {"call": call, "bandwidth": bandwidth, "loop": loop, "transform": transform, **gemm, **compiled, **read}
+    transforms.setdefault("transform", transforms["transform32"])       # JAX without x64: float32 only
+    return {"call": call, "bandwidth": bandwidth, "loop": loop, **transforms, **gemm, **compiled, **read}
 
 
 #: The launches the host makes after a read while the device, its queue drained, idles (`Rates.host_read`).
@@ -140,7 +145,8 @@ def calibrate(like: Any = None, keep: bool = True) -> Rates:
     place = engine.place(like)
     measured = measure(engine, like)
     shipped = engine.shipped_rates(place)
-    optional: dict[str, Any] = {name: measured[name] for name in LOOP_RATES + READ_RATES if name in measured}
+    optional: dict[str, Any] = {name: measured[name] for name in LOOP_RATES + READ_RATES + FLOAT32_RATES
+                                if name in measured}
     rates = dataclasses.replace(shipped, call=measured["call"], bandwidth=measured["bandwidth"], loop=measured["loop"],
                                 transform=measured["transform"],
                                 gemm32=measured.get("gemm32", shipped.gemm32),

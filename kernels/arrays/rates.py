@@ -41,7 +41,8 @@ class Rates:
     host costs beyond its call: 0 where the arrays are the host's; on a GPU the wait for every kernel queued
     before it, after which the host no longer runs ahead of the device.  ``indexed`` bytes per second of the traffic
     through index arrays (gathers and scatters: `Cost.indexed`), where it runs slower than ``bandwidth`` (None:
-    as fast).  ``origin`` says where the numbers come from."""
+    as fast).  ``transform32`` FLOPs per second of FFTs in float32, where they run faster than ``transform``'s
+    float64 (None: as fast).  ``origin`` says where the numbers come from."""
     call: float
     bandwidth: float
     gemm64: float
@@ -57,6 +58,7 @@ class Rates:
     block_numbers: int = 2 ** 19
     host_read: float = 0.0
     indexed: float | None = None
+    transform32: float | None = None
     origin: str = "shipped"
 
     def coefficients(self, itemsize: int) -> tuple[float, float, float, float, float, float, float, float, float]:
@@ -64,8 +66,9 @@ class Rates:
         FLOP, per row loop, per compiled FLOP, per entry into the compiled loop, per FFT FLOP and per byte moved
         through index arrays, for `itemsize`-byte numbers."""
         gemm, compiled = (self.gemm32, self.compiled32) if itemsize == 4 else (self.gemm64, self.compiled64)
+        transform = self.transform32 if itemsize == 4 and self.transform32 else self.transform
         return (self.call, 1 / self.bandwidth, 1 / gemm, 1 / self.loop, self.row,
-                1 / compiled if compiled else math.inf, self.compiled_call, 1 / self.transform,
+                1 / compiled if compiled else math.inf, self.compiled_call, 1 / transform,
                 1 / (self.indexed or self.bandwidth))
 
 
@@ -94,9 +97,11 @@ NUMPY_RATES = Rates(call=1.2e-6, bandwidth=22e9, gemm64=35e9, gemm32=70e9, loop=
 #: recurrence loops over time, in one ``lax.scan``, at any width, as eagerly (`JaxEngine.rates`).  XLA's gathers and
 #: scatters on the CPU move about 12 GB/s, a ninth of its elementwise traffic (an index computed per element: 9 GB/s
 #: in float32, 15 in float64, over scatter and gather of ten algebras at 256-4,096 rows); priced at 110 GB/s, auto
-#: had taken scatter for CG lmax 4 at 1,024 rows in float32, 4.4 times the generated code's time.
+#: had taken scatter for CG lmax 4 at 1,024 rows in float32, 4.4 times the generated code's time.  XLA's float32
+#: FFTs run at about twice its float64 ones (translation(64), 4,096 rows: 1.42 against 2.73 ms); priced alike, auto
+#: had taken the generated code for translation(64) in float32 at 1,024 and 4,096 rows, 3.7 and 10 times fft's time.
 JAX_STAGED_RATES = Rates(call=1.3e-7, bandwidth=110e9, gemm64=17.5e9, gemm32=35e9, loop=4.6e9, row=24e-9,
-                         transform=3.1e9, loop_scan_width=1, indexed=12e9,
+                         transform=3.1e9, transform32=6.2e9, loop_scan_width=1, indexed=12e9,
                          origin="shipped, staged by jax.jit, fitted on the project's 2-core machine")
 
 
@@ -122,10 +127,11 @@ CUDA_RATES = Rates(call=8e-6, bandwidth=3e12, gemm64=15e12, gemm32=20e12, loop=5
 #: Calibrations kept in the cache folder ``rates`` (one per engine and kind of device), and the largest file read.
 RATES_KEPT, RATES_BYTES = 16, 4096
 _MEASURED = ("call", "bandwidth", "gemm64", "gemm32", "loop", "transform")
-#: The compiled loop's rates, measured (and kept) only off the CPU where the engine runs the loop there, and a read's
-#: cost, measured off the CPU (`kernels.arrays.calibrate`): a kept file holds each group whole or not at all.
-LOOP_RATES, READ_RATES = ("compiled32", "compiled64", "compiled_call"), ("host_read",)
-_GROUPS = (LOOP_RATES, READ_RATES)
+#: The compiled loop's rates, measured (and kept) only off the CPU where the engine runs the loop there, a read's
+#: cost, measured off the CPU, and float32's FFTs (`kernels.arrays.calibrate`; files kept before it measured them
+#: lack them): a kept file holds each group whole or not at all.
+LOOP_RATES, READ_RATES, FLOAT32_RATES = ("compiled32", "compiled64", "compiled_call"), ("host_read",), ("transform32",)
+_GROUPS = (LOOP_RATES, READ_RATES, FLOAT32_RATES)
 
 
 def _file(engine: str, place: str) -> str:
@@ -135,7 +141,7 @@ def _file(engine: str, place: str) -> str:
 def keep_rates(engine: str, place: str, rates: Rates, measured: Collection[str] = ()) -> bool:
     """Store measured `rates` for `engine` on devices of `place` in the cache (`product_interactions.cache`'s trust
     rule; the least recently used beyond `RATES_KEPT` go), with the groups of optional fields (`LOOP_RATES`,
-    `READ_RATES`) that `measured` names; False where the cache is off or cannot be written."""
+    `READ_RATES`, `FLOAT32_RATES`) that `measured` names; False where the cache is off or cannot be written."""
     names = _MEASURED + tuple(name for group in _GROUPS if set(group) <= set(measured) for name in group)
     data = {"engine": engine, "place": place, **{name: getattr(rates, name) for name in names},
             "origin": rates.origin}
