@@ -32,6 +32,8 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from . import keys
 from .autodiff import broadcast_axes
 from ..arrays import checks
@@ -88,13 +90,18 @@ def _defined() -> Any:
     def compute(x: Any, y: Any, *, kernel: keys.Recipe) -> Any:
         return kernel.kernel().compute(x, y)
 
+    def lowered(x: Any, y: Any, *, kernel: keys.Recipe) -> Any:
+        return kernel.kernel().lowered(x, y)
+
     def abstract(x: Any, y: Any, *, kernel: keys.Recipe) -> Any:
         """The result's type, by JAX's default promotion whatever the caller's (as `Kernel.compute` computes it):
-        a program re-evaluated under a strict promotion (a rematerialised backward pass) types it alike."""
+        a program re-evaluated under a strict promotion (a rematerialised backward pass) types it alike.  A weakly
+        typed operand (a Python scalar's type) gives way to the other, as in the program."""
         shape = checks.broadcast_batches([tuple(x.shape), tuple(y.shape)], len(kernel.factors), kernel.layout)
         with jax.numpy_dtype_promotion("standard"):
-            dtype = jnp.promote_types(x.dtype, y.dtype)
-        return jax.core.ShapedArray(shape + tuple(f.shape[2] for f in kernel.factors), dtype)
+            dtype = jnp.result_type(*(_weakly(a) for a in (x, y)))
+        return jax.core.ShapedArray(shape + tuple(f.shape[2] for f in kernel.factors), dtype,
+                                    weak_type=x.weak_type and y.weak_type)
 
     def transpose(argument: int) -> Any:
         def rule(cotangent: Any, x: Any, y: Any, *, kernel: keys.Recipe) -> Any:
@@ -114,7 +121,7 @@ def _defined() -> Any:
 
     primitive.def_impl(compute)
     primitive.def_abstract_eval(abstract)
-    mlir.register_lowering(primitive, mlir.lower_fun(compute, multiple_results=False))
+    mlir.register_lowering(primitive, mlir.lower_fun(lowered, multiple_results=False))
     ad.defbilinear(primitive, transpose(0), transpose(1))
     batching.primitive_batchers[primitive] = batched
     _taylor_series(primitive)
@@ -142,3 +149,12 @@ def _summed_to(gradient: Any, aval: Any) -> Any:
     if stretched:
         gradient = gradient.sum(axis=stretched, keepdims=True)
     return gradient.astype(aval.dtype)
+
+
+def _weakly(aval: Any) -> Any:
+    """What `jax.numpy.result_type` takes for an operand of type `aval`: its dtype, or where it is weakly typed (a
+    Python scalar's), a Python number of its kind, which gives way to the other operand's dtype."""
+    if not aval.weak_type:
+        return aval.dtype
+    kind = np.dtype(aval.dtype).kind
+    return 0j if kind == "c" else 0.0 if kind == "f" else False if kind == "b" else 0

@@ -16,8 +16,9 @@ make NaN of outputs the infinity has no term in).  Whether a non-finite z_k is i
 strategy groups the terms (inf - inf, inf * 0).  Dense and fft multiply the zeros too: where their result is not
 all finite, the call returns the result of gather or scatter instead; where no number can be read (arrays traced by
 jax.jit or torch.func) or a read would wait for a GPU, they run on operands whose non-finite entries are zeroed and
-give NaN to each output such an entry has a nonzero term in, with no read (under jax.jit, where a read costs less
-than those passes, only where the result's sum is not finite: one conditional, `Engine.branch`).  The compiled strategy's C loop takes numpy
+give NaN to each output such an entry has a nonzero term in, with no read (the JAX primitive under jax.jit, where a
+read costs less than those passes, runs them only where its result's sum is not finite: `Engine.branch`).  The
+compiled strategy's C loop takes numpy
 arrays and torch CPU tensors: on JAX arrays and other devices gather or scatter runs in its place.
 
 >>> import numpy as np
@@ -33,6 +34,7 @@ arrays and torch CPU tensors: on JAX arrays and other devices gather or scatter 
 """
 from __future__ import annotations
 
+import contextvars
 import functools
 import math
 import string
@@ -72,6 +74,8 @@ CALLS_KEPT = 64
 #: The passes over x, y and z that mark the outputs a non-finite entry reaches without a read (`Kernel._marked`),
 #: where a read costs more (`Kernel._engine_plan`).
 MARKING_PASSES = 3
+#: True while `Kernel.lowered` runs: a traced result's check may then be a branch taken at run time.
+_LOWERING = contextvars.ContextVar("product_interactions_lowering", default=False)
 
 
 def reach(factors: Sequence[Factor]) -> tuple[str, tuple[np.ndarray, ...] | None, tuple[np.ndarray, ...] | None]:
@@ -218,6 +222,18 @@ class Kernel:
             return call[1](x, y)
         return self._checked_call(x, y)
 
+    def lowered(self, x: Any, y: Any) -> Any:
+        """`compute` as the JAX primitive's lowering (`kernels.products.jax_primitive`) runs it: there nothing
+        differentiates, batches or expands the program (the primitive's own rules do), so dense and fft check
+        their traced result when the program runs (`Engine.branch`) and mark its non-finite outputs only where it is
+        not finite.  (The term-by-term program in that branch, as an eager call takes, made translation(64)'s fft
+        1.7 times as slow under jit on finite operands: XLA's gather in a conditional.)"""
+        token = _LOWERING.set(True)
+        try:
+            return self.compute(x, y)
+        finally:
+            _LOWERING.reset(token)
+
     def result_shape(self, x: Any, y: Any) -> tuple[int, ...]:
         """The shape of x * y for operands like x and y, checked as a call checks them (an error names the argument).
 
@@ -306,13 +322,14 @@ class Kernel:
     def _run(self, names: tuple[str, ...], engine: Engine, x: Any, y: Any, marks: bool = False) -> Any:
         """The program of `names` on x, y, by the rule for values that are not finite (module docstring): where
         it multiplies structural zeros too (dense, fft) and its result is not all finite, the term-by-term
-        program's result instead; with `marks` (a GPU), the outputs marked without a read (`_marked`); where no
-        number can be read (traced arrays), the marked outputs too, chosen at run time where the engine can
-        (`Engine.branch`: under jax.jit the marking runs only for a result that is not finite)."""
+        program's result instead; with `marks` (a GPU) or where no number can be read (traced arrays), the
+        outputs marked without a read (`_marked`), which in the JAX primitive's lowering (`lowered`) run only
+        where the result is not finite, chosen when the program runs (`Engine.branch`)."""
         direct = self._term_by_term(names, MEETS_ZEROS)
         if direct is None:
             return self._program(names)(x, y)
-        if marks or (engine.branch is None and not (engine.concrete(x) and engine.concrete(y))):
+        branch = engine.branch if _LOWERING.get() else None
+        if marks or not (branch is not None or engine.concrete(x) and engine.concrete(y)):
             return self._marked(names, engine, x, y)
         z = self._program(names)(x, y)
         # One finite sum means every output is finite (one pass; torch's isfinite(z).all() costs 13 times more).
@@ -320,9 +337,9 @@ class Kernel:
         finite = engine.isfinite(engine.sum(z))
         if engine.concrete(finite):
             return z if bool(finite) else self._program(direct)(x, y)
-        if engine.branch is None:           # traced where the engine has no branch: marked, read-free
+        if branch is None:                  # concrete operands staged by an outer trace (captured by jax.jit)
             return self._marked(names, engine, x, y)
-        return engine.branch(finite, lambda: z, lambda: self._marked(names, engine, x, y))   # staged (jax.jit)
+        return branch(finite, lambda: z, lambda: self._marked(names, engine, x, y))      # the primitive's lowering
 
     def _marked(self, names: tuple[str, ...], engine: Engine, x: Any, y: Any) -> Any:
         """The program on x and y with their non-finite entries zeroed, and NaN in each output that one of them has

@@ -52,24 +52,33 @@ def test_values_that_are_not_finite_follow_the_rule_on_torch_and_under_jit(name)
 
 
 @pytest.mark.parametrize("name, strategy", [("clebsch_gordan(2)", "dense"), ("translation(9)", "fft")])
-def test_under_jit_the_marks_are_the_other_branch_of_one_conditional(name, strategy):
-    """Under jax.jit, dense and fft mark the outputs a non-finite entry reaches in the other branch of one
-    conditional on their result's sum (`Engine.branch`), so a finite call runs the product alone (every call had
-    run the marks' passes: 1.4-2.2x the time of the product for quaternions, PGA and CG(2)); both branches follow the
-    rule, also under vmap, where the conditional becomes a selection of both."""
+def test_under_jit_the_primitive_checks_its_result_when_the_program_runs(name, strategy):
+    """Under jax.jit the product (the JAX primitive's lowering, `Kernel.lowered`) checks dense's and fft's result
+    in one conditional on its sum (`Engine.branch`), as an eager call reads it: a finite call runs the product
+    alone (every call had run the marks' passes: 1.5-1.7x the time for quaternions, PGA and CG(2)), one that is
+    not finite marks the outputs a non-finite entry reaches.  The operation-by-operation path (`Kernel.compute`
+    traced: differentiated, vmapped or expanded by jet through its operations) marks on every call, as before."""
     A = ALGEBRAS[name]
     kernel = kernels.product(A, strategy=strategy)
     x, y = (jnp.asarray(a) for a in operands(A, seed=8))
     assert "stablehlo.case" in jax.jit(kernel).lower(x, y).as_text()
+    assert "stablehlo.case" not in jax.jit(kernel.compute).lower(x, y).as_text()
     assert relative_error(np.asarray(jax.jit(kernel)(x, y)), reference(A, *operands(A, seed=8))) <= 1e-12
     bad_x, bad_y = with_non_finite(*operands(A, seed=8))
     expected = term_by_term(A, bad_x, bad_y)
     assert same_values(np.asarray(jax.jit(kernel)(jnp.asarray(bad_x), jnp.asarray(bad_y))), expected)
-    stacked = jax.jit(jax.vmap(kernel.compute))(jnp.stack([x, jnp.asarray(bad_x)]), jnp.stack([y, jnp.asarray(bad_y)]))
-    assert relative_error(np.asarray(stacked[0]), reference(A, *operands(A, seed=8))) <= 1e-12
-    assert same_values(np.asarray(stacked[1]), expected)
+    assert same_values(np.asarray(jax.jit(jax.vmap(kernel))(jnp.stack([x, jnp.asarray(bad_x)]),
+                                                         jnp.stack([y, jnp.asarray(bad_y)]))[1]), expected)
     gradient = jax.jit(jax.grad(lambda a: kernel(a, y).sum()))(x)
     assert relative_error(np.asarray(gradient), np.asarray(jax.grad(lambda a: kernel(a, y).sum())(x))) <= 1e-12
+
+
+def test_a_weakly_typed_operand_gives_way_to_the_other_under_jit():
+    """A Python scalar's type (weak) beside float16 gives float16, in the primitive's type as in its program (the
+    primitive had typed it float64, and jit refused the program: "doesn't match function result type")."""
+    kernel = kernels.product(ALGEBRAS["clebsch_gordan(2)"], strategy="dense")
+    z = jax.jit(kernel)(jnp.full((9,), 1.0), jnp.ones(9, jnp.float16))
+    assert z.dtype == jnp.float16 and relative_error(np.asarray(z, np.float64), kernel(np.ones(9), np.ones(9))) < 1e-3
 
 
 @pytest.mark.parametrize("name", ["diagonal(3)", "translation(9)", "matrix_algebra(2)", "clebsch_gordan(2)",
