@@ -18,8 +18,8 @@ all finite, the call returns the result of gather or scatter instead; where no n
 jax.jit or torch.func) or a read would wait for a GPU, they run on operands whose non-finite entries are zeroed and
 give NaN to each output such an entry has a nonzero term in, with no read (the JAX primitive under jax.jit, where a
 read costs less than those passes, runs them only where its result's sum is not finite: `Engine.branch`).  The
-compiled strategy's C loop takes numpy
-arrays and torch CPU tensors: on JAX arrays and other devices gather or scatter runs in its place.
+compiled strategy's C loop takes numpy arrays and torch CPU tensors: on JAX arrays and other devices gather or
+scatter runs in its place.
 
 >>> import numpy as np
 >>> from product_interactions import kernels
