@@ -141,6 +141,21 @@ def test_torch_func_transforms_equal_the_level_wise_scans():
         assert torch.allclose(ours, expected, rtol=1e-10, atol=1e-10)
 
 
+def test_torch_vectorised_vjps_go_through_the_level_wise_scan():
+    """``is_grads_batched`` (and ``jacobian(vectorize=True)``) hands the backward a batched gradient with no memory
+    of its own: it takes the level-wise scan's VJP (it had failed: "Batching rule not implemented for
+    aten::detach")."""
+    torch = pytest.importorskip("torch")
+    x = torch.tensor(np.random.default_rng(13).standard_normal((3, 4, 2)), requires_grad=True)
+
+    def jacobian(method):
+        y = signature(x, 2, method=method)
+        return torch.autograd.grad(y, x, torch.eye(y.numel(), dtype=y.dtype).view(-1, *y.shape),
+                                   is_grads_batched=True)[0]
+    expected = jacobian("levelwise")
+    assert expected.abs().max() > 0.1 and torch.allclose(jacobian("compiled"), expected, rtol=1e-12, atol=1e-12)
+
+
 def test_torch_forward_mode_equals_the_level_wise_scans():
     torch = pytest.importorskip("torch")
     forward_ad = torch.autograd.forward_ad
