@@ -346,6 +346,18 @@ def tensor_scan_segment(length: int) -> int:
     return max(1, math.isqrt(max(length - 1, 0)) + 1)
 
 
+def _checked_gradient(gradient: Any, dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray:
+    """A gradient loop's `gradient`, refused unless a numpy array of `dtype` and `shape`, made contiguous (the
+    caller holds it through the loop's call: a copy only its address named would be freed before the loop reads
+    it)."""
+    if not isinstance(gradient, np.ndarray) or gradient.dtype != dtype:
+        raise TypeError(f"gradient: expected a {dtype} numpy array, got {type(gradient).__name__} "
+                        f"{getattr(gradient, 'dtype', '')}")
+    if gradient.shape != shape:
+        raise ValueError(f"gradient: expected shape {shape}, got {gradient.shape}")
+    return np.ascontiguousarray(gradient)
+
+
 def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int, sequences: bool = False,
                     openmp: bool = False) -> np.ndarray:
     """The gradient with respect to x of <gradient, tensor_scan(x, degree, order, sequences)>: (rows, length, d).
@@ -354,12 +366,7 @@ def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int
     before any work, when it does not hold one); `openmp` as in `sparse_product`."""
     scan = _ScanCall(x, degree, order, sequences, openmp)
     rows, length, d, dtype = scan.rows, scan.length, scan.d, scan.dtype
-    expected = (rows, length, scan.words) if sequences else (rows, scan.words)
-    if not isinstance(gradient, np.ndarray) or gradient.dtype != dtype:
-        raise TypeError(f"gradient: expected a {dtype} numpy array, got {type(gradient).__name__} "
-                        f"{getattr(gradient, 'dtype', '')}")
-    if gradient.shape != expected:
-        raise ValueError(f"gradient: expected shape {expected}, got {gradient.shape}")
+    gradient = _checked_gradient(gradient, dtype, (rows, length, scan.words) if sequences else (rows, scan.words))
     dx = np.zeros((rows, length, d), dtype)
     if rows == 0 or length == 0 or d == 0:
         return dx
@@ -369,7 +376,6 @@ def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int
         raise memory.MemoryLimitError(f"x: the scan's gradient over {length:,} steps of levels 1..{degree} of "
                                       f"d = {d} needs {memory.format_bytes(per_thread)}, more than "
                                       f"kernels.MEMORY_LIMIT = {memory.format_bytes(memory.limit())}")
-    gradient = np.ascontiguousarray(gradient)
     segment = tensor_scan_segment(length)
     count = threads(5 * rows * length * scan.words, most=min(memory.limit() // per_thread, -(-rows // scan.lanes)))
     work = _buffer(count * numbers, dtype)
@@ -449,11 +455,7 @@ def low_rank_scan_vjp(x: np.ndarray, V: np.ndarray, parent: np.ndarray, level: n
     with the same threads."""
     call = _LowRankCall(x, V, parent, level, sequences, openmp)
     dtype = call.dtype
-    if not isinstance(gradient, np.ndarray) or gradient.dtype != dtype:
-        raise TypeError(f"gradient: expected a {dtype} numpy array, got {type(gradient).__name__} "
-                        f"{getattr(gradient, 'dtype', '')}")
-    if gradient.shape != call.shape:
-        raise ValueError(f"gradient: expected shape {call.shape}, got {gradient.shape}")
+    gradient = _checked_gradient(gradient, dtype, call.shape)
     dx = np.zeros(call.x.shape, dtype)
     if call.rows == 0 or call.length == 0 or call.words == 0 or call.h == 0:
         return dx, np.zeros(call.V.shape, dtype)
@@ -468,7 +470,6 @@ def low_rank_scan_vjp(x: np.ndarray, V: np.ndarray, parent: np.ndarray, level: n
                     most=min(memory.limit() // per_thread, call.rows))
     work = _buffer(count * each, dtype)
     dV = np.zeros((min(call.rows, 4 * count) if count > 1 else 1,) + call.V.shape, dtype)   # one per chunk of paths
-    gradient = np.ascontiguousarray(gradient)                               # kept alive through the call
     function(f"low_rank_backward_{dtype.name}")(*call.arguments(count), gradient.ctypes.data, int(sequences),
                                                  dx.ctypes.data, dV.ctypes.data, segment, work.ctypes.data, each)
     return dx, dV.sum(axis=0)
