@@ -333,73 +333,60 @@ def _loop_function() -> Any:
     return Loop
 
 
-@functools.cache
-def _scan_function() -> Any:
-    """The autograd function of the compiled Seq2Tens scan (made on first use: torch is imported then)."""
-    import torch
+class _ScanLoop(NamedTuple):
+    """A C loop of the scans floor on CPU tensors' memory (`_scan_loop_function`): ``forward(*arrays)`` its result,
+    ``backward(*arrays, gradient)`` the arrays' gradients, and ``reference(*tensors)`` the same by torch's
+    operations (for create_graph, vectorised VJPs and torch.func transforms)."""
+    forward: Callable[..., np.ndarray]
+    backward: Callable[..., tuple[np.ndarray, ...]]
+    reference: Callable[..., Any]
 
-    @_signed
-    class Scan(torch.autograd.Function):
-        @staticmethod
-        def forward(x: Any, degree: int, order: int, sequences: bool, reference: Any) -> Any:
-            return torch.from_numpy(clib.tensor_scan(x.detach().resolve_neg().numpy(), degree, order, sequences,
-                                                     openmp=True))
 
-        @staticmethod
-        def setup_context(ctx: Any, inputs: Any, output: Any) -> None:
-            x, degree, order, sequences, reference = inputs
-            ctx.options = degree, order, sequences
-            ctx.reference = functools.partial(reference, degree=degree, order=order, return_sequences=sequences)
-            ctx.save_for_backward(x)
-
-        @staticmethod
-        def backward(ctx: Any, gradient: Any) -> Any:
-            x, = ctx.saved_tensors
-            if torch.is_grad_enabled() or _batched(gradient):   # create_graph, or vectorised VJPs: torch's own
-                dx, = torch.func.vjp(ctx.reference, x)[1](gradient)
-            else:
-                degree, order, sequences = ctx.options
-                dx = torch.from_numpy(clib.tensor_scan_vjp(x.detach().resolve_neg().numpy(),
-                                                           gradient.detach().resolve_neg().contiguous().numpy(),
-                                                           degree, order, sequences, openmp=True))
-            return dx, None, None, None, None
-
-    return Scan
+def _memory(a: Any) -> np.ndarray:
+    """The CPU tensor's memory as a numpy array, as a C loop reads it (by DLPack: no number read by Python)."""
+    return np.from_dlpack(a.detach().resolve_neg())
 
 
 @functools.cache
-def _low_rank_function() -> Any:
-    """The autograd function of the compiled low-rank functionals (made on first use: torch is imported then)."""
+def _scan_loop_function() -> Any:
+    """The autograd function of a `_ScanLoop` (made on first use: torch is imported then): its forward the loop, its
+    VJP the loop's gradient, or torch's own operations' where the VJP is to be differentiated (create_graph) or is
+    vectorised (``is_grads_batched``, ``jacobian(vectorize=True)``: a batched gradient has no memory of its own)."""
     import torch
 
-    def numpy(a: Any) -> np.ndarray:                   # the tensor's memory, as the loop reads it (no read by Python)
-        return np.from_dlpack(a.detach().resolve_neg())
-
     @_signed
-    class LowRank(torch.autograd.Function):
+    class ScanLoop(torch.autograd.Function):
         @staticmethod
-        def forward(x: Any, V: Any, parent: Any, level: Any, sequences: bool, reference: Any) -> Any:
-            return torch.from_numpy(clib.low_rank_scan(numpy(x), numpy(V), parent, level, sequences, openmp=True))
+        def forward(loop: _ScanLoop, *tensors: Any) -> Any:
+            return torch.from_numpy(loop.forward(*map(_memory, tensors)))
 
         @staticmethod
         def setup_context(ctx: Any, inputs: Any, output: Any) -> None:
-            x, V, parent, level, sequences, reference = inputs
-            ctx.options, ctx.reference = (parent, level, sequences), reference
-            ctx.save_for_backward(x, V)
+            ctx.loop = inputs[0]
+            ctx.save_for_backward(*inputs[1:])
 
         @staticmethod
         def backward(ctx: Any, gradient: Any) -> Any:
-            x, V = ctx.saved_tensors
-            if torch.is_grad_enabled() or _batched(gradient):   # create_graph, or vectorised VJPs: torch's own
-                dx, dV = torch.func.vjp(ctx.reference, x, V)[1](gradient)
+            tensors = ctx.saved_tensors
+            if torch.is_grad_enabled() or _batched(gradient):
+                grads = torch.func.vjp(ctx.loop.reference, *tensors)[1](gradient)
             else:
-                parent, level, sequences = ctx.options
-                dx, dV = map(torch.from_numpy, clib.low_rank_scan_vjp(numpy(x), numpy(V), parent, level,
-                                                                      numpy(gradient.contiguous()), sequences,
-                                                                      openmp=True))
-            return dx, dV, None, None, None, None
+                grads = tuple(map(torch.from_numpy, ctx.loop.backward(*map(_memory, tensors),
+                                                                      _memory(gradient.contiguous()))))
+            return (None, *grads)
 
-    return LowRank
+    return ScanLoop
+
+
+def _scan_loop(loop: _ScanLoop, *tensors: Any) -> Any:
+    """`loop` on CPU tensors: its autograd function where autograd tracks them, the loop alone where nothing does.
+    Under torch.func transforms and forward mode, its `reference`, which they see through at any depth: torch runs
+    a custom function's jvp rule with the outer forward levels off, so a jvp of a jvp through one gave 0."""
+    if _transformed():
+        return loop.reference(*tensors)
+    if not _needs_grad(*tensors):
+        return _scan_loop_function().forward(loop, *tensors)
+    return _scan_loop_function().apply(loop, *tensors)
 
 
 class TorchEngine(Engine):
@@ -490,25 +477,18 @@ class TorchEngine(Engine):
         return _loop(level, x, y)
 
     def compiled_scan(self, x: Any, degree: int, order: int, sequences: bool, reference: Any) -> Any:
-        """`kernels.native.clib.tensor_scan` on CPU tensors: one autograd function whose VJP is the C gradient loop (its
-        forward called directly where nothing tracks the tensors).  Under torch.func transforms and forward mode,
-        the level-wise `reference` instead, which they see through at any depth: torch runs a custom function's jvp
-        rule with the outer forward levels off, so a jvp of a jvp through one gave 0."""
-        if _transformed():
-            return reference(x, degree=degree, order=order, return_sequences=sequences)
-        if not _needs_grad(x):
-            return _scan_function().forward(x, degree, order, sequences, reference)
-        return _scan_function().apply(x, degree, order, sequences, reference)
+        """`kernels.native.clib.tensor_scan` on CPU tensors, its VJP the C gradient loop (`_scan_loop`)."""
+        return _scan_loop(_ScanLoop(
+            functools.partial(clib.tensor_scan, degree=degree, order=order, sequences=sequences, openmp=True),
+            lambda x, g: (clib.tensor_scan_vjp(x, g, degree, order, sequences, openmp=True),),
+            functools.partial(reference, degree=degree, order=order, return_sequences=sequences)), x)
 
     def compiled_low_rank(self, x: Any, V: Any, parent: Any, level: Any, sequences: bool, reference: Any) -> Any:
-        """`kernels.native.clib.low_rank_scan` on CPU tensors: one autograd function whose VJP is the C gradient loop
-        (its forward called directly where nothing tracks the tensors); under torch.func transforms and forward
-        mode, `reference`, as `compiled_scan`."""
-        if _transformed():
-            return reference(x, V)
-        if not _needs_grad(x, V):
-            return _low_rank_function().forward(x, V, parent, level, sequences, reference)
-        return _low_rank_function().apply(x, V, parent, level, sequences, reference)
+        """`kernels.native.clib.low_rank_scan` on CPU tensors, its VJP the C gradient loop (`_scan_loop`)."""
+        return _scan_loop(_ScanLoop(
+            lambda x, V: clib.low_rank_scan(x, V, parent, level, sequences, openmp=True),
+            lambda x, V, g: clib.low_rank_scan_vjp(x, V, parent, level, g, sequences, openmp=True),
+            reference), x, V)
 
     def detached(self, a: Any) -> Any:
         return a.detach()
