@@ -334,10 +334,11 @@ def _loop_function() -> Any:
 
 
 class _ScanLoop(NamedTuple):
-    """A C loop of the scans floor on CPU tensors' memory (`_scan_loop_function`): ``forward(*arrays)`` its result,
-    ``backward(*arrays, gradient)`` the arrays' gradients, and ``reference(*tensors)`` the same by torch's
-    operations (for create_graph, vectorised VJPs and torch.func transforms)."""
-    forward: Callable[..., np.ndarray]
+    """A C loop of the scans floor on CPU tensors' memory (`_scan_loop_function`): ``forward(*arrays, keep=...)``
+    its result and, with keep, the checkpoints its gradient takes (or None), ``backward(*arrays, gradient,
+    checkpoints)`` the arrays' gradients, and ``reference(*tensors)`` the same by torch's operations (for
+    create_graph, vectorised VJPs and torch.func transforms)."""
+    forward: Callable[..., tuple[np.ndarray, np.ndarray | None]]
     backward: Callable[..., tuple[np.ndarray, ...]]
     reference: Callable[..., Any]
 
@@ -349,30 +350,33 @@ def _memory(a: Any) -> np.ndarray:
 
 @functools.cache
 def _scan_loop_function() -> Any:
-    """The autograd function of a `_ScanLoop` (made on first use: torch is imported then): its forward the loop, its
-    VJP the loop's gradient, or torch's own operations' where the VJP is to be differentiated (create_graph) or is
-    vectorised (``is_grads_batched``, ``jacobian(vectorize=True)``: a batched gradient has no memory of its own)."""
+    """The autograd function of a `_ScanLoop` (made on first use: torch is imported then): its forward the loop,
+    keeping the checkpoints for its VJP, the loop's gradient; or torch's own operations' VJP where it is to be
+    differentiated (create_graph) or is vectorised (``is_grads_batched``, ``jacobian(vectorize=True)``: a batched
+    gradient has no memory of its own).  Its outputs: the result, and the checkpoints (none: an empty vector)."""
     import torch
 
     @_signed
     class ScanLoop(torch.autograd.Function):
         @staticmethod
         def forward(loop: _ScanLoop, *tensors: Any) -> Any:
-            return torch.from_numpy(loop.forward(*map(_memory, tensors)))
+            result, kept = loop.forward(*map(_memory, tensors), keep=True)
+            return torch.from_numpy(result), torch.empty(0) if kept is None else torch.from_numpy(kept)
 
         @staticmethod
         def setup_context(ctx: Any, inputs: Any, output: Any) -> None:
             ctx.loop = inputs[0]
-            ctx.save_for_backward(*inputs[1:])
+            ctx.mark_non_differentiable(output[1])
+            ctx.save_for_backward(*inputs[1:], output[1])
 
         @staticmethod
-        def backward(ctx: Any, gradient: Any) -> Any:
-            tensors = ctx.saved_tensors
+        def backward(ctx: Any, gradient: Any, _: Any) -> Any:
+            *tensors, kept = ctx.saved_tensors
             if torch.is_grad_enabled() or _batched(gradient):
                 grads = torch.func.vjp(ctx.loop.reference, *tensors)[1](gradient)
             else:
-                grads = tuple(map(torch.from_numpy, ctx.loop.backward(*map(_memory, tensors),
-                                                                      _memory(gradient.contiguous()))))
+                grads = tuple(map(torch.from_numpy, ctx.loop.backward(
+                    *map(_memory, tensors), _memory(gradient.contiguous()), _memory(kept) if kept.dim() > 1 else None)))
             return (None, *grads)
 
     return ScanLoop
@@ -382,11 +386,12 @@ def _scan_loop(loop: _ScanLoop, *tensors: Any) -> Any:
     """`loop` on CPU tensors: its autograd function where autograd tracks them, the loop alone where nothing does.
     Under torch.func transforms and forward mode, its `reference`, which they see through at any depth: torch runs
     a custom function's jvp rule with the outer forward levels off, so a jvp of a jvp through one gave 0."""
+    import torch
     if _transformed():
         return loop.reference(*tensors)
     if not _needs_grad(*tensors):
-        return _scan_loop_function().forward(loop, *tensors)
-    return _scan_loop_function().apply(loop, *tensors)
+        return torch.from_numpy(loop.forward(*map(_memory, tensors), keep=False)[0])
+    return _scan_loop_function().apply(loop, *tensors)[0]
 
 
 class TorchEngine(Engine):
@@ -479,15 +484,16 @@ class TorchEngine(Engine):
     def compiled_scan(self, x: Any, degree: int, order: int, sequences: bool, reference: Any) -> Any:
         """`kernels.native.clib.tensor_scan` on CPU tensors, its VJP the C gradient loop (`_scan_loop`)."""
         return _scan_loop(_ScanLoop(
-            functools.partial(clib.tensor_scan, degree=degree, order=order, sequences=sequences, openmp=True),
-            lambda x, g: (clib.tensor_scan_vjp(x, g, degree, order, sequences, openmp=True),),
+            functools.partial(clib.tensor_scan_keeping, degree=degree, order=order, sequences=sequences, openmp=True),
+            lambda x, g, kept: (clib.tensor_scan_vjp(x, g, degree, order, sequences, openmp=True, checkpoints=kept),),
             functools.partial(reference, degree=degree, order=order, return_sequences=sequences)), x)
 
     def compiled_low_rank(self, x: Any, V: Any, parent: Any, level: Any, sequences: bool, reference: Any) -> Any:
         """`kernels.native.clib.low_rank_scan` on CPU tensors, its VJP the C gradient loop (`_scan_loop`)."""
         return _scan_loop(_ScanLoop(
-            lambda x, V: clib.low_rank_scan(x, V, parent, level, sequences, openmp=True),
-            lambda x, V, g: clib.low_rank_scan_vjp(x, V, parent, level, g, sequences, openmp=True),
+            lambda x, V, keep: clib.low_rank_scan_keeping(x, V, parent, level, sequences, openmp=True, keep=keep),
+            lambda x, V, g, kept: clib.low_rank_scan_vjp(x, V, parent, level, g, sequences, openmp=True,
+                                                         checkpoints=kept),
             reference), x, V)
 
     def detached(self, a: Any) -> Any:

@@ -127,14 +127,14 @@ def _declare(library: ctypes.CDLL) -> None:
         rows = (csource.BLOCK[dtype], csource.WIDE_BLOCK[dtype])
         signatures = {**{f"product_{dtype.name}_{n}": [number] * 6 + [address, number, number] * 2 + [address] * 7
                          for n in rows},
-                      f"scan_{dtype.name}": [number] * 7 + [address] * 2 + [number] * 3 + [address, number, address,
-                                                                                           number],
-                      f"scan_backward_{dtype.name}": [number] * 7 + [address] * 2 + [number] * 3 +
+                      f"scan_{dtype.name}": [number] * 7 + [address] * 2 + [number] * 3 +
                       [address, number, address, number, address, number],
+                      f"scan_backward_{dtype.name}": [number] * 7 + [address] * 2 + [number] * 3 +
+                      [address, number, address, address, number, address, number],
                       f"low_rank_{dtype.name}": [number] * 8 + [address] * 3 + [number] * 3 +
-                      [address, address, number, address, number],
+                      [address, address, number, address, number, address, number],
                       f"low_rank_backward_{dtype.name}": [number] * 8 + [address] * 3 + [number] * 3 +
-                      [address, address, number, address, address, number, address, number]}
+                      [address, address, number, address, address, address, number, address, number]}
         for name, arguments in signatures.items():
             function = getattr(library, name)
             function.restype, function.argtypes = ctypes.c_int if name.startswith("product") else None, arguments

@@ -317,21 +317,60 @@ def tensor_scan(x: np.ndarray, degree: int, order: int, sequences: bool = False,
     ...     print([[3.0, 4.5]])
     [[3.  4.5]]
     """
+    return tensor_scan_keeping(x, degree, order, sequences, openmp, keep=False)[0]
+
+
+def tensor_scan_keeping(x: np.ndarray, degree: int, order: int, sequences: bool = False, openmp: bool = False,
+                        keep: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """`tensor_scan`'s result and, with `keep`, the checkpoints its gradient (`tensor_scan_vjp`) would otherwise
+    recompute in a forward sweep of its own: the states before every `tensor_scan_segment`-th step, as the loops
+    hold them (blocks of `LANES` paths, segments, words, lanes).  None in their place without `keep` or where they
+    would take more than ``kernels.MEMORY_LIMIT``."""
     scan = _ScanCall(x, degree, order, sequences, openmp)
     out = np.empty((scan.rows, scan.length, scan.words) if sequences else (scan.rows, scan.words), scan.dtype)
+    segment = tensor_scan_segment(scan.length)
+    kept = _checkpoints((-(-scan.rows // scan.lanes), -(-scan.length // segment), scan.words, scan.lanes),
+                        scan.dtype) if keep else None
     count = threads(scan.rows * scan.length * scan.words, most=-(-scan.rows // scan.lanes))
     each = (2 * scan.words + (scan.order + 1) * scan.d + 1) * scan.lanes
     work = _buffer(count * each, scan.dtype)
-    function(f"scan_{scan.dtype.name}")(*scan.arguments(count), out.ctypes.data, int(sequences), work.ctypes.data,
-                                         each)
-    return out
+    function(f"scan_{scan.dtype.name}")(*scan.arguments(count), out.ctypes.data, int(sequences), _address(kept),
+                                         segment, work.ctypes.data, each)
+    return out, kept
 
 
-def _vjp_words(length: int, d: int, degree: int, order: int) -> int:
-    """The words (`LANES` numbers each) of one thread's buffer in `tensor_scan_vjp`: the states kept, one segment
-    of states, two more, two arrays of level degree - 1, the steps, their gradient and level 0."""
+def _checkpoints(shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray | None:
+    """An array for a loop's checkpoints, or None where it would take more than ``kernels.MEMORY_LIMIT``."""
+    return np.empty(shape, dtype) if math.prod(shape) * dtype.itemsize <= memory.limit() else None
+
+
+def _checked_checkpoints(checkpoints: Any, dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray | None:
+    """A gradient loop's `checkpoints`: None, or the forward's (refused unless a contiguous numpy array of `dtype`
+    and `shape`, as `tensor_scan_keeping` and `low_rank_scan_keeping` make them)."""
+    if checkpoints is None:
+        return None
+    if not isinstance(checkpoints, np.ndarray) or checkpoints.dtype != dtype or \
+            not checkpoints.flags.c_contiguous:
+        raise TypeError(f"checkpoints: expected a contiguous {dtype} numpy array, got {type(checkpoints).__name__} "
+                        f"{getattr(checkpoints, 'dtype', '')}")
+    if checkpoints.shape != shape:
+        raise ValueError(f"checkpoints: expected shape {shape} (the forward's of the same paths), got "
+                         f"{checkpoints.shape}")
+    return checkpoints
+
+
+def _address(a: np.ndarray | None) -> int:
+    """a's data address, or 0 (NULL) for None."""
+    return 0 if a is None else a.ctypes.data
+
+
+def _vjp_words(length: int, d: int, degree: int, order: int, sweep: bool = True) -> int:
+    """The words (`LANES` numbers each) of one thread's buffer in `tensor_scan_vjp`: one segment of states, two
+    more, two arrays of level degree - 1, the steps, their gradient, level 0 and, with `sweep` (no checkpoints
+    given), the states kept."""
     segment = tensor_scan_segment(length)
-    return (-(-length // segment) + segment + 2) * state_words(d, degree) + 2 * d ** (degree - 1) + (order + 2) * d + 1
+    kept = -(-length // segment) if sweep else 0
+    return (kept + segment + 2) * state_words(d, degree) + 2 * d ** (degree - 1) + (order + 2) * d + 1
 
 
 def tensor_scan_vjp_bytes(length: int, d: int, degree: int) -> int:
@@ -359,28 +398,32 @@ def _checked_gradient(gradient: Any, dtype: np.dtype[Any], shape: tuple[int, ...
 
 
 def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int, sequences: bool = False,
-                    openmp: bool = False) -> np.ndarray:
+                    openmp: bool = False, checkpoints: np.ndarray | None = None) -> np.ndarray:
     """The gradient with respect to x of <gradient, tensor_scan(x, degree, order, sequences)>: (rows, length, d).
-    The states are recomputed from every `tensor_scan_segment`-th one, so memory grows as sqrt(length): each thread
-    holds `tensor_scan_vjp_bytes`, and no more threads run than `kernels.MEMORY_LIMIT` holds (MemoryLimitError,
-    before any work, when it does not hold one); `openmp` as in `sparse_product`."""
+    The states are recomputed from every `tensor_scan_segment`-th one (the forward's `checkpoints` from
+    `tensor_scan_keeping`, else a forward sweep's), so memory grows as sqrt(length): each thread holds at most
+    `tensor_scan_vjp_bytes`, and no more threads run than `kernels.MEMORY_LIMIT` holds (MemoryLimitError, before
+    any work, when it does not hold one); `openmp` as in `sparse_product`."""
     scan = _ScanCall(x, degree, order, sequences, openmp)
     rows, length, d, dtype = scan.rows, scan.length, scan.d, scan.dtype
     gradient = _checked_gradient(gradient, dtype, (rows, length, scan.words) if sequences else (rows, scan.words))
+    segment = tensor_scan_segment(length)
+    checkpoints = _checked_checkpoints(checkpoints, dtype, (-(-rows // scan.lanes), -(-length // segment),
+                                                            scan.words, scan.lanes))
     dx = np.zeros((rows, length, d), dtype)
     if rows == 0 or length == 0 or d == 0:
         return dx
-    numbers = _vjp_words(length, d, degree, scan.order) * scan.lanes
+    numbers = _vjp_words(length, d, degree, scan.order, sweep=checkpoints is None) * scan.lanes
     per_thread = numbers * dtype.itemsize
     if per_thread > memory.limit():
         raise memory.MemoryLimitError(f"x: the scan's gradient over {length:,} steps of levels 1..{degree} of "
                                       f"d = {d} needs {memory.format_bytes(per_thread)}, more than "
                                       f"kernels.MEMORY_LIMIT = {memory.format_bytes(memory.limit())}")
-    segment = tensor_scan_segment(length)
     count = threads(5 * rows * length * scan.words, most=min(memory.limit() // per_thread, -(-rows // scan.lanes)))
     work = _buffer(count * numbers, dtype)
     function(f"scan_backward_{dtype.name}")(*scan.arguments(count), gradient.ctypes.data, int(sequences),
-                                             dx.ctypes.data, segment, work.ctypes.data, numbers)
+                                             dx.ctypes.data, _address(checkpoints), segment, work.ctypes.data,
+                                             numbers)
     return dx
 
 
@@ -433,34 +476,49 @@ def low_rank_scan(x: np.ndarray, V: np.ndarray, parent: np.ndarray, level: np.nd
     ...     print([9.0, 46.0])
     [ 9. 46.]
     """
+    return low_rank_scan_keeping(x, V, parent, level, sequences, openmp, keep=False)[0]
+
+
+def low_rank_scan_keeping(x: np.ndarray, V: np.ndarray, parent: np.ndarray, level: np.ndarray,
+                          sequences: bool = False, openmp: bool = False,
+                          keep: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """`low_rank_scan`'s result and, with `keep`, the checkpoints its gradient (`low_rank_scan_vjp`) would
+    otherwise recompute in a forward sweep of its own: the states before every `tensor_scan_segment`-th step, (rows,
+    segments, S N).  None in their place without `keep` or where they would take more than
+    ``kernels.MEMORY_LIMIT``."""
     call = _LowRankCall(x, V, parent, level, sequences, openmp)
     out = np.zeros(call.shape, call.dtype)
+    segment = tensor_scan_segment(call.length)
+    kept = _checkpoints((call.rows, -(-call.length // segment), call.words), call.dtype) if keep else None
     if out.size == 0 or call.length == 0:
-        return out
+        return out, None if kept is None else np.zeros_like(kept)
     count = threads(call.rows * call.length * call.words * (call.h + 1), most=call.rows)
     each = 2 * call.words
     work = _buffer(count * each, call.dtype)
     function(f"low_rank_{call.dtype.name}")(*call.arguments(count), out.ctypes.data, int(sequences),
-                                             work.ctypes.data, each)
-    return out
+                                             _address(kept), segment, work.ctypes.data, each)
+    return out, kept
 
 
 def low_rank_scan_vjp(x: np.ndarray, V: np.ndarray, parent: np.ndarray, level: np.ndarray, gradient: np.ndarray,
-                      sequences: bool = False, openmp: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                      sequences: bool = False, openmp: bool = False,
+                      checkpoints: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The gradients with respect to x and V of <gradient, low_rank_scan(x, V, parent, level, sequences)>: (rows,
-    length, h) and (h, S, N).  The states are recomputed from every `tensor_scan_segment`-th one, so each thread
-    holds about 3 sqrt(length) states and projections of S N numbers, and no more threads run than
+    length, h) and (h, S, N).  The states are recomputed from every `tensor_scan_segment`-th one (the forward's
+    `checkpoints` from `low_rank_scan_keeping`, else a forward sweep's), so each thread holds at most about
+    3 sqrt(length) states and projections of S N numbers, and no more threads run than
     `kernels.MEMORY_LIMIT` holds (MemoryLimitError, before any work, when it does not hold one); `openmp` as in
     `sparse_product`.  dV is summed per chunk of paths, then over the chunks in order: the same numbers on any run
     with the same threads."""
     call = _LowRankCall(x, V, parent, level, sequences, openmp)
     dtype = call.dtype
     gradient = _checked_gradient(gradient, dtype, call.shape)
+    segment = tensor_scan_segment(call.length)
+    checkpoints = _checked_checkpoints(checkpoints, dtype, (call.rows, -(-call.length // segment), call.words))
     dx = np.zeros(call.x.shape, dtype)
     if call.rows == 0 or call.length == 0 or call.words == 0 or call.h == 0:
         return dx, np.zeros(call.V.shape, dtype)
-    segment = tensor_scan_segment(call.length)
-    each = (-(-call.length // segment) + 2 * segment + 3) * call.words
+    each = ((-(-call.length // segment) if checkpoints is None else 0) + 2 * segment + 3) * call.words
     per_thread = (each + 4 * call.h * call.words) * dtype.itemsize          # and four chunks' sums of dV
     if per_thread > memory.limit():
         raise memory.MemoryLimitError(f"x: the functionals' gradient over {call.length:,} steps of {call.words:,} "
@@ -471,5 +529,6 @@ def low_rank_scan_vjp(x: np.ndarray, V: np.ndarray, parent: np.ndarray, level: n
     work = _buffer(count * each, dtype)
     dV = np.zeros((min(call.rows, 4 * count) if count > 1 else 1,) + call.V.shape, dtype)   # one per chunk of paths
     function(f"low_rank_backward_{dtype.name}")(*call.arguments(count), gradient.ctypes.data, int(sequences),
-                                                 dx.ctypes.data, dV.ctypes.data, segment, work.ctypes.data, each)
+                                                 dx.ctypes.data, dV.ctypes.data, _address(checkpoints), segment,
+                                                 work.ctypes.data, each)
     return dx, dV.sum(axis=0)

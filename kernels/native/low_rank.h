@@ -49,15 +49,17 @@ static void FN(lr_levels)(T *out, const T *E, int64_t M, int64_t N, const int64_
 }
 
 /* Paths x (rows, length, h; element strides xr, xt, xa) into out (rows, M, N), or (rows, length, M, N) with
-   sequences.  work: 2 W numbers. */
+   sequences.  With kept (not NULL), the states before steps 0, K, 2K, ... are kept there for the gradient,
+   (rows, ceil(length / K), W).  work: 2 W numbers. */
 static void FN(low_rank_rows)(int64_t rows, int64_t length, int64_t h, int64_t S, int64_t N, int64_t M,
                               const int64_t *parent, const int64_t *level, const T *x, int64_t xr, int64_t xt,
-                              int64_t xa, const T *V, T *out, int64_t sequences, T *work) {
-    const int64_t W = S * N;
+                              int64_t xa, const T *V, T *out, int64_t sequences, T *kept, int64_t K, T *work) {
+    const int64_t W = S * N, segments = (length + K - 1) / K;
     T *E = work, *z = E + W;
     for (int64_t r = 0; r < rows; r++) {
         memset(E, 0, W * sizeof(T));
         for (int64_t t = 0; t < length; t++) {
+            if (kept && t % K == 0) memcpy(kept + (r * segments + t / K) * W, E, W * sizeof(T));
             FN(lr_project)(z, x + r * xr + t * xt, xa, h, V, W);
             FN(lr_step)(E, z, S, N, parent);
             if (sequences) FN(lr_levels)(out + (r * length + t) * M * N, E, M, N, level);
@@ -70,7 +72,7 @@ typedef struct {
     int64_t rows, length, h, S, N, M, xr, xt, xa, sequences, each, paths, K;
     const int64_t *parent, *level;
     const T *x, *V, *g;
-    T *out, *dx, *dV, *work;
+    T *out, *dx, *dV, *kept, *work;
 } FN(lr_job);
 
 static void FN(low_rank_chunk)(const void *args, int64_t chunk, int64_t member) {
@@ -78,17 +80,18 @@ static void FN(low_rank_chunk)(const void *args, int64_t chunk, int64_t member) 
     const int64_t first = chunk * j->paths, stop = first + j->paths < j->rows ? first + j->paths : j->rows;
     FN(low_rank_rows)(stop - first, j->length, j->h, j->S, j->N, j->M, j->parent, j->level, j->x + first * j->xr,
                       j->xr, j->xt, j->xa, j->V, j->out + first * (j->sequences ? j->length : 1) * j->M * j->N,
-                      j->sequences, j->work + member * j->each);
+                      j->sequences, j->kept ? j->kept + first * ((j->length + j->K - 1) / j->K) * j->S * j->N : NULL, j->K,
+                      j->work + member * j->each);
 }
 
-/* The same on `threads` threads, work holding `each` numbers for each. */
+/* The same on `threads` threads, work holding `each` numbers for each; kept as in FN(low_rank_rows) (or NULL). */
 void FN(low_rank)(int64_t threads, int64_t openmp, int64_t rows, int64_t length, int64_t h, int64_t S, int64_t N,
                   int64_t M, const int64_t *parent, const int64_t *level, const T *x, int64_t xr, int64_t xt,
-                  int64_t xa, const T *V, T *out, int64_t sequences, T *work, int64_t each) {
+                  int64_t xa, const T *V, T *out, int64_t sequences, T *kept, int64_t K, T *work, int64_t each) {
     int64_t chunks;
     const int64_t paths = chunk_blocks(rows, 1, threads, &chunks);
-    const FN(lr_job) job = {rows, length, h, S, N, M, xr, xt, xa, sequences, each, paths, 0, parent, level, x, V,
-                            NULL, out, NULL, NULL, work};
+    const FN(lr_job) job = {rows, length, h, S, N, M, xr, xt, xa, sequences, each, paths, K, parent, level, x, V,
+                            NULL, out, NULL, NULL, kept, work};
     parallel(FN(low_rank_chunk), &job, chunks, threads, openmp);
 }
 
@@ -139,21 +142,24 @@ static void FN(lr_back_step)(int64_t h, int64_t S, int64_t N, int64_t M, const i
 }
 
 /* dx (rows, length, h, contiguous) and dV += (h, S, N) from g = dL/d(out) of FN(low_rank) (contiguous).  The
-   states are recomputed, not stored: a forward sweep keeps every K-th, and each segment of K steps is recomputed
-   from its own, with its projections.  work: (ceil(length / K) + 2 K + 3) W numbers. */
+   states are recomputed, not stored: from every K-th (the forward's kept ones, or, where kept is NULL, those of a
+   forward sweep here), each segment of K steps with its projections.  work: (2 K + 3) W numbers, and
+   ceil(length / K) W more where kept is NULL. */
 static void FN(low_rank_backward_rows)(int64_t rows, int64_t length, int64_t h, int64_t S, int64_t N, int64_t M,
                                        const int64_t *parent, const int64_t *level, const T *x, int64_t xr,
                                        int64_t xt, int64_t xa, const T *V, const T *g, int64_t sequences, T *dx,
-                                       T *dV, int64_t K, T *work) {
+                                       T *dV, const T *kept, int64_t K, T *work) {
     const int64_t W = S * N, segments = (length + K - 1) / K;
-    T *saved = work, *segment = saved + segments * W, *zs = segment + K * W, *H = zs + K * W, *D = H + W, *dz = D + W;
+    T *segment = work, *zs = segment + K * W, *H = zs + K * W, *D = H + W, *dz = D + W, *own = dz + W;
     for (int64_t r = 0; r < rows; r++) {
-        const T *xs = x + r * xr;
-        memset(segment, 0, W * sizeof(T));
-        for (int64_t t = 0; t < length; t++) {
-            if (t % K == 0) memcpy(saved + t / K * W, segment, W * sizeof(T));
-            FN(lr_project)(zs, xs + t * xt, xa, h, V, W);
-            FN(lr_step)(segment, zs, S, N, parent);
+        const T *xs = x + r * xr, *saved = kept ? kept + r * segments * W : own;
+        if (!kept) {
+            memset(segment, 0, W * sizeof(T));
+            for (int64_t t = 0; t < length; t++) {
+                if (t % K == 0) memcpy(own + t / K * W, segment, W * sizeof(T));
+                FN(lr_project)(zs, xs + t * xt, xa, h, V, W);
+                FN(lr_step)(segment, zs, S, N, parent);
+            }
         }
         memset(H, 0, W * sizeof(T));
         memset(D, 0, W * sizeof(T));
@@ -182,21 +188,22 @@ static void FN(low_rank_backward_chunk)(const void *args, int64_t chunk, int64_t
     FN(low_rank_backward_rows)(stop - first, j->length, j->h, j->S, j->N, j->M, j->parent, j->level,
                                j->x + first * j->xr, j->xr, j->xt, j->xa, j->V,
                                j->g + first * (j->sequences ? j->length : 1) * j->M * j->N, j->sequences,
-                               j->dx + first * j->length * j->h, j->dV + chunk * j->h * j->S * j->N, j->K,
-                               j->work + member * j->each);
+                               j->dx + first * j->length * j->h, j->dV + chunk * j->h * j->S * j->N,
+                               j->kept ? j->kept + first * ((j->length + j->K - 1) / j->K) * j->S * j->N : NULL,
+                               j->K, j->work + member * j->each);
 }
 
 /* The same on `threads` threads, work holding `each` numbers for each, and dV one (h, S, N) sum for each chunk of
    paths (zeroed by the caller, at least min(rows, 4 threads) of them with threads > 1; their sum in order is the
-   gradient, the same numbers whichever thread ran a chunk). */
+   gradient, the same numbers whichever thread ran a chunk); kept: FN(low_rank)'s with the same K, or NULL. */
 void FN(low_rank_backward)(int64_t threads, int64_t openmp, int64_t rows, int64_t length, int64_t h, int64_t S,
                            int64_t N, int64_t M, const int64_t *parent, const int64_t *level, const T *x, int64_t xr,
                            int64_t xt, int64_t xa, const T *V, const T *g, int64_t sequences, T *dx, T *dV,
-                           int64_t K, T *work, int64_t each) {
+                           const T *kept, int64_t K, T *work, int64_t each) {
     int64_t chunks;
     const int64_t paths = chunk_blocks(rows, 1, threads, &chunks);
     const FN(lr_job) job = {rows, length, h, S, N, M, xr, xt, xa, sequences, each, paths, K, parent, level, x, V, g,
-                            NULL, dx, dV, work};
+                            NULL, dx, dV, (T *)kept, work};
     parallel(FN(low_rank_backward_chunk), &job, chunks, threads, openmp);
 }
 #undef FN

@@ -67,16 +67,20 @@ static void FN(load)(T *S, const T *g, int64_t stride, int64_t D, int64_t n, int
 }
 
 /* The states of paths x (rows, length, d; element strides xr, xt, xa): out (rows, D) holds the last, or with
-   sequences out (rows, length, D) holds every one.  work: (2 D + (p + 1) d + 1) LANES numbers. */
+   sequences out (rows, length, D) holds every one.  With kept (not NULL), the states before steps 0, K, 2K, ...
+   are kept there for the gradient, as they are held: (ceil(rows / LANES), ceil(length / K), D, LANES).  work:
+   (2 D + (p + 1) d + 1) LANES numbers. */
 static void FN(scan_rows)(int64_t rows, int64_t length, int64_t d, int64_t M, int64_t p, const int64_t *start,
-                          const T *x, int64_t xr, int64_t xt, int64_t xa, T *out, int64_t sequences, T *work) {
-    const int64_t D = start[M + 1];
+                          const T *x, int64_t xr, int64_t xt, int64_t xa, T *out, int64_t sequences, T *kept,
+                          int64_t K, T *work) {
+    const int64_t D = start[M + 1], segments = (length + K - 1) / K;
     T *S = work, *U = S + D * LANES, *zk = U + D * LANES, *one = zk + (p + 1) * d * LANES;
     for (int64_t r = 0; r < LANES; r++) one[r] = 1;
     for (int64_t r0 = 0; r0 < rows; r0 += LANES) {
         const int64_t n = rows - r0 < LANES ? rows - r0 : LANES;
         memset(S, 0, D * LANES * sizeof(T));
         for (int64_t t = 0; t < length; t++) {
+            if (kept && t % K == 0) memcpy(kept + (r0 * segments + t / K * LANES) * D, S, D * LANES * sizeof(T));
             FN(load_step)(zk, p, d, x + r0 * xr + t * xt, xr, xa, n);
             FN(step)(M, p, d, start, S, U, zk, one);
             if (sequences) FN(store)(out + (r0 * length + t) * D, length * D, S, D, n);
@@ -87,24 +91,26 @@ static void FN(scan_rows)(int64_t rows, int64_t length, int64_t d, int64_t M, in
 
 /* The same on `threads` threads, work holding `each` numbers for each. */
 typedef struct {
-    int64_t rows, length, d, M, p, xr, xt, xa, sequences, each, paths;
+    int64_t rows, length, d, M, p, xr, xt, xa, sequences, K, each, paths;
     const int64_t *start;
     const T *x;
-    T *out, *work;
+    T *out, *kept, *work;
 } FN(scan_job);
 static void FN(scan_chunk)(const void *args, int64_t chunk, int64_t member) {
     const FN(scan_job) *j = args;
     const int64_t first = chunk * j->paths, stop = first + j->paths < j->rows ? first + j->paths : j->rows;
     FN(scan_rows)(stop - first, j->length, j->d, j->M, j->p, j->start, j->x + first * j->xr, j->xr, j->xt, j->xa,
                   j->out + first * (j->sequences ? j->length : 1) * j->start[j->M + 1], j->sequences,
+                  j->kept ? j->kept + first * ((j->length + j->K - 1) / j->K) * j->start[j->M + 1] : NULL, j->K,
                   j->work + member * j->each);
 }
 void FN(scan)(int64_t threads, int64_t openmp, int64_t rows, int64_t length, int64_t d, int64_t M, int64_t p,
               const int64_t *start, const T *x, int64_t xr, int64_t xt, int64_t xa, T *out, int64_t sequences,
-              T *work, int64_t each) {
+              T *kept, int64_t K, T *work, int64_t each) {
     int64_t chunks;
     const int64_t paths = chunk_blocks(rows, LANES, threads, &chunks);
-    const FN(scan_job) job = {rows, length, d, M, p, xr, xt, xa, sequences, each, paths, start, x, out, work};
+    const FN(scan_job) job = {rows, length, d, M, p, xr, xt, xa, sequences, K, each, paths, start, x, out, kept,
+                              work};
     parallel(FN(scan_chunk), &job, chunks, threads, openmp);
 }
 
@@ -156,24 +162,26 @@ static void FN(back_step)(int64_t M, int64_t p, int64_t d, const int64_t *start,
 }
 
 /* dx (rows, length, d, contiguous) from g = dL/d(out) of FN(scan) (contiguous (rows, D), or (rows, length, D)
-   with sequences).  The states are recomputed, not stored: a forward sweep keeps every K-th, and each segment of
-   K steps is recomputed from its own.  work: ((ceil(length / K) + K + 2) D + 2 half + (p + 2) d + 1) LANES
-   numbers, half = d^(M-1). */
+   with sequences).  The states are recomputed, not stored: from every K-th (the forward's kept ones, or, where
+   kept is NULL, those of a forward sweep here), each segment of K steps.  work: ((K + 2) D + 2 half + (p + 2) d
+   + 1) LANES numbers, half = d^(M-1), and ceil(length / K) D LANES more where kept is NULL. */
 static void FN(scan_backward_rows)(int64_t rows, int64_t length, int64_t d, int64_t M, int64_t p,
                                    const int64_t *start, const T *x, int64_t xr, int64_t xt, int64_t xa,
-                                   const T *g, int64_t sequences, T *dx, int64_t K, T *work) {
+                                   const T *g, int64_t sequences, T *dx, const T *kept, int64_t K, T *work) {
     const int64_t D = start[M + 1], segments = (length + K - 1) / K, half = start[M] - start[M - 1];
-    T *saved = work, *segment = saved + segments * D * LANES, *U = segment + K * D * LANES, *G = U + D * LANES,
-         *du = G + D * LANES, *zk = du + 2 * half * LANES, *dz = zk + (p + 1) * d * LANES, *one = dz + d * LANES;
+    T *segment = work, *U = segment + K * D * LANES, *G = U + D * LANES, *du = G + D * LANES,
+      *zk = du + 2 * half * LANES, *dz = zk + (p + 1) * d * LANES, *one = dz + d * LANES, *own = one + LANES;
     for (int64_t r = 0; r < LANES; r++) one[r] = 1;
     for (int64_t r0 = 0; r0 < rows; r0 += LANES) {
         const int64_t n = rows - r0 < LANES ? rows - r0 : LANES;
-        const T *xs = x + r0 * xr;
-        memset(segment, 0, D * LANES * sizeof(T));
-        for (int64_t t = 0; t < length; t++) {
-            if (t % K == 0) memcpy(saved + t / K * D * LANES, segment, D * LANES * sizeof(T));
-            FN(load_step)(zk, p, d, xs + t * xt, xr, xa, n);
-            FN(step)(M, p, d, start, segment, U, zk, one);
+        const T *xs = x + r0 * xr, *saved = kept ? kept + r0 * segments * D : own;
+        if (!kept) {
+            memset(segment, 0, D * LANES * sizeof(T));
+            for (int64_t t = 0; t < length; t++) {
+                if (t % K == 0) memcpy(own + t / K * D * LANES, segment, D * LANES * sizeof(T));
+                FN(load_step)(zk, p, d, xs + t * xt, xr, xa, n);
+                FN(step)(M, p, d, start, segment, U, zk, one);
+            }
         }
         if (sequences) FN(load)(G, g + (r0 * length + length - 1) * D, length * D, D, n, 0);
         else FN(load)(G, g + r0 * D, D, D, n, 0);
@@ -200,7 +208,7 @@ static void FN(scan_backward_rows)(int64_t rows, int64_t length, int64_t d, int6
 typedef struct {
     int64_t rows, length, d, M, p, xr, xt, xa, sequences, K, each, paths;
     const int64_t *start;
-    const T *x, *g;
+    const T *x, *g, *kept;
     T *dx, *work;
 } FN(scan_backward_job);
 static void FN(scan_backward_chunk)(const void *args, int64_t chunk, int64_t member) {
@@ -208,15 +216,17 @@ static void FN(scan_backward_chunk)(const void *args, int64_t chunk, int64_t mem
     const int64_t first = chunk * j->paths, stop = first + j->paths < j->rows ? first + j->paths : j->rows;
     FN(scan_backward_rows)(stop - first, j->length, j->d, j->M, j->p, j->start, j->x + first * j->xr, j->xr, j->xt,
                            j->xa, j->g + first * (j->sequences ? j->length : 1) * j->start[j->M + 1], j->sequences,
-                           j->dx + first * j->length * j->d, j->K, j->work + member * j->each);
+                           j->dx + first * j->length * j->d,
+                           j->kept ? j->kept + first * ((j->length + j->K - 1) / j->K) * j->start[j->M + 1] : NULL,
+                           j->K, j->work + member * j->each);
 }
 void FN(scan_backward)(int64_t threads, int64_t openmp, int64_t rows, int64_t length, int64_t d, int64_t M,
                        int64_t p, const int64_t *start, const T *x, int64_t xr, int64_t xt, int64_t xa,
-                       const T *g, int64_t sequences, T *dx, int64_t K, T *work, int64_t each) {
+                       const T *g, int64_t sequences, T *dx, const T *kept, int64_t K, T *work, int64_t each) {
     int64_t chunks;
     const int64_t paths = chunk_blocks(rows, LANES, threads, &chunks);
-    const FN(scan_backward_job) job = {rows, length, d, M, p, xr, xt, xa, sequences, K, each, paths, start, x, g, dx,
-                                       work};
+    const FN(scan_backward_job) job = {rows, length, d, M, p, xr, xt, xa, sequences, K, each, paths, start, x, g,
+                                       kept, dx, work};
     parallel(FN(scan_backward_chunk), &job, chunks, threads, openmp);
 }
 #undef SVEC

@@ -1,6 +1,7 @@
 """The scans floor: recurrences along time, as hand kernels: linear and selective scans, the Seq2Tens recursions
-(`seq2tens`: the scan of lifts and the choice among its methods; `low_rank`: LS2T's rank-1 functionals) and causal
-convolution.  It imports the arrays and native floors only (not products, its sibling).
+(`seq2tens`: the scan of lifts and the choice among its methods; `low_rank`: LS2T's rank-1 functionals;
+`checkpoints`: what their C loops' forward hands their gradient through autograd) and causal convolution.  It
+imports the arrays and native floors only (not products, its sibling).
 """
 from . import low_rank, seq2tens
 from .convolution import causal_convolution

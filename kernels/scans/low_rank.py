@@ -5,9 +5,9 @@ sum_t R_k(t), at O(K L N h) for N functionals per level.  Each factor v^k is a *
 *parent* is the slot of the factor before it (`slots`).  Two ways to run it (``method``):
 
 * ``"compiled"``: one C loop over time (`kernels.native.clib.low_rank_scan`), which projects, multiplies and sums
-  each step in place, with a C gradient loop that recomputes the states from every sqrt(L)-th one; for float32 and
-  float64 numpy arrays and torch CPU tensors where a C compiler works (gradients of gradients go through
-  ``"blocks"``);
+  each step in place, with a C gradient loop that recomputes the states from every sqrt(L)-th one (kept by the
+  forward where a gradient is taken: `kernels.scans.checkpoints`); for float32 and float64 numpy arrays and torch
+  CPU tensors where a C compiler works (gradients of gradients go through ``"blocks"``);
 * ``"blocks"``: the engine's operations, time in blocks of about the device's `Rates.block_numbers` projections
   (4 MB of float64 on a CPU; whole sequences on a GPU), each block a projection, a cumulative sum per slot and
   the products, carrying the sums between blocks: for every engine and device, and every autodiff.
@@ -34,6 +34,7 @@ from autograd.extend import defvjp_argnums, primitive
 from ..arrays import NUMPY, owner
 from ..arrays.example_sizes import example_size
 from ..native import build, clib
+from .checkpoints import Handoff
 
 METHODS = ("auto", "compiled", "blocks")
 
@@ -84,6 +85,8 @@ def low_rank(x: Any, V: Any, degree: int, independent: bool, return_sequences: b
     if method == "blocks" or not compiled:
         return _blocks(x, V, degree, independent, return_sequences)
     engine = owner(x)
+    if engine is NUMPY and not (NUMPY.traced(x) or NUMPY.traced(V)):
+        return clib.low_rank_scan(x, V, *slots(degree, independent), return_sequences)
     if engine is NUMPY:
         return _numpy_compiled(x, V, degree, independent, return_sequences)
     reference = functools.partial(_blocks, degree=degree, independent=independent, return_sequences=return_sequences)
@@ -102,14 +105,20 @@ def runs_compiled(x: Any, V: Any) -> bool:
     return taken and build.unavailable() is None
 
 
+#: The forward's checkpoints, handed to the loop's gradient.
+_CHECKPOINTS = Handoff()
+
+
 @primitive
 def _numpy_compiled(x: np.ndarray, V: np.ndarray, degree: int, independent: bool, sequences: bool) -> Any:
-    return clib.low_rank_scan(x, V, *slots(degree, independent), sequences)
+    """The loop, traced by autograd (`low_rank` calls the loop itself otherwise), keeping its checkpoints."""
+    return _CHECKPOINTS.keep(*clib.low_rank_scan_keeping(x, V, *slots(degree, independent), sequences))
 
 
 def _numpy_compiled_vjp(argnums: Sequence[int], result: Any, args: tuple[Any, ...],
                         kwargs: dict[str, Any]) -> Callable[[Any], tuple[Any, ...]]:
     x, V, degree, independent, sequences = args
+    checkpoints = _CHECKPOINTS.take(result)
 
     def vjp(gradient: Any) -> tuple[Any, ...]:
         if NUMPY.traced(x) or NUMPY.traced(V) or NUMPY.traced(gradient):    # a gradient of a gradient: the blocks'
@@ -117,7 +126,7 @@ def _numpy_compiled_vjp(argnums: Sequence[int], result: Any, args: tuple[Any, ..
                 (x, V))[0](gradient)
         else:
             grads = clib.low_rank_scan_vjp(x, V, *slots(degree, independent), np.asarray(gradient, dtype=x.dtype),
-                                           sequences)
+                                           sequences, checkpoints=checkpoints)
         return tuple(grads[i] for i in argnums)
     return vjp
 

@@ -15,8 +15,8 @@ Seq2Tens lift (1, x, 0, ...), p >= M the exponential) and `scan` returns the pro
 * ``"parallel"``: an associative prefix scan of the lifts (`kernels.arrays.prefix_scan`), log depth in L;
 * ``"compiled"``: the sequential recursion as one C loop across blocks of paths (`kernels.native.clib.tensor_scan`), for
   numpy arrays and torch CPU tensors of float32 or float64 where a C compiler works; its gradient is a C loop too,
-  which recomputes the states from every sqrt(L)-th one instead of storing them (gradients of gradients go
-  through the level-wise scan).
+  which recomputes the states from every sqrt(L)-th one (kept by the forward where a gradient is taken:
+  `kernels.scans.checkpoints`) instead of storing them all (gradients of gradients go through the level-wise scan).
 
 `kernels.scans.low_rank` evaluates rank-1 functionals <v^1 (x) ... (x) v^m, Phi(x)> without forming tensors (the
 LS2T layer).
@@ -40,6 +40,7 @@ from ..arrays.axes import even_rows
 from ..arrays.bounded_cache import BoundedCache
 from ..arrays import NUMPY, owner
 from ..arrays.prefix_scan import prefix_scan, tree_reduce
+from .checkpoints import Handoff
 
 METHODS = ("sequential", "levelwise", "parallel", "compiled")
 
@@ -218,17 +219,25 @@ def _flat_levelwise(x: Any, degree: int, order: int, return_sequences: bool) -> 
     return owner(x).concatenate(list(_levelwise(x, degree, order, return_sequences)), axis=-1)
 
 
+#: The forward's checkpoints, handed to the loop's gradient.
+_CHECKPOINTS = Handoff()
+
+
 @primitive
 def _numpy_compiled(x: np.ndarray, degree: int, order: int, return_sequences: bool) -> np.ndarray:
-    return clib.tensor_scan(x, degree, order, return_sequences)
+    """The loop, traced by autograd (`_compiled` calls the loop itself otherwise), keeping its checkpoints."""
+    return _CHECKPOINTS.keep(*clib.tensor_scan_keeping(x, degree, order, return_sequences))
 
 
 def _numpy_compiled_vjp(result: Any, x: Any, degree: int, order: int,
                         return_sequences: bool) -> Callable[[Any], Any]:
+    checkpoints = _CHECKPOINTS.take(result)
+
     def vjp(gradient: Any) -> Any:
         if NUMPY.traced(x) or NUMPY.traced(gradient):         # a gradient of a gradient: the level-wise scan's
             return autograd.make_vjp(_flat_levelwise)(x, degree, order, return_sequences)[0](gradient)
-        return clib.tensor_scan_vjp(x, np.asarray(gradient, dtype=x.dtype), degree, order, return_sequences)
+        return clib.tensor_scan_vjp(x, np.asarray(gradient, dtype=x.dtype), degree, order, return_sequences,
+                                    checkpoints=checkpoints)
     return vjp
 
 
@@ -245,7 +254,8 @@ def _compiled(x: Any, degree: int, order: int, return_sequences: bool) -> tuple[
     paths = engine.reshape(x, (math.prod(lead), length, d))
     engine_scan = engine.compiled_scan                  # None: numpy (other engines without it are refused above)
     if engine_scan is None:
-        flat = _numpy_compiled(paths, degree, order, return_sequences)
+        flat = _numpy_compiled(paths, degree, order, return_sequences) if NUMPY.traced(paths) else \
+            clib.tensor_scan(paths, degree, order, return_sequences)
     else:
         flat = engine_scan(paths, degree, order, return_sequences, _flat_levelwise)
     flat = engine.reshape(flat, lead + tuple(flat.shape[1:]))
