@@ -62,10 +62,10 @@ _DEFINING = threading.Lock()
 class Recorded(NamedTuple):
     """A call recorded by autograd: its result, and the operands it was recorded from (`wanted`) as its leaves."""
     result: Any
-    wanted: list[bool]
+    wanted: list[int]
     leaves: list[Any]
 
-    def covers(self, needed: list[bool]) -> bool:
+    def covers(self, needed: list[int]) -> bool:
         """Whether every operand in `needed` is one of the leaves."""
         return all(kept or not need for kept, need in zip(self.wanted, needed))
 
@@ -93,7 +93,8 @@ def owner_for(key: str) -> Any:
     """The owner of `key` (KeyError, saying so, where it is gone)."""
     found = _OWNERS.get(key)
     if found is None:
-        raise KeyError(f"key: nothing named {key!r} lives in this process (a compiled graph outlived it)")
+        raise KeyError(f"key: nothing named {key!r} lives in this process (a compiled or traced graph outlived "
+                       f"it: keep what it traced alive, or trace again)")
     return found
 
 
@@ -120,7 +121,7 @@ def _autocast(torch: Any, autocast: str) -> Any:
     return torch.autocast(device, getattr(torch, dtype))
 
 
-def _record(torch: Any, key: str, operands: list[Any], wanted: list[bool], autocast: str) -> Recorded | None:
+def _record(torch: Any, key: str, operands: list[Any], wanted: list[int], autocast: str) -> Recorded | None:
     """The owner's call on `operands` recorded by autograd from the wanted ones, or None where it cannot be; views
     recorded as eager autograd records them (torch.compile's runtime turns on view replay, which made each view and
     its backward a few microseconds slower: 1.15x the eager time of Mamba's step)."""
@@ -136,7 +137,7 @@ def _record(torch: Any, key: str, operands: list[Any], wanted: list[bool], autoc
     return Recorded(result, list(wanted), leaves)
 
 
-def _picked(flags: list[bool], kept: list[bool]) -> list[bool]:
+def _picked(flags: list[int], kept: list[int]) -> list[int]:
     """`flags` of the operands that `kept` marks, in order."""
     return [flag for flag, keep in zip(flags, kept) if keep]
 
@@ -147,7 +148,7 @@ def _one_tensor(torch: Any, key: str, result: Any) -> Any:
     return result
 
 
-def _call(operands: list[Any], key: str, wanted: list[bool], autocast: str) -> tuple[Any, Any]:
+def _call(operands: list[Any], key: str, wanted: list[int], autocast: str) -> tuple[Any, Any]:
     """The operator's body: the result (a copy) and the handle; the call recorded where a gradient is wanted."""
     import torch
     handle = torch.zeros((), dtype=torch.int64)
@@ -164,7 +165,7 @@ def _call(operands: list[Any], key: str, wanted: list[bool], autocast: str) -> t
     return result.clone(memory_format=torch.contiguous_format), handle
 
 
-def _call_fake(operands: list[Any], key: str, wanted: list[bool], autocast: str) -> tuple[Any, Any]:
+def _call_fake(operands: list[Any], key: str, wanted: list[int], autocast: str) -> tuple[Any, Any]:
     import torch
     with _autocast(torch, autocast):
         traced = traced_result(owner_for(key), list(operands))
@@ -188,7 +189,7 @@ def _check_traced(key: str, operands: list[Any], result: Any) -> None:
                                f"sizes traced (compile with dynamic=False, or mark the sizes static)")
 
 
-def _call_vjp(operands: list[Any], key: str, wanted: list[bool], autocast: str, handle: Any,
+def _call_vjp(operands: list[Any], key: str, wanted: list[int], autocast: str, handle: Any,
               gradient: Any) -> list[Any]:
     """The backward's body: the gradients of the wanted operands, through the forward's record or a new one."""
     import torch
@@ -219,12 +220,12 @@ def _unaliased(torch: Any, results: list[Any], inputs: list[Any]) -> list[Any]:
     return fresh
 
 
-def _call_vjp_fake(operands: list[Any], key: str, wanted: list[bool], autocast: str, handle: Any,
+def _call_vjp_fake(operands: list[Any], key: str, wanted: list[int], autocast: str, handle: Any,
                    gradient: Any) -> list[Any]:
     return [operand.new_empty(operand.shape) for operand, keep in zip(operands, wanted) if keep]
 
 
-def _refuse_second_order(operands: list[Any], key: str, wanted: list[bool], autocast: str, handle: Any,
+def _refuse_second_order(operands: list[Any], key: str, wanted: list[int], autocast: str, handle: Any,
                          gradient: Any) -> list[Any]:
     """``call_vjp`` where autograd is on: refused where it would have to be differentiated, else its body."""
     import torch
@@ -248,8 +249,8 @@ def define() -> tuple[Any, Any]:
 def _define() -> None:
     import torch
     library = torch.library.Library("product_interactions", "FRAGMENT")
-    library.define("call(Tensor[] operands, str key, bool[] wanted, str autocast) -> (Tensor, Tensor)")
-    library.define("call_vjp(Tensor[] operands, str key, bool[] wanted, str autocast, Tensor handle, "
+    library.define("call(Tensor[] operands, str key, int[] wanted, str autocast) -> (Tensor, Tensor)")
+    library.define("call_vjp(Tensor[] operands, str key, int[] wanted, str autocast, Tensor handle, "
                    "Tensor gradient) -> Tensor[]")
     for name, body, fake in (("call", _call, _call_fake), ("call_vjp", _call_vjp, _call_vjp_fake)):
         library.impl(name, body, "CompositeExplicitAutograd")
@@ -260,7 +261,7 @@ def _define() -> None:
         """The operator under autograd: its backward is ``call_vjp`` of the operands that need a gradient."""
 
         @staticmethod
-        def forward(ctx: Any, key: str, wanted: list[bool], autocast: str, *operands: Any) -> tuple[Any, Any]:
+        def forward(ctx: Any, key: str, wanted: list[int], autocast: str, *operands: Any) -> tuple[Any, Any]:
             with torch._C._AutoDispatchBelowAutograd():
                 result, handle = call(list(operands), key, wanted, autocast)
             ctx.mark_non_differentiable(handle)
@@ -271,11 +272,11 @@ def _define() -> None:
         @staticmethod
         def backward(ctx: Any, gradient: Any, _: Any) -> tuple[Any, ...]:
             handle, *operands = ctx.saved_tensors
-            needed = list(ctx.needs_input_grad[3:])
+            needed = [int(need) for need in ctx.needs_input_grad[3:]]
             found = iter(call_vjp(operands, ctx.key, needed, ctx.autocast, handle, gradient) if any(needed) else ())
             return (None, None, None, *(next(found) if need else None for need in needed))
 
-    def differentiated(operands: list[Any], key: str, wanted: list[bool], autocast: str) -> tuple[Any, Any]:
+    def differentiated(operands: list[Any], key: str, wanted: list[int], autocast: str) -> tuple[Any, Any]:
         if torch.is_grad_enabled() and any(operand.requires_grad for operand in operands):
             return Recording.apply(key, wanted, autocast, *operands)
         with torch._C._AutoDispatchBelowAutograd():      # nothing to differentiate: autograd's Function skipped
@@ -298,7 +299,8 @@ def traced(key: str, operands: list[Any]) -> Any:
     """The operator's call on `operands` for the owner of `key` (what a traced call records), recording the call
     from the operands that need a gradient, under the autocast of the first operand's device."""
     import torch
-    wanted = [torch.is_grad_enabled() and bool(operand.requires_grad) for operand in operands]
+    wanted = [int(torch.is_grad_enabled() and operand.requires_grad) for operand in operands]   # torch.jit.trace
+    # records no list of bools
     device = operands[0].device.type
     autocast = f"{device}:{str(torch.get_autocast_dtype(device)).split('.')[-1]}" \
         if torch.amp.is_autocast_available(device) and torch.is_autocast_enabled(device) else ""

@@ -127,9 +127,10 @@ def _operand(torch: Any, v: Any, like: Any) -> Any:
 
 
 def torch_compiling() -> bool:
-    """True while torch.compile traces the caller (False where torch is not imported: it is not imported to ask)."""
+    """True while torch.compile or torch.jit.trace traces the caller (False where torch is not imported: it is not
+    imported to ask).  Both record torch's operations only: a C loop's writes to a tensor they would miss."""
     torch = sys.modules.get("torch")
-    return torch is not None and getattr(torch.compiler, "is_compiling", bool)()       # torch >= 2.3 can say
+    return torch is not None and (getattr(torch.compiler, "is_compiling", bool)() or torch.jit.is_tracing())
 
 
 def _empty_transform(a: Any, size: int, axis: int, real: bool = False) -> Any:
