@@ -271,11 +271,12 @@ class Kernel:
         cheapest function of (x, y) that runs them: the program itself where nothing is done around it (batch-first
         layout, the batch whole, no check of the result, and on numpy the kernel's dtype; a C-ordered result), else
         the checked call."""
+        given = (x.dtype, y.dtype)                        # numpy's before `_operand` converts them
         x, y = self._operand(x, "x", 0), self._operand(y, "y", 1)
         batch = checks.batch_shape(x, y, len(self.factors), self.layout)
         if engine is NUMPY:
             names = self.strategies_for(math.prod(batch), rates=NUMPY.rates_for(x), width=math.prod(batch[1:]))
-            ready = x.dtype == y.dtype == self.dtype and bool(batch) and 0 not in batch and \
+            ready = given[0] == given[1] == self.dtype and bool(batch) and 0 not in batch and \
                 self._rows(batch, names) >= batch[0]
             call = self._checked_call
         else:

@@ -43,6 +43,23 @@ def test_every_strategy_equals_the_dense_reference(name, dtype):
     assert {"auto", "codegen", "dense"} <= set(tried)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", ["quaternions", "translation(9)", "clebsch_gordan(2)"])
+def test_numpy_operands_of_another_dtype_compute_in_the_kernel_s_on_every_strategy_and_batch(name, dtype):
+    A, other = ALGEBRAS[name], np.float32 if dtype == np.float64 else np.float64
+    rng = np.random.default_rng(7)
+    for strategy in ("auto",) + STRATEGY_NAMES:
+        kernel = representable(A, strategy, dtype)
+        if kernel is None:
+            continue
+        for batch in [(), (1,), (3,), (2, 3), (0,)]:
+            x, y = (rng.standard_normal(batch + (A.dim,)).astype(other) for _ in range(2))
+            z = kernel(x, y)
+            assert z.dtype == dtype, (strategy, kernel.strategies, batch, z.dtype)
+            expected = kernel(x.astype(dtype), y.astype(dtype))
+            assert np.array_equal(z, expected), (strategy, batch)
+
+
 @pytest.mark.parametrize("name", ALGEBRAS)
 def test_values_that_are_not_finite_follow_one_rule_on_every_strategy(name):
     A = ALGEBRAS[name]
