@@ -124,6 +124,20 @@ def _check_factors(factors: object) -> tuple[Factor, ...]:
     return found
 
 
+def _check_sizes(factors: tuple[Factor, ...], itemsize: int, algebra: Algebra | None) -> None:
+    """Refuse (`MemoryLimitError`, before any work) a factor whose side of d components holds more than
+    ``kernels.MEMORY_LIMIT`` as numbers of `itemsize` bytes: every strategy builds an array of d numbers at least
+    (the diagonal's coefficients, the FFT's index), and no element of that side would fit either."""
+    for n, factor in enumerate(factors):
+        needed = max(factor.shape) * itemsize
+        if needed > memory.limit():
+            where = f"A: {algebra.name}" if algebra is not None else f"factors[{n}]: {factor.name}"
+            raise memory.MemoryLimitError(
+                f"{where} has {max(factor.shape):,} components on a side ({memory.format_bytes(needed)} as numbers), "
+                f"more than kernels.MEMORY_LIMIT = {memory.format_bytes(memory.limit())}: its kernel and its elements "
+                f"would not fit")
+
+
 class Kernel:
     """A lowered bilinear product; see the module docstring.  Immutable once built."""
 
@@ -132,6 +146,7 @@ class Kernel:
         self.dtype = checks.check_dtype(dtype)
         layout = checks.check_layout(layout)
         self.factors = _check_factors(factors)
+        _check_sizes(self.factors, self.dtype.itemsize, algebra)
         self.requested = strategy
         self.strategies = select.resolve(strategy, self.factors, itemsize=self.dtype.itemsize)
         self.algebra, self.layout = algebra, layout

@@ -10,8 +10,8 @@ from kernel_cases import (SLACK_BYTES, STRATEGY_NAMES, builtin_algebras, held_by
                           relative_error)
 
 from product_interactions import kernels
-from product_interactions.algebra import (clebsch_gordan, clifford, quaternions, tensor_algebra, tensor_product,
-                                          translation)
+from product_interactions.algebra import (clebsch_gordan, clifford, diagonal, quaternions, tensor_algebra,
+                                          tensor_product, translation)
 from product_interactions.kernels.arrays.numpy_engine import NUMPY
 from product_interactions.kernels.products import select
 from product_interactions.kernels.products.factor import Factor
@@ -58,6 +58,22 @@ def test_dense_constants_over_the_limit_are_refused_before_allocation(limit, mon
     needed = int(re.search(r"needs at least .*?\(([\d,]+) bytes\)", message).group(1).replace(",", ""))
     assert needed >= 64**3 * 8 and "MEMORY_LIMIT = 976.6 KiB (1,000,000 bytes)" in message
     assert "these avoid it: " in message and "strategy='gather' needs" in message and "strategy='codegen' needs" in message
+
+
+def test_an_algebra_whose_elements_would_not_fit_is_refused_before_any_array_is_built(limit, monkeypatch):
+    built = []
+    real = np.ones
+    monkeypatch.setattr(np, "ones", lambda *a, **k: built.append(a) or real(*a, **k))
+    for A in (diagonal(10**12), tensor_product(translation(3), diagonal(10**12))):
+        with pytest.raises(kernels.MemoryLimitError, match=re.escape(
+                f"A: {A.name} has 1,000,000,000,000 components on a side (7.3 TiB (8,000,000,000,000 bytes) as "
+                f"numbers), more than kernels.MEMORY_LIMIT = 2.0 GiB")):
+            kernels.product(A)
+    limit(8 * 4096 - 1)                                   # the limit in force when the kernel is built
+    with pytest.raises(kernels.MemoryLimitError, match=r"factors\[0\]: lam has 4,096 components"):
+        kernels.bilinear(np.zeros((4096, 1, 1)))
+    assert kernels.product(translation(4096), dtype=np.float32).dtype == np.float32      # 16 KiB of float32
+    assert built == [] or all(max(np.atleast_1d(a[0])) <= 4096 for a in built)
 
 
 def test_a_batch_is_cut_into_chunks_that_fit(limit):
