@@ -16,6 +16,7 @@ from typing import Any
 import sympy
 
 from .algebra import check_count
+from .element import Element, check_element_size
 from .exact import Entry
 from .labels import word_label
 from .structured import StructuredAlgebra
@@ -67,6 +68,11 @@ class MatrixAlgebra(StructuredAlgebra):
 
     def is_associative(self) -> bool:
         return True
+
+    def unit(self) -> Element:
+        """The identity matrix (without solving for it: M_n has n^3 structure constants)."""
+        check_element_size(self, "unit")
+        return Element(self, [int(a == b) for a in range(self.n) for b in range(self.n)])
 
 
 def matrix_algebra(n: int) -> MatrixAlgebra:

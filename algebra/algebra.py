@@ -581,9 +581,13 @@ class Algebra:
 
     @functools.cached_property
     def _unit(self) -> Element | None:
+        table = self._table                    # refuses structure constants past MAX_ENTRIES before the work below
+        left, right = ({pair[side] for pair, row in table.items() if pair[side] in row} for side in (1, 0))
+        if len(left) < self.dim or len(right) < self.dim:     # some u e_j = e_j (e_j u = e_j) has no e_j term
+            return None
         equations: dict[tuple[str, int, int], dict[int, sympy.Expr]] = {
             (side, j, j): {} for side in "lr" for j in range(self.dim)}
-        for (i, j), row in self._table.items():
+        for (i, j), row in table.items():
             for k, c in row.items():
                 equations.setdefault(("l", j, k), {})[i] = c      # u e_j = e_j: sum_i u_i lam[i, j, k]
                 right = equations.setdefault(("r", i, k), {})     # e_i u = e_i: sum_j u_j lam[i, j, k]

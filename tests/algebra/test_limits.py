@@ -42,6 +42,27 @@ def test_elements_of_huge_algebras_are_refused():
     assert A.product_of_basis(4, 4) == {4: 1}
 
 
+@pytest.mark.parametrize("A, words", [(matrix_algebra(1500), ("unit", "2,250,000 coefficients")),
+                                      (matrix_algebra(10**5), ("unit", "10,000,000,000 coefficients"))])
+def test_a_unit_past_the_limits_is_refused_before_solving(A, words):
+    _refused(A.unit, LIMIT, *words)
+
+
+def test_an_algebra_with_a_basis_element_no_product_gives_back_has_no_unit_without_solving():
+    start = time.perf_counter()
+    assert Algebra.from_structure_constants({(0, 0): {0: 1}}, dim=MAX_ENTRIES).unit() is None    # 52 s before
+    assert Algebra.from_structure_constants({(0, 1): {1: 1}, (1, 0): {1: 1}}, dim=2).unit() is None   # e_0 e_0 = 0
+    assert time.perf_counter() - start < 5
+
+
+def test_the_matrix_algebra_s_unit_is_the_identity_the_solver_finds():
+    M = matrix_algebra(3)
+    solved = Algebra.from_structure_constants(M.structure_constants()).unit()
+    assert M.unit().flat == solved.flat == (1, 0, 0, 0, 1, 0, 0, 0, 1)
+    x = M.symbols("x")
+    assert M.unit() * x == x * M.unit() == x
+
+
 @pytest.mark.parametrize("call, words", [
     (lambda: Algebra.from_structure_constants(np.zeros((200,) * 3)), ("lam", "8,000,000 entries", "mapping")),
     (lambda: Algebra.from_structure_constants(np.zeros((102,) * 3).tolist()), ("lam", "1,061,208 entries")),
