@@ -115,6 +115,11 @@ def expected_shape(dims: Sequence[int], layout: str) -> str:
     return f"(..., {inner})" if layout == LAYOUTS[0] else f"({inner}, ...)"
 
 
+#: How torch and JAX operands compute (in their own dtype, unlike numpy's, which take the kernel's) and convert.
+_CONVERSIONS = {"torch": ("torch computes in the tensors' dtype", "{0}.float() or {0}.double()"),
+                "jax": ("JAX computes in the arrays' dtype", "{0}.astype(jnp.float32)")}
+
+
 def operand(value: Any, argument: str, dims: Sequence[int], dtype: DTypeLike, layout: str, name: str) -> Any:
     """`value` checked (numpy input as an array of `dtype`); `dims` are the algebra axes it must carry."""
     source = "numpy" if type(value) is np.ndarray else library(value)
@@ -126,9 +131,9 @@ def operand(value: Any, argument: str, dims: Sequence[int], dtype: DTypeLike, la
     raw = array if source == "numpy" else getval(array)
     found = getattr(raw, "dtype", None)
     if found is None or _kind(raw) != "f":
-        raise TypeError(f"{argument}: expected real floating-point values (the kernel computes in "
-                        f"{np.dtype(dtype).name}), got {found or type(raw).__name__}; convert explicitly, e.g. "
-                        f"{argument}.astype(float)")
+        computes, how = _CONVERSIONS.get(source, (f"the kernel computes in {np.dtype(dtype).name}", "{0}.astype(float)"))
+        raise TypeError(f"{argument}: expected real floating-point values ({computes}), got "
+                        f"{found or type(raw).__name__}; convert explicitly, e.g. {how.format(argument)}")
     shape, count = tuple(raw.shape), len(dims)
     algebra_axes = shape[len(shape) - count:] if layout == LAYOUTS[0] else shape[:count]
     if len(shape) < count:

@@ -498,6 +498,8 @@ class Kernel:
     def transposed(self, argument: int) -> Kernel:
         """The kernel of the VJP with respect to x (0) or y (1): lam's roles permuted, batch-first; auto chooses its
         strategies per call where it chooses the kernel's."""
+        if type(argument) is not int or argument not in (0, 1):
+            raise ValueError(f"argument: expected 0 (x) or 1 (y), got {argument!r:.60}")
         if argument not in self._transposed:
             roles = autodiff.VJP_ROLES[argument]
             factors = [f.permuted(roles) for f in self.factors]

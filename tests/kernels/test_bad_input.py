@@ -41,6 +41,24 @@ def test_integer_complex_and_other_values_are_refused(quaternion_kernel, bad):
         quaternion_kernel(bad, np.ones(4))
 
 
+@pytest.mark.parametrize("library, how", [("torch", "x.float() or x.double()"), ("jax", "x.astype(jnp.float32)")])
+def test_torch_and_jax_integers_are_refused_with_their_library_s_conversion(quaternion_kernel, library, how):
+    module = pytest.importorskip(library if library == "torch" else "jax.numpy")
+    bad = module.ones(4, dtype=module.int32)
+    computes = "torch computes in the tensors' dtype" if library == "torch" else "JAX computes in the arrays' dtype"
+    with pytest.raises(TypeError, match=re.escape(f"x: expected real floating-point values ({computes}), got ")):
+        quaternion_kernel(bad, module.ones(4))
+    with pytest.raises(TypeError, match=re.escape(f"; convert explicitly, e.g. {how}")):
+        quaternion_kernel(bad, module.ones(4))
+
+
+@pytest.mark.parametrize("argument", [-1, 2, "x", 1.0, True])
+def test_a_transposed_kernel_is_asked_for_by_0_or_1(quaternion_kernel, argument):
+    with pytest.raises(ValueError, match=re.escape(f"argument: expected 0 (x) or 1 (y), got {argument!r}")):
+        quaternion_kernel.transposed(argument)
+    assert quaternion_kernel.transposed(1).shapes == ((4,), (4,), (4,))
+
+
 def test_float_inputs_are_computed_in_the_kernel_dtype():
     z = kernels.product(quaternions(), dtype=np.float32)(np.ones(4), np.ones(4, dtype=np.float32))
     assert z.dtype == np.float32
