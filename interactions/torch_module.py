@@ -111,7 +111,10 @@ def _made_class(model: Any) -> Any:
             one too, an earlier layer's output there: taken as the parameters' dtype, and the autocast computes)."""
             weights = self.weights()
             expected = weights[0].dtype if weights else None
-            inputs = tuple(self._checked(n, x, expected, len(inputs)) for n, x in enumerate(inputs))
+            inputs = tuple(self._checked(names[n] if n < len(names) else f"inputs[{n}]", x, expected)
+                           for n, x in enumerate(inputs))
+            options = {key: self._checked(key, value, expected) if key in names else value
+                       for key, value in options.items()}
             if torch_compiling():
                 split = traced_arguments(names, {}, inputs, options)
                 if split is not None:
@@ -123,14 +126,15 @@ def _made_class(model: Any) -> Any:
             return self._run(weights, *inputs, **options)
 
         @staticmethod
-        def _checked(n: int, x: Any, expected: Any, count: int) -> Any:
-            """Input `n` of `count`: as it is, in `expected` (the parameters' dtype) where it is an autocast's
-            half-precision tensor, else a TypeError naming the dtypes."""
-            if not (torch.is_tensor(x) and x.is_floating_point() and expected is not None and x.dtype != expected):
+        def _checked(argument: str, x: Any, expected: Any) -> Any:
+            """Input `argument` (given by position or by name): as it is, in `expected` (the parameters' dtype) where
+            it is an autocast's half-precision tensor, else a TypeError naming the dtypes.  A mask is taken in any
+            dtype (its numbers are 0 and 1)."""
+            if argument == "mask" or not (torch.is_tensor(x) and x.is_floating_point() and expected is not None and
+                                          x.dtype != expected):
                 return x
             if is_half(x.dtype) and autocast_of(x) is not None:
                 return x.to(expected)
-            argument = "x" if count == 1 else f"inputs[{n}]"
             raise TypeError(f"{argument}: expected {expected}, the dtype of the module's parameters (convert the "
                             f"input, or the module with .to({x.dtype})), got {x.dtype}")
 

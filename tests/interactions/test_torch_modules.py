@@ -12,7 +12,7 @@ from module_cases import MODELS, SEQUENCE
 
 from product_interactions import kernels
 from product_interactions.algebra import quaternions
-from product_interactions.interactions.architectures import attention, gating, mamba
+from product_interactions.interactions.architectures import attention, gating, ls2t, mamba, tfn
 
 torch = pytest.importorskip("torch")
 
@@ -226,6 +226,23 @@ def test_inside_autocast_a_module_takes_an_earlier_layers_half_precision_output(
     with pytest.raises(TypeError, match=r"expected torch.float32, the dtype of the module's parameters .* got "
                                         r"torch.bfloat16$"):
         module(*half)
+
+
+def test_inputs_are_checked_by_name_whether_given_by_position_or_keyword_and_a_mask_in_any_dtype():
+    module = mamba(d_model=4, d_state=2).to_torch(seed=0)
+    x32 = torch.ones(2, 3, 4, dtype=torch.float32)
+    for call in (lambda: module(x32), lambda: module(x=x32)):
+        with pytest.raises(TypeError, match=r"^x: expected torch.float64, the dtype of the module's parameters"):
+            call()
+    layer = ls2t(d_in=4, width=3, order=2).to_torch(seed=0)
+    x, mask = torch.randn(2, 3, 4, dtype=torch.float64), torch.tensor([[1, 1, 1], [1, 1, 0]], dtype=torch.float32)
+    expected = layer(x, mask.double())
+    assert torch.equal(layer(x, mask), expected) and torch.equal(layer(x, mask=mask), expected)
+    with pytest.raises(TypeError, match=r"^x: expected torch.float64"):
+        layer(x=x.float(), mask=mask)
+    cloud = tfn(lmax=1, channels_in=2, channels_out=2).to_torch(seed=0)
+    with pytest.raises(TypeError, match=r"^points: expected torch.float64"):
+        cloud(torch.zeros(1, 3, 3), torch.zeros(1, 3, 4, 2, dtype=torch.float64))
 
 
 def test_a_network_of_torch_layers_and_library_modules_trains_under_autocast():
