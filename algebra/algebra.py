@@ -582,8 +582,8 @@ class Algebra:
     @functools.cached_property
     def _unit(self) -> Element | None:
         table = self._table                    # refuses structure constants past MAX_ENTRIES before the work below
-        left, right = ({pair[side] for pair, row in table.items() if pair[side] in row} for side in (1, 0))
-        if len(left) < self.dim or len(right) < self.dim:     # some u e_j = e_j (e_j u = e_j) has no e_j term
+        kept = [{pair[side] for pair, row in table.items() if pair[side] in row} for side in (1, 0)]
+        if min(map(len, kept)) < self.dim:             # some u e_j = e_j (or e_j u = e_j) has no e_j term
             return None
         equations: dict[tuple[str, int, int], dict[int, sympy.Expr]] = {
             (side, j, j): {} for side in "lr" for j in range(self.dim)}

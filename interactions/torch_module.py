@@ -17,6 +17,7 @@ import copy
 import inspect
 import threading
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -110,11 +111,7 @@ def _made_class(model: Any) -> Any:
             """The model on `inputs` (tensors in the parameters' dtype; inside ``torch.autocast``, a half-precision
             one too, an earlier layer's output there: taken as the parameters' dtype, and the autocast computes)."""
             weights = self.weights()
-            expected = weights[0].dtype if weights else None
-            inputs = tuple(self._checked(names[n] if n < len(names) else f"inputs[{n}]", x, expected)
-                           for n, x in enumerate(inputs))
-            options = {key: self._checked(key, value, expected) if key in names else value
-                       for key, value in options.items()}
+            inputs, options = self._checked_inputs(weights, inputs, options)
             if torch_compiling():
                 split = traced_arguments(names, {}, inputs, options)
                 if split is not None:
@@ -124,6 +121,15 @@ def _made_class(model: Any) -> Any:
                     if key is not None and torch_call.applies(operands):
                         return torch_call.traced(key, [*weights, *operands])
             return self._run(weights, *inputs, **options)
+
+        def _checked_inputs(self, weights: list[Any], inputs: Sequence[Any],
+                            options: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+            """The inputs, by position and by name, each `_checked` against the weights' dtype."""
+            expected = weights[0].dtype if weights else None
+            return (tuple(self._checked(names[n] if n < len(names) else f"inputs[{n}]", x, expected)
+                          for n, x in enumerate(inputs)),
+                    {key: self._checked(key, value, expected) if key in names else value
+                     for key, value in options.items()})
 
         @staticmethod
         def _checked(argument: str, x: Any, expected: Any) -> Any:
@@ -140,9 +146,11 @@ def _made_class(model: Any) -> Any:
 
         def flat_call(self, operands: list[Any], **named: Any) -> Any:
             """The model on its parameters (`weights`), then its inputs, in one list (`kernels.arrays.torch_call`),
-            and the `named` inputs and options."""
+            and the `named` inputs and options; the inputs checked again (a jit trace replays no check of
+            `forward`'s)."""
             count = len(weight_names)
-            return self.model.apply(dict(zip(weight_names, operands[:count])), *operands[count:], **named)
+            inputs, named = self._checked_inputs(operands[:count], operands[count:], named)
+            return self.model.apply(dict(zip(weight_names, operands[:count])), *inputs, **named)
 
         def run(self, *inputs: Any, **options: Any) -> Any:
             """The forward as the library runs it (traced by torch.compile: at a graph break)."""

@@ -131,7 +131,8 @@ def operand(value: Any, argument: str, dims: Sequence[int], dtype: DTypeLike, la
     raw = array if source == "numpy" else getval(array)
     found = getattr(raw, "dtype", None)
     if found is None or _kind(raw) != "f":
-        computes, how = _CONVERSIONS.get(source, (f"the kernel computes in {np.dtype(dtype).name}", "{0}.astype(float)"))
+        computes, how = _CONVERSIONS.get(source, (f"the kernel computes in {np.dtype(dtype).name}",
+                                                  "{0}.astype(float)"))
         raise TypeError(f"{argument}: expected real floating-point values ({computes}), got "
                         f"{found or type(raw).__name__}; convert explicitly, e.g. {how.format(argument)}")
     shape, count = tuple(raw.shape), len(dims)

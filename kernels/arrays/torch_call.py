@@ -278,6 +278,7 @@ def _define() -> None:
 
     def differentiated(operands: list[Any], key: str, wanted: list[int], autocast: str) -> tuple[Any, Any]:
         if torch.is_grad_enabled() and any(operand.requires_grad for operand in operands):
+            wanted = wanted or [int(operand.requires_grad) for operand in operands]     # none given: a jit trace's
             return Recording.apply(key, wanted, autocast, *operands)
         with torch._C._AutoDispatchBelowAutograd():      # nothing to differentiate: autograd's Function skipped
             return call(operands, key, wanted, autocast)
@@ -299,8 +300,10 @@ def traced(key: str, operands: list[Any]) -> Any:
     """The operator's call on `operands` for the owner of `key` (what a traced call records), recording the call
     from the operands that need a gradient, under the autocast of the first operand's device."""
     import torch
-    wanted = [int(torch.is_grad_enabled() and operand.requires_grad) for operand in operands]   # torch.jit.trace
-    # records no list of bools
+    # torch.jit.trace records the flags as constants (ints: it records no list of bools), and its trace runs under
+    # any grad mode: there none are given (an empty list), and the operator decides per call (`differentiated`)
+    wanted = [] if torch.jit.is_tracing() else \
+        [int(torch.is_grad_enabled() and operand.requires_grad) for operand in operands]
     device = operands[0].device.type
     autocast = f"{device}:{str(torch.get_autocast_dtype(device)).split('.')[-1]}" \
         if torch.amp.is_autocast_available(device) and torch.is_autocast_enabled(device) else ""

@@ -126,6 +126,12 @@ def _operand(torch: Any, v: Any, like: Any) -> Any:
     return array.item() if array.ndim == 0 else torch.as_tensor(array, dtype=like.dtype, device=like.device)
 
 
+def _recordable(a: Any) -> bool:
+    """Whether a C loop may write tensor `a`'s results: not a fake tensor (no memory), and not while torch.jit.trace
+    records (it sees torch's operations only, so a result a loop wrote would be kept as a constant of the trace)."""
+    return not is_fake(a) and not sys.modules["torch"].jit.is_tracing()
+
+
 def torch_compiling() -> bool:
     """True while torch.compile or torch.jit.trace traces the caller (False where torch is not imported: it is not
     imported to ask).  Both record torch's operations only: a C loop's writes to a tensor they would miss."""
@@ -460,13 +466,13 @@ class TorchEngine(Engine):
 
     def runs_compiled(self, a: Any) -> bool:
         """Real float32 and float64 tensors on a device with a compiled loop that runs here (`LOOPS`: the CPU's C
-        loop, CUDA's Triton kernel where Triton is installed)."""
+        loop, CUDA's Triton kernel where Triton is installed), outside torch.jit.trace (`_recordable`)."""
         loop = LOOPS.get(a.device.type)
         return a.dtype in (self.xp.float32, self.xp.float64) and loop is not None and loop.unavailable() is None \
-            and not is_fake(a)
+            and _recordable(a)
 
     def scans_compiled(self, a: Any) -> bool:
-        return bool(a.device.type == "cpu" and a.dtype in (self.xp.float32, self.xp.float64)) and not is_fake(a)
+        return bool(a.device.type == "cpu" and a.dtype in (self.xp.float32, self.xp.float64)) and _recordable(a)
 
     def compiled_loop(self, level: Any, x: Any, y: Any) -> Any:
         """The level's loop (`_loop`) on real tensors with one batch shape and its axis last: one autograd

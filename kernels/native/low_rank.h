@@ -80,7 +80,7 @@ static void FN(low_rank_chunk)(const void *args, int64_t chunk, int64_t member) 
     const int64_t first = chunk * j->paths, stop = first + j->paths < j->rows ? first + j->paths : j->rows;
     FN(low_rank_rows)(stop - first, j->length, j->h, j->S, j->N, j->M, j->parent, j->level, j->x + first * j->xr,
                       j->xr, j->xt, j->xa, j->V, j->out + first * (j->sequences ? j->length : 1) * j->M * j->N,
-                      j->sequences, j->kept ? j->kept + first * ((j->length + j->K - 1) / j->K) * j->S * j->N : NULL, j->K,
+                      j->sequences, KEPT_AT(j->kept, first, j->length, j->K, j->S * j->N), j->K,
                       j->work + member * j->each);
 }
 
@@ -189,7 +189,7 @@ static void FN(low_rank_backward_chunk)(const void *args, int64_t chunk, int64_t
                                j->x + first * j->xr, j->xr, j->xt, j->xa, j->V,
                                j->g + first * (j->sequences ? j->length : 1) * j->M * j->N, j->sequences,
                                j->dx + first * j->length * j->h, j->dV + chunk * j->h * j->S * j->N,
-                               j->kept ? j->kept + first * ((j->length + j->K - 1) / j->K) * j->S * j->N : NULL,
+                               KEPT_AT(j->kept, first, j->length, j->K, j->S * j->N),
                                j->K, j->work + member * j->each);
 }
 

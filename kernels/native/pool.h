@@ -81,6 +81,11 @@ static void parallel(chunk_run run, const void *args, int64_t chunks, int64_t th
     pthread_mutex_unlock(&caller_lock);
 }
 
+/* Where paths from `first` on keep their checkpoints in a loop's `kept` (NULL: none kept): each path (each block of
+   paths, `words` counting the block's numbers a state) holds ceil(length / K) states of `words` numbers. */
+#define KEPT_AT(kept, first, length, K, words) \
+    ((kept) ? (kept) + (first) * (((length) + (K) - 1) / (K)) * (words) : NULL)
+
 /* Chunks of whole blocks for `threads` threads: about four each, for balance, and no more than the blocks. */
 static int64_t chunk_blocks(int64_t items, int64_t block, int64_t threads, int64_t *chunks) {
     const int64_t blocks = (items + block - 1) / block, wanted = threads < 2 ? 1 : 4 * threads;

@@ -101,7 +101,7 @@ static void FN(scan_chunk)(const void *args, int64_t chunk, int64_t member) {
     const int64_t first = chunk * j->paths, stop = first + j->paths < j->rows ? first + j->paths : j->rows;
     FN(scan_rows)(stop - first, j->length, j->d, j->M, j->p, j->start, j->x + first * j->xr, j->xr, j->xt, j->xa,
                   j->out + first * (j->sequences ? j->length : 1) * j->start[j->M + 1], j->sequences,
-                  j->kept ? j->kept + first * ((j->length + j->K - 1) / j->K) * j->start[j->M + 1] : NULL, j->K,
+                  KEPT_AT(j->kept, first, j->length, j->K, j->start[j->M + 1]), j->K,
                   j->work + member * j->each);
 }
 void FN(scan)(int64_t threads, int64_t openmp, int64_t rows, int64_t length, int64_t d, int64_t M, int64_t p,
@@ -217,7 +217,7 @@ static void FN(scan_backward_chunk)(const void *args, int64_t chunk, int64_t mem
     FN(scan_backward_rows)(stop - first, j->length, j->d, j->M, j->p, j->start, j->x + first * j->xr, j->xr, j->xt,
                            j->xa, j->g + first * (j->sequences ? j->length : 1) * j->start[j->M + 1], j->sequences,
                            j->dx + first * j->length * j->d,
-                           j->kept ? j->kept + first * ((j->length + j->K - 1) / j->K) * j->start[j->M + 1] : NULL,
+                           KEPT_AT(j->kept, first, j->length, j->K, j->start[j->M + 1]),
                            j->K, j->work + member * j->each);
 }
 void FN(scan_backward)(int64_t threads, int64_t openmp, int64_t rows, int64_t length, int64_t d, int64_t M,

@@ -79,8 +79,8 @@ def low_rank(x: Any, V: Any, degree: int, independent: bool, return_sequences: b
     compiled = runs_compiled(x, V)
     if method == "compiled" and not compiled:
         why = build.unavailable() or (f"it runs on float32 and float64 numpy arrays and torch CPU tensors of one "
-                                      f"dtype, got {owner(x).name} {owner(x).dtype(x)} x and {owner(V).name} "
-                                      f"{owner(V).dtype(V)} V")
+                                      f"dtype (not while torch.jit.trace records), got {owner(x).name} "
+                                      f"{owner(x).dtype(x)} x and {owner(V).name} {owner(V).dtype(V)} V")
         raise ValueError(f"method: 'compiled' cannot run here: {why}; use 'auto' or 'blocks'")
     if method == "blocks" or not compiled:
         return _blocks(x, V, degree, independent, return_sequences)

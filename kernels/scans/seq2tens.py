@@ -247,8 +247,8 @@ defvjp(_numpy_compiled, _numpy_compiled_vjp)
 def _compiled(x: Any, degree: int, order: int, return_sequences: bool) -> tuple[Any, ...]:
     engine = owner(x)
     if not runs_compiled(x):
-        why = build.unavailable() or f"it runs on float32 and float64 numpy arrays and torch CPU tensors, got " \
-                                    f"{engine.name} {engine.dtype(x)} arrays"
+        why = build.unavailable() or f"it runs on float32 and float64 numpy arrays and torch CPU tensors (not " \
+                                    f"while torch.jit.trace records), got {engine.name} {engine.dtype(x)} arrays"
         raise ValueError(f"method: 'compiled' cannot run here: {why}; use 'auto' or one of {METHODS[:3]}")
     lead, (length, d) = tuple(x.shape[:-2]), tuple(x.shape[-2:])
     paths = engine.reshape(x, (math.prod(lead), length, d))
