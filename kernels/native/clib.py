@@ -284,7 +284,8 @@ def _check_scan(x: np.ndarray, degree: int, order: int) -> None:
 
 class _ScanCall:
     """What both scan loops are given: the checked paths (any strides), the degree, the lift's order (at most the
-    degree), where each level starts, and how many words (`LANES` numbers each) a state holds."""
+    degree), where each level starts, how many words (`LANES` numbers each) a state holds, the steps per segment of
+    the gradient and the shape of the checkpoints (blocks of `LANES` paths, segments, words, lanes)."""
 
     def __init__(self, x: np.ndarray, degree: int, order: int, sequences: bool, openmp: bool) -> None:
         _check_scan(x, degree, order)
@@ -296,6 +297,8 @@ class _ScanCall:
         self.start = level_starts(self.d, degree)
         self.words, self.lanes = int(self.start[-1]), LANES[self.dtype]
         self.openmp = bool(openmp)
+        self.segment = tensor_scan_segment(self.length)
+        self.kept_shape = (-(-self.rows // self.lanes), -(-self.length // self.segment), self.words, self.lanes)
 
     def arguments(self, count: int) -> tuple[int, ...]:
         """The loops' leading arguments for `count` threads: threads, counts, level starts, paths and strides."""
@@ -328,14 +331,12 @@ def tensor_scan_keeping(x: np.ndarray, degree: int, order: int, sequences: bool 
     would take more than ``kernels.MEMORY_LIMIT``."""
     scan = _ScanCall(x, degree, order, sequences, openmp)
     out = np.empty((scan.rows, scan.length, scan.words) if sequences else (scan.rows, scan.words), scan.dtype)
-    segment = tensor_scan_segment(scan.length)
-    kept = _checkpoints((-(-scan.rows // scan.lanes), -(-scan.length // segment), scan.words, scan.lanes),
-                        scan.dtype) if keep else None
+    kept = _checkpoints(scan.kept_shape, scan.dtype) if keep else None
     count = threads(scan.rows * scan.length * scan.words, most=-(-scan.rows // scan.lanes))
     each = (2 * scan.words + (scan.order + 1) * scan.d + 1) * scan.lanes
     work = _buffer(count * each, scan.dtype)
     function(f"scan_{scan.dtype.name}")(*scan.arguments(count), out.ctypes.data, int(sequences), _address(kept),
-                                         segment, work.ctypes.data, each)
+                                         scan.segment, work.ctypes.data, each)
     return out, kept
 
 
@@ -407,9 +408,7 @@ def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int
     scan = _ScanCall(x, degree, order, sequences, openmp)
     rows, length, d, dtype = scan.rows, scan.length, scan.d, scan.dtype
     gradient = _checked_gradient(gradient, dtype, (rows, length, scan.words) if sequences else (rows, scan.words))
-    segment = tensor_scan_segment(length)
-    checkpoints = _checked_checkpoints(checkpoints, dtype, (-(-rows // scan.lanes), -(-length // segment),
-                                                            scan.words, scan.lanes))
+    checkpoints = _checked_checkpoints(checkpoints, dtype, scan.kept_shape)
     dx = np.zeros((rows, length, d), dtype)
     if rows == 0 or length == 0 or d == 0:
         return dx
@@ -422,14 +421,15 @@ def tensor_scan_vjp(x: np.ndarray, gradient: np.ndarray, degree: int, order: int
     count = threads(5 * rows * length * scan.words, most=min(memory.limit() // per_thread, -(-rows // scan.lanes)))
     work = _buffer(count * numbers, dtype)
     function(f"scan_backward_{dtype.name}")(*scan.arguments(count), gradient.ctypes.data, int(sequences),
-                                             dx.ctypes.data, _address(checkpoints), segment, work.ctypes.data,
-                                             numbers)
+                                             dx.ctypes.data, _address(checkpoints), scan.segment,
+                                             work.ctypes.data, numbers)
     return dx
 
 
 class _LowRankCall:
     """What both low-rank loops are given: the checked paths (any strides), V contiguous, the slots' parents and the
-    levels' slots, and the sizes."""
+    levels' slots, the sizes, the steps per segment of the gradient and the shape of the checkpoints (paths,
+    segments, S N)."""
 
     def __init__(self, x: np.ndarray, V: np.ndarray, parent: np.ndarray, level: np.ndarray, sequences: bool,
                  openmp: bool) -> None:
@@ -451,6 +451,8 @@ class _LowRankCall:
         (self.rows, self.length, self.h), (_, self.slots, self.width) = self.x.shape, self.V.shape
         self.words, self.dtype, self.openmp = self.slots * self.width, x.dtype, bool(openmp)
         self.shape = ((self.rows, self.length) if sequences else (self.rows,)) + (len(level), self.width)
+        self.segment = tensor_scan_segment(self.length)
+        self.kept_shape = (self.rows, -(-self.length // self.segment), self.words)
 
     def arguments(self, count: int) -> tuple[int, ...]:
         """The loops' leading arguments for `count` threads: threads, sizes, slots, paths and their strides, V."""
@@ -488,15 +490,14 @@ def low_rank_scan_keeping(x: np.ndarray, V: np.ndarray, parent: np.ndarray, leve
     ``kernels.MEMORY_LIMIT``."""
     call = _LowRankCall(x, V, parent, level, sequences, openmp)
     out = np.zeros(call.shape, call.dtype)
-    segment = tensor_scan_segment(call.length)
-    kept = _checkpoints((call.rows, -(-call.length // segment), call.words), call.dtype) if keep else None
+    kept = _checkpoints(call.kept_shape, call.dtype) if keep else None
     if out.size == 0 or call.length == 0:
         return out, None if kept is None else np.zeros_like(kept)
     count = threads(call.rows * call.length * call.words * (call.h + 1), most=call.rows)
     each = 2 * call.words
     work = _buffer(count * each, call.dtype)
     function(f"low_rank_{call.dtype.name}")(*call.arguments(count), out.ctypes.data, int(sequences),
-                                             _address(kept), segment, work.ctypes.data, each)
+                                             _address(kept), call.segment, work.ctypes.data, each)
     return out, kept
 
 
@@ -513,12 +514,11 @@ def low_rank_scan_vjp(x: np.ndarray, V: np.ndarray, parent: np.ndarray, level: n
     call = _LowRankCall(x, V, parent, level, sequences, openmp)
     dtype = call.dtype
     gradient = _checked_gradient(gradient, dtype, call.shape)
-    segment = tensor_scan_segment(call.length)
-    checkpoints = _checked_checkpoints(checkpoints, dtype, (call.rows, -(-call.length // segment), call.words))
+    checkpoints = _checked_checkpoints(checkpoints, dtype, call.kept_shape)
     dx = np.zeros(call.x.shape, dtype)
     if call.rows == 0 or call.length == 0 or call.words == 0 or call.h == 0:
         return dx, np.zeros(call.V.shape, dtype)
-    each = ((-(-call.length // segment) if checkpoints is None else 0) + 2 * segment + 3) * call.words
+    each = ((call.kept_shape[1] if checkpoints is None else 0) + 2 * call.segment + 3) * call.words
     per_thread = (each + 4 * call.h * call.words) * dtype.itemsize          # and four chunks' sums of dV
     if per_thread > memory.limit():
         raise memory.MemoryLimitError(f"x: the functionals' gradient over {call.length:,} steps of {call.words:,} "
@@ -529,6 +529,6 @@ def low_rank_scan_vjp(x: np.ndarray, V: np.ndarray, parent: np.ndarray, level: n
     work = _buffer(count * each, dtype)
     dV = np.zeros((min(call.rows, 4 * count) if count > 1 else 1,) + call.V.shape, dtype)   # one per chunk of paths
     function(f"low_rank_backward_{dtype.name}")(*call.arguments(count), gradient.ctypes.data, int(sequences),
-                                                 dx.ctypes.data, dV.ctypes.data, _address(checkpoints), segment,
+                                                 dx.ctypes.data, dV.ctypes.data, _address(checkpoints), call.segment,
                                                  work.ctypes.data, each)
     return dx, dV.sum(axis=0)
